@@ -1,0 +1,156 @@
+
+use builtin;
+use str;
+
+set edit:completion:arg-completer[ccc] = {|@words|
+    fn spaces {|n|
+        builtin:repeat $n ' ' | str:join ''
+    }
+    fn cand {|text desc|
+        edit:complex-candidate $text &display=$text' '(spaces (- 14 (wcswidth $text)))$desc
+    }
+    var command = 'ccc'
+    for word $words[1..-1] {
+        if (str:has-prefix $word '-') {
+            break
+        }
+        set command = $command';'$word
+    }
+    var completions = [
+        &'ccc'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand publish 'Publish a directory as PKG@VERSION, in one atomic transaction'
+            cand ls 'List packages, one package''s versions, or one version''s files'
+            cand list 'List packages, one package''s versions, or one version''s files'
+            cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
+            cand cat 'Write a file''s original bytes to stdout'
+            cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+            cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+            cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;publish'= {
+            cand --exclude 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole'
+            cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
+            cand --max-file-size 'Refuse files larger than SIZE'
+            cand -j 'Compression threads [default: one per core]'
+            cand --jobs 'Compression threads [default: one per core]'
+            cand --db 'The catalog file'
+            cand --force 'Replace the version if it exists, atomically'
+            cand --dry-run 'Do everything except commit, and report what would be stored'
+            cand -q 'Print no progress and no summary'
+            cand --quiet 'Print no progress and no summary'
+            cand --json 'Print the summary as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;ls'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;list'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;inspect'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of tables'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;cat'= {
+            cand --db 'The catalog file'
+            cand --gzip 'Write a gzip stream instead: the stored one, or for files stored raw, one made on the fly'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;rm'= {
+            cand --db 'The catalog file'
+            cand --all 'Remove every version of the named packages'
+            cand --dry-run 'Show what would be removed, and change nothing'
+            cand --json 'Print what was removed as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;gc'= {
+            cand --keep 'Keep the N newest versions of each package (semver order)'
+            cand --older-than 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`'
+            cand --db 'The catalog file'
+            cand --dry-run 'Report what would be removed, and change nothing'
+            cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;verify'= {
+            cand --db 'The catalog file'
+            cand -q 'Print no progress'
+            cand --quiet 'Print no progress'
+            cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;generate'= {
+            cand --out 'Directory that holds `completions/` and `man/`'
+            cand --db 'The catalog file'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;help'= {
+            cand publish 'Publish a directory as PKG@VERSION, in one atomic transaction'
+            cand ls 'List packages, one package''s versions, or one version''s files'
+            cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
+            cand cat 'Write a file''s original bytes to stdout'
+            cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+            cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+            cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;help;publish'= {
+        }
+        &'ccc;help;ls'= {
+        }
+        &'ccc;help;inspect'= {
+        }
+        &'ccc;help;cat'= {
+        }
+        &'ccc;help;rm'= {
+        }
+        &'ccc;help;gc'= {
+        }
+        &'ccc;help;verify'= {
+        }
+        &'ccc;help;generate'= {
+        }
+        &'ccc;help;help'= {
+        }
+    ]
+    $completions[$command]
+}

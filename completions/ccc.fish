@@ -1,0 +1,97 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_ccc_global_optspecs
+    string join \n db= h/help V/version
+end
+
+function __fish_ccc_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_ccc_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_ccc_using_subcommand
+    set -l cmd (__fish_ccc_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c ccc -n "__fish_ccc_needs_command" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_needs_command" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "list" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads [default: one per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -s q -l quiet -d 'Print no progress and no summary'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l json -d 'Print the summary as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand ls" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand ls" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand ls" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand list" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand list" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand list" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand inspect" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand inspect" -l json -d 'Print JSON instead of tables'
+complete -c ccc -n "__fish_ccc_using_subcommand inspect" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand inspect" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand cat" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand cat" -l gzip -d 'Write a gzip stream instead: the stored one, or for files stored raw, one made on the fly'
+complete -c ccc -n "__fish_ccc_using_subcommand cat" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand cat" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l all -d 'Remove every version of the named packages'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l dry-run -d 'Show what would be removed, and change nothing'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l json -d 'Print what was removed as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep -d 'Keep the N newest versions of each package (semver order)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l older-than -d 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l dry-run -d 'Report what would be removed, and change nothing'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l json -d 'Print the report as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand verify" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand verify" -s q -l quiet -d 'Print no progress'
+complete -c ccc -n "__fish_ccc_using_subcommand verify" -l json -d 'Print the report as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand generate" -l out -d 'Directory that holds `completions/` and `man/`' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand generate" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand generate" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand generate" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,335 @@
+//! The catalog: one SQLite file (`cdn.db`) holding packages, versions,
+//! content-addressed blobs and the assets that tie paths to blobs.
+//!
+//! # Schema
+//!
+//! ```text
+//! packages (id, name UNIQUE, created_at)
+//! versions (id, package_id -> packages, version, published_at,
+//!           file_count, raw_bytes, stored_bytes, UNIQUE(package_id, version))
+//! blobs    (id, sha256 UNIQUE (32 bytes), raw_size, encoding 'gzip'|'identity', body)
+//! assets   (version_id -> versions, path, blob_id -> blobs, content_type,
+//!           PRIMARY KEY(version_id, path)) WITHOUT ROWID
+//! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
+//! ```
+//!
+//! A blob is stored once however many versions use it; deleting a version
+//! leaves its blobs until `gc` drops the ones no asset references.
+//!
+//! # Compatibility
+//!
+//! The file is marked with `PRAGMA application_id` so that ccc can tell its
+//! own catalogs from other SQLite files, and the schema is versioned by
+//! `PRAGMA user_version`. [`MIGRATIONS`] is append-only: migration `i` takes
+//! the schema from version `i` to `i + 1`, applied in one exclusive
+//! transaction by any command that writes. A catalog from a newer ccc, a
+//! SQLite file that is not a catalog and a file that is not SQLite at all are
+//! refused with an error naming the file; nothing is ever rewritten silently.
+//!
+//! # Concurrency and durability
+//!
+//! The journal is WAL, so readers (ls, serve) never block the single writer.
+//! Writers take the write lock up front (`BEGIN IMMEDIATE`) and commit with
+//! `synchronous = FULL`, so a committed publish survives power loss and an
+//! interrupted one leaves the catalog exactly as it was. Read-only commands
+//! open the file read-only and never create it.
+
+pub mod gc;
+pub mod publish;
+pub mod query;
+pub mod verify;
+
+use crate::error::{Error, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
+pub const APPLICATION_ID: i32 = 0x6363_6331;
+
+/// Migration `i` takes a catalog from schema version `i` to `i + 1`.
+/// Append only: never edit a migration that has shipped.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) WITHOUT ROWID;
+
+CREATE TABLE packages (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+);
+
+CREATE TABLE versions (
+    id           INTEGER PRIMARY KEY,
+    package_id   INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+    version      TEXT NOT NULL,
+    published_at INTEGER NOT NULL,
+    file_count   INTEGER NOT NULL,
+    raw_bytes    INTEGER NOT NULL,
+    stored_bytes INTEGER NOT NULL,
+    UNIQUE (package_id, version)
+);
+
+CREATE TABLE blobs (
+    id       INTEGER PRIMARY KEY,
+    sha256   BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32),
+    raw_size INTEGER NOT NULL,
+    encoding TEXT NOT NULL CHECK (encoding IN ('gzip', 'identity')),
+    body     BLOB NOT NULL
+);
+
+CREATE TABLE assets (
+    version_id   INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    path         TEXT NOT NULL,
+    blob_id      INTEGER NOT NULL REFERENCES blobs(id),
+    content_type TEXT NOT NULL,
+    PRIMARY KEY (version_id, path)
+) WITHOUT ROWID;
+
+-- gc finds orphan blobs through this index.
+CREATE INDEX assets_by_blob ON assets(blob_id);
+"#];
+
+/// The schema version this ccc writes.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// How a command means to use the catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Never creates or changes the file.
+    ReadOnly,
+    /// Changes an existing catalog; a missing file is an error.
+    ReadWrite,
+    /// Creates the catalog when the file does not exist.
+    Create,
+}
+
+/// An open catalog.
+pub struct Catalog {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Catalog {
+    /// Opens the catalog at `path`, checking that it is one, and migrates it
+    /// when `access` allows writing.
+    pub fn open(path: &Path, access: Access) -> Result<Catalog> {
+        let exists = path.exists();
+        if !exists && access != Access::Create {
+            return Err(Error::NoCatalog(path.to_path_buf()));
+        }
+        if exists {
+            check_sqlite_header(path)?;
+        }
+        let flags = match access {
+            Access::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
+            Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        } | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite_err(path, e))?;
+        let mut catalog = Catalog {
+            conn,
+            path: path.to_path_buf(),
+        };
+        catalog.prepare(access)?;
+        Ok(catalog)
+    }
+
+    /// An empty catalog in memory: what a `--dry-run` publishes into when
+    /// there is no catalog file yet.
+    pub fn in_memory() -> Result<Catalog> {
+        let path = PathBuf::from(":memory:");
+        let conn = Connection::open_in_memory().map_err(|e| sqlite_err(&path, e))?;
+        let mut catalog = Catalog { conn, path };
+        catalog.prepare(Access::Create)?;
+        Ok(catalog)
+    }
+
+    /// The catalog's file (`:memory:` for an in-memory one).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the catalog lives in a file other connections can open.
+    pub fn is_file(&self) -> bool {
+        self.path != Path::new(":memory:")
+    }
+
+    pub fn conn(&self) -> &Connection {
+        &self.conn
+    }
+
+    pub fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
+
+    /// Wraps a rusqlite error with this catalog's path.
+    pub fn err(&self, e: rusqlite::Error) -> Error {
+        sqlite_err(&self.path, e)
+    }
+
+    fn prepare(&mut self, access: Access) -> Result<()> {
+        let path = self.path.clone();
+        let e = |err| sqlite_err(&path, err);
+        self.conn.busy_timeout(Duration::from_secs(10)).map_err(e)?;
+        self.conn
+            .pragma_update(None, "foreign_keys", true)
+            .map_err(e)?;
+        // Reading the header is the first real I/O: a file that is not a
+        // database fails here with SQLITE_NOTADB.
+        let app_id: i32 = self
+            .conn
+            .pragma_query_value(None, "application_id", |r| r.get(0))
+            .map_err(e)?;
+        let user_version: i64 = self
+            .conn
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(e)?;
+        let has_tables: bool = self
+            .conn
+            .query_row("SELECT count(*) > 0 FROM sqlite_master", [], |r| r.get(0))
+            .map_err(e)?;
+
+        let fresh = app_id == 0 && user_version == 0 && !has_tables;
+        if !fresh && app_id != APPLICATION_ID {
+            return Err(Error::NotCatalog(path));
+        }
+        if user_version > SCHEMA_VERSION {
+            return Err(Error::SchemaTooNew {
+                path,
+                found: user_version,
+                known: SCHEMA_VERSION,
+            });
+        }
+        if access == Access::ReadOnly {
+            if fresh {
+                return Err(Error::NotCatalog(path));
+            }
+            if user_version < SCHEMA_VERSION {
+                return Err(Error::Corrupt {
+                    path,
+                    what: format!(
+                        "catalog schema {user_version} is older than this ccc's {SCHEMA_VERSION}; any writing command (such as `ccc gc --dry-run`) upgrades it"
+                    ),
+                });
+            }
+            return Ok(());
+        }
+        if fresh && access != Access::Create {
+            return Err(Error::NotCatalog(path));
+        }
+        if self.is_file() {
+            let mode: String = self
+                .conn
+                .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+                .map_err(e)?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Error::Corrupt {
+                    path,
+                    what: format!("cannot switch the journal to WAL (it is {mode})"),
+                });
+            }
+        }
+        // Every commit of a writer is durable: WAL's default NORMAL would
+        // skip the fsync at commit.
+        self.conn
+            .pragma_update(None, "synchronous", "FULL")
+            .map_err(e)?;
+        self.migrate(user_version)
+    }
+
+    fn migrate(&mut self, from: i64) -> Result<()> {
+        if from == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let e = |err| sqlite_err(&path, err);
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
+            .map_err(e)?;
+        // Another process may have migrated while we waited for the lock.
+        let current: i64 = tx
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .map_err(e)?;
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
+            tx.execute_batch(sql).map_err(e)?;
+            tx.pragma_update(None, "user_version", i as i64 + 1)
+                .map_err(e)?;
+        }
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(e)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('created_by', ?1) ON CONFLICT(key) DO NOTHING",
+            [concat!("ccc ", env!("CARGO_PKG_VERSION"))],
+        )
+        .map_err(e)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
+             ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [SCHEMA_VERSION.to_string()],
+        )
+        .map_err(e)?;
+        tx.commit().map_err(e)
+    }
+
+    /// Size of the catalog on disk: the main file plus its write-ahead log.
+    pub fn disk_size(&self) -> u64 {
+        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        size(&self.path) + size(Path::new(&wal))
+    }
+
+    /// Looks up a value in `meta`.
+    pub fn meta(&self, key: &str) -> Result<Option<String>> {
+        self.conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+}
+
+/// Refuses a file that is not SQLite before SQLite gets to misread it.
+fn check_sqlite_header(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut header = [0u8; 16];
+    let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    if file.metadata().map_err(|e| Error::io(path, e))?.is_dir() {
+        return Err(Error::bad_input(path, "is a directory, not a catalog file"));
+    }
+    let n = file.read(&mut header).map_err(|e| Error::io(path, e))?;
+    // An empty file is an empty database to SQLite.
+    if n > 0 && (n < 16 || &header != b"SQLite format 3\0") {
+        return Err(Error::NotSqlite(path.to_path_buf()));
+    }
+    Ok(())
+}
+
+/// Maps a rusqlite error to the crate error, telling apart the cases a user
+/// can act on (busy, not a database, damaged).
+pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
+    use rusqlite::ErrorCode;
+    if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        match f.code {
+            ErrorCode::NotADatabase => return Error::NotSqlite(path.to_path_buf()),
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
+                return Error::Busy(path.to_path_buf());
+            }
+            ErrorCode::DatabaseCorrupt => {
+                return Error::Corrupt {
+                    path: path.to_path_buf(),
+                    what: e.to_string(),
+                };
+            }
+            _ => {}
+        }
+    }
+    Error::Sqlite {
+        path: path.to_path_buf(),
+        source: e,
+    }
+}

@@ -1,0 +1,675 @@
+//! Publishing: a directory (or files in memory) becomes one immutable
+//! `package@version` in a single transaction.
+//!
+//! ```text
+//! plan (walk, filter, check names and sizes)          -- nothing written yet
+//!   -> BEGIN IMMEDIATE (the write lock, held to the end)
+//!   -> N workers: read + sha256 -> already stored? -> gzip (level 9) -> bounded channel
+//!   -> this thread: INSERT new blobs as they arrive (bodies dropped right after)
+//!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
+//! ```
+//!
+//! Memory is bounded by the workers' files in flight plus a short channel of
+//! compressed bodies, never by the size of the tree. Any error, or a kill at
+//! any point, leaves the catalog exactly as it was: nothing is visible before
+//! the commit. Workers check for existing blobs through their own read-only
+//! connections; since this publish holds the write lock, what they see cannot
+//! change under them. Identical files within one publish are compressed once
+//! (a shared set of claimed digests).
+
+use super::Catalog;
+use crate::error::{Error, Result};
+use crate::units::unix_now;
+use flate2::{Compression, write::GzEncoder};
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Instant;
+
+/// Default `--max-file-size`: 256 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+
+/// Gzip is kept only when it saves at least this share of the raw size;
+/// below that (fonts, images, archives) the raw bytes are cheaper to serve.
+const MIN_GZIP_SAVING: f64 = 0.05;
+
+/// Always left out of a published tree.
+const DEFAULT_EXCLUDES: &[&str] = &["**/.git", "**/.git/**", "**/.DS_Store"];
+
+/// Where a file's bytes come from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    Disk(PathBuf),
+    Memory(Arc<[u8]>),
+}
+
+/// One file to publish, with its `/`-separated path inside the version.
+#[derive(Debug, Clone)]
+pub struct FileEntry {
+    pub path: String,
+    pub size: u64,
+    pub source: Source,
+}
+
+/// Something the walk passed over, reported to the user.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub path: String,
+    pub reason: String,
+}
+
+/// The files a directory would publish.
+#[derive(Debug, Default)]
+pub struct Plan {
+    pub files: Vec<FileEntry>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Walks `dir` and lists what a publish would store, checking every name
+/// and size first so that bad input fails before anything is written.
+///
+/// Symlinks are never followed (each is reported as skipped), so no file
+/// outside `dir` can be stored; so are special files (sockets, FIFOs).
+pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<Plan> {
+    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
+    if !meta.is_dir() {
+        return Err(Error::bad_input(dir, "is not a directory"));
+    }
+    let excludes = build_excludes(excludes)?;
+    let mut plan = Plan::default();
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(false)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            // Prune excluded folders whole; the root itself is never excluded.
+            entry.depth() == 0
+                || rel_path(dir, entry.path()).is_none_or(|rel| !excludes.is_match(rel))
+        });
+    for entry in walker {
+        let entry = entry.map_err(|e| {
+            let path = e.path().unwrap_or(dir).to_path_buf();
+            match e.into_io_error() {
+                Some(io) => Error::io(path, io),
+                None => Error::bad_input(path, "could not be walked"),
+            }
+        })?;
+        if entry.depth() == 0 {
+            continue;
+        }
+        let rel = rel_path(dir, entry.path()).ok_or_else(|| {
+            Error::bad_input(
+                entry.path(),
+                "file name is not valid UTF-8; only UTF-8 names can be published",
+            )
+        })?;
+        let file_type = entry.file_type();
+        if file_type.is_dir() {
+            continue;
+        }
+        if file_type.is_symlink() {
+            let target = std::fs::read_link(entry.path())
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            plan.skipped.push(Skipped {
+                path: rel,
+                reason: format!("symlink to {target} (symlinks are not followed)"),
+            });
+            continue;
+        }
+        if !file_type.is_file() {
+            plan.skipped.push(Skipped {
+                path: rel,
+                reason: "not a regular file".into(),
+            });
+            continue;
+        }
+        let size = entry
+            .metadata()
+            .map_err(|e| {
+                Error::io(
+                    entry.path(),
+                    e.into_io_error()
+                        .unwrap_or_else(|| std::io::Error::other("metadata unavailable")),
+                )
+            })?
+            .len();
+        if size > max_file_size {
+            return Err(Error::bad_input(
+                entry.path(),
+                format!(
+                    "file is {}, over --max-file-size {}",
+                    crate::units::human_size(size),
+                    crate::units::human_size(max_file_size)
+                ),
+            ));
+        }
+        plan.files.push(FileEntry {
+            path: rel,
+            size,
+            source: Source::Disk(entry.path().to_path_buf()),
+        });
+    }
+    if plan.files.is_empty() {
+        return Err(Error::bad_input(
+            dir,
+            "contains no files to publish (after excludes)",
+        ));
+    }
+    Ok(plan)
+}
+
+/// `/`-separated path of `path` below `root`; None when not valid UTF-8.
+fn rel_path(root: &Path, path: &Path) -> Option<String> {
+    let rel = path.strip_prefix(root).ok()?;
+    let mut out = String::new();
+    for part in rel.components() {
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part.as_os_str().to_str()?);
+    }
+    Some(out)
+}
+
+fn build_excludes(user: &[String]) -> Result<GlobSet> {
+    let mut set = GlobSetBuilder::new();
+    for pattern in DEFAULT_EXCLUDES {
+        set.add(Glob::new(pattern).map_err(|e| Error::Usage(e.to_string()))?);
+    }
+    for pattern in user {
+        let glob = Glob::new(pattern)
+            .map_err(|e| Error::Usage(format!("invalid --exclude `{pattern}`: {e}")))?;
+        set.add(glob);
+        // `--exclude docs` also means everything below docs/.
+        if let Ok(below) = Glob::new(&format!("{}/**", pattern.trim_end_matches('/'))) {
+            set.add(below);
+        }
+    }
+    set.build()
+        .map_err(|e| Error::Usage(format!("invalid --exclude: {e}")))
+}
+
+/// How to publish.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Gzip level, 0-9.
+    pub level: u32,
+    /// Replace an existing version atomically instead of refusing.
+    pub force: bool,
+    /// Do all the work, then roll back.
+    pub dry_run: bool,
+    /// Worker threads; 0 means one per core.
+    pub jobs: usize,
+    /// Largest file accepted, in bytes.
+    pub max_file_size: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            level: 9,
+            force: false,
+            dry_run: false,
+            jobs: 0,
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+        }
+    }
+}
+
+/// What a publish did (or, dry, would do).
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub package: String,
+    pub version: String,
+    pub files: u64,
+    pub raw_bytes: u64,
+    /// Stored bytes of the version's files (each blob counted per file).
+    pub stored_bytes: u64,
+    /// Bytes this publish added to the catalog (new blobs only).
+    pub new_bytes: u64,
+    /// Files whose content was already stored, and their raw bytes.
+    pub dedup_files: u64,
+    pub dedup_bytes: u64,
+    /// Whether an existing version was replaced.
+    pub replaced: bool,
+    pub dry_run: bool,
+    pub elapsed_ms: u64,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Progress callbacks; the CLI draws a bar, library users may ignore them.
+pub trait Progress: Sync {
+    fn start(&self, _files: u64, _bytes: u64) {}
+    fn advance(&self, _bytes: u64) {}
+    fn finish(&self) {}
+}
+
+/// Progress that shows nothing.
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// What a worker hands back for one file.
+struct Processed {
+    path: String,
+    sha256: [u8; 32],
+    raw_size: u64,
+    /// Present when this worker stored the content anew.
+    blob: Option<NewBlob>,
+}
+
+struct NewBlob {
+    encoding: &'static str,
+    body: Vec<u8>,
+}
+
+/// Publishes `files` as `package@version` into `catalog`.
+pub fn publish(
+    catalog: &mut Catalog,
+    package: &str,
+    version: &semver::Version,
+    files: Vec<FileEntry>,
+    skipped: Vec<Skipped>,
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Report> {
+    let started = Instant::now();
+    crate::spec::package_name(package)?;
+    let version_text = version.to_string();
+    check_paths(&files)?;
+    let total_bytes = files.iter().map(|f| f.size).sum();
+    let reader_path = catalog.is_file().then(|| catalog.path().to_path_buf());
+    let catalog_path = catalog.path().to_path_buf();
+    let err = |e| super::sqlite_err(&catalog_path, e);
+
+    let tx = catalog
+        .conn_mut()
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(err)?;
+
+    let existing: Option<i64> = tx
+        .query_row(
+            "SELECT v.id FROM versions v JOIN packages p ON p.id = v.package_id
+              WHERE p.name = ?1 AND v.version = ?2",
+            params![package, version_text],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(err)?;
+    if existing.is_some() && !options.force {
+        return Err(Error::VersionExists {
+            package: package.to_string(),
+            version: version_text,
+        });
+    }
+
+    progress.start(files.len() as u64, total_bytes);
+    let jobs = match options.jobs {
+        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+        n => n,
+    };
+    let mut new_bytes = 0u64;
+    let mut dedup_files = 0u64;
+    let mut dedup_bytes = 0u64;
+    let mut digests: Vec<(String, [u8; 32])> = Vec::with_capacity(files.len());
+
+    let level = Compression::new(options.level.min(9));
+    let max_file_size = options.max_file_size;
+    let next = AtomicUsize::new(0);
+    let cancel = AtomicBool::new(false);
+    let claimed = Mutex::new(HashSet::<[u8; 32]>::new());
+    let files = &files;
+
+    let outcome: Result<()> = std::thread::scope(|scope| {
+        // Room for a couple of finished files per worker keeps workers busy
+        // while this thread writes, without buffering the tree.
+        let (tx_done, rx_done) = mpsc::sync_channel::<Result<Processed>>(jobs * 2);
+        for worker in 0..jobs {
+            let tx_done = tx_done.clone();
+            let (next, cancel, claimed) = (&next, &cancel, &claimed);
+            let reader_path = reader_path.clone();
+            std::thread::Builder::new()
+                .name(format!("publish-{worker}"))
+                .spawn_scoped(scope, move || {
+                    let reader = match reader_path.as_deref().map(open_reader).transpose() {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let _ = tx_done.send(Err(e));
+                            return;
+                        }
+                    };
+                    loop {
+                        if cancel.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(file) = files.get(i) else { return };
+                        let reader = reader_path.as_deref().zip(reader.as_ref());
+                        let result = process(file, reader, claimed, level, max_file_size);
+                        let failed = result.is_err();
+                        if tx_done.send(result).is_err() || failed {
+                            return;
+                        }
+                    }
+                })
+                .map_err(|e| Error::io("publish worker", e))?;
+        }
+        drop(tx_done);
+
+        let mut insert_blob = tx
+            .prepare_cached(
+                "INSERT INTO blobs (sha256, raw_size, encoding, body) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(sha256) DO NOTHING",
+            )
+            .map_err(err)?;
+        for done in rx_done {
+            let done = match done {
+                Ok(done) => done,
+                Err(e) => {
+                    cancel.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            };
+            progress.advance(done.raw_size);
+            match &done.blob {
+                Some(blob) => {
+                    insert_blob
+                        .execute(params![
+                            &done.sha256[..],
+                            done.raw_size as i64,
+                            blob.encoding,
+                            &blob.body
+                        ])
+                        .map_err(err)?;
+                    new_bytes += blob.body.len() as u64;
+                }
+                None => {
+                    dedup_files += 1;
+                    dedup_bytes += done.raw_size;
+                }
+            }
+            digests.push((done.path, done.sha256));
+        }
+        Ok(())
+    });
+    outcome?;
+    progress.finish();
+
+    let now = unix_now();
+    if let Some(id) = existing {
+        tx.execute("DELETE FROM versions WHERE id = ?1", [id])
+            .map_err(err)?;
+    }
+    tx.execute(
+        "INSERT INTO packages (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
+        params![package, now],
+    )
+    .map_err(err)?;
+    let version_id: i64 = tx
+        .query_row(
+            "INSERT INTO versions (package_id, version, published_at, file_count, raw_bytes, stored_bytes)
+             VALUES ((SELECT id FROM packages WHERE name = ?1), ?2, ?3, 0, 0, 0) RETURNING id",
+            params![package, version_text, now],
+            |r| r.get(0),
+        )
+        .map_err(err)?;
+    digests.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    {
+        let mut insert_asset = tx
+            .prepare_cached(
+                "INSERT INTO assets (version_id, path, blob_id, content_type)
+                 VALUES (?1, ?2, (SELECT id FROM blobs WHERE sha256 = ?3), ?4)",
+            )
+            .map_err(err)?;
+        for (path, sha) in &digests {
+            insert_asset
+                .execute(params![version_id, path, &sha[..], content_type(path)])
+                .map_err(err)?;
+        }
+    }
+    let (file_count, raw_bytes, stored_bytes): (i64, i64, i64) = tx
+        .query_row(
+            "UPDATE versions SET
+                file_count   = (SELECT count(*) FROM assets WHERE version_id = ?1),
+                raw_bytes    = (SELECT coalesce(sum(b.raw_size), 0) FROM assets a
+                                  JOIN blobs b ON b.id = a.blob_id WHERE a.version_id = ?1),
+                stored_bytes = (SELECT coalesce(sum(length(b.body)), 0) FROM assets a
+                                  JOIN blobs b ON b.id = a.blob_id WHERE a.version_id = ?1)
+              WHERE id = ?1
+              RETURNING file_count, raw_bytes, stored_bytes",
+            [version_id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .map_err(err)?;
+    if options.dry_run {
+        tx.rollback().map_err(err)?;
+    } else {
+        tx.commit().map_err(err)?;
+    }
+    Ok(Report {
+        package: package.to_string(),
+        version: version_text,
+        files: file_count as u64,
+        raw_bytes: raw_bytes as u64,
+        stored_bytes: stored_bytes as u64,
+        new_bytes,
+        dedup_files,
+        dedup_bytes,
+        replaced: existing.is_some(),
+        dry_run: options.dry_run,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        skipped,
+    })
+}
+
+/// Paths must be unique, relative, `/`-separated and free of empty, `.`
+/// and `..` segments: exactly what the server can address.
+fn check_paths(files: &[FileEntry]) -> Result<()> {
+    let mut seen = HashSet::with_capacity(files.len());
+    for f in files {
+        let bad = f.path.is_empty()
+            || f.path
+                .split('/')
+                .any(|seg| seg.is_empty() || seg == "." || seg == ".." || seg.contains('\0'));
+        if bad {
+            return Err(Error::bad_input(
+                &f.path,
+                "is not a relative path of non-empty segments",
+            ));
+        }
+        if !seen.insert(f.path.as_str()) {
+            return Err(Error::bad_input(&f.path, "appears twice in the publish"));
+        }
+    }
+    Ok(())
+}
+
+fn open_reader(path: &Path) -> Result<Connection> {
+    Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(|e| super::sqlite_err(path, e))
+}
+
+/// Reads, hashes and (when the content is new) compresses one file.
+fn process(
+    file: &FileEntry,
+    reader: Option<(&Path, &Connection)>,
+    claimed: &Mutex<HashSet<[u8; 32]>>,
+    level: Compression,
+    max_file_size: u64,
+) -> Result<Processed> {
+    let owned;
+    let bytes: &[u8] = match &file.source {
+        Source::Disk(path) => {
+            owned = read_no_follow(path, max_file_size)?;
+            &owned
+        }
+        Source::Memory(bytes) => bytes,
+    };
+    let sha256: [u8; 32] = Sha256::digest(bytes).into();
+    let stored = match reader {
+        Some((db, conn)) => conn
+            .prepare_cached("SELECT 1 FROM blobs WHERE sha256 = ?1")
+            .and_then(|mut s| s.exists([&sha256[..]]))
+            .map_err(|e| super::sqlite_err(db, e))?,
+        None => false,
+    };
+    let first_claim = !stored
+        && claimed
+            .lock()
+            .map_err(|_| Error::Usage("a publish worker panicked".into()))?
+            .insert(sha256);
+    let blob = if first_claim {
+        Some(compress(bytes, level))
+    } else {
+        None
+    };
+    Ok(Processed {
+        path: file.path.clone(),
+        sha256,
+        raw_size: bytes.len() as u64,
+        blob,
+    })
+}
+
+/// Reads a file without following a symlink at its name, so a file swapped
+/// for a link after the walk cannot pull in bytes from outside the tree; a
+/// file that grew past the limit since the walk is refused.
+fn read_no_follow(path: &Path, max_file_size: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut open = std::fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        open.custom_flags(libc::O_NOFOLLOW);
+    }
+    let file = open.open(path).map_err(|e| Error::io(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(max_file_size + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, e))?;
+    if bytes.len() as u64 > max_file_size {
+        return Err(Error::bad_input(
+            path,
+            "file grew past --max-file-size while publishing",
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Gzips `bytes`, keeping the raw bytes when gzip saves too little.
+fn compress(bytes: &[u8], level: Compression) -> NewBlob {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3 + 64), level);
+    // Writing into a Vec cannot fail.
+    let gz = encoder
+        .write_all(bytes)
+        .and_then(|()| encoder.finish())
+        .unwrap_or_default();
+    let worth_it =
+        !gz.is_empty() && (gz.len() as f64) <= bytes.len() as f64 * (1.0 - MIN_GZIP_SAVING);
+    if worth_it {
+        NewBlob {
+            encoding: "gzip",
+            body: gz,
+        }
+    } else {
+        NewBlob {
+            encoding: "identity",
+            body: bytes.to_vec(),
+        }
+    }
+}
+
+/// The `Content-Type` a file is served with, from its extension; text
+/// types carry `charset=utf-8`.
+pub fn content_type(path: &str) -> String {
+    let ext = path
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    // RFC 9239 makes text/javascript the one JavaScript type; source maps
+    // are JSON; mime_guess has no entry for a few web types.
+    let mime = match ext.as_str() {
+        "js" | "mjs" | "cjs" => "text/javascript".to_string(),
+        "map" => "application/json".to_string(),
+        "webmanifest" => "application/manifest+json".to_string(),
+        "wasm" => "application/wasm".to_string(),
+        _ => mime_guess::from_path(path)
+            .first_raw()
+            .unwrap_or("application/octet-stream")
+            .to_string(),
+    };
+    let texty = mime.starts_with("text/")
+        || matches!(
+            mime.as_str(),
+            "application/json"
+                | "application/manifest+json"
+                | "application/xml"
+                | "image/svg+xml"
+                | "application/javascript"
+        );
+    if texty {
+        format!("{mime}; charset=utf-8")
+    } else {
+        mime
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_types() {
+        assert_eq!(content_type("a/b.js"), "text/javascript; charset=utf-8");
+        assert_eq!(content_type("index.HTML"), "text/html; charset=utf-8");
+        assert_eq!(content_type("x.css"), "text/css; charset=utf-8");
+        assert_eq!(content_type("logo.svg"), "image/svg+xml; charset=utf-8");
+        assert_eq!(content_type("a.png"), "image/png");
+        assert_eq!(content_type("f.woff2"), "font/woff2");
+        assert_eq!(content_type("m.json"), "application/json; charset=utf-8");
+        assert_eq!(content_type("noext"), "application/octet-stream");
+    }
+
+    #[test]
+    fn incompressible_bytes_stay_raw() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let noise: Vec<u8> = (0..4096)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect();
+        assert_eq!(compress(&noise, Compression::best()).encoding, "identity");
+        let text = b"function f(){return 1}\n".repeat(200);
+        let blob = compress(&text, Compression::best());
+        assert_eq!(blob.encoding, "gzip");
+        assert!(blob.body.len() < text.len() / 10);
+        assert_eq!(compress(b"", Compression::best()).encoding, "identity");
+    }
+
+    #[test]
+    fn paths_are_checked() {
+        let f = |p: &str| FileEntry {
+            path: p.into(),
+            size: 0,
+            source: Source::Memory(Arc::from(&b""[..])),
+        };
+        assert!(check_paths(&[f("a/b"), f("c d/#%+@.js")]).is_ok());
+        for bad in ["", "a//b", "../x", "a/./b", "/abs"] {
+            assert!(check_paths(&[f(bad)]).is_err(), "{bad}");
+        }
+        assert!(check_paths(&[f("a"), f("a")]).is_err());
+    }
+}

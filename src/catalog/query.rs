@@ -1,0 +1,282 @@
+//! Read queries over the catalog: packages, versions, files, asset bodies,
+//! and version resolution from a selector (`latest`, `1.4`, `^1.2`).
+//!
+//! Everything here is plain data out of SQL; tables and JSON are built from
+//! these rows by the commands, and the server builds responses from them.
+
+use super::Catalog;
+use crate::error::{Error, Result};
+use crate::spec::Selector;
+use rusqlite::OptionalExtension;
+use semver::Version;
+use serde::Serialize;
+
+/// One package with its totals.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageRow {
+    pub name: String,
+    pub versions: u64,
+    pub latest: Option<String>,
+    /// Files in the latest version.
+    pub latest_files: u64,
+    /// Bytes of distinct blobs used by any version of the package.
+    pub stored_bytes: u64,
+    pub created_at: i64,
+}
+
+/// One published version.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionRow {
+    #[serde(skip)]
+    pub id: i64,
+    pub package: String,
+    #[serde(serialize_with = "as_string")]
+    pub version: Version,
+    pub published_at: i64,
+    pub file_count: u64,
+    pub raw_bytes: u64,
+    pub stored_bytes: u64,
+}
+
+/// One file of a version.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssetRow {
+    pub path: String,
+    pub content_type: String,
+    pub raw_size: u64,
+    pub stored_size: u64,
+    pub encoding: String,
+    #[serde(serialize_with = "as_hex")]
+    pub sha256: [u8; 32],
+    #[serde(skip)]
+    pub blob_id: i64,
+}
+
+fn as_string<S: serde::Serializer>(v: &Version, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(v)
+}
+
+fn as_hex<S: serde::Serializer>(v: &[u8; 32], s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(&hex::encode(v))
+}
+
+impl Catalog {
+    /// Every package, by name.
+    pub fn packages(&self) -> Result<Vec<PackageRow>> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT p.name, p.created_at,
+                        (SELECT coalesce(sum(length(b.body)), 0) FROM blobs b
+                          WHERE b.id IN (SELECT a.blob_id FROM assets a
+                                           JOIN versions v ON v.id = a.version_id
+                                          WHERE v.package_id = p.id))
+                   FROM packages p ORDER BY p.name",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, i64>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (name, created_at, stored) in rows {
+            let versions = self.versions(&name)?;
+            let latest = Selector::Latest
+                .pick(versions.iter().map(|v| &v.version))
+                .and_then(|want| versions.iter().find(|v| &v.version == want));
+            out.push(PackageRow {
+                versions: versions.len() as u64,
+                latest: latest.map(|v| v.version.to_string()),
+                latest_files: latest.map_or(0, |v| v.file_count),
+                stored_bytes: stored as u64,
+                created_at,
+                name,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The versions of `package`, newest first by semver precedence. An
+    /// unknown package has no versions.
+    pub fn versions(&self, package: &str) -> Result<Vec<VersionRow>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(
+                "SELECT v.id, v.version, v.published_at, v.file_count, v.raw_bytes, v.stored_bytes
+                   FROM versions v JOIN packages p ON p.id = v.package_id
+                  WHERE p.name = ?1",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([package], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, i64>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (id, version, published_at, files, raw, stored) in rows {
+            let version = Version::parse(&version).map_err(|_| Error::Corrupt {
+                path: self.path().to_path_buf(),
+                what: format!("{package} has an unparsable version `{version}`"),
+            })?;
+            out.push(VersionRow {
+                id,
+                package: package.to_string(),
+                version,
+                published_at,
+                file_count: files as u64,
+                raw_bytes: raw as u64,
+                stored_bytes: stored as u64,
+            });
+        }
+        out.sort_by(|a, b| b.version.cmp(&a.version));
+        Ok(out)
+    }
+
+    /// The newest version of `package` that `selector` accepts.
+    pub fn resolve(&self, package: &str, selector: &Selector) -> Result<VersionRow> {
+        let versions = self.versions(package)?;
+        if versions.is_empty() {
+            return Err(Error::PackageNotFound(package.to_string()));
+        }
+        let picked = selector.pick(versions.iter().map(|v| &v.version)).cloned();
+        picked
+            .and_then(|want| versions.into_iter().find(|v| v.version == want))
+            .ok_or_else(|| Error::VersionNotFound {
+                package: package.to_string(),
+                version: match selector {
+                    Selector::Exact(v) => v.to_string(),
+                    Selector::Latest => "latest".to_string(),
+                    Selector::Range(r) => r.to_string(),
+                },
+            })
+    }
+
+    /// The files of a version, by path.
+    pub fn files(&self, version_id: i64) -> Result<Vec<AssetRow>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!(
+                "{ASSET_SELECT} WHERE a.version_id = ?1 ORDER BY a.path"
+            ))
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([version_id], asset_row)
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))
+    }
+
+    /// One file of a version.
+    pub fn asset(&self, version: &VersionRow, path: &str) -> Result<AssetRow> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(&format!(
+                "{ASSET_SELECT} WHERE a.version_id = ?1 AND a.path = ?2"
+            ))
+            .map_err(|e| self.err(e))?;
+        stmt.query_row(rusqlite::params![version.id, path], asset_row)
+            .optional()
+            .map_err(|e| self.err(e))?
+            .ok_or_else(|| Error::AssetNotFound {
+                package: version.package.clone(),
+                version: version.version.to_string(),
+                path: path.to_string(),
+            })
+    }
+
+    /// The stored body of a blob.
+    pub fn blob_body(&self, blob_id: i64) -> Result<Vec<u8>> {
+        self.conn()
+            .query_row("SELECT body FROM blobs WHERE id = ?1", [blob_id], |r| {
+                r.get(0)
+            })
+            .map_err(|e| self.err(e))
+    }
+
+    /// Stored bytes of the distinct blobs of a version that some other
+    /// version also uses.
+    pub fn shared_bytes(&self, version_id: i64) -> Result<u64> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce(sum(length(b.body)), 0) FROM blobs b
+                  WHERE b.id IN (SELECT blob_id FROM assets WHERE version_id = ?1)
+                    AND EXISTS (SELECT 1 FROM assets o
+                                 WHERE o.blob_id = b.id AND o.version_id != ?1)",
+                [version_id],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
+    }
+
+    /// Other versions holding the same blob, as `pkg@version/path`.
+    pub fn blob_users(&self, blob_id: i64) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(
+                "SELECT p.name, v.version, a.path FROM assets a
+                   JOIN versions v ON v.id = a.version_id
+                   JOIN packages p ON p.id = v.package_id
+                  WHERE a.blob_id = ?1 ORDER BY p.name, v.version, a.path",
+            )
+            .map_err(|e| self.err(e))?;
+        stmt.query_map([blob_id], |r| {
+            Ok(format!(
+                "{}@{}/{}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?
+            ))
+        })
+        .map_err(|e| self.err(e))?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(|e| self.err(e))
+    }
+
+    /// Number of blobs and their stored bytes, for the whole catalog.
+    pub fn blob_totals(&self) -> Result<(u64, u64)> {
+        self.conn()
+            .query_row(
+                "SELECT count(*), coalesce(sum(length(body)), 0) FROM blobs",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
+}
+
+const ASSET_SELECT: &str =
+    "SELECT a.path, a.content_type, b.raw_size, length(b.body), b.encoding, b.sha256, b.id
+   FROM assets a JOIN blobs b ON b.id = a.blob_id";
+
+fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
+    let sha: Vec<u8> = r.get(5)?;
+    let mut sha256 = [0u8; 32];
+    if sha.len() == 32 {
+        sha256.copy_from_slice(&sha);
+    }
+    Ok(AssetRow {
+        path: r.get(0)?,
+        content_type: r.get(1)?,
+        raw_size: r.get::<_, i64>(2)? as u64,
+        stored_size: r.get::<_, i64>(3)? as u64,
+        encoding: r.get(4)?,
+        sha256,
+        blob_id: r.get(6)?,
+    })
+}

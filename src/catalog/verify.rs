@@ -1,0 +1,211 @@
+//! Verification: is every byte of the catalog what it claims to be?
+//!
+//! In order: SQLite's own `integrity_check` and `foreign_key_check`; every
+//! blob decodes (gzip or identity) to exactly its recorded size and sha256;
+//! every version's recorded totals match its assets. Blobs are read one at a
+//! time, so memory stays at the largest blob whatever the catalog's size.
+
+use super::Catalog;
+use crate::error::Result;
+use flate2::read::MultiGzDecoder;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+
+/// One thing found wrong.
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    /// `database`, `blob` or `version`.
+    pub kind: &'static str,
+    /// What is wrong: a blob's sha256, `pkg@version`, or the check's name.
+    pub object: String,
+    pub detail: String,
+    /// Assets affected (`pkg@version/path`), for blob problems.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub affects: Vec<String>,
+}
+
+/// The result of a verify run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub blobs_checked: u64,
+    pub bytes_checked: u64,
+    pub versions_checked: u64,
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+impl Catalog {
+    /// Checks the catalog; `progress(bytes)` is called after each blob with
+    /// its stored size, out of `blob_totals().1`.
+    pub fn verify(&self, progress: &dyn Fn(u64)) -> Result<Report> {
+        let mut problems = Vec::new();
+        for check in ["integrity_check", "foreign_key_check"] {
+            let mut stmt = self
+                .conn()
+                .prepare(&format!("PRAGMA {check}"))
+                .map_err(|e| self.err(e))?;
+            let columns = stmt.column_count();
+            let rows: Vec<String> = stmt
+                .query_map([], |r| {
+                    let cells: Vec<String> = (0..columns)
+                        .map(|i| {
+                            r.get::<_, rusqlite::types::Value>(i)
+                                .map(|v| format!("{v:?}"))
+                                .unwrap_or_default()
+                        })
+                        .collect();
+                    Ok(cells.join(" "))
+                })
+                .map_err(|e| self.err(e))?
+                .collect::<rusqlite::Result<_>>()
+                .map_err(|e| self.err(e))?;
+            for row in rows {
+                if check == "integrity_check" && row == "Text(\"ok\")" {
+                    continue;
+                }
+                problems.push(Problem {
+                    kind: "database",
+                    object: check.to_string(),
+                    detail: row,
+                    affects: Vec::new(),
+                });
+            }
+        }
+
+        let (mut blobs_checked, mut bytes_checked) = (0u64, 0u64);
+        let mut bad_blobs = Vec::new();
+        {
+            let mut stmt = self
+                .conn()
+                .prepare("SELECT id, sha256, raw_size, encoding, body FROM blobs ORDER BY id")
+                .map_err(|e| self.err(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+                let id: i64 = row.get(0).map_err(|e| self.err(e))?;
+                let sha: Vec<u8> = row.get(1).map_err(|e| self.err(e))?;
+                let raw_size: i64 = row.get(2).map_err(|e| self.err(e))?;
+                let encoding: String = row.get(3).map_err(|e| self.err(e))?;
+                let body = row.get_ref(4).map_err(|e| self.err(e))?;
+                let body = body.as_blob().unwrap_or_default();
+                if let Some(detail) = check_blob(&sha, raw_size, &encoding, body) {
+                    bad_blobs.push((id, hex::encode(&sha), detail));
+                }
+                blobs_checked += 1;
+                bytes_checked += body.len() as u64;
+                progress(body.len() as u64);
+            }
+        }
+        for (id, sha, detail) in bad_blobs {
+            problems.push(Problem {
+                kind: "blob",
+                object: sha,
+                detail,
+                affects: self.blob_users(id)?,
+            });
+        }
+
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT p.name, v.version, v.file_count, v.raw_bytes, v.stored_bytes,
+                        count(a.path), coalesce(sum(b.raw_size), 0), coalesce(sum(length(b.body)), 0)
+                   FROM versions v JOIN packages p ON p.id = v.package_id
+                   LEFT JOIN assets a ON a.version_id = v.id
+                   LEFT JOIN blobs b ON b.id = a.blob_id
+                  GROUP BY v.id ORDER BY p.name, v.id",
+            )
+            .map_err(|e| self.err(e))?;
+        let versions: Vec<(String, String, [i64; 6])> = stmt
+            .query_map([], |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    [
+                        r.get(2)?,
+                        r.get(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get(6)?,
+                        r.get(7)?,
+                    ],
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))?;
+        let versions_checked = versions.len() as u64;
+        for (package, version, [files, raw, stored, real_files, real_raw, real_stored]) in versions
+        {
+            let object = format!("{package}@{version}");
+            let mut mismatch = |what: &str, recorded: i64, actual: i64| {
+                if recorded != actual {
+                    problems.push(Problem {
+                        kind: "version",
+                        object: object.clone(),
+                        detail: format!("records {recorded} {what}, its assets have {actual}"),
+                        affects: Vec::new(),
+                    });
+                }
+            };
+            mismatch("files", files, real_files);
+            mismatch("raw bytes", raw, real_raw);
+            mismatch("stored bytes", stored, real_stored);
+            if real_files == 0 {
+                problems.push(Problem {
+                    kind: "version",
+                    object,
+                    detail: "has no files".into(),
+                    affects: Vec::new(),
+                });
+            }
+        }
+        Ok(Report {
+            blobs_checked,
+            bytes_checked,
+            versions_checked,
+            problems,
+        })
+    }
+}
+
+/// Decodes one blob and compares it with its record; None when it matches.
+fn check_blob(sha: &[u8], raw_size: i64, encoding: &str, body: &[u8]) -> Option<String> {
+    let mut hasher = Sha256::new();
+    let size = match encoding {
+        "identity" => {
+            hasher.update(body);
+            body.len() as u64
+        }
+        "gzip" => {
+            let mut decoder = MultiGzDecoder::new(body);
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut total = 0u64;
+            loop {
+                match decoder.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        hasher.update(&buf[..n]);
+                        total += n as u64;
+                    }
+                    Err(e) => return Some(format!("gzip stream does not decode: {e}")),
+                }
+            }
+            total
+        }
+        other => return Some(format!("unknown encoding `{other}`")),
+    };
+    if size != raw_size as u64 {
+        return Some(format!("decodes to {size} bytes, recorded {raw_size}"));
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    if digest[..] != *sha {
+        return Some(format!("content hashes to {}", hex::encode(digest)));
+    }
+    None
+}

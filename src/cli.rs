@@ -1,0 +1,219 @@
+//! Command-line definitions (clap derive). The doc comments are the help
+//! text; the same definitions generate the shell completions and man pages
+//! (`ccc generate`). Nothing here does work: `crate::run` resolves these into
+//! calls of the command modules.
+
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Asset catalog with a built-in CDN server.
+///
+/// ccc stores versioned front-end builds (`dist/` folders) in one SQLite
+/// file, gzipped and deduplicated by content, and serves them over HTTP.
+#[derive(Debug, Parser)]
+#[command(name = "ccc", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    /// The catalog file.
+    #[arg(
+        long,
+        global = true,
+        env = "CCC_DB_PATH",
+        default_value = "cdn.db",
+        value_name = "FILE"
+    )]
+    pub db: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    Publish(PublishArgs),
+    #[command(visible_alias = "list")]
+    Ls(LsArgs),
+    Inspect(InspectArgs),
+    Cat(CatArgs),
+    Rm(RmArgs),
+    Gc(GcArgs),
+    Verify(VerifyArgs),
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// Publish a directory as PKG@VERSION, in one atomic transaction.
+///
+/// Every file below DIR is hashed (sha256); content the catalog already
+/// holds is reused, new content is gzipped on all cores and kept raw when
+/// gzip saves under 5%. Symlinks are never followed (each is reported);
+/// `.git/` and `.DS_Store` are always left out. A published version is
+/// immutable: publishing it again fails unless --force.
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`.
+    #[arg(value_name = "PKG@VERSION")]
+    pub target: String,
+
+    /// Directory to publish (its contents, not the directory itself).
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Leave out paths matching GLOB (relative to DIR; `*` crosses `/`).
+    /// May be repeated. A matching directory is left out whole.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+
+    /// Gzip level, 1 (fastest) to 9 (smallest).
+    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..=9))]
+    pub level: u32,
+
+    /// Replace the version if it exists, atomically.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Do everything except commit, and report what would be stored.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Refuse files larger than SIZE.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    pub max_file_size: u64,
+
+    /// Compression threads [default: one per core].
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+
+    /// Print no progress and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// List packages, one package's versions, or one version's files.
+///
+/// Without an argument, every package with its number of versions, latest
+/// version and stored size. With PKG, its versions, newest first. With
+/// PKG@VERSION, the files of that version (VERSION may be `latest` or a
+/// range such as `^1.2`).
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// What to list: nothing, PKG, or PKG@VERSION.
+    #[arg(value_name = "PKG[@VERSION]")]
+    pub target: Option<String>,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show a version's sizes, compression and dedup, or one file in detail.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A version, like `app@1.4.0`, or one of its files, `app@1.4.0/js/main.js`.
+    #[arg(value_name = "PKG@VERSION[/PATH]")]
+    pub target: String,
+
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Write a file's original bytes to stdout.
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The file, like `app@1.4.0/js/main.js`.
+    #[arg(value_name = "PKG@VERSION/PATH")]
+    pub target: String,
+
+    /// Write a gzip stream instead: the stored one, or for files stored raw,
+    /// one made on the fly.
+    #[arg(long)]
+    pub gzip: bool,
+}
+
+/// Remove versions from the catalog (their blobs stay until `ccc gc`).
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// Versions to remove, like `app@1.4.0`; with --all, package names.
+    #[arg(value_name = "PKG@VERSION", required = true)]
+    pub targets: Vec<String>,
+
+    /// Remove every version of the named packages.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Show what would be removed, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print what was removed as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Prune old versions, drop unreferenced blobs and reclaim disk space.
+///
+/// With --keep and --older-than together, a version is removed only when
+/// both allow it. With neither, only blobs no version uses are removed.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Keep the N newest versions of each package (semver order).
+    #[arg(long, value_name = "N")]
+    pub keep: Option<usize>,
+
+    /// Remove versions published longer ago than DURATION, like `30days`,
+    /// `2weeks` or `12h`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub older_than: Option<std::time::Duration>,
+
+    /// Report what would be removed, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Check the database and that every blob decodes to its recorded sha256.
+///
+/// Exits 1 when anything is wrong, after listing every problem and the files
+/// it affects.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Write shell completions and man pages (for ccc's own maintainers).
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Directory that holds `completions/` and `man/`.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s)
+}
+
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    crate::units::parse_duration(s)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn clap_definitions_are_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,45 @@
+//! `ccc cat PKG@VERSION/PATH`: the original bytes (or a gzip stream) on
+//! stdout.
+
+use super::resolve_version;
+use crate::catalog::{Access, Catalog};
+use crate::cli::CatArgs;
+use crate::error::{Error, Result};
+use flate2::Compression;
+use flate2::write::{GzDecoder, GzEncoder};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
+    let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let form = "PKG@VERSION/PATH, like app@1.4.0/index.html";
+    let (target, version) = resolve_version(&catalog, &args.target, form)?;
+    let path = target.path.as_deref().ok_or_else(|| Error::InvalidSpec {
+        what: "file",
+        input: args.target.clone(),
+        why: format!("expected {form}"),
+    })?;
+    let asset = catalog.asset(&version, path)?;
+    let body = catalog.blob_body(asset.blob_id)?;
+    let stdout = std::io::stdout().lock();
+    let io = |e| Error::io("stdout", e);
+    match (asset.encoding.as_str(), args.gzip) {
+        ("gzip", false) => {
+            let mut decoder = GzDecoder::new(stdout);
+            decoder.write_all(&body).map_err(io)?;
+            decoder.finish().map_err(io)?.flush().map_err(io)?;
+        }
+        ("identity", true) => {
+            let mut encoder = GzEncoder::new(stdout, Compression::best());
+            encoder.write_all(&body).map_err(io)?;
+            encoder.finish().map_err(io)?.flush().map_err(io)?;
+        }
+        _ => {
+            let mut stdout = stdout;
+            stdout.write_all(&body).map_err(io)?;
+            stdout.flush().map_err(io)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,25 @@
+//! One module per subcommand. Each resolves its clap arguments into library
+//! calls and renders the result as a table or JSON; none holds catalog logic.
+
+pub mod cat;
+pub mod gc;
+pub mod generate;
+pub mod inspect;
+pub mod ls;
+pub mod publish;
+pub mod rm;
+pub mod verify;
+
+use crate::catalog::Catalog;
+use crate::catalog::query::VersionRow;
+use crate::error::Result;
+use crate::spec::{Selector, Target};
+
+/// Resolves `PKG@VERSION` (VERSION may be a selector) to a version row.
+fn resolve_version(catalog: &Catalog, input: &str, form: &str) -> Result<(Target, VersionRow)> {
+    let target = Target::parse(input)?;
+    let version = target.require_version(input, form)?;
+    let selector = Selector::parse(&target.package, version)?;
+    let row = catalog.resolve(&target.package, &selector)?;
+    Ok((target, row))
+}

@@ -1,0 +1,95 @@
+//! `ccc publish PKG@VERSION DIR`: plan the tree, publish it, print a summary.
+
+use crate::catalog::publish::{self, Options, Progress};
+use crate::catalog::{Access, Catalog};
+use crate::cli::PublishArgs;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::spec::{self, Target};
+use crate::units::{human_size, ratio};
+use indicatif::ProgressBar;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
+    let target = Target::parse(&args.target)?;
+    if target.path.is_some() {
+        return Err(Error::InvalidSpec {
+            what: "publish target",
+            input: args.target.clone(),
+            why: "expected PKG@VERSION, without a path".into(),
+        });
+    }
+    let version_text = target.require_version(&args.target, "PKG@VERSION, like app@1.4.0")?;
+    let version = spec::version(&target.package, version_text)?;
+    let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size)?;
+
+    let mut catalog = if args.dry_run && !db.exists() {
+        Catalog::in_memory()?
+    } else {
+        Catalog::open(db, Access::Create)?
+    };
+    let options = Options {
+        level: args.level,
+        force: args.force,
+        dry_run: args.dry_run,
+        jobs: args.jobs.unwrap_or(0),
+        max_file_size: args.max_file_size,
+    };
+    let quiet = args.quiet || args.json;
+    for skipped in &plan.skipped {
+        if !quiet {
+            eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason);
+        }
+    }
+    let bar = Bar(output::byte_bar(0, "Publishing", quiet));
+    let report = publish::publish(
+        &mut catalog,
+        &target.package,
+        &version,
+        plan.files,
+        plan.skipped,
+        &options,
+        &bar,
+    )?;
+    if args.json {
+        output::print_json(&report)?;
+    } else if !args.quiet {
+        let verb = match (report.dry_run, report.replaced) {
+            (true, _) => "Would publish",
+            (false, true) => "Replaced",
+            (false, false) => "Published",
+        };
+        output::print(format_args!(
+            "{verb} {}@{}: {} files, {} raw -> {} stored ({}), {} new in the catalog\n  {} files ({}) were already stored; {} skipped; {:.2}s",
+            report.package,
+            report.version,
+            report.files,
+            human_size(report.raw_bytes),
+            human_size(report.stored_bytes),
+            ratio(report.stored_bytes, report.raw_bytes),
+            human_size(report.new_bytes),
+            report.dedup_files,
+            human_size(report.dedup_bytes),
+            report.skipped.len(),
+            report.elapsed_ms as f64 / 1000.0,
+        ))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The publish progress drawn with indicatif.
+struct Bar(ProgressBar);
+
+impl Progress for Bar {
+    fn start(&self, files: u64, bytes: u64) {
+        self.0.set_length(bytes);
+        self.0.set_message(format!("{files} files"));
+    }
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}

@@ -1,0 +1,47 @@
+//! `ccc verify`: check the database and every blob; exit 1 on any problem.
+
+use crate::catalog::{Access, Catalog};
+use crate::cli::VerifyArgs;
+use crate::error::Result;
+use crate::output;
+use crate::units::human_size;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
+    let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let (_, total) = catalog.blob_totals()?;
+    let bar = output::byte_bar(total, "Verifying", args.quiet || args.json);
+    let report = catalog.verify(&|bytes| bar.inc(bytes))?;
+    bar.finish_and_clear();
+    let code = if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    if args.json {
+        output::print_json(&report)?;
+        return Ok(code);
+    }
+    if !report.ok() {
+        let mut table = output::table(&["kind", "object", "problem", "affects"], &[]);
+        for p in &report.problems {
+            table.add_row(vec![
+                p.kind.to_string(),
+                p.object.clone(),
+                p.detail.clone(),
+                p.affects.join("\n"),
+            ]);
+        }
+        output::print(table)?;
+    }
+    output::print(format_args!(
+        "{}: {} blobs ({}) and {} versions checked, {} problems",
+        if report.ok() { "ok" } else { "FAILED" },
+        report.blobs_checked,
+        human_size(report.bytes_checked),
+        report.versions_checked,
+        report.problems.len(),
+    ))?;
+    Ok(code)
+}

@@ -1,0 +1,38 @@
+//! ccc: an asset catalog with a built-in CDN server.
+//!
+//! The library holds everything; `src/main.rs` only parses arguments, calls
+//! [`run`] and prints errors. Modules:
+//!
+//! - [`catalog`]: the SQLite catalog (schema, publish, queries, gc, verify);
+//! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
+//! - [`units`]: sizes, durations and times as people type and read them;
+//! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
+//! - [`output`]: tables, JSON and progress bars.
+
+pub mod catalog;
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod output;
+pub mod spec;
+pub mod units;
+
+pub use error::{Error, Result};
+
+use cli::{Cli, Command};
+use std::process::ExitCode;
+
+/// Runs one parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let db = cli.db.as_path();
+    match cli.command {
+        Command::Publish(args) => cmd::publish::run(db, args),
+        Command::Ls(args) => cmd::ls::run(db, args),
+        Command::Inspect(args) => cmd::inspect::run(db, args),
+        Command::Cat(args) => cmd::cat::run(db, args),
+        Command::Rm(args) => cmd::rm::run(db, args),
+        Command::Gc(args) => cmd::gc::run(db, args),
+        Command::Verify(args) => cmd::verify::run(db, args),
+        Command::Generate(args) => cmd::generate::run(args),
+    }
+}

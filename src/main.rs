@@ -1,0 +1,24 @@
+//! The `ccc` binary: parse, run, report. All work lives in the library.
+
+use clap::Parser;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = ccc::cli::Cli::parse();
+    match ccc::run(cli) {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`ccc cat ... | head`) is not a failure.
+            if let ccc::Error::Io { source, .. } = &err
+                && source.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("error: {err}");
+            if let Some(hint) = err.hint() {
+                eprintln!("  hint: {hint}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Quantities as people type and read them: sizes (`256MiB`, `1.5 GB`),
+//! durations (`30days`, `2 weeks`, `12h`) and ratios.
+//!
+//! Parsing is strict and errors name the expected form, in the tone of
+//! cargo's gc options. Tables show IEC units; JSON always carries exact
+//! integers instead.
+
+use std::time::Duration;
+
+/// Parses a size such as `256MiB`, `1.5GB`, `4096` (bytes) or `64 KiB`.
+pub fn parse_size(input: &str) -> Result<u64, String> {
+    let trimmed = input.trim();
+    if trimmed.is_empty() {
+        return Err("expected a size like 256MiB, 1GB or 4096".into());
+    }
+    trimmed
+        .parse::<bytesize::ByteSize>()
+        .map(|b| b.as_u64())
+        .map_err(|_| {
+            format!("invalid size `{input}`: expected a number with an optional unit (B, KB, KiB, MB, MiB, GB, GiB), like 256MiB")
+        })
+}
+
+/// Parses a duration such as `30days`, `2 weeks`, `12h` or `90min`.
+pub fn parse_duration(input: &str) -> Result<Duration, String> {
+    humantime::parse_duration(input.trim()).map_err(|_| {
+        format!(
+            "invalid duration `{input}`: expected a number and a unit (s, min, h, days, weeks, months, years), like 30days or 12h"
+        )
+    })
+}
+
+/// A size for tables: `1.2 MiB`, `512 B`.
+pub fn human_size(bytes: u64) -> String {
+    bytesize::ByteSize::b(bytes).display().iec().to_string()
+}
+
+/// `stored / raw` as a percentage for tables (`23.4%`), `-` when raw is 0.
+pub fn ratio(stored: u64, raw: u64) -> String {
+    if raw == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", stored as f64 * 100.0 / raw as f64)
+    }
+}
+
+/// A Unix time in seconds for tables, as `2026-11-30 03:40 UTC`.
+pub fn human_time(unix_secs: i64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64);
+    let s = humantime::format_rfc3339_seconds(t).to_string();
+    // 2026-11-30T03:40:12Z -> 2026-11-30 03:40 UTC
+    format!("{} {} UTC", &s[..10], &s[11..16])
+}
+
+/// A Unix time in seconds as RFC 3339, for JSON.
+pub fn rfc3339(unix_secs: i64) -> String {
+    let t = std::time::UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64);
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// Now, in Unix seconds.
+pub fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("256MiB").unwrap(), 256 << 20);
+        assert_eq!(parse_size("1 KB").unwrap(), 1000);
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        let err = parse_size("lots").unwrap_err();
+        assert!(err.contains("256MiB"), "{err}");
+        assert_eq!(human_size(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30days").unwrap().as_secs(), 30 * 86400);
+        assert_eq!(parse_duration("2 weeks").unwrap().as_secs(), 14 * 86400);
+        assert_eq!(parse_duration("12h").unwrap().as_secs(), 12 * 3600);
+        let err = parse_duration("30").unwrap_err();
+        assert!(err.contains("30days"), "{err}");
+    }
+
+    #[test]
+    fn times_and_ratios() {
+        assert_eq!(human_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(rfc3339(86400), "1970-01-02T00:00:00Z");
+        assert_eq!(ratio(25, 100), "25.0%");
+        assert_eq!(ratio(0, 0), "-");
+    }
+}
