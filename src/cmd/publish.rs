@@ -10,6 +10,7 @@ use crate::units::{human_size, ratio};
 use indicatif::ProgressBar;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     let target = Target::parse(&args.target)?;
@@ -42,7 +43,11 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
             eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason);
         }
     }
-    let bar = Bar(output::byte_bar(0, "Publishing", quiet));
+    let bar = Bar {
+        bar: output::byte_bar(0, "Publishing", quiet),
+        files_done: AtomicU64::new(0),
+        files_total: AtomicU64::new(0),
+    };
     let report = publish::publish(
         &mut catalog,
         &target.package,
@@ -78,18 +83,27 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The publish progress drawn with indicatif.
-struct Bar(ProgressBar);
+/// The publish progress drawn with indicatif: bytes (and their rate) on
+/// the bar, files done out of the total in the message.
+struct Bar {
+    bar: ProgressBar,
+    files_done: AtomicU64,
+    files_total: AtomicU64,
+}
 
 impl Progress for Bar {
     fn start(&self, files: u64, bytes: u64) {
-        self.0.set_length(bytes);
-        self.0.set_message(format!("{files} files"));
+        self.bar.set_length(bytes);
+        self.files_total.store(files, Ordering::Relaxed);
+        self.bar.set_message(format!("0/{files} files"));
     }
     fn advance(&self, bytes: u64) {
-        self.0.inc(bytes);
+        let done = self.files_done.fetch_add(1, Ordering::Relaxed) + 1;
+        let total = self.files_total.load(Ordering::Relaxed);
+        self.bar.inc(bytes);
+        self.bar.set_message(format!("{done}/{total} files"));
     }
     fn finish(&self) {
-        self.0.finish_and_clear();
+        self.bar.finish_and_clear();
     }
 }
