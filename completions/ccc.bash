@@ -19,6 +19,9 @@ _ccc() {
             ccc,cat)
                 cmd="ccc__subcmd__cat"
                 ;;
+            ccc,export)
+                cmd="ccc__subcmd__export"
+                ;;
             ccc,gc)
                 cmd="ccc__subcmd__gc"
                 ;;
@@ -43,11 +46,17 @@ _ccc() {
             ccc,rm)
                 cmd="ccc__subcmd__rm"
                 ;;
+            ccc,serve)
+                cmd="ccc__subcmd__serve"
+                ;;
             ccc,verify)
                 cmd="ccc__subcmd__verify"
                 ;;
             ccc__subcmd__help,cat)
                 cmd="ccc__subcmd__help__subcmd__cat"
+                ;;
+            ccc__subcmd__help,export)
+                cmd="ccc__subcmd__help__subcmd__export"
                 ;;
             ccc__subcmd__help,gc)
                 cmd="ccc__subcmd__help__subcmd__gc"
@@ -70,6 +79,9 @@ _ccc() {
             ccc__subcmd__help,rm)
                 cmd="ccc__subcmd__help__subcmd__rm"
                 ;;
+            ccc__subcmd__help,serve)
+                cmd="ccc__subcmd__help__subcmd__serve"
+                ;;
             ccc__subcmd__help,verify)
                 cmd="ccc__subcmd__help__subcmd__verify"
                 ;;
@@ -80,7 +92,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect cat rm gc verify generate help"
+            opts="-h -V --db --help --version publish ls list inspect cat rm gc verify serve export generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -99,6 +111,24 @@ _ccc() {
             ;;
         ccc__subcmd__cat)
             opts="-h -V --gzip --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__export)
+            opts="-h -V --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -164,7 +194,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect cat rm gc verify generate help"
+            opts="publish ls inspect cat rm gc verify serve export generate help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -178,6 +208,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__cat)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__export)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -289,6 +333,20 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -384,6 +442,44 @@ _ccc() {
                 return 0
             fi
             case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__serve)
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-capacity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -31,6 +31,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand serve 'Serve the catalog over HTTP'
+            cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -114,6 +116,28 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;serve'= {
+            cand --bind 'Address to listen on'
+            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
+            cand --threads 'Worker threads answering requests [default: two per core]'
+            cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
+            cand --cache-bytes 'Most body bytes kept in memory, like 64MiB'
+            cand --db 'The catalog file'
+            cand --log-misses 'Print a line to stderr for every cache miss'
+            cand --access-log 'Print a line to stdout for every request'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;export'= {
+            cand --db 'The catalog file'
+            cand --json 'Print the summary as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;generate'= {
             cand --out 'Directory that holds `completions/` and `man/`'
             cand --db 'The catalog file'
@@ -130,6 +154,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand serve 'Serve the catalog over HTTP'
+            cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -146,6 +172,10 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;gc'= {
         }
         &'ccc;help;verify'= {
+        }
+        &'ccc;help;serve'= {
+        }
+        &'ccc;help;export'= {
         }
         &'ccc;help;generate'= {
         }

@@ -35,6 +35,8 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "cat" -d 'Write a file\'s or
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
@@ -82,16 +84,32 @@ complete -c ccc -n "__fish_ccc_using_subcommand verify" -s q -l quiet -d 'Print 
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -l json -d 'Print the report as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address to listen on' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand export" -l json -d 'Print the summary as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -l out -d 'Directory that holds `completions/` and `man/`' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

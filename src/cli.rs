@@ -37,6 +37,8 @@ pub enum Command {
     Rm(RmArgs),
     Gc(GcArgs),
     Verify(VerifyArgs),
+    Serve(ServeArgs),
+    Export(ExportArgs),
     #[command(hide = true)]
     Generate(GenerateArgs),
 }
@@ -189,6 +191,81 @@ pub struct VerifyArgs {
     pub quiet: bool,
 
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Serve the catalog over HTTP.
+///
+/// GET/HEAD /assets/PKG/VERSION/PATH returns a file: the stored gzip stream
+/// to clients that accept gzip, the original bytes to others, with a strong
+/// ETag, Last-Modified and a one-year immutable Cache-Control. VERSION may
+/// be `latest` or a range (`^1.2`, `1`, `~1.4.0`): those answer 302 to the
+/// newest matching version. /assets/PKG/VERSION/ lists the files as JSON;
+/// /_stats and /healthz report on the server. SIGINT or SIGTERM stops it
+/// after the requests in flight.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// The server's flags, shared by `serve` and `causal`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Address to listen on.
+    #[arg(
+        long,
+        env = "CCC_BIND",
+        default_value = "127.0.0.1",
+        value_name = "ADDR"
+    )]
+    pub bind: std::net::IpAddr,
+
+    /// Port to listen on; 0 picks a free one (the first line of output
+    /// names it).
+    #[arg(long, env = "CCC_PORT", default_value_t = 8333)]
+    pub port: u16,
+
+    /// Worker threads answering requests [default: two per core].
+    #[arg(long, env = "CCC_THREADS", value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Most assets kept in memory; 0 turns the cache off.
+    #[arg(
+        long,
+        env = "CCC_CACHE_CAPACITY",
+        default_value_t = 256,
+        value_name = "N"
+    )]
+    pub cache_capacity: usize,
+
+    /// Most body bytes kept in memory, like 64MiB.
+    #[arg(long, env = "CCC_CACHE_BYTES", default_value = "64MiB", value_parser = parse_size, value_name = "SIZE")]
+    pub cache_bytes: u64,
+
+    /// Print a line to stderr for every cache miss.
+    #[arg(long)]
+    pub log_misses: bool,
+
+    /// Print a line to stdout for every request.
+    #[arg(long)]
+    pub access_log: bool,
+}
+
+/// Write versions out as plain files with precompressed `.gz` siblings.
+///
+/// DIR/PKG/VERSION/PATH holds the original bytes and, for files stored
+/// gzipped, PATH.gz holds the stored gzip stream: the layout nginx
+/// (`gzip_static on`) and object-store CDNs serve. Without PKG, every
+/// version of every package; with PKG, its versions; with PKG@VERSION, one.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// What to export (optional), then the directory to write into.
+    #[arg(value_name = "[PKG[@VERSION]] DIR", num_args = 1..=2, required = true)]
+    pub args: Vec<String>,
+
+    /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
 }

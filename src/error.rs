@@ -90,6 +90,12 @@ pub enum Error {
 
     #[error("{0}")]
     Usage(String),
+
+    #[error(transparent)]
+    ActorStart(#[from] crate::actor::StartError),
+
+    #[error(transparent)]
+    ActorStopped(#[from] crate::actor::Stopped),
 }
 
 impl Error {

@@ -9,12 +9,16 @@
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
 //! - [`output`]: tables, JSON and progress bars.
 
+pub mod actor;
 pub mod catalog;
 pub mod cli;
 pub mod cmd;
 pub mod error;
+pub mod http;
 pub mod output;
+pub mod server;
 pub mod spec;
+pub mod store;
 pub mod units;
 
 pub use error::{Error, Result};
@@ -33,6 +37,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
+        Command::Serve(args) => cmd::serve::run(db, args),
+        Command::Export(args) => cmd::export::run(db, args),
         Command::Generate(args) => cmd::generate::run(args),
     }
 }

@@ -280,3 +280,100 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
         blob_id: r.get(6)?,
     })
 }
+
+/// Everything the server needs to answer for one asset, body included.
+#[derive(Debug)]
+pub struct StoredAsset {
+    pub version_id: i64,
+    pub body: std::sync::Arc<[u8]>,
+    /// Whether `body` is a gzip stream (else the raw bytes).
+    pub gzip: bool,
+    pub sha256: [u8; 32],
+    pub content_type: String,
+    pub raw_size: u64,
+    pub published_at: i64,
+}
+
+/// The server's hot path: one statement, every step an index search
+/// (packages by name, versions by (package, version), assets by primary key,
+/// blobs by rowid). `tests::lookup_uses_only_index_searches` checks the plan.
+pub(crate) const LOOKUP_SQL: &str =
+    "SELECT v.id, b.body, b.encoding, b.sha256, a.content_type, b.raw_size, v.published_at
+   FROM packages p
+   JOIN versions v ON v.package_id = p.id AND v.version = ?2
+   JOIN assets a ON a.version_id = v.id AND a.path = ?3
+   JOIN blobs b ON b.id = a.blob_id
+  WHERE p.name = ?1";
+
+impl Catalog {
+    /// Looks up one asset of an exact version, body included.
+    pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<StoredAsset>> {
+        let mut stmt = self
+            .conn()
+            .prepare_cached(LOOKUP_SQL)
+            .map_err(|e| self.err(e))?;
+        stmt.query_row(rusqlite::params![package, version, path], |r| {
+            let sha: &[u8] = r.get_ref(3)?.as_blob()?;
+            let mut sha256 = [0u8; 32];
+            if sha.len() == 32 {
+                sha256.copy_from_slice(sha);
+            }
+            Ok(StoredAsset {
+                version_id: r.get(0)?,
+                // One copy, from SQLite's page buffer into the shared body.
+                body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),
+                gzip: r.get_ref(2)?.as_str()? == "gzip",
+                sha256,
+                content_type: r.get(4)?,
+                raw_size: r.get::<_, i64>(5)? as u64,
+                published_at: r.get(6)?,
+            })
+        })
+        .optional()
+        .map_err(|e| self.err(e))
+    }
+
+    /// Whether a version row still exists (it is gone after rm, gc or a
+    /// `--force` republish, which gives the version a new id).
+    pub fn version_exists(&self, version_id: i64) -> Result<bool> {
+        self.conn()
+            .prepare_cached("SELECT 1 FROM versions WHERE id = ?1")
+            .and_then(|mut s| s.exists([version_id]))
+            .map_err(|e| self.err(e))
+    }
+
+    /// SQLite's `data_version`: changes whenever another connection commits.
+    pub fn data_version(&self) -> Result<i64> {
+        self.conn()
+            .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Access;
+
+    #[test]
+    fn lookup_uses_only_index_searches() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
+        let plan: Vec<String> = catalog
+            .conn()
+            .prepare(&format!("EXPLAIN QUERY PLAN {LOOKUP_SQL}"))
+            .unwrap()
+            .query_map(["a", "1.0.0", "x"], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(plan.len(), 4, "{plan:?}");
+        for step in &plan {
+            assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");
+            assert!(
+                step.contains("INDEX") || step.contains("PRIMARY KEY"),
+                "a step does not use an index: {plan:?}"
+            );
+        }
+    }
+}

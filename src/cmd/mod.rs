@@ -2,12 +2,14 @@
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
 pub mod cat;
+pub mod export;
 pub mod gc;
 pub mod generate;
 pub mod inspect;
 pub mod ls;
 pub mod publish;
 pub mod rm;
+pub mod serve;
 pub mod verify;
 
 use crate::catalog::Catalog;

@@ -1,0 +1,21 @@
+//! HTTP semantics for `ccc serve`, as pure functions over strings and
+//! catalog rows, unit-tested without sockets:
+//!
+//! - [`route`]: request target -> what is asked for (asset, listing, stats,
+//!   health), percent-decoding once and refusing unsafe paths;
+//! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
+//! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
+//!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2.
+//!
+//! # Validators
+//!
+//! Each representation has a strong ETag derived from the content's sha256:
+//! `"<sha256>"` for the decoded bytes, `"<sha256>-gz"` for the stored gzip
+//! stream (the two are different byte sequences, so they need different
+//! strong tags). `If-None-Match` uses the weak comparison (RFC 9110 8.8.3.2),
+//! and either tag validates: both name the same content. `Last-Modified` is
+//! the version's publish time; versions are immutable, so it never moves.
+
+pub mod conditional;
+pub mod negotiate;
+pub mod route;

@@ -1,0 +1,291 @@
+//! Request target -> route. The path is percent-decoded exactly once (so
+//! `%252F` stays a literal `%2F`), must be UTF-8, and may not contain empty,
+//! `.` or `..` segments or NUL: no request can name anything outside the
+//! catalog's own paths, and every name publish accepts is reachable.
+//!
+//! ```text
+//! /assets/<pkg>/<version>/<path...>   an asset (pkg may be @scope/name)
+//! /assets/<pkg>/<version>/            the version's file list (JSON)
+//! /assets/<pkg>/<version>             -> redirect to the list
+//! /assets/<pkg>[/]                    -> redirect to the latest version's list
+//! /_stats, /healthz
+//! ```
+
+use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+
+/// Longest request target served; longer ones get 414.
+pub const MAX_TARGET_LEN: usize = 8 * 1024;
+
+/// What a request asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    Asset {
+        package: String,
+        version: String,
+        path: String,
+    },
+    Listing {
+        package: String,
+        version: String,
+    },
+    /// A version without the trailing slash.
+    VersionRoot {
+        package: String,
+        version: String,
+    },
+    /// A package without a version.
+    Package {
+        package: String,
+    },
+    Stats,
+    Health,
+}
+
+/// Why a request cannot be routed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RouteError {
+    /// 405, with `Allow: GET, HEAD`.
+    MethodNotAllowed,
+    /// 414.
+    TargetTooLong,
+    /// 400, with the reason.
+    BadRequest(String),
+    /// 404.
+    NotFound,
+}
+
+/// Routes a request; only GET and HEAD exist.
+pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
+    if target.len() > MAX_TARGET_LEN {
+        return Err(RouteError::TargetTooLong);
+    }
+    let raw_path = target.split(['?', '#']).next().unwrap_or("");
+    let route = match raw_path {
+        "/_stats" => Route::Stats,
+        "/healthz" => Route::Health,
+        _ => {
+            let rest = raw_path
+                .strip_prefix("/assets/")
+                .ok_or(RouteError::NotFound)?;
+            asset_route(rest)?
+        }
+    };
+    if method != "GET" && method != "HEAD" {
+        return Err(RouteError::MethodNotAllowed);
+    }
+    Ok(route)
+}
+
+fn asset_route(raw: &str) -> Result<Route, RouteError> {
+    let decoded = percent_decode_str(raw)
+        .decode_utf8()
+        .map_err(|_| bad("the path is not valid UTF-8 once percent-decoded"))?;
+    let trailing_slash = decoded.ends_with('/');
+    let trimmed = decoded.strip_suffix('/').unwrap_or(&decoded);
+    if trimmed.is_empty() {
+        return Err(RouteError::NotFound);
+    }
+    let mut segments = trimmed.split('/');
+    for seg in trimmed.split('/') {
+        if seg.is_empty() {
+            return Err(bad("the path has an empty segment"));
+        }
+        if seg == "." || seg == ".." {
+            return Err(bad("the path has a `.` or `..` segment"));
+        }
+        if seg.contains('\0') {
+            return Err(bad("the path contains NUL"));
+        }
+    }
+    let first = segments.next().unwrap_or("");
+    let package = if first.starts_with('@') {
+        let name = segments
+            .next()
+            .ok_or_else(|| bad("a scoped package looks like @scope/name"))?;
+        format!("{first}/{name}")
+    } else {
+        first.to_string()
+    };
+    crate::spec::package_name(&package).map_err(|e| bad(&e.to_string()))?;
+    let Some(version) = segments.next() else {
+        return Ok(Route::Package { package });
+    };
+    let version = version.to_string();
+    let path: Vec<&str> = segments.collect();
+    Ok(match (path.is_empty(), trailing_slash) {
+        (true, true) => Route::Listing { package, version },
+        (true, false) => Route::VersionRoot { package, version },
+        (false, _) if trailing_slash => {
+            // A folder inside a version: there are no folder listings.
+            return Err(RouteError::NotFound);
+        }
+        (false, _) => Route::Asset {
+            package,
+            version,
+            path: path.join("/"),
+        },
+    })
+}
+
+fn bad(why: &str) -> RouteError {
+    RouteError::BadRequest(why.to_string())
+}
+
+/// Characters escaped in a path segment of a URL ccc builds (redirects):
+/// controls, space, and everything with a meaning in a URL.
+const SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'[')
+    .add(b'\\')
+    .add(b']')
+    .add(b'^')
+    .add(b'`')
+    .add(b'{')
+    .add(b'|')
+    .add(b'}');
+
+/// The URL of an asset, a version's list (`path` empty) or a version's
+/// root, with every segment percent-encoded as needed.
+pub fn asset_url(package: &str, version: &str, path: &str) -> String {
+    let mut url = String::from("/assets/");
+    for (i, part) in package.split('/').enumerate() {
+        if i > 0 {
+            url.push('/');
+        }
+        url.extend(utf8_percent_encode(part, SEGMENT));
+    }
+    url.push('/');
+    url.extend(utf8_percent_encode(version, SEGMENT));
+    url.push('/');
+    for (i, seg) in path.split('/').filter(|s| !s.is_empty()).enumerate() {
+        if i > 0 {
+            url.push('/');
+        }
+        url.extend(utf8_percent_encode(seg, SEGMENT));
+    }
+    url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asset(p: &str, v: &str, path: &str) -> Result<Route, RouteError> {
+        Ok(Route::Asset {
+            package: p.into(),
+            version: v.into(),
+            path: path.into(),
+        })
+    }
+
+    #[test]
+    fn assets_and_scopes() {
+        assert_eq!(
+            route("GET", "/assets/app/1.0.0/js/main.js"),
+            asset("app", "1.0.0", "js/main.js")
+        );
+        assert_eq!(
+            route("HEAD", "/assets/@s/app/1.0.0/a.js"),
+            asset("@s/app", "1.0.0", "a.js")
+        );
+        assert_eq!(
+            route("GET", "/assets/%40s%2Fapp/1.0.0/a.js"),
+            asset("@s/app", "1.0.0", "a.js")
+        );
+        assert_eq!(
+            route("GET", "/assets/app/^1.2/a.js?x=1"),
+            asset("app", "^1.2", "a.js")
+        );
+    }
+
+    #[test]
+    fn names_decode_once() {
+        assert_eq!(
+            route("GET", "/assets/app/1.0.0/a%20b%23c%25d+e@f.js"),
+            asset("app", "1.0.0", "a b#c%d+e@f.js")
+        );
+        assert_eq!(
+            route("GET", "/assets/app/1.0.0/%252F"),
+            asset("app", "1.0.0", "%2F")
+        );
+        assert_eq!(
+            route("GET", "/assets/app/1.0.0/%E6%97%A5.txt"),
+            asset("app", "1.0.0", "日.txt")
+        );
+    }
+
+    #[test]
+    fn unsafe_paths_are_refused() {
+        for target in [
+            "/assets/app/1.0.0/../x",
+            "/assets/app/1.0.0/%2e%2e/x",
+            "/assets/app/1.0.0/a//b",
+            "/assets/app/1.0.0/./a",
+            "/assets/app/1.0.0/a%00b",
+            "/assets/app/1.0.0/%FF",
+            "/assets/App/1.0.0/a",
+            "/assets//1.0.0/a",
+        ] {
+            assert!(
+                matches!(route("GET", target), Err(RouteError::BadRequest(_))),
+                "{target}"
+            );
+        }
+    }
+
+    #[test]
+    fn listings_and_redirect_shapes() {
+        let listing = Route::Listing {
+            package: "app".into(),
+            version: "1.0.0".into(),
+        };
+        assert_eq!(route("GET", "/assets/app/1.0.0/"), Ok(listing));
+        let root = Route::VersionRoot {
+            package: "app".into(),
+            version: "latest".into(),
+        };
+        assert_eq!(route("GET", "/assets/app/latest"), Ok(root));
+        let package = Route::Package {
+            package: "@s/app".into(),
+        };
+        assert_eq!(route("GET", "/assets/@s/app/"), Ok(package));
+        assert_eq!(
+            route("GET", "/assets/app/1.0.0/js/"),
+            Err(RouteError::NotFound)
+        );
+    }
+
+    #[test]
+    fn methods_lengths_and_unknown_paths() {
+        assert_eq!(
+            route("POST", "/assets/app/1.0.0/a"),
+            Err(RouteError::MethodNotAllowed)
+        );
+        assert_eq!(
+            route("DELETE", "/_stats"),
+            Err(RouteError::MethodNotAllowed)
+        );
+        assert_eq!(route("GET", "/nope"), Err(RouteError::NotFound));
+        assert_eq!(route("GET", "/"), Err(RouteError::NotFound));
+        assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
+        assert_eq!(route("GET", "/healthz"), Ok(Route::Health));
+        let long = format!("/assets/app/1.0.0/{}", "a".repeat(MAX_TARGET_LEN));
+        assert_eq!(route("GET", &long), Err(RouteError::TargetTooLong));
+    }
+
+    #[test]
+    fn urls_round_trip_through_route() {
+        for name in ["a b#c%d+e@f.js", "日本/語.txt", "q?x=1", "[x]{y}"] {
+            let url = asset_url("@s/app", "1.0.0", name);
+            assert_eq!(route("GET", &url), asset("@s/app", "1.0.0", name), "{url}");
+        }
+        assert_eq!(asset_url("app", "1.0.0", ""), "/assets/app/1.0.0/");
+    }
+}

@@ -1,0 +1,504 @@
+//! `ccc serve`'s engine: a tiny_http frontend whose worker threads turn
+//! requests into calls on the store actor and stream the answers back.
+//!
+//! ```text
+//! tiny_http (one thread per connection) -> N workers --call--> store actor
+//!                                          (route, negotiate,   (cache + SQLite)
+//!                                           validate, respond)
+//! ```
+//!
+//! Startup order is deliberate: the store actor opens and checks the catalog
+//! first, so a missing or invalid database fails before any port is bound;
+//! then the listener is bound with `TCP_NODELAY` (tiny_http does not set it,
+//! and Nagle's algorithm with delayed ACKs caps a keep-alive server at about
+//! a thousand requests per second). A worker never panics on a request:
+//! every failure becomes a JSON error response, and an internal error is
+//! logged to stderr, never sent to the client.
+
+use crate::actor;
+use crate::catalog::query::StoredAsset;
+use crate::error::{Error, Result};
+use crate::http::conditional::{etag, http_date, not_modified};
+use crate::http::negotiate::{self, Coding};
+use crate::http::route::{self, Route, RouteError};
+use crate::spec::Selector;
+use crate::store::{self, AssetKey, CacheStats, Msg};
+use serde::Serialize;
+use std::io::{Cursor, Read, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+use tiny_http::{Header, Response, StatusCode};
+
+/// `Cache-Control` of an exact version's files: they never change.
+const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+/// `Cache-Control` of redirects from `latest` or a range: the target moves
+/// when a new version is published.
+const SHORT: &str = "public, max-age=60";
+const NO_STORE: &str = "no-store";
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub store: store::Config,
+    pub bind: IpAddr,
+    pub port: u16,
+    /// Worker threads answering requests.
+    pub threads: usize,
+    /// Print one line per request to stdout.
+    pub access_log: bool,
+}
+
+/// Request counters, shared by the workers.
+#[derive(Debug)]
+pub struct Counters {
+    started: Instant,
+    by_status: [AtomicU64; STATUSES.len() + 1],
+    bytes_sent: AtomicU64,
+}
+
+/// Statuses counted one by one; anything else counts as "other".
+const STATUSES: [u16; 9] = [200, 302, 304, 400, 404, 405, 414, 500, 503];
+
+impl Counters {
+    fn new() -> Counters {
+        Counters {
+            started: Instant::now(),
+            by_status: Default::default(),
+            bytes_sent: AtomicU64::new(0),
+        }
+    }
+
+    fn record(&self, status: u16, body_bytes: u64) {
+        let slot = STATUSES
+            .iter()
+            .position(|s| *s == status)
+            .unwrap_or(STATUSES.len());
+        self.by_status[slot].fetch_add(1, Ordering::Relaxed);
+        self.bytes_sent.fetch_add(body_bytes, Ordering::Relaxed);
+    }
+
+    /// A snapshot, with the cache's counters.
+    pub fn snapshot(&self, cache: CacheStats) -> StatsReport {
+        let mut by_status = std::collections::BTreeMap::new();
+        let mut total = 0;
+        for (i, count) in self.by_status.iter().enumerate() {
+            let n = count.load(Ordering::Relaxed);
+            total += n;
+            if n > 0 {
+                let key = STATUSES
+                    .get(i)
+                    .map_or("other".to_string(), |s| s.to_string());
+                by_status.insert(key, n);
+            }
+        }
+        StatsReport {
+            uptime_secs: self.started.elapsed().as_secs_f64(),
+            requests: total,
+            by_status,
+            bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
+            cache,
+        }
+    }
+}
+
+/// What `/_stats` returns and what the server prints when it stops.
+#[derive(Debug, Serialize)]
+pub struct StatsReport {
+    pub uptime_secs: f64,
+    pub requests: u64,
+    pub by_status: std::collections::BTreeMap<String, u64>,
+    /// Body bytes sent (headers not included).
+    pub bytes_sent: u64,
+    pub cache: CacheStats,
+}
+
+/// A started server: the store is open and the port is bound.
+pub struct Server {
+    http: Arc<tiny_http::Server>,
+    store: actor::Running<Msg>,
+    counters: Arc<Counters>,
+    addr: SocketAddr,
+    config: Config,
+}
+
+impl Server {
+    /// Opens the store, then binds the port.
+    pub fn start(config: Config) -> Result<Server> {
+        let store = store::start(config.store.clone())?;
+        let addr = SocketAddr::new(config.bind, config.port);
+        let listener = bind(addr).map_err(|e| Error::io(format!("http://{addr}"), e))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| Error::io(format!("http://{addr}"), e))?;
+        let http = tiny_http::Server::from_listener(listener, None)
+            .map_err(|e| Error::Usage(format!("cannot serve on {addr}: {e}")))?;
+        Ok(Server {
+            http: Arc::new(http),
+            store,
+            counters: Arc::new(Counters::new()),
+            addr,
+            config,
+        })
+    }
+
+    /// The bound address (the real port when 0 was asked for).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Serves until `stop` becomes true, then lets the workers finish the
+    /// requests they hold and returns the final counters.
+    pub fn run(self, stop: &AtomicBool) -> Result<StatsReport> {
+        let workers = self.config.threads.max(1);
+        std::thread::scope(|scope| {
+            for i in 0..workers {
+                let worker = Worker {
+                    http: &self.http,
+                    store: self.store.handle.clone(),
+                    counters: &self.counters,
+                    access_log: self.config.access_log,
+                };
+                std::thread::Builder::new()
+                    .name(format!("http-worker-{i}"))
+                    .spawn_scoped(scope, move || worker.run(stop))
+                    .map_err(|e| Error::io("http worker", e))?;
+            }
+            Ok::<(), Error>(())
+        })?;
+        let cache = self.store.handle.call(Msg::Stats).unwrap_or_default();
+        let report = self.counters.snapshot(cache);
+        drop(self.http);
+        self.store.join();
+        Ok(report)
+    }
+}
+
+/// Binds with `TCP_NODELAY` set on the listening socket; Linux copies it to
+/// every accepted socket.
+fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_tcp_nodelay(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+struct Worker<'a> {
+    http: &'a tiny_http::Server,
+    store: store::Handle,
+    counters: &'a Counters,
+    access_log: bool,
+}
+
+impl Worker<'_> {
+    fn run(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            match self.http.recv_timeout(Duration::from_millis(100)) {
+                Ok(Some(request)) => self.serve(request),
+                Ok(None) => {}
+                Err(e) => {
+                    eprintln!("warning: accepting a request failed: {e}");
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+        }
+    }
+
+    fn serve(&self, request: tiny_http::Request) {
+        let started = Instant::now();
+        let header = |name: &'static str| {
+            request
+                .headers()
+                .iter()
+                .filter(move |h| h.field.equiv(name))
+                .map(|h| h.value.as_str())
+        };
+        let ask = Ask {
+            method: request.method().as_str(),
+            target: request.url(),
+            accept_encoding: header("Accept-Encoding").collect(),
+            if_none_match: header("If-None-Match").next(),
+            if_modified_since: header("If-Modified-Since").next(),
+        };
+        let answer = answer(&ask, &self.store, self.counters);
+        let status = answer.status;
+        let body_bytes = if ask.method == "HEAD" || status == 304 {
+            0
+        } else {
+            answer.body.len() as u64
+        };
+        self.counters.record(status, body_bytes);
+        let log_line = self.access_log.then(|| {
+            format!(
+                "{} \"{} {}\" {} {} {}us",
+                request
+                    .remote_addr()
+                    .map_or("-".to_string(), |a| a.ip().to_string()),
+                ask.method,
+                ask.target,
+                status,
+                body_bytes,
+                started.elapsed().as_micros()
+            )
+        });
+        if let Err(e) = request.respond(answer.into_response()) {
+            eprintln!("warning: sending a response failed: {e}");
+        }
+        if let Some(line) = log_line {
+            let _ = writeln!(std::io::stdout().lock(), "{line}");
+        }
+    }
+}
+
+/// The parts of a request that decide the answer.
+#[derive(Debug)]
+pub struct Ask<'a> {
+    pub method: &'a str,
+    pub target: &'a str,
+    pub accept_encoding: Vec<&'a str>,
+    pub if_none_match: Option<&'a str>,
+    pub if_modified_since: Option<&'a str>,
+}
+
+/// A response before it meets the socket.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Body,
+    /// Content-Length when it differs from the body held (HEAD, 304).
+    pub length: Option<usize>,
+}
+
+/// A response body: shared with the cache, or owned.
+pub enum Body {
+    Empty,
+    Shared(Arc<StoredAsset>),
+    Owned(Vec<u8>),
+}
+
+impl Body {
+    fn len(&self) -> usize {
+        self.as_ref().len()
+    }
+}
+
+impl AsRef<[u8]> for Body {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Body::Empty => &[],
+            Body::Shared(asset) => &asset.body,
+            Body::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl Answer {
+    fn into_response(self) -> Response<Cursor<Body>> {
+        // Values come from ccc or the catalog and are ASCII; one that is not
+        // would be a bug, and is left out rather than failing the request.
+        let server = ("Server", concat!("ccc/", env!("CARGO_PKG_VERSION")));
+        let headers: Vec<Header> = std::iter::once(server)
+            .chain(self.headers.iter().map(|(n, v)| (*n, v.as_str())))
+            .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
+            .collect();
+        let length = self.length.unwrap_or_else(|| self.body.len());
+        Response::new(
+            StatusCode(self.status),
+            headers,
+            Cursor::new(self.body),
+            Some(length),
+            None,
+        )
+    }
+
+    fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {
+        let body = serde_json::to_vec(value).unwrap_or_default();
+        Answer {
+            status,
+            headers: vec![
+                ("Content-Type", "application/json".into()),
+                ("Cache-Control", cache_control.into()),
+            ],
+            body: Body::Owned(body),
+            length: None,
+        }
+    }
+
+    fn error(status: u16, detail: &str) -> Answer {
+        #[derive(Serialize)]
+        struct ErrorBody<'a> {
+            status: u16,
+            error: &'a str,
+        }
+        Answer::json(
+            status,
+            NO_STORE,
+            &ErrorBody {
+                status,
+                error: detail,
+            },
+        )
+    }
+
+    fn redirect(location: String) -> Answer {
+        Answer {
+            status: 302,
+            headers: vec![("Location", location), ("Cache-Control", SHORT.into())],
+            body: Body::Empty,
+            length: None,
+        }
+    }
+
+    fn internal(e: &dyn std::fmt::Display) -> Answer {
+        eprintln!("error: {e}");
+        Answer::error(500, "internal error")
+    }
+}
+
+/// Decides the answer to one request.
+pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answer {
+    let route = match route::route(ask.method, ask.target) {
+        Ok(route) => route,
+        Err(RouteError::MethodNotAllowed) => {
+            let mut a = Answer::error(405, "only GET and HEAD are supported");
+            a.headers.push(("Allow", "GET, HEAD".into()));
+            return a;
+        }
+        Err(RouteError::TargetTooLong) => {
+            return Answer::error(414, "the request target is too long");
+        }
+        Err(RouteError::BadRequest(why)) => return Answer::error(400, &why),
+        Err(RouteError::NotFound) => return Answer::error(404, "not found"),
+    };
+    let result = match route {
+        Route::Asset {
+            package,
+            version,
+            path,
+        } => asset(ask, store, package, version, path),
+        Route::Listing { package, version } => listing(store, package, version),
+        Route::VersionRoot { package, version } => {
+            Ok(Answer::redirect(route::asset_url(&package, &version, "")))
+        }
+        Route::Package { package } => redirect_to(store, &package, "latest", ""),
+        Route::Stats => store
+            .call(Msg::Stats)
+            .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache)))
+            .map_err(Error::from),
+        Route::Health => store
+            .call(Msg::Stats)
+            .map(|_| Answer::json(200, NO_STORE, &serde_json::json!({"status": "ok"})))
+            .map_err(Error::from),
+    };
+    result.unwrap_or_else(|e| Answer::internal(&e))
+}
+
+fn asset(
+    ask: &Ask<'_>,
+    store: &store::Handle,
+    package: String,
+    version: String,
+    path: String,
+) -> Result<Answer> {
+    if semver::Version::parse(&version).is_err() {
+        return redirect_to(store, &package, &version, &path);
+    }
+    let key = AssetKey {
+        package,
+        version,
+        path,
+    };
+    let Some(asset) = store.call(|reply| Msg::Get(key, reply))?? else {
+        return Ok(Answer::error(404, "no such file in this version"));
+    };
+    let sha = hex::encode(asset.sha256);
+    let send_gzip =
+        asset.gzip && negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
+    let tag = etag(&sha, send_gzip);
+    let last_modified = http_date(asset.published_at);
+    let mut headers = vec![
+        ("Content-Type", asset.content_type.clone()),
+        ("Vary", "Accept-Encoding".to_string()),
+        ("Cache-Control", IMMUTABLE.to_string()),
+        ("ETag", tag.clone()),
+        ("Last-Modified", last_modified),
+        ("Access-Control-Allow-Origin", "*".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+    ];
+    let length = if send_gzip {
+        asset.body.len()
+    } else {
+        asset.raw_size as usize
+    };
+    let other_tag = etag(&sha, !send_gzip);
+    if not_modified(
+        ask.if_none_match,
+        ask.if_modified_since,
+        &[&tag, &other_tag],
+        asset.published_at,
+    ) {
+        // RFC 9110 15.4.5: a 304 carries the validators and caching headers,
+        // and no content headers. Its Content-Length is the 200's.
+        headers.retain(|(name, _)| !matches!(*name, "Content-Type" | "X-Content-Type-Options"));
+        return Ok(Answer {
+            status: 304,
+            headers,
+            body: Body::Empty,
+            length: Some(length),
+        });
+    }
+    if send_gzip {
+        headers.push(("Content-Encoding", "gzip".to_string()));
+    }
+    let body = if ask.method == "HEAD" {
+        Body::Empty
+    } else if asset.gzip && !send_gzip {
+        let mut raw = Vec::with_capacity(asset.raw_size as usize);
+        let decoded = flate2::read::GzDecoder::new(&asset.body[..]).read_to_end(&mut raw);
+        if let Err(e) = decoded {
+            return Ok(Answer::internal(&format!(
+                "stored gzip of {sha} does not decode: {e}"
+            )));
+        }
+        Body::Owned(raw)
+    } else {
+        Body::Shared(asset)
+    };
+    Ok(Answer {
+        status: 200,
+        headers,
+        body,
+        length: Some(length),
+    })
+}
+
+/// 302 to the exact version a selector picks, or 404.
+fn redirect_to(store: &store::Handle, package: &str, selector: &str, path: &str) -> Result<Answer> {
+    let Ok(parsed) = Selector::parse(package, selector) else {
+        return Ok(Answer::error(
+            400,
+            "the version is not a version, `latest` or a semver range",
+        ));
+    };
+    let picked = store.call(|reply| Msg::Resolve(package.to_string(), parsed, reply))??;
+    Ok(match picked {
+        Some(exact) => Answer::redirect(route::asset_url(package, &exact, path)),
+        None => Answer::error(404, "no version of this package matches"),
+    })
+}
+
+fn listing(store: &store::Handle, package: String, version: String) -> Result<Answer> {
+    if semver::Version::parse(&version).is_err() {
+        return redirect_to(store, &package, &version, "");
+    }
+    Ok(
+        match store.call(|reply| Msg::List(package, version, reply))?? {
+            Some(listing) => Answer::json(200, IMMUTABLE, &listing),
+            None => Answer::error(404, "no such version"),
+        },
+    )
+}

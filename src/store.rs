@@ -1,0 +1,380 @@
+//! The store actor: the one owner of the server's read-only catalog
+//! connection and of the asset cache, so neither needs a lock.
+//!
+//! HTTP workers ask it for assets, version resolutions and listings through
+//! an [`actor::Handle`]; a cache hit hands back an `Arc` of the stored body,
+//! so no body bytes are copied between the cache and the socket.
+//!
+//! # Cache
+//!
+//! Strict LRU (`lru`, O(1) get/put/pop), bounded both by entries
+//! (`--cache-capacity`, 0 turns the cache off) and by body bytes
+//! (`--cache-bytes`); an asset larger than the byte budget is never cached.
+//! Keys are `(package, exact version, path)`; ranges are resolved before
+//! the cache is consulted.
+//!
+//! # Staleness
+//!
+//! Versions are immutable, but `ccc rm`, `ccc gc` or `publish --force` in
+//! another process can delete or replace one. Every
+//! [`STALENESS_CHECK`] the actor reads SQLite's `data_version`; when it
+//! moved, it drops every cached entry whose version row is gone (a forced
+//! republish gets a new row id, so it is caught too). A deleted asset stops
+//! being served within that interval.
+
+use crate::actor::{self, Actor, Reply};
+use crate::catalog::query::{AssetRow, StoredAsset};
+use crate::catalog::{Access, Catalog};
+use crate::error::{Error, Result};
+use crate::spec::Selector;
+use lru::LruCache;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How often the actor checks whether another process changed the catalog.
+pub const STALENESS_CHECK: Duration = Duration::from_millis(250);
+
+/// Default `--cache-capacity`.
+pub const DEFAULT_CACHE_ENTRIES: usize = 256;
+/// Default `--cache-bytes`: 64 MiB.
+pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+
+/// How the store is set up.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub db: PathBuf,
+    pub cache_entries: usize,
+    pub cache_bytes: u64,
+    /// Print a line to stderr for every cache miss.
+    pub log_misses: bool,
+}
+
+/// A cache key: one file of one exact version.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AssetKey {
+    pub package: String,
+    pub version: String,
+    pub path: String,
+}
+
+/// A version's file list, as `/assets/<pkg>/<version>/` returns it.
+#[derive(Debug, Serialize)]
+pub struct Listing {
+    pub package: String,
+    pub version: String,
+    pub published_at: i64,
+    pub files: Vec<AssetRow>,
+}
+
+/// Cache counters, cumulative since the server started.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub evictions: u64,
+    /// Entries dropped because their version was deleted or replaced.
+    pub invalidations: u64,
+    pub entries: u64,
+    pub bytes: u64,
+    pub max_entries: u64,
+    pub max_bytes: u64,
+}
+
+/// Messages the store actor handles.
+pub enum Msg {
+    Get(AssetKey, Reply<Result<Option<Arc<StoredAsset>>>>),
+    /// The exact version a selector picks, if any.
+    Resolve(String, Selector, Reply<Result<Option<String>>>),
+    List(String, String, Reply<Result<Option<Listing>>>),
+    Stats(Reply<CacheStats>),
+}
+
+/// The handle HTTP workers use.
+pub type Handle = actor::Handle<Msg>;
+
+/// Starts the store actor; fails (before any port is bound) when the
+/// catalog is missing or not a catalog.
+pub fn start(config: Config) -> Result<actor::Running<Msg>> {
+    actor::spawn("store", 1024, move || Store::open(config))
+}
+
+struct Store {
+    catalog: Catalog,
+    cache: LruCache<AssetKey, Arc<StoredAsset>>,
+    config: Config,
+    stats: CacheStats,
+    data_version: i64,
+}
+
+impl Store {
+    fn open(config: Config) -> Result<Store> {
+        let catalog = Catalog::open(&config.db, Access::ReadOnly)?;
+        let data_version = catalog.data_version()?;
+        Ok(Store {
+            catalog,
+            cache: LruCache::unbounded(),
+            stats: CacheStats {
+                max_entries: config.cache_entries as u64,
+                max_bytes: config.cache_bytes,
+                ..CacheStats::default()
+            },
+            config,
+            data_version,
+        })
+    }
+
+    fn get(&mut self, key: AssetKey) -> Result<Option<Arc<StoredAsset>>> {
+        if let Some(hit) = self.cache.get(&key) {
+            self.stats.hits += 1;
+            return Ok(Some(hit.clone()));
+        }
+        self.stats.misses += 1;
+        let started = Instant::now();
+        let Some(asset) = self.catalog.lookup(&key.package, &key.version, &key.path)? else {
+            return Ok(None);
+        };
+        let asset = Arc::new(asset);
+        if self.config.log_misses {
+            eprintln!(
+                "cache miss: {}@{}/{} ({} bytes, {} us)",
+                key.package,
+                key.version,
+                key.path,
+                asset.body.len(),
+                started.elapsed().as_micros()
+            );
+        }
+        self.insert(key, asset.clone());
+        Ok(Some(asset))
+    }
+
+    /// Caches an asset, evicting least recently used entries to stay within
+    /// both budgets.
+    fn insert(&mut self, key: AssetKey, asset: Arc<StoredAsset>) {
+        let size = asset.body.len() as u64;
+        if self.config.cache_entries == 0 || size > self.config.cache_bytes {
+            return;
+        }
+        while self.cache.len() >= self.config.cache_entries
+            || self.stats.bytes + size > self.config.cache_bytes
+        {
+            match self.cache.pop_lru() {
+                Some((_, old)) => {
+                    self.stats.bytes -= old.body.len() as u64;
+                    self.stats.evictions += 1;
+                }
+                None => break,
+            }
+        }
+        self.stats.bytes += size;
+        if let Some(old) = self.cache.put(key, asset) {
+            // Two misses for one key raced through the inbox: keep one.
+            self.stats.bytes -= old.body.len() as u64;
+        }
+    }
+
+    /// Drops cached entries whose version no longer exists.
+    fn drop_stale(&mut self) -> Result<()> {
+        let version_ids: HashSet<i64> = self.cache.iter().map(|(_, a)| a.version_id).collect();
+        let mut gone = HashSet::new();
+        for id in version_ids {
+            if !self.catalog.version_exists(id)? {
+                gone.insert(id);
+            }
+        }
+        if gone.is_empty() {
+            return Ok(());
+        }
+        let doomed: Vec<AssetKey> = self
+            .cache
+            .iter()
+            .filter(|(_, a)| gone.contains(&a.version_id))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in doomed {
+            if let Some(old) = self.cache.pop(&key) {
+                self.stats.bytes -= old.body.len() as u64;
+                self.stats.invalidations += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve(&self, package: &str, selector: &Selector) -> Result<Option<String>> {
+        match self.catalog.resolve(package, selector) {
+            Ok(v) => Ok(Some(v.version.to_string())),
+            Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn list(&self, package: &str, version: &str) -> Result<Option<Listing>> {
+        let Ok(exact) = semver::Version::parse(version) else {
+            return Ok(None);
+        };
+        let v = match self.catalog.resolve(package, &Selector::Exact(exact)) {
+            Ok(v) => v,
+            Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        Ok(Some(Listing {
+            files: self.catalog.files(v.id)?,
+            package: v.package,
+            version: v.version.to_string(),
+            published_at: v.published_at,
+        }))
+    }
+}
+
+impl Actor for Store {
+    type Msg = Msg;
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Get(key, reply) => reply.send(self.get(key)),
+            Msg::Resolve(package, selector, reply) => reply.send(self.resolve(&package, &selector)),
+            Msg::List(package, version, reply) => reply.send(self.list(&package, &version)),
+            Msg::Stats(reply) => {
+                let mut stats = self.stats.clone();
+                stats.entries = self.cache.len() as u64;
+                reply.send(stats);
+            }
+        }
+    }
+
+    fn housekeeping_every(&self) -> Option<Duration> {
+        Some(STALENESS_CHECK)
+    }
+
+    fn housekeeping(&mut self) {
+        let result = self.catalog.data_version().and_then(|now| {
+            if now != self.data_version {
+                self.data_version = now;
+                self.drop_stale()?;
+            }
+            Ok(())
+        });
+        if let Err(e) = result {
+            eprintln!("warning: checking the catalog for changes failed: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+
+    fn catalog_with(dir: &std::path::Path, files: &[(&str, usize)]) -> PathBuf {
+        let db = dir.join("cdn.db");
+        let mut catalog = Catalog::open(&db, Access::Create).unwrap();
+        let entries = files
+            .iter()
+            .map(|(path, size)| FileEntry {
+                path: path.to_string(),
+                size: *size as u64,
+                source: Source::Memory(Arc::from(noise(*size))),
+            })
+            .collect();
+        let version = semver::Version::new(1, 0, 0);
+        publish::publish(
+            &mut catalog,
+            "app",
+            &version,
+            entries,
+            vec![],
+            &Options::default(),
+            &NoProgress,
+        )
+        .unwrap();
+        db
+    }
+
+    /// Incompressible bytes, so stored sizes equal raw sizes.
+    fn noise(len: usize) -> Vec<u8> {
+        let mut x = len as u64 | 1;
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x as u8
+            })
+            .collect()
+    }
+
+    fn key(path: &str) -> AssetKey {
+        AssetKey {
+            package: "app".into(),
+            version: "1.0.0".into(),
+            path: path.into(),
+        }
+    }
+
+    fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
+        Store::open(Config {
+            db,
+            cache_entries: entries,
+            cache_bytes: bytes,
+            log_misses: false,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn hits_share_the_body_and_budgets_evict_in_lru_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 1000), ("b", 1000), ("c", 1000)]);
+        let mut s = store(db, 2, 1 << 20);
+        let first = s.get(key("a")).unwrap().unwrap();
+        let again = s.get(key("a")).unwrap().unwrap();
+        assert!(
+            Arc::ptr_eq(&first.body, &again.body),
+            "a hit copies no body bytes"
+        );
+        s.get(key("b")).unwrap();
+        s.get(key("a")).unwrap(); // a is now most recent
+        s.get(key("c")).unwrap(); // evicts b
+        assert_eq!((s.stats.hits, s.stats.misses, s.stats.evictions), (2, 3, 1));
+        assert!(s.cache.contains(&key("a")) && !s.cache.contains(&key("b")));
+        assert!(s.get(key("nope")).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_byte_budget_bounds_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 600), ("b", 600), ("big", 5000)]);
+        let mut s = store(db, 100, 1000);
+        let size = |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().body.len() as u64;
+        assert_eq!(size(&mut s, "a"), 600);
+        size(&mut s, "b");
+        assert_eq!(s.cache.len(), 1, "600 + 600 bytes do not fit in 1000");
+        assert_eq!((s.stats.bytes, s.stats.evictions), (600, 1));
+        size(&mut s, "big");
+        assert!(
+            !s.cache.contains(&key("big")),
+            "larger than the budget: never cached"
+        );
+        assert!(s.stats.bytes <= 1000);
+        let mut off = store(dir.path().join("cdn.db"), 0, 1000);
+        off.get(key("a")).unwrap();
+        assert_eq!(off.cache.len(), 0, "capacity 0 turns the cache off");
+    }
+
+    #[test]
+    fn deleted_versions_leave_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        s.get(key("a")).unwrap().unwrap();
+        let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let id = writer.versions("app").unwrap()[0].id;
+        writer.remove_versions(&[id], false).unwrap();
+        s.housekeeping();
+        assert_eq!(s.stats.invalidations, 1);
+        assert!(s.get(key("a")).unwrap().is_none());
+    }
+}
