@@ -18,8 +18,13 @@
 //!   that another process changed the database.
 //! - When every handle is dropped the loop ends and the thread exits;
 //!   [`Running::join`] waits for that.
+//! - Every message and reply carries a causal-profiler [`Stamp`] (zero-sized
+//!   without the `causal` feature), and the loop and `call` apply the
+//!   profiler's send and receive rules, so virtual delays travel with
+//!   requests and replies and an idle actor never pays for time it waited.
 
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender};
+use crate::causal::{self, Stamp};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -40,12 +45,13 @@ pub trait Actor: 'static {
 }
 
 /// The sending side of a one-shot reply.
-pub struct Reply<T>(SyncSender<T>);
+pub struct Reply<T>(SyncSender<(T, Stamp)>);
 
 impl<T> Reply<T> {
     /// Sends the reply; a caller that gave up waiting is not an error.
     pub fn send(self, value: T) {
-        let _ = self.0.send(value);
+        let stamp = causal::send();
+        let _ = self.0.send((value, stamp));
     }
 }
 
@@ -64,7 +70,7 @@ pub struct StartError {
 
 /// A cloneable way to reach an actor.
 pub struct Handle<M> {
-    inbox: SyncSender<M>,
+    inbox: SyncSender<(M, Stamp)>,
     name: &'static str,
 }
 
@@ -82,15 +88,22 @@ impl<M: Send> Handle<M> {
     /// for the reply.
     pub fn call<T>(&self, make: impl FnOnce(Reply<T>) -> M) -> Result<T, Stopped> {
         let (tx, rx) = mpsc::sync_channel(1);
+        let stamp = causal::send();
         self.inbox
-            .send(make(Reply(tx)))
+            .send((make(Reply(tx)), stamp))
             .map_err(|_| Stopped(self.name))?;
-        rx.recv().map_err(|_| Stopped(self.name))
+        causal::idle_begin();
+        let (value, stamp) = rx.recv().map_err(|_| Stopped(self.name))?;
+        causal::receive(stamp);
+        Ok(value)
     }
 
     /// Sends a message that needs no reply.
     pub fn tell(&self, msg: M) -> Result<(), Stopped> {
-        self.inbox.send(msg).map_err(|_| Stopped(self.name))
+        let stamp = causal::send();
+        self.inbox
+            .send((msg, stamp))
+            .map_err(|_| Stopped(self.name))
     }
 }
 
@@ -123,11 +136,12 @@ where
     A: Actor,
     E: Send + 'static + From<StartError>,
 {
-    let (inbox_tx, inbox_rx) = mpsc::sync_channel::<A::Msg>(capacity);
+    let (inbox_tx, inbox_rx) = mpsc::sync_channel::<(A::Msg, Stamp)>(capacity);
     let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), E>>(1);
     let thread = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
+            causal::register_thread(name);
             let actor = match init() {
                 Ok(actor) => {
                     let _ = ready_tx.send(Ok(()));
@@ -168,28 +182,46 @@ where
 }
 
 /// The owner loop: messages in order, housekeeping in between.
-fn run<A: Actor>(mut actor: A, inbox: Receiver<A::Msg>) {
+fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>) {
     let every = actor.housekeeping_every();
     let mut next_housekeeping = every.map(|d| Instant::now() + d);
     loop {
-        let msg = match next_housekeeping {
-            None => match inbox.recv() {
-                Ok(msg) => Some(msg),
-                Err(_) => return,
-            },
-            Some(due) => match inbox.recv_timeout(due.saturating_duration_since(Instant::now())) {
-                Ok(msg) => Some(msg),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
-            },
+        causal::check();
+        // A message already queued was sent while this thread was busy; only
+        // an empty inbox makes it idle (the profiler's receive rule differs).
+        let received = match inbox.try_recv() {
+            Ok(envelope) => Some(envelope),
+            Err(TryRecvError::Disconnected) => return,
+            Err(TryRecvError::Empty) => {
+                causal::idle_begin();
+                match next_housekeeping {
+                    None => match inbox.recv() {
+                        Ok(envelope) => Some(envelope),
+                        Err(_) => return,
+                    },
+                    Some(due) => {
+                        match inbox.recv_timeout(due.saturating_duration_since(Instant::now())) {
+                            Ok(envelope) => Some(envelope),
+                            Err(RecvTimeoutError::Timeout) => None,
+                            Err(RecvTimeoutError::Disconnected) => return,
+                        }
+                    }
+                }
+            }
         };
+        if let Some((_, stamp)) = &received {
+            causal::receive(*stamp);
+        }
         if let (Some(due), Some(every)) = (next_housekeeping, every)
             && Instant::now() >= due
         {
+            // Housekeeping is off the request path: a poll timeout that
+            // leads to work ends the idle period without a stamp.
+            causal::wake_without_message();
             actor.housekeeping();
             next_housekeeping = Some(Instant::now() + every);
         }
-        if let Some(msg) = msg {
+        if let Some((msg, _)) = received {
             actor.handle(msg);
         }
     }

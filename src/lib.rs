@@ -11,6 +11,7 @@
 
 pub mod actor;
 pub mod catalog;
+pub mod causal;
 pub mod cli;
 pub mod cmd;
 pub mod error;

@@ -17,6 +17,7 @@
 
 use crate::actor;
 use crate::catalog::query::StoredAsset;
+use crate::causal;
 use crate::error::{Error, Result};
 use crate::http::conditional::{etag, http_date, not_modified};
 use crate::http::negotiate::{self, Coding};
@@ -160,9 +161,13 @@ impl Server {
                     counters: &self.counters,
                     access_log: self.config.access_log,
                 };
+                let name = format!("http-worker-{i}");
                 std::thread::Builder::new()
-                    .name(format!("http-worker-{i}"))
-                    .spawn_scoped(scope, move || worker.run(stop))
+                    .name(name.clone())
+                    .spawn_scoped(scope, move || {
+                        causal::register_thread(&name);
+                        worker.run(stop)
+                    })
                     .map_err(|e| Error::io("http worker", e))?;
             }
             Ok::<(), Error>(())
@@ -197,8 +202,21 @@ struct Worker<'a> {
 impl Worker<'_> {
     fn run(&self, stop: &AtomicBool) {
         while !stop.load(Ordering::Relaxed) {
-            match self.http.recv_timeout(Duration::from_millis(100)) {
-                Ok(Some(request)) => self.serve(request),
+            causal::check();
+            // A request already waiting found this worker busy; only an empty
+            // queue makes it idle (the profiler's receive rule differs).
+            let next = match self.http.try_recv() {
+                Ok(Some(request)) => Ok(Some(request)),
+                _ => {
+                    causal::idle_begin();
+                    self.http.recv_timeout(Duration::from_millis(100))
+                }
+            };
+            match next {
+                Ok(Some(request)) => {
+                    causal::receive_external(request.remote_addr());
+                    self.serve(request)
+                }
                 Ok(None) => {}
                 Err(e) => {
                     eprintln!("warning: accepting a request failed: {e}");
@@ -245,8 +263,16 @@ impl Worker<'_> {
                 started.elapsed().as_micros()
             )
         });
-        if let Err(e) = request.respond(answer.into_response()) {
-            eprintln!("warning: sending a response failed: {e}");
+        let served_asset = answer.asset && matches!(status, 200 | 304);
+        causal::before_respond(request.remote_addr());
+        let sent = {
+            let _s = causal::site!(HTTP_RESPOND);
+            request.respond(answer.into_response())
+        };
+        match sent {
+            Ok(()) if served_asset => causal::progress!(ASSET_SERVED),
+            Ok(()) => {}
+            Err(e) => eprintln!("warning: sending a response failed: {e}"),
         }
         if let Some(line) = log_line {
             let _ = writeln!(std::io::stdout().lock(), "{line}");
@@ -271,6 +297,8 @@ pub struct Answer {
     pub body: Body,
     /// Content-Length when it differs from the body held (HEAD, 304).
     pub length: Option<usize>,
+    /// Whether this answers for an asset (the profiler's unit of progress).
+    pub asset: bool,
 }
 
 /// A response body: shared with the cache, or owned.
@@ -325,6 +353,7 @@ impl Answer {
             ],
             body: Body::Owned(body),
             length: None,
+            asset: false,
         }
     }
 
@@ -350,6 +379,7 @@ impl Answer {
             headers: vec![("Location", location), ("Cache-Control", SHORT.into())],
             body: Body::Empty,
             length: None,
+            asset: false,
         }
     }
 
@@ -361,7 +391,11 @@ impl Answer {
 
 /// Decides the answer to one request.
 pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answer {
-    let route = match route::route(ask.method, ask.target) {
+    let routed = {
+        let _s = causal::site!(HTTP_PARSE);
+        route::route(ask.method, ask.target)
+    };
+    let route = match routed {
         Ok(route) => route,
         Err(RouteError::MethodNotAllowed) => {
             let mut a = Answer::error(405, "only GET and HEAD are supported");
@@ -449,6 +483,7 @@ fn asset(
             headers,
             body: Body::Empty,
             length: Some(length),
+            asset: true,
         });
     }
     if send_gzip {
@@ -458,7 +493,10 @@ fn asset(
         Body::Empty
     } else if asset.gzip && !send_gzip {
         let mut raw = Vec::with_capacity(asset.raw_size as usize);
-        let decoded = flate2::read::GzDecoder::new(&asset.body[..]).read_to_end(&mut raw);
+        let decoded = {
+            let _s = causal::site!(GZIP_DECODE);
+            flate2::read::GzDecoder::new(&asset.body[..]).read_to_end(&mut raw)
+        };
         if let Err(e) = decoded {
             return Ok(Answer::internal(&format!(
                 "stored gzip of {sha} does not decode: {e}"
@@ -473,6 +511,7 @@ fn asset(
         headers,
         body,
         length: Some(length),
+        asset: true,
     })
 }
 

@@ -25,6 +25,7 @@
 use crate::actor::{self, Actor, Reply};
 use crate::catalog::query::{AssetRow, StoredAsset};
 use crate::catalog::{Access, Catalog};
+use crate::causal;
 use crate::error::{Error, Result};
 use crate::spec::Selector;
 use lru::LruCache;
@@ -127,13 +128,21 @@ impl Store {
     }
 
     fn get(&mut self, key: AssetKey) -> Result<Option<Arc<StoredAsset>>> {
-        if let Some(hit) = self.cache.get(&key) {
+        let hit = {
+            let _s = causal::site!(CACHE_LOOKUP);
+            self.cache.get(&key).cloned()
+        };
+        if let Some(hit) = hit {
             self.stats.hits += 1;
-            return Ok(Some(hit.clone()));
+            return Ok(Some(hit));
         }
         self.stats.misses += 1;
         let started = Instant::now();
-        let Some(asset) = self.catalog.lookup(&key.package, &key.version, &key.path)? else {
+        let found = {
+            let _s = causal::site!(SQLITE_QUERY);
+            self.catalog.lookup(&key.package, &key.version, &key.path)?
+        };
+        let Some(asset) = found else {
             return Ok(None);
         };
         let asset = Arc::new(asset);
@@ -147,7 +156,10 @@ impl Store {
                 started.elapsed().as_micros()
             );
         }
-        self.insert(key, asset.clone());
+        {
+            let _s = causal::site!(CACHE_INSERT);
+            self.insert(key, asset.clone());
+        }
         Ok(Some(asset))
     }
 

@@ -1,0 +1,208 @@
+//! The throughput ceiling of `ccc serve`'s HTTP frontend: a tiny_http server
+//! set up exactly as `src/server.rs` sets it up (listener bound through
+//! socket2 with `TCP_NODELAY`, handed to `Server::from_listener`, N worker
+//! threads calling `recv`) that answers every request with one fixed
+//! in-memory gzip body and no lookup at all.
+//!
+//! `bench/rps.sh` runs it beside `ccc serve` and nginx: whatever ccc serves
+//! below this server's requests per second is the price of routing, the store
+//! actor hop, the cache and SQLite; whatever this server serves below nginx
+//! is the price of tiny_http itself.
+//!
+//! ```text
+//! cargo run --release --example ceiling -- --port 8334 --size 2218
+//! cargo run --release --example ceiling -- --port 8334 --size 2218 --threads 4 --bare
+//! ```
+//!
+//! `--size` is the body length in bytes (`bench/rps.sh` passes the median
+//! stored size of the seeded catalog's assets). By default the response
+//! carries the same header lines `ccc serve` sends for a gzip asset (Server,
+//! Content-Type, Vary, Cache-Control, ETag, Last-Modified, CORS, nosniff,
+//! Content-Encoding), built once at startup, so both servers put the same
+//! bytes on the wire; `--bare` sends only Content-Type and Content-Encoding.
+//! `--threads` defaults to what `ccc serve` uses: two per available core.
+//! The body is shared (`Arc<[u8]>`), as a cache hit's is in ccc, so no body
+//! bytes are copied before tiny_http writes them. It runs until killed.
+
+use std::io::Cursor;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tiny_http::{Header, Response, StatusCode};
+
+struct Args {
+    bind: String,
+    port: u16,
+    size: usize,
+    threads: usize,
+    bare: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut args = Args {
+        bind: "127.0.0.1".into(),
+        port: 8334,
+        size: 2218,
+        threads: 2 * cores,
+        bare: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--bind" => args.bind = value()?,
+            "--port" => args.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
+            "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
+            "--threads" => {
+                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
+            }
+            "--bare" => args.bare = true,
+            "-h" | "--help" => {
+                println!(
+                    "usage: ceiling [--bind ADDR] [--port N] [--size BYTES] [--threads N] [--bare]"
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other}")),
+        }
+    }
+    Ok(args)
+}
+
+/// The same listener `ccc serve` binds: `TCP_NODELAY` on the listening
+/// socket, which Linux copies to every accepted socket.
+fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Protocol, Socket, Type};
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    socket.set_tcp_nodelay(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(1024)?;
+    Ok(socket.into())
+}
+
+/// The header lines of one of ccc's gzip asset responses (tiny_http adds
+/// Date and Content-Length itself, as it does for ccc).
+fn headers(bare: bool) -> Vec<Header> {
+    let full = [
+        (
+            "Server",
+            concat!("ccc/", env!("CARGO_PKG_VERSION")).to_string(),
+        ),
+        ("Content-Type", "text/javascript; charset=utf-8".to_string()),
+        ("Vary", "Accept-Encoding".to_string()),
+        (
+            "Cache-Control",
+            "public, max-age=31536000, immutable".to_string(),
+        ),
+        ("ETag", format!("\"{}-gz\"", "0".repeat(64))),
+        (
+            "Last-Modified",
+            httpdate::fmt_http_date(std::time::SystemTime::now()),
+        ),
+        ("Access-Control-Allow-Origin", "*".to_string()),
+        ("X-Content-Type-Options", "nosniff".to_string()),
+        ("Content-Encoding", "gzip".to_string()),
+    ];
+    full.into_iter()
+        .filter(|(n, _)| !bare || matches!(*n, "Content-Type" | "Content-Encoding"))
+        .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
+        .collect()
+}
+
+/// A body that is a shared view of the one buffer.
+struct Shared(Arc<[u8]>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let ip = match args.bind.parse() {
+        Ok(ip) => ip,
+        Err(e) => {
+            eprintln!("error: --bind {}: {e}", args.bind);
+            std::process::exit(2);
+        }
+    };
+    let listener = match bind(SocketAddr::new(ip, args.port)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot listen on {}:{}: {e}", args.bind, args.port);
+            std::process::exit(1);
+        }
+    };
+    let addr = listener
+        .local_addr()
+        .map_or_else(|_| "?".into(), |a| a.to_string());
+    let server = match tiny_http::Server::from_listener(listener, None) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("error: cannot serve on {addr}: {e}");
+            std::process::exit(1);
+        }
+    };
+    // Deterministic, gzip-looking bytes: the content does not matter to the
+    // server, only the length does.
+    let body: Arc<[u8]> = (0..args.size)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
+        .collect();
+    let headers = headers(args.bare);
+    println!("listening on http://{addr}");
+    eprintln!(
+        "ceiling: {} byte gzip body, {} workers{}",
+        args.size,
+        args.threads,
+        if args.bare { ", bare headers" } else { "" }
+    );
+    let workers: Vec<_> = (0..args.threads.max(1))
+        .map(|i| {
+            let server = server.clone();
+            let body = body.clone();
+            let headers = headers.clone();
+            std::thread::Builder::new()
+                .name(format!("http-worker-{i}"))
+                .spawn(move || {
+                    loop {
+                        let request = match server.recv() {
+                            Ok(r) => r,
+                            Err(e) => {
+                                eprintln!("warning: accepting a request failed: {e}");
+                                continue;
+                            }
+                        };
+                        let response = Response::new(
+                            StatusCode(200),
+                            headers.clone(),
+                            Cursor::new(Shared(body.clone())),
+                            Some(body.len()),
+                            None,
+                        );
+                        if let Err(e) = request.respond(response) {
+                            eprintln!("warning: sending a response failed: {e}");
+                        }
+                    }
+                })
+        })
+        .collect();
+    for worker in workers {
+        match worker {
+            Ok(handle) => {
+                let _ = handle.join();
+            }
+            Err(e) => {
+                eprintln!("error: cannot start a worker: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+}

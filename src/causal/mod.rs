@@ -1,0 +1,86 @@
+//! The built-in causal profiler: Coz's virtual speedups, applied to
+//! explicitly instrumented sites of the serve path.
+//!
+//! The vocabulary the rest of ccc uses:
+//!
+//! - `let _s = causal::site!(SQLITE_QUERY);` times a region (the guard
+//!   credits the visit when dropped, so `?` and early returns work);
+//! - `causal::progress!(ASSET_SERVED);` counts a unit of useful work;
+//! - the actor module stamps every message ([`send`], [`receive`],
+//!   [`idle_begin`]) so that delay flows with requests and replies;
+//! - HTTP workers call [`receive_external`] / [`before_respond`] around each
+//!   request, and [`check`] at the top of their loops.
+//!
+//! With the `causal` cargo feature off (it is on by default) all of these
+//! compile to nothing. With it on but no profiling session (`ccc serve`),
+//! each costs one relaxed atomic load and a branch.
+//!
+//! The rest of the profiler: [`engine`] (the delay rules), [`points`] (ccc's
+//! sites), the experiment controller and its reports.
+
+pub mod points;
+
+#[cfg(feature = "causal")]
+pub mod engine;
+#[cfg(feature = "causal")]
+mod runtime;
+#[cfg(feature = "causal")]
+pub use engine::Stamp;
+#[cfg(feature = "causal")]
+pub use runtime::*;
+
+#[cfg(not(feature = "causal"))]
+mod off;
+#[cfg(not(feature = "causal"))]
+pub use off::*;
+
+/// Times the rest of the enclosing block as a visit of a site from
+/// [`points`]: `let _s = causal::site!(SQLITE_QUERY);`.
+#[cfg(feature = "causal")]
+#[macro_export]
+macro_rules! site {
+    ($site:ident) => {
+        $crate::causal::enter(&$crate::causal::points::$site)
+    };
+    ($site:expr) => {
+        $crate::causal::enter($site)
+    };
+}
+
+/// Without the `causal` feature a site is nothing.
+#[cfg(not(feature = "causal"))]
+#[macro_export]
+macro_rules! site {
+    ($site:ident) => {
+        ()
+    };
+    ($site:expr) => {
+        ()
+    };
+}
+
+/// Counts one unit of progress at a point from [`points`].
+#[cfg(feature = "causal")]
+#[macro_export]
+macro_rules! progress {
+    ($point:ident) => {
+        $crate::causal::progress(&$crate::causal::points::$point)
+    };
+    ($point:expr) => {
+        $crate::causal::progress($point)
+    };
+}
+
+/// Without the `causal` feature a progress point is nothing.
+#[cfg(not(feature = "causal"))]
+#[macro_export]
+macro_rules! progress {
+    ($point:ident) => {
+        ()
+    };
+    ($point:expr) => {
+        ()
+    };
+}
+
+pub use crate::{progress, site};

@@ -1,0 +1,325 @@
+//! The engine wired to the process: statics, thread-locals, the real
+//! clock, and the hooks the rest of ccc calls.
+//!
+//! Every hook starts with one relaxed load of `ARMED` and a branch; the rest
+//! is out of line and `#[cold]`, so a plain `ccc serve` pays that and nothing
+//! more (`bench/CAUSAL.md` measures it).
+
+use super::engine::{Clock, Engine, Globals, Slot, Stamp, ThreadState};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+/// The process's engine state.
+pub static GLOBALS: Globals = Globals::new();
+
+/// Every registered thread's ledger, for the controller.
+static REGISTRY: Mutex<Vec<&'static Slot>> = Mutex::new(Vec::new());
+
+/// Stamp of the last response per client connection (see
+/// [`receive_external`]); cleared at every epoch.
+static CONN_STAMPS: LazyLock<Mutex<HashMap<SocketAddr, Stamp>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+static PROCESS_EPOCH: LazyLock<Instant> = LazyLock::new(Instant::now);
+
+thread_local! {
+    static STATE: ThreadState = const { ThreadState::new() };
+}
+
+/// Nanoseconds since the process started, on the monotonic clock.
+pub fn now_ns() -> u64 {
+    PROCESS_EPOCH.elapsed().as_nanos() as u64
+}
+
+/// The real clock: `Instant` and `thread::sleep`.
+pub struct RealClock;
+
+impl Clock for RealClock {
+    fn now(&self) -> u64 {
+        now_ns()
+    }
+    fn sleep(&self, ns: u64) {
+        std::thread::sleep(Duration::from_nanos(ns));
+    }
+}
+
+fn engine() -> Engine<'static, RealClock> {
+    Engine {
+        globals: &GLOBALS,
+        clock: &RealClock,
+    }
+}
+
+/// Whether a profiling session is on.
+#[inline(always)]
+pub fn armed() -> bool {
+    GLOBALS.armed.load(Ordering::Relaxed)
+}
+
+/// Runs `f` on this thread's state if it is registered.
+#[inline]
+fn with_registered<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
+    STATE
+        .try_with(|t| t.registered().then(|| f(t)))
+        .ok()
+        .flatten()
+}
+
+/// A timed region of code that can be virtually sped up.
+pub struct Site {
+    pub id: u16,
+    pub name: &'static str,
+}
+
+impl Site {
+    pub const fn new(id: u16, name: &'static str) -> Site {
+        Site { id, name }
+    }
+}
+
+/// A progress point: one count per unit of useful work.
+pub struct Progress {
+    pub name: &'static str,
+    count: AtomicU64,
+}
+
+impl Progress {
+    pub const fn new(name: &'static str) -> Progress {
+        Progress {
+            name,
+            count: AtomicU64::new(0),
+        }
+    }
+
+    /// Units counted while armed.
+    pub fn count(&self) -> u64 {
+        self.count.load(Ordering::Acquire)
+    }
+}
+
+/// Guard of a site visit; credits the visit when dropped.
+#[must_use = "a site guard times the region until it is dropped"]
+pub struct SiteGuard {
+    opened: bool,
+}
+
+impl Drop for SiteGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.opened {
+            exit_cold();
+        }
+    }
+}
+
+/// Enters a site; use through `causal::site!`.
+#[inline(always)]
+pub fn enter(site: &Site) -> SiteGuard {
+    if !armed() {
+        return SiteGuard { opened: false };
+    }
+    enter_cold(site.id)
+}
+
+#[cold]
+#[inline(never)]
+fn enter_cold(id: u16) -> SiteGuard {
+    let opened = with_registered(|t| engine().enter(t, id)).unwrap_or(false);
+    SiteGuard { opened }
+}
+
+#[cold]
+#[inline(never)]
+fn exit_cold() {
+    with_registered(|t| engine().exit(t));
+}
+
+/// Counts one unit of progress (after a strict check); use through
+/// `causal::progress!`.
+#[inline(always)]
+pub fn progress(point: &Progress) {
+    if armed() {
+        progress_cold(point);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn progress_cold(point: &Progress) {
+    with_registered(|t| engine().send(t));
+    point.count.fetch_add(1, Ordering::AcqRel);
+}
+
+/// An ordinary check point: the top of a worker's or an actor's loop.
+#[inline(always)]
+pub fn check() {
+    if armed() {
+        check_cold();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn check_cold() {
+    with_registered(|t| engine().ordinary(t));
+}
+
+/// Before sending a message to another registered thread: a strict check,
+/// then the stamp the message carries.
+#[inline(always)]
+pub fn send() -> Stamp {
+    if armed() {
+        send_cold()
+    } else {
+        Stamp::default()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn send_cold() -> Stamp {
+    with_registered(|t| engine().send(t)).unwrap_or_default()
+}
+
+/// Before waiting on an empty queue.
+#[inline(always)]
+pub fn idle_begin() {
+    if armed() {
+        idle_begin_cold();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn idle_begin_cold() {
+    with_registered(|t| engine().idle_begin(t));
+}
+
+/// On receiving a message from a registered thread.
+#[inline(always)]
+pub fn receive(stamp: Stamp) {
+    if armed() {
+        receive_cold(stamp);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn receive_cold(stamp: Stamp) {
+    with_registered(|t| engine().receive(t, Some(stamp)));
+}
+
+/// An idle wait ended without a message, and the thread is about to do
+/// work (housekeeping after a poll timeout).
+#[inline(always)]
+pub fn wake_without_message() {
+    if armed() {
+        wake_cold();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wake_cold() {
+    with_registered(|t| engine().wake_without_message(t));
+}
+
+/// On receiving a request from an unregistered client: the receive rule
+/// with the stamp of the last response on the same connection.
+#[inline(always)]
+pub fn receive_external(peer: Option<&SocketAddr>) {
+    if armed() {
+        receive_external_cold(peer.copied());
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn receive_external_cold(peer: Option<SocketAddr>) {
+    let memo = peer.and_then(|p| {
+        CONN_STAMPS
+            .lock()
+            .ok()
+            .and_then(|stamps| stamps.get(&p).copied())
+    });
+    with_registered(|t| engine().receive_external(t, memo));
+}
+
+/// Just before a response is written to a client: a strict check, and the
+/// stamp remembered for the connection's next request.
+#[inline(always)]
+pub fn before_respond(peer: Option<&SocketAddr>) {
+    if armed() {
+        before_respond_cold(peer.copied());
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn before_respond_cold(peer: Option<SocketAddr>) {
+    let Some(stamp) = with_registered(|t| engine().send(t)) else {
+        return;
+    };
+    if let (Some(peer), Ok(mut stamps)) = (peer, CONN_STAMPS.lock()) {
+        stamps.insert(peer, stamp);
+    }
+}
+
+/// Registers the calling thread under `name` when a profiling session is
+/// on (otherwise it does nothing: plain `serve` threads stay unregistered).
+/// Also narrows the thread's timer slack to 1 us so that pays sleep close
+/// to what they owe.
+pub fn register_thread(name: &str) {
+    if !armed() {
+        return;
+    }
+    let slot: &'static Slot = Box::leak(Box::new(Slot::new(name)));
+    if STATE.try_with(|t| t.register(slot, &GLOBALS)).is_err() {
+        return;
+    }
+    if let Ok(mut registry) = REGISTRY.lock() {
+        registry.push(slot);
+    }
+    narrow_timer_slack();
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn narrow_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and touches only the
+    // calling thread's scheduling attributes.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn narrow_timer_slack() {}
+
+/// The registered threads' ledgers.
+pub fn registry() -> Vec<&'static Slot> {
+    REGISTRY.lock().map(|r| r.clone()).unwrap_or_default()
+}
+
+/// Forgets the per-connection stamps (at every epoch).
+pub fn clear_connection_stamps() {
+    if let Ok(mut stamps) = CONN_STAMPS.lock() {
+        stamps.clear();
+    }
+}
+
+/// Median cost of a pair of back-to-back clock reads, in ns.
+pub fn measure_clock_cost() -> u64 {
+    let mut samples: Vec<u64> = (0..1001)
+        .map(|_| {
+            let a = now_ns();
+            let b = now_ns();
+            b - a
+        })
+        .collect();
+    samples.sort_unstable();
+    samples[samples.len() / 2]
+}
