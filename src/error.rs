@@ -110,6 +110,9 @@ impl Error {
                 Some("versions are immutable; pass --force to replace it atomically".into())
             }
             Error::SchemaTooNew { .. } => Some("upgrade ccc to open this catalog".into()),
+            Error::NotSqlite(_) | Error::NotCatalog(_) => Some(
+                "point --db (or CCC_DB_PATH) at a catalog made by `ccc publish`".into(),
+            ),
             Error::Corrupt { .. } => Some("run `ccc verify` for a full report".into()),
             Error::Busy(_) => Some("wait for the other ccc to finish, then retry".into()),
             Error::InvalidVersion { .. } => {

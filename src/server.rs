@@ -334,6 +334,9 @@ impl Answer {
             .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
             .collect();
         let length = self.length.unwrap_or_else(|| self.body.len());
+        // Every body's length is known: send Content-Length, never chunked
+        // (tiny_http would chunk bodies over 32 KiB), so clients and HEAD
+        // requests see sizes.
         Response::new(
             StatusCode(self.status),
             headers,
@@ -341,6 +344,7 @@ impl Answer {
             Some(length),
             None,
         )
+        .with_chunked_threshold(usize::MAX)
     }
 
     fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {

@@ -81,8 +81,19 @@ pub enum Selector {
     Exact(Version),
     /// The newest release, or the newest pre-release if there is no release.
     Latest,
-    /// The newest version that satisfies an npm-style range.
-    Range(VersionReq),
+    /// The newest version that satisfies an npm-style range, with the
+    /// range as typed (the semver crate spells some ranges differently).
+    Range(VersionReq, String),
+}
+
+impl std::fmt::Display for Selector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Selector::Exact(v) => write!(f, "{v}"),
+            Selector::Latest => f.write_str("latest"),
+            Selector::Range(_, typed) => f.write_str(typed),
+        }
+    }
 }
 
 impl Selector {
@@ -101,11 +112,12 @@ impl Selector {
         } else {
             VersionReq::parse(input)
         };
-        req.map(Selector::Range).map_err(|e| Error::InvalidVersion {
-            package: package.to_string(),
-            version: input.to_string(),
-            why: format!("not a version, `latest` or a range: {e}"),
-        })
+        req.map(|req| Selector::Range(req, input.to_string()))
+            .map_err(|e| Error::InvalidVersion {
+                package: package.to_string(),
+                version: input.to_string(),
+                why: format!("not a version, `latest` or a range: {e}"),
+            })
     }
 
     /// Picks the newest of `versions` that this selector accepts.
@@ -118,7 +130,7 @@ impl Selector {
                 let newest_release = all.iter().filter(|v| v.pre.is_empty()).max().copied();
                 newest_release.or_else(|| all.into_iter().max())
             }
-            Selector::Range(req) => versions.filter(|v| req.matches(v)).max(),
+            Selector::Range(req, _) => versions.filter(|v| req.matches(v)).max(),
         }
     }
 }

@@ -61,8 +61,10 @@ CREATE TABLE packages (
     created_at INTEGER NOT NULL
 );
 
+-- AUTOINCREMENT: a version id is never reused, so a server that cached a
+-- version's files can tell a forced republish (new id) from the original.
 CREATE TABLE versions (
-    id           INTEGER PRIMARY KEY,
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
     package_id   INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
     version      TEXT NOT NULL,
     published_at INTEGER NOT NULL,

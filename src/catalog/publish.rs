@@ -77,7 +77,9 @@ pub struct Plan {
 /// Symlinks are never followed (each is reported as skipped), so no file
 /// outside `dir` can be stored; so are special files (sockets, FIFOs).
 pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<Plan> {
-    let meta = std::fs::symlink_metadata(dir).map_err(|e| Error::io(dir, e))?;
+    // DIR itself may be a symlink the user named on purpose; links inside it
+    // are never followed.
+    let meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
     if !meta.is_dir() {
         return Err(Error::bad_input(dir, "is not a directory"));
     }
@@ -144,9 +146,8 @@ pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<P
             return Err(Error::bad_input(
                 entry.path(),
                 format!(
-                    "file is {}, over --max-file-size {}",
+                    "file is {size} bytes ({}), over --max-file-size {max_file_size} bytes",
                     crate::units::human_size(size),
-                    crate::units::human_size(max_file_size)
                 ),
             ));
         }

@@ -159,11 +159,7 @@ impl Catalog {
             .and_then(|want| versions.into_iter().find(|v| v.version == want))
             .ok_or_else(|| Error::VersionNotFound {
                 package: package.to_string(),
-                version: match selector {
-                    Selector::Exact(v) => v.to_string(),
-                    Selector::Latest => "latest".to_string(),
-                    Selector::Range(r) => r.to_string(),
-                },
+                version: selector.to_string(),
             })
     }
 

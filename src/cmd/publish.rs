@@ -25,7 +25,8 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     let version = spec::version(&target.package, version_text)?;
     let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size)?;
 
-    let mut catalog = if args.dry_run && !db.exists() {
+    let creating = !db.exists();
+    let mut catalog = if args.dry_run && creating {
         Catalog::in_memory()?
     } else {
         Catalog::open(db, Access::Create)?
@@ -48,7 +49,7 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         files_done: AtomicU64::new(0),
         files_total: AtomicU64::new(0),
     };
-    let report = publish::publish(
+    let result = publish::publish(
         &mut catalog,
         &target.package,
         &version,
@@ -56,7 +57,19 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         plan.skipped,
         &options,
         &bar,
-    )?;
+    );
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            bar.bar.finish_and_clear();
+            // A first publish that failed leaves no empty catalog behind.
+            if creating && catalog.is_file() {
+                drop(catalog);
+                remove_catalog_files(db);
+            }
+            return Err(e);
+        }
+    };
     if args.json {
         output::print_json(&report)?;
     } else if !args.quiet {
@@ -81,6 +94,14 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn remove_catalog_files(db: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// The publish progress drawn with indicatif: bytes (and their rate) on

@@ -59,7 +59,16 @@ pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
     if target.len() > MAX_TARGET_LEN {
         return Err(RouteError::TargetTooLong);
     }
-    let raw_path = target.split(['?', '#']).next().unwrap_or("");
+    // RFC 9112 3.2.2: the absolute form (`GET http://host/path`) must be
+    // accepted too; the authority is not ours to check.
+    let origin_form = match target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    {
+        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    };
+    let raw_path = origin_form.split(['?', '#']).next().unwrap_or("");
     let route = match raw_path {
         "/_stats" => Route::Stats,
         "/healthz" => Route::Health,
@@ -275,6 +284,8 @@ mod tests {
         assert_eq!(route("GET", "/nope"), Err(RouteError::NotFound));
         assert_eq!(route("GET", "/"), Err(RouteError::NotFound));
         assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
+        assert_eq!(route("GET", "http://h:1/_stats"), Ok(Route::Stats));
+        assert_eq!(route("GET", "http://h:1"), Err(RouteError::NotFound));
         assert_eq!(route("GET", "/healthz"), Ok(Route::Health));
         let long = format!("/assets/app/1.0.0/{}", "a".repeat(MAX_TARGET_LEN));
         assert_eq!(route("GET", &long), Err(RouteError::TargetTooLong));
