@@ -36,6 +36,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
+            [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for ccc''s own maintainers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -152,6 +153,40 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ccc;causal' {
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads answering requests [default: two per core]')
+            [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
+            [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most body bytes kept in memory, like 64MiB')
+            [CompletionResult]::new('--sites', '--sites', [CompletionResultType]::ParameterName, 'Sites to profile, comma-separated [default: all]')
+            [CompletionResult]::new('--speedups', '--speedups', [CompletionResultType]::ParameterName, 'Virtual speedups in percent, comma-separated (0 is always added)')
+            [CompletionResult]::new('--rounds', '--rounds', [CompletionResultType]::ParameterName, 'Rounds over every site and speedup')
+            [CompletionResult]::new('--window', '--window', [CompletionResultType]::ParameterName, 'Shortest measurement window of one experiment')
+            [CompletionResult]::new('--max-window', '--max-window', [CompletionResultType]::ParameterName, 'Longest window, when progress is slow')
+            [CompletionResult]::new('--warmup', '--warmup', [CompletionResultType]::ParameterName, 'Load before the first experiment (warms caches, measures the rate)')
+            [CompletionResult]::new('--settle', '--settle', [CompletionResultType]::ParameterName, 'Pause after each experiment starts, before measuring')
+            [CompletionResult]::new('--min-delta', '--min-delta', [CompletionResultType]::ParameterName, 'Progress counts an experiment needs to be reliable (at least 5, the least Coz''s viewer plots)')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed of the experiment order (printed, so a run can be repeated)')
+            [CompletionResult]::new('--load', '--load', [CompletionResultType]::ParameterName, '`builtin:N`: N keep-alive clients of ccc''s own; `external`: wait for someone else''s load (wrk, oha, ...)')
+            [CompletionResult]::new('--urls', '--urls', [CompletionResultType]::ParameterName, 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]')
+            [CompletionResult]::new('--external-wake', '--external-wake', [CompletionResultType]::ParameterName, 'How a request from a client moves the worker''s virtual clock')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Write every cell, the summary and the ledger as JSON (`-` for stdout)')
+            [CompletionResult]::new('--coz-out', '--coz-out', [CompletionResultType]::ParameterName, 'Write a profile Coz''s viewer loads')
+            [CompletionResult]::new('--coz-format', '--coz-format', [CompletionResultType]::ParameterName, 'Format of --coz-out')
+            [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'Print the delay-accounting audit: per cell, or per cell and thread')
+            [CompletionResult]::new('--plot', '--plot', [CompletionResultType]::ParameterName, 'Draw the speedup curves as SVG')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--log-misses', '--log-misses', [CompletionResultType]::ParameterName, 'Print a line to stderr for every cache miss')
+            [CompletionResult]::new('--access-log', '--access-log', [CompletionResultType]::ParameterName, 'Print a line to stdout for every request')
+            [CompletionResult]::new('--coz-append', '--coz-append', [CompletionResultType]::ParameterName, 'Append to --coz-out instead of replacing it')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Exit 4 when the ledger audit finds an error')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ccc;generate' {
             [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that holds `completions/` and `man/`')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
@@ -171,6 +206,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
+            [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for ccc''s own maintainers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -200,6 +236,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;export' {
+            break
+        }
+        'ccc;help;causal' {
             break
         }
         'ccc;help;generate' {

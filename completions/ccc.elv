@@ -33,6 +33,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
+            cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -138,6 +139,39 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;causal'= {
+            cand --bind 'Address to listen on'
+            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
+            cand --threads 'Worker threads answering requests [default: two per core]'
+            cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
+            cand --cache-bytes 'Most body bytes kept in memory, like 64MiB'
+            cand --sites 'Sites to profile, comma-separated [default: all]'
+            cand --speedups 'Virtual speedups in percent, comma-separated (0 is always added)'
+            cand --rounds 'Rounds over every site and speedup'
+            cand --window 'Shortest measurement window of one experiment'
+            cand --max-window 'Longest window, when progress is slow'
+            cand --warmup 'Load before the first experiment (warms caches, measures the rate)'
+            cand --settle 'Pause after each experiment starts, before measuring'
+            cand --min-delta 'Progress counts an experiment needs to be reliable (at least 5, the least Coz''s viewer plots)'
+            cand --seed 'Seed of the experiment order (printed, so a run can be repeated)'
+            cand --load '`builtin:N`: N keep-alive clients of ccc''s own; `external`: wait for someone else''s load (wrk, oha, ...)'
+            cand --urls 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]'
+            cand --external-wake 'How a request from a client moves the worker''s virtual clock'
+            cand --json 'Write every cell, the summary and the ledger as JSON (`-` for stdout)'
+            cand --coz-out 'Write a profile Coz''s viewer loads'
+            cand --coz-format 'Format of --coz-out'
+            cand --ledger 'Print the delay-accounting audit: per cell, or per cell and thread'
+            cand --plot 'Draw the speedup curves as SVG'
+            cand --db 'The catalog file'
+            cand --log-misses 'Print a line to stderr for every cache miss'
+            cand --access-log 'Print a line to stdout for every request'
+            cand --coz-append 'Append to --coz-out instead of replacing it'
+            cand --strict 'Exit 4 when the ledger audit finds an error'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;generate'= {
             cand --out 'Directory that holds `completions/` and `man/`'
             cand --db 'The catalog file'
@@ -156,6 +190,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
+            cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -176,6 +211,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;serve'= {
         }
         &'ccc;help;export'= {
+        }
+        &'ccc;help;causal'= {
         }
         &'ccc;help;generate'= {
         }

@@ -37,6 +37,7 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "gc" -d 'Prune old versions,
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "serve" -d 'Serve the catalog over HTTP'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
@@ -98,18 +99,52 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog fi
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l json -d 'Print the summary as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address to listen on' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l speedups -d 'Virtual speedups in percent, comma-separated (0 is always added)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l rounds -d 'Rounds over every site and speedup' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l window -d 'Shortest measurement window of one experiment' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-window -d 'Longest window, when progress is slow' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l warmup -d 'Load before the first experiment (warms caches, measures the rate)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l settle -d 'Pause after each experiment starts, before measuring' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l min-delta -d 'Progress counts an experiment needs to be reliable (at least 5, the least Coz\'s viewer plots)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l seed -d 'Seed of the experiment order (printed, so a run can be repeated)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l load -d '`builtin:N`: N keep-alive clients of ccc\'s own; `external`: wait for someone else\'s load (wrk, oha, ...)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l urls -d 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l external-wake -d 'How a request from a client moves the worker\'s virtual clock' -r -f -a "conn\t'Memo of the last response per connection (exact for closed loops)'
+owe\t'Idle workers absorb nothing (Coz\'s rule for blocking I/O)'
+skip\t'Idle workers skip all delay (over-predicts closed loops)'"
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l json -d 'Write every cell, the summary and the ledger as JSON (`-` for stdout)' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-out -d 'Write a profile Coz\'s viewer loads' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-format -d 'Format of --coz-out' -r -f -a "tsv\t'Tab-separated, read by every viewer version'
+jsonl\t'JSON lines'"
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l ledger -d 'Print the delay-accounting audit: per cell, or per cell and thread' -r -f -a "summary\t''
+full\t''"
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the speedup curves as SVG' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -l out -d 'Directory that holds `completions/` and `man/`' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand generate" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "serve" -d 'Serve the catalog over HTTP'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "generate" -d 'Write shell completions and man pages (for ccc\'s own maintainers)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal generate help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -87,15 +87,22 @@ impl<M: Send> Handle<M> {
     /// Sends the message `make` builds around a fresh reply slot, then waits
     /// for the reply.
     pub fn call<T>(&self, make: impl FnOnce(Reply<T>) -> M) -> Result<T, Stopped> {
+        self.ask(make)?.wait()
+    }
+
+    /// Sends a request without waiting: several requests to different
+    /// actors can then be in flight at once (fork), and waited for in any
+    /// order (join).
+    pub fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> M) -> Result<Pending<T>, Stopped> {
         let (tx, rx) = mpsc::sync_channel(1);
         let stamp = causal::send();
         self.inbox
             .send((make(Reply(tx)), stamp))
             .map_err(|_| Stopped(self.name))?;
-        causal::idle_begin();
-        let (value, stamp) = rx.recv().map_err(|_| Stopped(self.name))?;
-        causal::receive(stamp);
-        Ok(value)
+        Ok(Pending {
+            reply: rx,
+            name: self.name,
+        })
     }
 
     /// Sends a message that needs no reply.
@@ -104,6 +111,31 @@ impl<M: Send> Handle<M> {
         self.inbox
             .send((msg, stamp))
             .map_err(|_| Stopped(self.name))
+    }
+}
+
+/// A reply on its way (see [`Handle::ask`]).
+pub struct Pending<T> {
+    reply: Receiver<(T, Stamp)>,
+    name: &'static str,
+}
+
+impl<T> Pending<T> {
+    /// Waits for the reply.
+    pub fn wait(self) -> Result<T, Stopped> {
+        // A reply that is already here arrived while this thread was busy
+        // (say, waiting on another reply of a fork): it is queued, not a
+        // wake-up, and the profiler's receive rule differs.
+        let (value, stamp) = match self.reply.try_recv() {
+            Ok(reply) => reply,
+            Err(TryRecvError::Disconnected) => return Err(Stopped(self.name)),
+            Err(TryRecvError::Empty) => {
+                causal::idle_begin();
+                self.reply.recv().map_err(|_| Stopped(self.name))?
+            }
+        };
+        causal::receive(stamp);
+        Ok(value)
     }
 }
 

@@ -39,6 +39,7 @@ pub enum Command {
     Verify(VerifyArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
+    Causal(Box<CausalArgs>),
     #[command(hide = true)]
     Generate(GenerateArgs),
 }
@@ -268,6 +269,128 @@ pub struct ExportArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Profile `serve` under live load: which code is worth optimizing?
+///
+/// Runs the server, drives it (or waits for your load), and applies virtual
+/// speedups (Coz's method) to its instrumented sites: while a site is
+/// "sped up" by P%, everything else is delayed by P% of each visit. The
+/// change in served assets per second predicts what a real P% speedup of
+/// that site would gain. Prints a table; --json, --coz-out (for Coz's
+/// viewer) and --plot write the full results.
+#[derive(Debug, Args)]
+pub struct CausalArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+
+    /// Sites to profile, comma-separated [default: all].
+    #[arg(long, value_delimiter = ',', value_name = "SITE,...")]
+    pub sites: Vec<String>,
+
+    /// Virtual speedups in percent, comma-separated (0 is always added).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "0,25,50",
+        value_name = "PCT,..."
+    )]
+    pub speedups: Vec<u8>,
+
+    /// Rounds over every site and speedup.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub rounds: usize,
+
+    /// Shortest measurement window of one experiment.
+    #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "DURATION")]
+    pub window: std::time::Duration,
+
+    /// Longest window, when progress is slow.
+    #[arg(long, default_value = "4s", value_parser = parse_duration, value_name = "DURATION")]
+    pub max_window: std::time::Duration,
+
+    /// Load before the first experiment (warms caches, measures the rate).
+    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
+    pub warmup: std::time::Duration,
+
+    /// Pause after each experiment starts, before measuring.
+    #[arg(long, default_value = "100ms", value_parser = parse_duration, value_name = "DURATION")]
+    pub settle: std::time::Duration,
+
+    /// Progress counts an experiment needs to be reliable (at least 5, the
+    /// least Coz's viewer plots).
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(5..))]
+    pub min_delta: u64,
+
+    /// Seed of the experiment order (printed, so a run can be repeated).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// `builtin:N`: N keep-alive clients of ccc's own; `external`: wait for
+    /// someone else's load (wrk, oha, ...).
+    #[arg(long, default_value = "builtin:8", value_name = "builtin:N|external")]
+    pub load: String,
+
+    /// URL list for the built-in load, one per line, used in order
+    /// [default: every asset, 80% of requests on the first 50].
+    #[arg(long, value_name = "FILE")]
+    pub urls: Option<PathBuf>,
+
+    /// How a request from a client moves the worker's virtual clock.
+    #[arg(long, value_enum, default_value = "conn")]
+    pub external_wake: ExternalWakeArg,
+
+    /// Write every cell, the summary and the ledger as JSON (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write a profile Coz's viewer loads.
+    #[arg(long, value_name = "FILE")]
+    pub coz_out: Option<PathBuf>,
+
+    /// Format of --coz-out.
+    #[arg(long, value_enum, default_value = "tsv")]
+    pub coz_format: CozFormatArg,
+
+    /// Append to --coz-out instead of replacing it.
+    #[arg(long)]
+    pub coz_append: bool,
+
+    /// Print the delay-accounting audit: per cell, or per cell and thread.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "summary", value_name = "LEVEL")]
+    pub ledger: Option<LedgerArg>,
+
+    /// Exit 4 when the ledger audit finds an error.
+    #[arg(long)]
+    pub strict: bool,
+
+    /// Draw the speedup curves as SVG.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum ExternalWakeArg {
+    /// Memo of the last response per connection (exact for closed loops).
+    Conn,
+    /// Idle workers absorb nothing (Coz's rule for blocking I/O).
+    Owe,
+    /// Idle workers skip all delay (over-predicts closed loops).
+    Skip,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum CozFormatArg {
+    /// Tab-separated, read by every viewer version.
+    Tsv,
+    /// JSON lines.
+    Jsonl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LedgerArg {
+    Summary,
+    Full,
 }
 
 /// Write shell completions and man pages (for ccc's own maintainers).

@@ -40,6 +40,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
+        Command::Causal(args) => cmd::causal::run(db, *args),
         Command::Generate(args) => cmd::generate::run(args),
     }
 }

@@ -264,11 +264,13 @@ impl Worker<'_> {
             )
         });
         let served_asset = answer.asset && matches!(status, 200 | 304);
-        causal::before_respond(request.remote_addr());
+        let peer = request.remote_addr().copied();
+        causal::before_respond();
         let sent = {
             let _s = causal::site!(HTTP_RESPOND);
             request.respond(answer.into_response())
         };
+        causal::after_respond(peer.as_ref());
         match sent {
             Ok(()) if served_asset => causal::progress!(ASSET_SERVED),
             Ok(()) => {}

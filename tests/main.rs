@@ -6,6 +6,14 @@ mod util;
 
 mod bad_input;
 mod catalog;
+#[cfg(feature = "causal")]
+mod causal_coz;
+#[cfg(not(feature = "causal"))]
+mod causal_off;
+#[cfg(feature = "causal")]
+mod causal_smoke;
+#[cfg(feature = "causal")]
+mod causal_validation;
 mod export;
 mod gc;
 mod generated;

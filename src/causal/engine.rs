@@ -528,6 +528,18 @@ impl<C: Clock> Engine<'_, C> {
         }
     }
 
+    /// The stamp of what the thread did so far, without a check: for an
+    /// effect that already became visible (a response fully written), so
+    /// the stamp includes any credit its own writing earned.
+    pub fn stamp(&self, t: &ThreadState) -> Stamp {
+        self.sync(t);
+        Stamp {
+            l: t.l.get(),
+            at: self.clock.now(),
+            epoch: t.epoch.get(),
+        }
+    }
+
     /// The thread is about to wait on an empty queue. Idle time pays
     /// nothing now; the receive rule settles it. An idle period already
     /// open (a poll timeout) stays open.

@@ -9,7 +9,8 @@
 //! - the actor module stamps every message ([`send`], [`receive`],
 //!   [`idle_begin`]) so that delay flows with requests and replies;
 //! - HTTP workers call [`receive_external`] / [`before_respond`] around each
-//!   request, and [`check`] at the top of their loops.
+//!   request, [`after_respond`] after it, and [`check`] at the top of
+//!   their loops.
 //!
 //! With the `causal` cargo feature off (it is on by default) all of these
 //! compile to nothing. With it on but no profiling session (`ccc serve`),
@@ -21,7 +22,21 @@
 pub mod points;
 
 #[cfg(feature = "causal")]
+pub mod coz;
+#[cfg(feature = "causal")]
 pub mod engine;
+#[cfg(feature = "causal")]
+pub mod ledger;
+#[cfg(feature = "causal")]
+pub mod load;
+#[cfg(feature = "causal")]
+pub mod plan;
+#[cfg(feature = "causal")]
+pub mod plot;
+#[cfg(feature = "causal")]
+pub mod report;
+#[cfg(feature = "causal")]
+pub mod run;
 #[cfg(feature = "causal")]
 mod runtime;
 #[cfg(feature = "causal")]

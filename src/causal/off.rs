@@ -44,6 +44,8 @@ pub fn wake_without_message() {}
 #[inline(always)]
 pub fn receive_external(_peer: Option<&SocketAddr>) {}
 #[inline(always)]
-pub fn before_respond(_peer: Option<&SocketAddr>) {}
+pub fn before_respond() {}
+#[inline(always)]
+pub fn after_respond(_peer: Option<&SocketAddr>) {}
 #[inline(always)]
 pub fn register_thread(_name: &str) {}

@@ -248,19 +248,36 @@ fn receive_external_cold(peer: Option<SocketAddr>) {
     with_registered(|t| engine().receive_external(t, memo));
 }
 
-/// Just before a response is written to a client: a strict check, and the
-/// stamp remembered for the connection's next request.
+/// Just before a response is written to a client: a strict check, so
+/// the client never sees a response earlier than the delays owed allow.
 #[inline(always)]
-pub fn before_respond(peer: Option<&SocketAddr>) {
+pub fn before_respond() {
     if armed() {
-        before_respond_cold(peer.copied());
+        strict_cold();
     }
 }
 
 #[cold]
 #[inline(never)]
-fn before_respond_cold(peer: Option<SocketAddr>) {
-    let Some(stamp) = with_registered(|t| engine().send(t)) else {
+fn strict_cold() {
+    with_registered(|t| engine().send(t));
+}
+
+/// Right after a response was written: remember its stamp for the
+/// connection's next request. Taken after the write, so a credit earned
+/// while writing (the `http-respond` site) is in it: the client received
+/// the response that much earlier in virtual time.
+#[inline(always)]
+pub fn after_respond(peer: Option<&SocketAddr>) {
+    if armed() {
+        after_respond_cold(peer.copied());
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn after_respond_cold(peer: Option<SocketAddr>) {
+    let Some(stamp) = with_registered(|t| engine().stamp(t)) else {
         return;
     };
     if let (Some(peer), Ok(mut stamps)) = (peer, CONN_STAMPS.lock()) {

@@ -2,6 +2,7 @@
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
 pub mod cat;
+pub mod causal;
 pub mod export;
 pub mod gc;
 pub mod generate;

@@ -1,0 +1,271 @@
+//! Built-in load for `ccc causal --load builtin:N`: N closed-loop clients,
+//! each on one keep-alive HTTP/1.1 connection to 127.0.0.1, sending the next
+//! request as soon as the previous response is read. Closed-loop load is
+//! what virtual speedups need: with open-loop load below saturation the
+//! throughput is pinned to the offered rate and every site looks useless.
+//!
+//! The clients are environment threads (never registered with the engine):
+//! like an outside load generator, they are not delayed.
+//!
+//! URLs come from a file (one per line, used in order, as `urls_hot.txt`
+//! already encodes a skew) or from the catalog with a hot-set skew: 80% of
+//! requests go to the first 50 assets, 20% to any asset.
+
+use super::plan::SplitMix64;
+use crate::catalog::{Access, Catalog};
+use crate::error::{Error, Result};
+use crate::http::route::asset_url;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// Hot-set size and share for URLs drawn from the catalog.
+const HOT_ASSETS: usize = 50;
+const HOT_SHARE_PERCENT: usize = 80;
+
+/// Where request targets come from.
+pub enum Urls {
+    /// Used in order, each client starting at a different offset.
+    InOrder(Vec<String>),
+    /// 80% from the first `HOT_ASSETS`, 20% uniform.
+    HotSet(Vec<String>),
+}
+
+impl Urls {
+    /// Reads a URL list file: one target per line (`/assets/...`), blank
+    /// lines ignored.
+    pub fn from_file(path: &Path) -> Result<Urls> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let urls: Vec<String> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+        if urls.is_empty() {
+            return Err(Error::bad_input(path, "holds no URLs"));
+        }
+        Ok(Urls::InOrder(urls))
+    }
+
+    /// Every asset of the catalog, in catalog order, with the hot-set skew.
+    pub fn from_catalog(db: &Path) -> Result<Urls> {
+        let catalog = Catalog::open(db, Access::ReadOnly)?;
+        let mut urls = Vec::new();
+        for package in catalog.packages()? {
+            for version in catalog.versions(&package.name)? {
+                for file in catalog.files(version.id)? {
+                    urls.push(asset_url(
+                        &package.name,
+                        &version.version.to_string(),
+                        &file.path,
+                    ));
+                }
+            }
+        }
+        if urls.is_empty() {
+            return Err(Error::bad_input(db, "has no assets to request"));
+        }
+        Ok(Urls::HotSet(urls))
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Urls::InOrder(u) | Urls::HotSet(u) => u.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn pick(&self, rng: &mut SplitMix64, next: &mut usize) -> &str {
+        match self {
+            Urls::InOrder(urls) => {
+                let url = &urls[*next % urls.len()];
+                *next += 1;
+                url
+            }
+            Urls::HotSet(urls) => {
+                let hot = urls.len().min(HOT_ASSETS);
+                if rng.below(100) < HOT_SHARE_PERCENT {
+                    &urls[rng.below(hot)]
+                } else {
+                    &urls[rng.below(urls.len())]
+                }
+            }
+        }
+    }
+}
+
+/// Running clients.
+pub struct Load {
+    stop: Arc<AtomicBool>,
+    clients: Vec<JoinHandle<()>>,
+    completed: Arc<AtomicU64>,
+    errors: Arc<AtomicU64>,
+}
+
+impl Load {
+    /// Starts `clients` clients against `addr`.
+    pub fn start(addr: SocketAddr, urls: Arc<Urls>, clients: usize, seed: u64) -> Result<Load> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let completed = Arc::new(AtomicU64::new(0));
+        let errors = Arc::new(AtomicU64::new(0));
+        let mut handles = Vec::with_capacity(clients);
+        for i in 0..clients {
+            let client = Client {
+                addr,
+                urls: urls.clone(),
+                stop: stop.clone(),
+                completed: completed.clone(),
+                errors: errors.clone(),
+            };
+            let handle = std::thread::Builder::new()
+                .name(format!("load-{i}"))
+                .spawn(move || client.run(seed.wrapping_add(i as u64), i * 7919))
+                .map_err(|e| Error::io("load client", e))?;
+            handles.push(handle);
+        }
+        Ok(Load {
+            stop,
+            clients: handles,
+            completed,
+            errors,
+        })
+    }
+
+    /// Responses read so far, and failed requests.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.completed.load(Ordering::Relaxed),
+            self.errors.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Stops every client and waits for them.
+    pub fn stop(self) -> (u64, u64) {
+        self.stop.store(true, Ordering::Relaxed);
+        for handle in self.clients {
+            let _ = handle.join();
+        }
+        (
+            self.completed.load(Ordering::Relaxed),
+            self.errors.load(Ordering::Relaxed),
+        )
+    }
+}
+
+struct Client {
+    addr: SocketAddr,
+    urls: Arc<Urls>,
+    stop: Arc<AtomicBool>,
+    completed: Arc<AtomicU64>,
+    errors: Arc<AtomicU64>,
+}
+
+impl Client {
+    fn run(&self, seed: u64, offset: usize) {
+        let mut rng = SplitMix64::new(seed);
+        let mut next = offset;
+        let mut conn: Option<BufReader<TcpStream>> = None;
+        let mut scratch = Vec::new();
+        while !self.stop.load(Ordering::Relaxed) {
+            let url = self.urls.pick(&mut rng, &mut next);
+            let result = match conn.as_mut() {
+                Some(c) => exchange(c, url, &mut scratch),
+                None => connect(self.addr).and_then(|mut c| {
+                    let r = exchange(&mut c, url, &mut scratch);
+                    conn = Some(c);
+                    r
+                }),
+            };
+            match result {
+                Ok(Exchange { ok, keep_alive }) => {
+                    if ok {
+                        self.completed.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        self.errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if !keep_alive {
+                        conn = None;
+                    }
+                }
+                Err(_) => {
+                    self.errors.fetch_add(1, Ordering::Relaxed);
+                    conn = None;
+                    // The server may be stopping; do not spin.
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
+        }
+    }
+}
+
+fn connect(addr: SocketAddr) -> std::io::Result<BufReader<TcpStream>> {
+    let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    stream.set_nodelay(true)?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    Ok(BufReader::with_capacity(64 * 1024, stream))
+}
+
+struct Exchange {
+    /// A 2xx or 3xx status.
+    ok: bool,
+    keep_alive: bool,
+}
+
+/// One request and its whole response on a keep-alive connection.
+fn exchange(
+    conn: &mut BufReader<TcpStream>,
+    target: &str,
+    scratch: &mut Vec<u8>,
+) -> std::io::Result<Exchange> {
+    let request = format!(
+        "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: gzip\r\nUser-Agent: ccc-causal\r\n\r\n"
+    );
+    conn.get_mut().write_all(request.as_bytes())?;
+    let mut line = String::new();
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    if conn.read_line(&mut line)? == 0 {
+        return Err(bad("connection closed"));
+    }
+    let status: u16 = line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| bad("no status line"))?;
+    let mut length = 0usize;
+    let mut keep_alive = true;
+    loop {
+        line.clear();
+        if conn.read_line(&mut line)? == 0 {
+            return Err(bad("connection closed in headers"));
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().map_err(|_| bad("bad Content-Length"))?;
+            } else if name.eq_ignore_ascii_case("connection") && value.eq_ignore_ascii_case("close")
+            {
+                keep_alive = false;
+            } else if name.eq_ignore_ascii_case("transfer-encoding") {
+                return Err(bad("chunked responses are not expected"));
+            }
+        }
+    }
+    scratch.resize(length, 0);
+    conn.read_exact(scratch)?;
+    Ok(Exchange {
+        ok: (200..400).contains(&status),
+        keep_alive,
+    })
+}

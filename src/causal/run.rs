@@ -1,0 +1,317 @@
+//! The experiment controller: arms the engine, warms up, then runs the
+//! plan's cells one after another against whatever load drives the program.
+//!
+//! One cell:
+//!
+//! 1. publish a new epoch `{site, pct, Active}` (threads resync lazily: a
+//!    forced sync would make them all sleep at once);
+//! 2. settle;
+//! 3. t0 snapshot of `G`, the progress point and every thread's ledger,
+//!    taken after all setup so none of it is timed;
+//! 4. wait for the monotonic deadline `t0 + window`, extended by half
+//!    windows (up to `max_window`) while fewer than `min_delta` units of
+//!    progress were counted;
+//! 5. t1 snapshot;
+//! 6. drain (credits off, pays and receive rules on), ledger snapshot;
+//! 7. idle, cool down.
+//!
+//! `duration = elapsed − ΔG` is the window's length in the virtual program
+//! (progress points are strict, so the counting thread has `l ≈ G`).
+//! The controller is not a registered thread: it is never delayed.
+
+use super::engine::{ExternalWake, Field, Phase, Slot};
+use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
+use super::plan::{CellSpec, Plan};
+use super::{GLOBALS, Progress, measure_clock_cost, now_ns, registry};
+use serde::Serialize;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long each part of a cell takes.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    #[serde(with = "millis")]
+    pub warmup: Duration,
+    /// Shortest measurement window.
+    #[serde(with = "millis")]
+    pub window: Duration,
+    #[serde(with = "millis")]
+    pub max_window: Duration,
+    #[serde(with = "millis")]
+    pub settle: Duration,
+    #[serde(with = "millis")]
+    pub drain: Duration,
+    #[serde(with = "millis")]
+    pub cooldown: Duration,
+    /// Progress counts a cell needs to be reliable.
+    pub min_delta: u64,
+}
+
+mod millis {
+    pub fn serialize<S: serde::Serializer>(
+        d: &std::time::Duration,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis() as u64)
+    }
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            warmup: Duration::from_secs(2),
+            window: Duration::from_millis(500),
+            max_window: Duration::from_secs(4),
+            settle: Duration::from_millis(100),
+            drain: Duration::from_millis(20),
+            cooldown: Duration::from_millis(30),
+            min_delta: 1000,
+        }
+    }
+}
+
+/// A profiling session: the engine is armed for its lifetime, and only
+/// threads registered during it are audited.
+pub struct Session {
+    first_slot: usize,
+}
+
+impl Session {
+    /// Arms the engine. Threads that should be delayed must register
+    /// after this.
+    pub fn arm(external_wake: ExternalWake) -> Session {
+        GLOBALS
+            .clock_cost
+            .store(measure_clock_cost(), Ordering::Relaxed);
+        GLOBALS
+            .external_wake
+            .store(external_wake as u8, Ordering::Relaxed);
+        GLOBALS.publish(now_ns(), 0, 0, Phase::Idle);
+        let first_slot = registry().len();
+        GLOBALS.armed.store(true, Ordering::Release);
+        Session { first_slot }
+    }
+
+    /// The ledgers of the threads registered during this session.
+    pub fn slots(&self) -> Vec<&'static Slot> {
+        registry().into_iter().skip(self.first_slot).collect()
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        GLOBALS.set_phase(Phase::Idle);
+        GLOBALS.armed.store(false, Ordering::Release);
+    }
+}
+
+/// One experiment's measurements.
+#[derive(Debug, Clone, Serialize)]
+pub struct Cell {
+    pub round: usize,
+    pub site: u16,
+    pub speedup_pct: u8,
+    pub elapsed_ns: u64,
+    /// ΔG over the window: the virtual time removed.
+    pub delay_ns: u64,
+    /// `elapsed − delay`, the window in the virtual program.
+    pub duration_ns: i64,
+    /// Progress counted in the window.
+    pub delta: u64,
+    pub visits: u64,
+    pub visit_ns: u64,
+    /// Receives in the window, and how many had no usable stamp.
+    pub receives: u64,
+    pub fallbacks: u64,
+    pub reliable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    pub findings: Vec<Finding>,
+    pub ledger: Vec<Row>,
+}
+
+impl Cell {
+    /// Progress per second of virtual time.
+    pub fn rate(&self) -> f64 {
+        if self.duration_ns <= 0 {
+            0.0
+        } else {
+            self.delta as f64 * 1e9 / self.duration_ns as f64
+        }
+    }
+}
+
+/// Waits until the progress point moves, then measures its rate over the
+/// warm-up; `wait_for_load` allows up to 30 s for someone else's load to
+/// start. Returns the rate in units per second.
+pub fn warm_up(progress: &Progress, timing: &Timing, wait_for_load: bool) -> Result<f64, String> {
+    let patience = if wait_for_load {
+        Duration::from_secs(30)
+    } else {
+        Duration::from_secs(5)
+    };
+    let started = now_ns();
+    let first = progress.count();
+    while progress.count() == first {
+        if Duration::from_nanos(now_ns() - started) > patience {
+            return Err(format!(
+                "no progress at `{}` within {}s: is load reaching the server?",
+                progress.name,
+                patience.as_secs()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let t0 = now_ns();
+    let c0 = progress.count();
+    std::thread::sleep(timing.warmup);
+    let rate = (progress.count() - c0) as f64 * 1e9 / (now_ns() - t0) as f64;
+    Ok(rate)
+}
+
+/// The window for a measured rate: long enough for `2·min_delta` counts,
+/// within `[window, max_window]`.
+pub fn window_for(rate: f64, timing: &Timing) -> Duration {
+    let wanted = if rate > 0.0 {
+        Duration::from_secs_f64(2.0 * timing.min_delta as f64 / rate)
+    } else {
+        timing.max_window
+    };
+    wanted.clamp(timing.window, timing.max_window.max(timing.window))
+}
+
+fn snapshot_all(slots: &[&'static Slot]) -> Vec<super::engine::Snapshot> {
+    slots.iter().map(|s| s.snapshot()).collect()
+}
+
+fn g_now() -> u64 {
+    GLOBALS.g.0.load(Ordering::Acquire)
+}
+
+fn sleep_until(deadline: u64) {
+    let now = now_ns();
+    if deadline > now {
+        std::thread::sleep(Duration::from_nanos(deadline - now));
+    }
+}
+
+/// Runs one cell.
+pub fn run_cell(
+    session: &Session,
+    spec: CellSpec,
+    progress: &Progress,
+    window: Duration,
+    timing: &Timing,
+) -> Cell {
+    GLOBALS.publish(now_ns(), spec.site, spec.pct, Phase::Active);
+    super::clear_connection_stamps();
+    std::thread::sleep(timing.settle);
+
+    let slots = session.slots();
+    let s0 = snapshot_all(&slots);
+    let g0 = g_now();
+    let p0 = progress.count();
+    let t0 = now_ns();
+
+    let window_ns = window.as_nanos() as u64;
+    let max_ns = timing.max_window.as_nanos().max(window.as_nanos()) as u64;
+    let mut deadline = t0 + window_ns;
+    sleep_until(deadline);
+    while progress.count() - p0 < timing.min_delta && deadline + window_ns / 2 <= t0 + max_ns {
+        deadline += window_ns / 2;
+        sleep_until(deadline);
+    }
+
+    let t1 = now_ns();
+    let g1 = g_now();
+    let p1 = progress.count();
+    let s1 = snapshot_all(&slots);
+
+    GLOBALS.set_phase(Phase::Drain);
+    std::thread::sleep(timing.drain);
+    let s2 = snapshot_all(&slots);
+    let g2 = g_now();
+    GLOBALS.set_phase(Phase::Idle);
+    std::thread::sleep(timing.cooldown);
+
+    let g = GlobalDelay {
+        g0,
+        g1,
+        g_drained: g2,
+    };
+    let elapsed_ns = t1 - t0;
+    let delay_ns = g1.saturating_sub(g0);
+    let duration_ns = (i128::from(elapsed_ns) - i128::from(delay_ns)) as i64;
+    let rows: Vec<Row> = slots
+        .iter()
+        .zip(s0.iter().zip(s1.iter().zip(&s2)))
+        .map(|(slot, (t0, (t1, drained)))| {
+            Row::new(
+                &slot.name,
+                &Snapshots {
+                    t0: *t0,
+                    t1: *t1,
+                    drained: *drained,
+                },
+                g,
+            )
+        })
+        .collect();
+    let sum = |f: Field| -> u64 {
+        s0.iter()
+            .zip(&s1)
+            .map(|(a, b)| b.get(f).wrapping_sub(a.get(f)))
+            .sum()
+    };
+    let findings = ledger::audit(&rows, g, elapsed_ns);
+    let delta = p1 - p0;
+    let reason = if delta < timing.min_delta {
+        Some(format!(
+            "only {delta} progress counts (need {})",
+            timing.min_delta
+        ))
+    } else if duration_ns * 4 <= elapsed_ns as i64 {
+        Some("delay took over 75% of the window".to_string())
+    } else if findings.iter().any(Finding::is_error) {
+        Some("ledger error".to_string())
+    } else {
+        None
+    };
+    Cell {
+        round: spec.round,
+        site: spec.site,
+        speedup_pct: spec.pct,
+        elapsed_ns,
+        delay_ns,
+        duration_ns,
+        delta,
+        visits: sum(Field::Visits),
+        visit_ns: sum(Field::VisitNs),
+        receives: sum(Field::Receives),
+        fallbacks: sum(Field::Fallbacks),
+        reliable: reason.is_none(),
+        reason,
+        findings,
+        ledger: rows,
+    }
+}
+
+/// Runs every cell of `plan`; `on_cell(cell, done, total)` reports progress.
+pub fn sweep(
+    session: &Session,
+    plan: &Plan,
+    progress: &Progress,
+    window: Duration,
+    timing: &Timing,
+    on_cell: &mut dyn FnMut(&Cell, usize, usize),
+) -> Vec<Cell> {
+    let schedule = plan.schedule();
+    let total = schedule.len();
+    let mut cells = Vec::with_capacity(total);
+    for (i, spec) in schedule.into_iter().enumerate() {
+        let cell = run_cell(session, spec, progress, window, timing);
+        on_cell(&cell, i + 1, total);
+        cells.push(cell);
+    }
+    cells
+}

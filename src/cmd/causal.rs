@@ -1,0 +1,536 @@
+//! `ccc causal`: run the server under load, sweep its sites through
+//! virtual speedups, and report which ones matter.
+
+use crate::cli::CausalArgs;
+#[cfg(feature = "causal")]
+pub use enabled::run;
+
+#[cfg(not(feature = "causal"))]
+pub fn run(_db: &std::path::Path, _args: CausalArgs) -> crate::Result<std::process::ExitCode> {
+    eprintln!(
+        "error: this ccc was built without the `causal` feature, so it has no profiler\n  hint: rebuild with the default features: cargo build --release"
+    );
+    Ok(std::process::ExitCode::from(2))
+}
+
+#[cfg(feature = "causal")]
+mod enabled {
+    use super::CausalArgs;
+    use crate::causal::coz::{self, Format};
+    use crate::causal::engine::ExternalWake;
+    use crate::causal::load::{Load, Urls};
+    use crate::causal::plan::Plan;
+    use crate::causal::points::{ASSET_SERVED, SITES};
+    use crate::causal::report::{self, Summary};
+    use crate::causal::run::{self, Cell, Session, Timing};
+    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg};
+    use crate::error::{Error, Result};
+    use crate::output;
+    use crate::server::Server;
+    use serde::Serialize;
+    use std::io::Write;
+    use std::path::Path;
+    use std::process::ExitCode;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
+
+    /// Exit code when `--strict` finds a ledger error.
+    const LEDGER_ERROR_EXIT: u8 = 4;
+    /// Warn when more requests than this share had no connection stamp.
+    const FALLBACK_WARN_SHARE: f64 = 0.10;
+
+    fn site_name(id: u16) -> String {
+        SITES
+            .get(id as usize)
+            .map_or_else(|| format!("site-{id}"), |s| s.name.to_string())
+    }
+
+    enum LoadKind {
+        Builtin(usize),
+        External,
+    }
+
+    fn parse_load(text: &str) -> Result<LoadKind> {
+        if text == "external" {
+            return Ok(LoadKind::External);
+        }
+        text.strip_prefix("builtin:")
+            .and_then(|n| n.parse::<usize>().ok())
+            .filter(|n| *n > 0)
+            .map(LoadKind::Builtin)
+            .ok_or_else(|| {
+                Error::Usage(format!(
+                    "invalid --load `{text}`: expected `external` or `builtin:N` with N clients, like builtin:8"
+                ))
+            })
+    }
+
+    fn parse_sites(names: &[String]) -> Result<Vec<u16>> {
+        if names.is_empty() {
+            return Ok(SITES.iter().map(|s| s.id).collect());
+        }
+        names
+            .iter()
+            .map(|name| {
+                SITES
+                    .iter()
+                    .find(|s| s.name == name)
+                    .map(|s| s.id)
+                    .ok_or_else(|| {
+                        let known: Vec<&str> = SITES.iter().map(|s| s.name).collect();
+                        Error::Usage(format!(
+                            "unknown site `{name}`; the sites are {}",
+                            known.join(", ")
+                        ))
+                    })
+            })
+            .collect()
+    }
+
+    #[derive(Serialize)]
+    struct Config<'a> {
+        sites: Vec<String>,
+        speedups: &'a [u8],
+        rounds: usize,
+        seed: u64,
+        load: &'a str,
+        external_wake: String,
+        timing: &'a Timing,
+        window_ms: u64,
+        command: String,
+    }
+
+    #[derive(Serialize)]
+    struct Baseline {
+        warmup_rate: f64,
+        rate: f64,
+        noise_floor: Option<f64>,
+    }
+
+    #[derive(Serialize)]
+    struct JsonReport<'a> {
+        version: &'static str,
+        config: Config<'a>,
+        baseline: Baseline,
+        cells: &'a [Cell],
+        summary: &'a Summary,
+        warnings: &'a [String],
+    }
+
+    /// What the profiling part of a run produced.
+    struct Outcome {
+        cells: Vec<Cell>,
+        warmup_rate: f64,
+        window: std::time::Duration,
+        /// Built-in requests completed and failed.
+        load: (u64, u64),
+    }
+
+    pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
+        let sites = parse_sites(&args.sites)?;
+        let load_kind = parse_load(&args.load)?;
+        if let Some(bad) = args.speedups.iter().find(|p| **p > 100) {
+            return Err(Error::Usage(format!(
+                "invalid --speedups value {bad}: speedups are percentages from 0 to 100"
+            )));
+        }
+        let seed = args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64 % 1_000_000)
+        });
+        let plan = Plan::new(sites.clone(), args.speedups.clone(), args.rounds, seed);
+        let timing = Timing {
+            warmup: args.warmup,
+            window: args.window,
+            max_window: args.max_window,
+            settle: args.settle,
+            min_delta: args.min_delta,
+            ..Timing::default()
+        };
+        let urls = match (&load_kind, &args.urls) {
+            (LoadKind::Builtin(_), Some(file)) => Some(Urls::from_file(file)?),
+            (LoadKind::Builtin(_), None) => Some(Urls::from_catalog(db)?),
+            (LoadKind::External, _) => None,
+        };
+        let external_wake = match args.external_wake {
+            ExternalWakeArg::Conn => ExternalWake::Conn,
+            ExternalWakeArg::Owe => ExternalWake::Owe,
+            ExternalWakeArg::Skip => ExternalWake::Skip,
+        };
+
+        let started = Instant::now();
+        let startup_unix_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        // Arm before the server starts, so its threads register.
+        let session = Session::arm(external_wake);
+        let server = Server::start(super::super::serve::config(db, &args.server))?;
+        let addr = server.addr();
+        eprintln!("profiling http://{addr} (seed {seed})");
+        let stop_server = AtomicBool::new(false);
+        let signals = super::super::serve::stop_on_signals()?;
+
+        let outcome = std::thread::scope(|scope| -> Result<Outcome> {
+            let serving = scope.spawn(|| server.run(&stop_server));
+            let load = match (&load_kind, urls) {
+                (LoadKind::Builtin(n), Some(urls)) => {
+                    Some(Load::start(addr, Arc::new(urls), *n, seed)?)
+                }
+                _ => {
+                    eprintln!("waiting for load on http://{addr} (up to 30s)...");
+                    None
+                }
+            };
+            let result = (|| -> Result<(Vec<Cell>, f64, std::time::Duration)> {
+                let rate =
+                    run::warm_up(&ASSET_SERVED, &timing, load.is_none()).map_err(Error::Usage)?;
+                let window = run::window_for(rate, &timing);
+                eprintln!(
+                    "warm-up: {rate:.0} {}/s; window {} ms; {} cells",
+                    ASSET_SERVED.name,
+                    window.as_millis(),
+                    plan.schedule().len()
+                );
+                let mut on_cell = |cell: &Cell, done: usize, total: usize| {
+                    eprintln!(
+                        "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}",
+                        cell.round + 1,
+                        site_name(cell.site),
+                        cell.speedup_pct,
+                        cell.rate(),
+                        cell.delta,
+                        cell.reason
+                            .as_deref()
+                            .map(|r| format!("  (unreliable: {r})"))
+                            .unwrap_or_default()
+                    );
+                };
+                let cells = if signals.load(Ordering::Relaxed) {
+                    Vec::new()
+                } else {
+                    run::sweep(
+                        &session,
+                        &plan,
+                        &ASSET_SERVED,
+                        window,
+                        &timing,
+                        &mut on_cell,
+                    )
+                };
+                Ok((cells, rate, window))
+            })();
+            let load_counts = load.map(Load::stop).unwrap_or_default();
+            stop_server.store(true, Ordering::Relaxed);
+            let served = serving.join();
+            let (cells, rate, window) = result?;
+            if let Ok(Err(e)) = served {
+                return Err(e);
+            }
+            Ok(Outcome {
+                cells,
+                warmup_rate: rate,
+                window,
+                load: load_counts,
+            })
+        });
+        drop(session);
+        let Outcome {
+            cells,
+            warmup_rate,
+            window,
+            load: (load_ok, load_errors),
+        } = outcome?;
+
+        let summary = report::summarize(&cells, &site_name);
+        let mut warnings = Vec::new();
+        if summary.fallback_share > FALLBACK_WARN_SHARE {
+            warnings.push(format!(
+                "{:.0}% of receives had no stamp to go by (new connections, Connection: close): use keep-alive load",
+                summary.fallback_share * 100.0
+            ));
+        }
+        if summary.unreliable_cells > 0 {
+            warnings.push(format!(
+                "{} of {} cells were unreliable and left out (see --json for reasons)",
+                summary.unreliable_cells, summary.cells
+            ));
+        }
+        if summary.ledger_errors > 0 {
+            warnings.push(format!(
+                "the ledger audit found {} errors (--ledger)",
+                summary.ledger_errors
+            ));
+        }
+        if load_errors > 0 {
+            warnings.push(format!(
+                "{load_errors} of {} built-in requests failed",
+                load_ok + load_errors
+            ));
+        }
+        let command = std::env::args().collect::<Vec<_>>().join(" ");
+
+        print_table(&summary, &plan, &args.load, window, seed)?;
+        if let Some(level) = args.ledger {
+            print_ledger(&cells, level)?;
+        }
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+        output::print(format_args!(
+            "{} cells in {:.1}s; command: {command}",
+            cells.len(),
+            started.elapsed().as_secs_f64()
+        ))?;
+
+        if let Some(path) = &args.json {
+            let site_names: Vec<String> = sites.iter().map(|s| site_name(*s)).collect();
+            let report = JsonReport {
+                version: env!("CARGO_PKG_VERSION"),
+                config: Config {
+                    sites: site_names,
+                    speedups: &plan.speedups,
+                    rounds: plan.rounds,
+                    seed,
+                    load: &args.load,
+                    external_wake: format!("{:?}", external_wake).to_lowercase(),
+                    timing: &timing,
+                    window_ms: window.as_millis() as u64,
+                    command: command.clone(),
+                },
+                baseline: Baseline {
+                    warmup_rate,
+                    rate: summary.baseline_rate,
+                    noise_floor: summary.noise_floor,
+                },
+                cells: &cells,
+                summary: &summary,
+                warnings: &warnings,
+            };
+            let text = serde_json::to_string_pretty(&report)
+                .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
+            write_out(path, &text, false)?;
+        }
+        if let Some(path) = &args.coz_out {
+            let format = match args.coz_format {
+                CozFormatArg::Tsv => Format::Tsv,
+                CozFormatArg::Jsonl => Format::Jsonl,
+            };
+            let text = coz::render(
+                &cells,
+                &site_name,
+                ASSET_SERVED.name,
+                startup_unix_ns,
+                started.elapsed().as_nanos() as u64,
+                format,
+            );
+            write_out(path, &text, args.coz_append)?;
+        }
+        if let Some(path) = &args.plot {
+            let title = format!("ccc causal: {} served/s", ASSET_SERVED.name);
+            write_out(path, &crate::causal::plot::svg(&summary, &title), false)?;
+        }
+        if args.strict && summary.ledger_errors > 0 {
+            return Ok(ExitCode::from(LEDGER_ERROR_EXIT));
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+
+    fn write_out(path: &Path, text: &str, append: bool) -> Result<()> {
+        if path == Path::new("-") {
+            return output::print(text.trim_end());
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .append(append)
+            .truncate(!append)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        file.write_all(text.as_bytes())
+            .map_err(|e| Error::io(path, e))
+    }
+
+    fn pct(x: f64) -> String {
+        format!("{:+.1}%", x * 100.0)
+    }
+
+    fn print_table(
+        summary: &Summary,
+        plan: &Plan,
+        load: &str,
+        window: std::time::Duration,
+        seed: u64,
+    ) -> Result<()> {
+        let speedups: Vec<String> = plan.speedups.iter().map(u8::to_string).collect();
+        output::print(format_args!(
+            "ccc causal: {} sites x {{{}}}% x {} rounds, window {} ms, load {load}, seed {seed}",
+            plan.sites.len(),
+            speedups.join(","),
+            plan.rounds,
+            window.as_millis(),
+        ))?;
+        let noise = summary
+            .noise_floor
+            .map_or("n/a (one site)".to_string(), |n| {
+                format!("±{:.1}%", n * 100.0)
+            });
+        output::print(format_args!(
+            "progress point {}: baseline {:.0}/s (pooled), noise floor {noise}",
+            ASSET_SERVED.name, summary.baseline_rate
+        ))?;
+        let mut table = output::table(
+            &[
+                "site",
+                "speedup",
+                "rate/s",
+                "Δrate",
+                "range",
+                "coz",
+                "visits/req",
+                "visit µs",
+                "n",
+                "flags",
+            ],
+            &[1, 2, 3, 5, 6, 7, 8],
+        );
+        for line in &summary.lines {
+            let mut flags = Vec::new();
+            if line.noise {
+                flags.push("~".to_string());
+            }
+            if line.unreliable > 0 {
+                flags.push(format!("U({})", line.unreliable));
+            }
+            if line.ledger_warnings > 0 {
+                flags.push("L".to_string());
+            }
+            let range = match (line.change_lo, line.change_hi) {
+                (Some(lo), Some(hi)) => format!("{} … {}", pct(lo), pct(hi)),
+                _ => String::new(),
+            };
+            table.add_row(vec![
+                line.site.clone(),
+                format!("{}%", line.speedup_pct),
+                if line.rate_median.is_finite() {
+                    format!("{:.0}", line.rate_median)
+                } else {
+                    "-".into()
+                },
+                line.change_median.map_or("—".into(), pct),
+                range,
+                line.coz_pooled.map_or("—".into(), pct),
+                line.visits_per_unit
+                    .map_or(String::new(), |v| format!("{v:.2}")),
+                line.visit_us.map_or(String::new(), |v| format!("{v:.1}")),
+                line.n.to_string(),
+                flags.join(" "),
+            ]);
+        }
+        output::print(table)
+    }
+
+    fn print_ledger(cells: &[Cell], level: LedgerArg) -> Result<()> {
+        let mut table = output::table(
+            &[
+                "round",
+                "site",
+                "speedup",
+                "ΔG µs",
+                "Σcredited µs",
+                "unpublished µs",
+                "duration ms",
+                "errors",
+                "warnings",
+            ],
+            &[0, 2, 3, 4, 5, 6, 7, 8],
+        );
+        for c in cells {
+            let credited: u64 = c.ledger.iter().map(|r| r.credited).sum();
+            table.add_row(vec![
+                (c.round + 1).to_string(),
+                site_name(c.site),
+                format!("{}%", c.speedup_pct),
+                format!("{:.1}", c.delay_ns as f64 / 1000.0),
+                format!("{:.1}", credited as f64 / 1000.0),
+                format!("{:.1}", (credited as f64 - c.delay_ns as f64) / 1000.0),
+                format!("{:.1}", c.duration_ns as f64 / 1e6),
+                c.findings
+                    .iter()
+                    .filter(|f| f.is_error())
+                    .count()
+                    .to_string(),
+                c.findings
+                    .iter()
+                    .filter(|f| !f.is_error())
+                    .count()
+                    .to_string(),
+            ]);
+        }
+        output::print(table)?;
+        if level == LedgerArg::Full {
+            let mut rows = output::table(
+                &[
+                    "cell",
+                    "thread",
+                    "credited",
+                    "paid",
+                    "absorbed",
+                    "inherited",
+                    "resynced",
+                    "blocked",
+                    "debt0",
+                    "debt1",
+                    "debt_drain",
+                    "overshoot",
+                    "bank_end",
+                    "idle",
+                ],
+                &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+            );
+            for (i, c) in cells.iter().enumerate() {
+                for r in &c.ledger {
+                    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+                    rows.add_row(vec![
+                        format!("{} {} {}%", i + 1, site_name(c.site), c.speedup_pct),
+                        r.thread.clone(),
+                        us(r.credited),
+                        us(r.paid),
+                        us(r.absorbed),
+                        us(r.inherited),
+                        format!("{:.1}", r.resynced as f64 / 1000.0),
+                        us(r.blocked),
+                        us(r.debt0),
+                        us(r.debt1),
+                        us(r.debt_drain),
+                        us(r.overshoot),
+                        us(r.bank_end),
+                        if r.idle_end {
+                            "idle".into()
+                        } else {
+                            String::new()
+                        },
+                    ]);
+                }
+            }
+            output::print("per thread (µs):")?;
+            output::print(rows)?;
+        }
+        for c in cells {
+            for f in &c.findings {
+                eprintln!(
+                    "{}: {} in round {} {} {}% ({}): {}",
+                    f.level,
+                    f.check,
+                    c.round + 1,
+                    site_name(c.site),
+                    c.speedup_pct,
+                    f.thread,
+                    f.detail
+                );
+            }
+        }
+        Ok(())
+    }
+}
