@@ -297,6 +297,7 @@ pub fn run_cell(
 }
 
 /// Runs every cell of `plan`; `on_cell(cell, done, total)` reports progress.
+/// Stops early, with the cells done so far, once `interrupted()` is true.
 pub fn sweep(
     session: &Session,
     plan: &Plan,
@@ -304,11 +305,15 @@ pub fn sweep(
     window: Duration,
     timing: &Timing,
     on_cell: &mut dyn FnMut(&Cell, usize, usize),
+    interrupted: &dyn Fn() -> bool,
 ) -> Vec<Cell> {
     let schedule = plan.schedule();
     let total = schedule.len();
     let mut cells = Vec::with_capacity(total);
     for (i, spec) in schedule.into_iter().enumerate() {
+        if interrupted() {
+            break;
+        }
         let cell = run_cell(session, spec, progress, window, timing);
         on_cell(&cell, i + 1, total);
         cells.push(cell);

@@ -207,18 +207,20 @@ mod enabled {
                             .unwrap_or_default()
                     );
                 };
-                let cells = if signals.load(Ordering::Relaxed) {
-                    Vec::new()
-                } else {
-                    run::sweep(
-                        &session,
-                        &plan,
-                        &ASSET_SERVED,
-                        window,
-                        &timing,
-                        &mut on_cell,
-                    )
-                };
+                // Ctrl-C ends the sweep early and reports the cells done.
+                let interrupted = || signals.load(Ordering::Relaxed);
+                let cells = run::sweep(
+                    &session,
+                    &plan,
+                    &ASSET_SERVED,
+                    window,
+                    &timing,
+                    &mut on_cell,
+                    &interrupted,
+                );
+                if interrupted() {
+                    eprintln!("interrupted: reporting the {} cells done", cells.len());
+                }
                 Ok((cells, rate, window))
             })();
             let load_counts = load.map(Load::stop).unwrap_or_default();
