@@ -20,7 +20,7 @@
 use super::Catalog;
 use crate::error::{Error, Result};
 use crate::units::unix_now;
-use flate2::{Compression, write::GzEncoder};
+use flate2::{Compression, Crc, write::DeflateEncoder};
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde::Serialize;
@@ -263,12 +263,18 @@ struct Processed {
     raw_size: u64,
     /// Present when this worker stored the content anew.
     blob: Option<NewBlob>,
+    /// The blob's id and stored size when the catalog already had it.
+    stored: Option<(i64, u64)>,
 }
 
 struct NewBlob {
     encoding: &'static str,
     body: Vec<u8>,
 }
+
+/// One file of the version: path, sha256, raw size, and the blob's id and
+/// stored size once known.
+type AssetRow = (String, [u8; 32], u64, Option<(i64, u64)>);
 
 /// Publishes `files` as `package@version` into `catalog`.
 pub fn publish(
@@ -318,7 +324,9 @@ pub fn publish(
     let mut new_bytes = 0u64;
     let mut dedup_files = 0u64;
     let mut dedup_bytes = 0u64;
-    let mut digests: Vec<(String, [u8; 32])> = Vec::with_capacity(files.len());
+    let mut digests: Vec<AssetRow> = Vec::with_capacity(files.len());
+    let mut new_blobs: std::collections::HashMap<[u8; 32], (i64, u64)> =
+        std::collections::HashMap::new();
 
     let level = Compression::new(options.level.min(9));
     let max_file_size = options.max_file_size;
@@ -329,8 +337,11 @@ pub fn publish(
 
     let outcome: Result<()> = std::thread::scope(|scope| {
         // Room for a couple of finished files per worker keeps workers busy
-        // while this thread writes, without buffering the tree.
-        let (tx_done, rx_done) = mpsc::sync_channel::<Result<Processed>>(jobs * 2);
+        // while this thread writes, without buffering the tree. Files whose
+        // content is already stored travel in batches: one message (and one
+        // wake-up of this thread) per file costs as much as hashing a small
+        // file.
+        let (tx_done, rx_done) = mpsc::sync_channel::<Result<Vec<Processed>>>(jobs * 2);
         for worker in 0..jobs {
             let tx_done = tx_done.clone();
             let (next, cancel, claimed) = (&next, &cancel, &claimed);
@@ -345,18 +356,40 @@ pub fn publish(
                             return;
                         }
                     };
+                    // One deflate state per worker, reset for every file: a
+                    // level-9 state is ~380 KB, and allocating one per file
+                    // fragments the allocator's heaps.
+                    let mut deflate = Deflater::new(level);
+                    let mut batch = Vec::new();
                     loop {
                         if cancel.load(Ordering::Relaxed) {
                             return;
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { return };
+                        let Some(file) = files.get(i) else { break };
                         let reader = reader_path.as_deref().zip(reader.as_ref());
-                        let result = process(file, reader, claimed, level, max_file_size);
-                        let failed = result.is_err();
-                        if tx_done.send(result).is_err() || failed {
-                            return;
+                        match process(file, reader, claimed, &mut deflate, max_file_size) {
+                            Ok(done) if done.blob.is_some() => {
+                                if tx_done.send(Ok(vec![done])).is_err() {
+                                    return;
+                                }
+                            }
+                            Ok(done) => {
+                                batch.push(done);
+                                if batch.len() >= 256
+                                    && tx_done.send(Ok(std::mem::take(&mut batch))).is_err()
+                                {
+                                    return;
+                                }
+                            }
+                            Err(e) => {
+                                let _ = tx_done.send(Err(e));
+                                return;
+                            }
                         }
+                    }
+                    if !batch.is_empty() {
+                        let _ = tx_done.send(Ok(batch));
                     }
                 })
                 .map_err(|e| Error::io("publish worker", e))?;
@@ -369,33 +402,41 @@ pub fn publish(
                  ON CONFLICT(sha256) DO NOTHING",
             )
             .map_err(err)?;
-        for done in rx_done {
-            let done = match done {
-                Ok(done) => done,
+        for batch in rx_done {
+            let batch = match batch {
+                Ok(batch) => batch,
                 Err(e) => {
                     cancel.store(true, Ordering::Relaxed);
                     return Err(e);
                 }
             };
-            progress.advance(done.raw_size);
-            match &done.blob {
-                Some(blob) => {
-                    insert_blob
-                        .execute(params![
-                            &done.sha256[..],
-                            done.raw_size as i64,
-                            blob.encoding,
-                            &blob.body
-                        ])
-                        .map_err(err)?;
-                    new_bytes += blob.body.len() as u64;
+            for done in batch {
+                progress.advance(done.raw_size);
+                let mut known = done.stored;
+                match &done.blob {
+                    Some(blob) => {
+                        let inserted = insert_blob
+                            .execute(params![
+                                &done.sha256[..],
+                                done.raw_size as i64,
+                                blob.encoding,
+                                &blob.body
+                            ])
+                            .map_err(err)?;
+                        if inserted == 1 {
+                            let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
+                            new_blobs.insert(done.sha256, entry);
+                            known = Some(entry);
+                        }
+                        new_bytes += blob.body.len() as u64;
+                    }
+                    None => {
+                        dedup_files += 1;
+                        dedup_bytes += done.raw_size;
+                    }
                 }
-                None => {
-                    dedup_files += 1;
-                    dedup_bytes += done.raw_size;
-                }
+                digests.push((done.path, done.sha256, done.raw_size, known));
             }
-            digests.push((done.path, done.sha256));
         }
         Ok(())
     });
@@ -421,33 +462,44 @@ pub fn publish(
         )
         .map_err(err)?;
     digests.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
     {
         let mut insert_asset = tx
             .prepare_cached(
                 "INSERT INTO assets (version_id, path, blob_id, content_type)
-                 VALUES (?1, ?2, (SELECT id FROM blobs WHERE sha256 = ?3), ?4)",
+                 VALUES (?1, ?2, ?3, ?4)",
             )
             .map_err(err)?;
-        for (path, sha) in &digests {
+        let mut find_blob = tx
+            .prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")
+            .map_err(err)?;
+        for (path, sha, raw_size, known) in &digests {
+            // Content a sibling file of this publish stored, or (never in
+            // practice) a blob whose insert found it already there.
+            let (blob_id, stored) = match known.or_else(|| new_blobs.get(sha).copied()) {
+                Some(k) => k,
+                None => find_blob
+                    .query_row([&sha[..]], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
+                    .map_err(err)?,
+            };
             insert_asset
-                .execute(params![version_id, path, &sha[..], content_type(path)])
+                .execute(params![version_id, path, blob_id, content_type(path)])
                 .map_err(err)?;
+            raw_bytes += raw_size;
+            stored_bytes += stored;
         }
     }
-    let (file_count, raw_bytes, stored_bytes): (i64, i64, i64) = tx
-        .query_row(
-            "UPDATE versions SET
-                file_count   = (SELECT count(*) FROM assets WHERE version_id = ?1),
-                raw_bytes    = (SELECT coalesce(sum(b.raw_size), 0) FROM assets a
-                                  JOIN blobs b ON b.id = a.blob_id WHERE a.version_id = ?1),
-                stored_bytes = (SELECT coalesce(sum(length(b.body)), 0) FROM assets a
-                                  JOIN blobs b ON b.id = a.blob_id WHERE a.version_id = ?1)
-              WHERE id = ?1
-              RETURNING file_count, raw_bytes, stored_bytes",
-            [version_id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .map_err(err)?;
+    let file_count = digests.len() as u64;
+    tx.execute(
+        "UPDATE versions SET file_count = ?2, raw_bytes = ?3, stored_bytes = ?4 WHERE id = ?1",
+        params![
+            version_id,
+            file_count as i64,
+            raw_bytes as i64,
+            stored_bytes as i64
+        ],
+    )
+    .map_err(err)?;
     if options.dry_run {
         tx.rollback().map_err(err)?;
     } else {
@@ -456,9 +508,9 @@ pub fn publish(
     Ok(Report {
         package: package.to_string(),
         version: version_text,
-        files: file_count as u64,
-        raw_bytes: raw_bytes as u64,
-        stored_bytes: stored_bytes as u64,
+        files: file_count,
+        raw_bytes,
+        stored_bytes,
         new_bytes,
         dedup_files,
         dedup_bytes,
@@ -504,7 +556,7 @@ fn process(
     file: &FileEntry,
     reader: Option<(&Path, &Connection)>,
     claimed: &Mutex<HashSet<[u8; 32]>>,
-    level: Compression,
+    deflate: &mut Deflater,
     max_file_size: u64,
 ) -> Result<Processed> {
     let owned;
@@ -516,20 +568,25 @@ fn process(
         Source::Memory(bytes) => bytes,
     };
     let sha256: [u8; 32] = Sha256::digest(bytes).into();
-    let stored = match reader {
+    let stored: Option<(i64, u64)> = match reader {
         Some((db, conn)) => conn
-            .prepare_cached("SELECT 1 FROM blobs WHERE sha256 = ?1")
-            .and_then(|mut s| s.exists([&sha256[..]]))
+            .prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")
+            .and_then(|mut s| {
+                s.query_row([&sha256[..]], |r| {
+                    Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+                })
+                .optional()
+            })
             .map_err(|e| super::sqlite_err(db, e))?,
-        None => false,
+        None => None,
     };
-    let first_claim = !stored
+    let first_claim = stored.is_none()
         && claimed
             .lock()
             .map_err(|_| Error::Usage("a publish worker panicked".into()))?
             .insert(sha256);
     let blob = if first_claim {
-        Some(compress(bytes, level))
+        Some(deflate.compress(bytes))
     } else {
         None
     };
@@ -538,6 +595,7 @@ fn process(
         sha256,
         raw_size: bytes.len() as u64,
         blob,
+        stored,
     })
 }
 
@@ -567,27 +625,70 @@ fn read_no_follow(path: &Path, max_file_size: u64) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// Gzips `bytes`, keeping the raw bytes when gzip saves too little.
-fn compress(bytes: &[u8], level: Compression) -> NewBlob {
-    let mut encoder = GzEncoder::new(Vec::with_capacity(bytes.len() / 3 + 64), level);
-    // Writing into a Vec cannot fail.
-    let gz = encoder
-        .write_all(bytes)
-        .and_then(|()| encoder.finish())
-        .unwrap_or_default();
-    let worth_it =
-        !gz.is_empty() && (gz.len() as f64) <= bytes.len() as f64 * (1.0 - MIN_GZIP_SAVING);
-    if worth_it {
-        NewBlob {
-            encoding: "gzip",
-            body: gz,
-        }
-    } else {
-        NewBlob {
-            encoding: "identity",
-            body: bytes.to_vec(),
+/// A reusable gzip compressor: the deflate state is allocated once and
+/// reset between files.
+struct Deflater {
+    encoder: DeflateEncoder<Vec<u8>>,
+    header: [u8; 10],
+}
+
+impl Deflater {
+    fn new(level: Compression) -> Deflater {
+        // The header GzEncoder writes: no name, no mtime, XFL from the
+        // level, OS unknown.
+        let xfl = if level.level() >= 9 {
+            2
+        } else if level.level() <= 1 {
+            4
+        } else {
+            0
+        };
+        Deflater {
+            encoder: DeflateEncoder::new(Vec::new(), level),
+            header: [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, xfl, 255],
         }
     }
+
+    /// Gzips `bytes`, keeping the raw bytes when gzip saves too little.
+    fn compress(&mut self, bytes: &[u8]) -> NewBlob {
+        let gz = self.gzip(bytes).unwrap_or_default();
+        let worth_it =
+            !gz.is_empty() && (gz.len() as f64) <= bytes.len() as f64 * (1.0 - MIN_GZIP_SAVING);
+        if worth_it {
+            NewBlob {
+                encoding: "gzip",
+                body: gz,
+            }
+        } else {
+            let mut body = gz;
+            body.clear();
+            body.extend_from_slice(bytes);
+            NewBlob {
+                encoding: "identity",
+                body,
+            }
+        }
+    }
+
+    fn gzip(&mut self, bytes: &[u8]) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(bytes.len() / 3 + 64);
+        out.extend_from_slice(&self.header);
+        // Writing into a Vec cannot fail.
+        self.encoder.reset(out)?;
+        self.encoder.write_all(bytes)?;
+        let mut gz = self.encoder.reset(Vec::new())?;
+        let mut crc = Crc::new();
+        crc.update(bytes);
+        gz.extend_from_slice(&crc.sum().to_le_bytes());
+        gz.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        Ok(gz)
+    }
+}
+
+/// Gzips `bytes` once, keeping the raw bytes when gzip saves too little.
+#[cfg(test)]
+fn compress(bytes: &[u8], level: Compression) -> NewBlob {
+    Deflater::new(level).compress(bytes)
 }
 
 /// The `Content-Type` a file is served with, from its extension; text
@@ -658,6 +759,15 @@ mod tests {
         assert_eq!(blob.encoding, "gzip");
         assert!(blob.body.len() < text.len() / 10);
         assert_eq!(compress(b"", Compression::best()).encoding, "identity");
+        // Same bytes as flate2's GzEncoder, and a reused state gives the
+        // same stream again.
+        let mut d = Deflater::new(Compression::best());
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), Compression::best());
+        gz.write_all(&text).unwrap();
+        let want = gz.finish().unwrap();
+        assert_eq!(d.compress(&text).body, want);
+        assert_eq!(d.compress(&noise).encoding, "identity");
+        assert_eq!(d.compress(&text).body, want);
     }
 
     #[test]
