@@ -180,6 +180,16 @@ impl Catalog {
         self.conn
             .pragma_update(None, "foreign_keys", true)
             .map_err(e)?;
+        // The query planner stability guarantee: without it SQLite re-plans
+        // a cached statement whenever new values are bound to parameters it
+        // could have planned around, and the server's asset lookup was
+        // re-prepared on every call (5-6x its cost; bench/CAUSAL.md).
+        self.conn
+            .set_db_config(
+                rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+                true,
+            )
+            .map_err(e)?;
         // Reading the header is the first real I/O: a file that is not a
         // database fails here with SQLITE_NOTADB.
         let app_id: i32 = self

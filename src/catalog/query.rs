@@ -352,6 +352,43 @@ mod tests {
     use crate::catalog::Access;
 
     #[test]
+    fn repeated_lookups_reuse_one_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let mut writer = Catalog::open(&db, Access::Create).unwrap();
+        let files = (0..3)
+            .map(|i| crate::catalog::publish::FileEntry {
+                path: format!("f{i}.js"),
+                size: 4,
+                source: crate::catalog::publish::Source::Memory(std::sync::Arc::from(&b"x=1;"[..])),
+            })
+            .collect();
+        let version = semver::Version::new(1, 0, 0);
+        crate::catalog::publish::publish(
+            &mut writer,
+            "app",
+            &version,
+            files,
+            vec![],
+            &crate::catalog::publish::Options::default(),
+            &crate::catalog::publish::NoProgress,
+        )
+        .unwrap();
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        for i in 0..20 {
+            let path = format!("f{}.js", i % 3);
+            assert!(catalog.lookup("app", "1.0.0", &path).unwrap().is_some());
+            assert!(catalog.lookup("app", "9.9.9", &path).unwrap().is_none());
+        }
+        let stmt = catalog.conn().prepare_cached(LOOKUP_SQL).unwrap();
+        assert_eq!(
+            stmt.get_status(rusqlite::StatementStatus::RePrepare),
+            0,
+            "the cached lookup was re-planned"
+        );
+    }
+
+    #[test]
     fn lookup_uses_only_index_searches() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
