@@ -69,18 +69,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// The same listener `ccc serve` binds: `TCP_NODELAY` on the listening
-/// socket, which Linux copies to every accepted socket.
-fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    socket.set_tcp_nodelay(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(1024)?;
-    Ok(socket.into())
-}
-
 /// The header lines of one of ccc's gzip asset responses (tiny_http adds
 /// Date and Content-Length itself, as it does for ccc).
 fn headers(bare: bool) -> Vec<Header> {
@@ -134,7 +122,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let listener = match bind(SocketAddr::new(ip, args.port)) {
+    let listener = match ccc::server::bind(SocketAddr::new(ip, args.port)) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: cannot listen on {}:{}: {e}", args.bind, args.port);

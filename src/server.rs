@@ -181,8 +181,9 @@ impl Server {
 }
 
 /// Binds with `TCP_NODELAY` set on the listening socket; Linux copies it to
-/// every accepted socket.
-fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+/// every accepted socket. Public for the benchmark ceiling server, which must
+/// listen exactly as `ccc serve` does.
+pub fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     use socket2::{Domain, Protocol, Socket, Type};
     let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
     socket.set_reuse_address(true)?;

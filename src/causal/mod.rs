@@ -21,6 +21,19 @@
 
 pub mod points;
 
+/// A timed region of code that can be virtually sped up; its id indexes
+/// the site list the controller is given ([`points::SITES`] for ccc).
+pub struct Site {
+    pub id: u16,
+    pub name: &'static str,
+}
+
+impl Site {
+    pub const fn new(id: u16, name: &'static str) -> Site {
+        Site { id, name }
+    }
+}
+
 #[cfg(feature = "causal")]
 pub mod coz;
 #[cfg(feature = "causal")]

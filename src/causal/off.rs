@@ -8,17 +8,6 @@ use std::net::SocketAddr;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Stamp;
 
-pub struct Site {
-    pub id: u16,
-    pub name: &'static str,
-}
-
-impl Site {
-    pub const fn new(id: u16, name: &'static str) -> Site {
-        Site { id, name }
-    }
-}
-
 pub struct Progress {
     pub name: &'static str,
 }

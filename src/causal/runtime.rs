@@ -5,6 +5,7 @@
 //! is out of line and `#[cold]`, so a plain `ccc serve` pays that and nothing
 //! more (`bench/CAUSAL.md` measures it).
 
+use super::Site;
 use super::engine::{Clock, Engine, Globals, Slot, Stamp, ThreadState};
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -66,18 +67,6 @@ fn with_registered<R>(f: impl FnOnce(&ThreadState) -> R) -> Option<R> {
         .try_with(|t| t.registered().then(|| f(t)))
         .ok()
         .flatten()
-}
-
-/// A timed region of code that can be virtually sped up.
-pub struct Site {
-    pub id: u16,
-    pub name: &'static str,
-}
-
-impl Site {
-    pub const fn new(id: u16, name: &'static str) -> Site {
-        Site { id, name }
-    }
 }
 
 /// A progress point: one count per unit of useful work.
