@@ -4,6 +4,11 @@
 //! [`run`] and prints errors. Modules:
 //!
 //! - [`catalog`]: the SQLite catalog (schema, publish, queries, gc, verify);
+//! - [`actor`]: the std-thread actor runtime; [`store`]: the store actor
+//!   that owns the server's catalog connection and cache;
+//! - [`http`]: routing, content negotiation and conditional requests as pure
+//!   functions; [`server`]: the tiny_http frontend and its workers;
+//! - [`causal`]: the causal profiler (engine, sites, controller, reports);
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;

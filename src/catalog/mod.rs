@@ -20,7 +20,7 @@
 //!
 //! The file is marked with `PRAGMA application_id` so that ccc can tell its
 //! own catalogs from other SQLite files, and the schema is versioned by
-//! `PRAGMA user_version`. [`MIGRATIONS`] is append-only: migration `i` takes
+//! `PRAGMA user_version`. `MIGRATIONS` is append-only: migration `i` takes
 //! the schema from version `i` to `i + 1`, applied in one exclusive
 //! transaction by any command that writes. A catalog from a newer ccc, a
 //! SQLite file that is not a catalog and a file that is not SQLite at all are
