@@ -182,6 +182,23 @@ struct Kind {
     knobs: Vec<(Arc<AtomicU32>, u32)>,
 }
 
+/// The cells a check compares: `site` at 0% and at 50% with its full work,
+/// and at 0% with `knob` set to half of `full` (the real speedup). Results
+/// come back in this order: 0%, 50%, halved.
+fn trio(site: &'static Site, knob: &Arc<AtomicU32>, full: u32) -> Vec<Kind> {
+    let kind = |label, pct, knobs| Kind {
+        label,
+        site,
+        pct,
+        knobs,
+    };
+    vec![
+        kind("0%", 0, vec![]),
+        kind("50%", 50, vec![]),
+        kind("halved", 0, vec![(knob.clone(), full / 2)]),
+    ]
+}
+
 /// Runs `rounds` rounds of every kind, shuffled per round; returns each
 /// kind's rates by round.
 fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<Vec<f64>> {
@@ -212,7 +229,8 @@ fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<V
             }
             if std::env::var_os("CCC_VALIDATION_LEDGER").is_some() && round == 0 {
                 eprintln!(
-                    "  ledger of {} (ΔG {} us, elapsed {} ms):",
+                    "  ledger of {} {} (ΔG {} us, elapsed {} ms):",
+                    kind.site.name,
                     kind.label,
                     cell.delay_ns / 1000,
                     cell.elapsed_ns / 1_000_000
@@ -261,7 +279,12 @@ fn show(label: &str, kinds: &[Kind], rates: &[Vec<f64>]) {
     eprintln!("{label}:");
     for (kind, r) in kinds.iter().zip(rates) {
         let shown: Vec<String> = r.iter().map(|x| format!("{x:.0}")).collect();
-        eprintln!("  {:<12} {}", kind.label, shown.join(" "));
+        eprintln!(
+            "  {:<6} {:<7} {}",
+            kind.site.name,
+            kind.label,
+            shown.join(" ")
+        );
     }
 }
 
@@ -336,44 +359,8 @@ impl Drop for V1 {
 fn v1_fork_join_predicts_the_critical_path_and_nothing_off_it() {
     with_retry("V1", |rounds| {
         let p = v1(false);
-        let kinds = vec![
-            Kind {
-                label: "long 0%",
-                site: &LONG,
-                pct: 0,
-                knobs: vec![],
-            },
-            Kind {
-                label: "long 50%",
-                site: &LONG,
-                pct: 50,
-                knobs: vec![],
-            },
-            Kind {
-                label: "long halved",
-                site: &LONG,
-                pct: 0,
-                knobs: vec![(p.long.clone(), LONG_US / 2)],
-            },
-            Kind {
-                label: "short 0%",
-                site: &SHORT,
-                pct: 0,
-                knobs: vec![],
-            },
-            Kind {
-                label: "short 50%",
-                site: &SHORT,
-                pct: 50,
-                knobs: vec![],
-            },
-            Kind {
-                label: "short halved",
-                site: &SHORT,
-                pct: 0,
-                knobs: vec![(p.short.clone(), SHORT_US / 2)],
-            },
-        ];
+        let mut kinds = trio(&LONG, &p.long, LONG_US);
+        kinds.extend(trio(&SHORT, &p.short, SHORT_US));
         let r = measure(&p.session, &kinds, rounds, 11);
         show("V1", &kinds, &r);
         let (pred_long, act_long) = (change(&r[1], &r[0]), change(&r[2], &r[0]));
@@ -406,26 +393,7 @@ fn v3_without_the_receive_rule_v1_fails() {
     // re-pays the delay, and the prediction collapses.
     with_retry("V3", |rounds| {
         let p = v1(true);
-        let kinds = vec![
-            Kind {
-                label: "long 0%",
-                site: &LONG,
-                pct: 0,
-                knobs: vec![],
-            },
-            Kind {
-                label: "long 50%",
-                site: &LONG,
-                pct: 50,
-                knobs: vec![],
-            },
-            Kind {
-                label: "long halved",
-                site: &LONG,
-                pct: 0,
-                knobs: vec![(p.long.clone(), LONG_US / 2)],
-            },
-        ];
+        let kinds = trio(&LONG, &p.long, LONG_US);
         let r = measure(&p.session, &kinds, rounds, 13);
         show("V3", &kinds, &r);
         let (pred, act) = (change(&r[1], &r[0]), change(&r[2], &r[0]));
@@ -461,32 +429,14 @@ fn v2_serial_bottleneck_is_linear_in_cozs_metric() {
         let stop = Arc::new(AtomicBool::new(false));
         let ds = drivers(3, 30, &server.handle, &stop);
         std::thread::sleep(timing().warmup);
-        let kinds = vec![
-            Kind {
-                label: "a 0%",
-                site: &A,
-                pct: 0,
-                knobs: vec![],
-            },
-            Kind {
-                label: "a 25%",
-                site: &A,
-                pct: 25,
-                knobs: vec![],
-            },
-            Kind {
-                label: "a 50%",
-                site: &A,
-                pct: 50,
-                knobs: vec![],
-            },
-            Kind {
-                label: "a halved",
-                site: &A,
-                pct: 0,
-                knobs: vec![(a.clone(), A_US / 2)],
-            },
-        ];
+        // 0%, 50%, halved, and 25% for Coz's linearity check.
+        let mut kinds = trio(&A, &a, A_US);
+        kinds.push(Kind {
+            label: "25%",
+            site: &A,
+            pct: 25,
+            knobs: vec![],
+        });
         let r = measure(&session, &kinds, rounds, 17);
         stop.store(true, Ordering::Relaxed);
         for d in ds {
@@ -496,9 +446,9 @@ fn v2_serial_bottleneck_is_linear_in_cozs_metric() {
         drop(session);
         show("V2", &kinds, &r);
         let (pred50, act50, pred25) = (
+            change(&r[1], &r[0]),
             change(&r[2], &r[0]),
             change(&r[3], &r[0]),
-            change(&r[1], &r[0]),
         );
         // Coz's metric: 1 − (D_p/δ_p)/(D_0/δ_0) = 1 − 1/(1 + change).
         let coz = |c: f64| 1.0 - 1.0 / (1.0 + c);
@@ -612,26 +562,7 @@ fn relay(mode: ExternalWake, placement: Placement, rounds: usize, seed: u64) -> 
         );
     }
     std::thread::sleep(timing().warmup);
-    let kinds = vec![
-        Kind {
-            label: "x 0%",
-            site: &X,
-            pct: 0,
-            knobs: vec![],
-        },
-        Kind {
-            label: "x 50%",
-            site: &X,
-            pct: 50,
-            knobs: vec![],
-        },
-        Kind {
-            label: "x halved",
-            site: &X,
-            pct: 0,
-            knobs: vec![(x.clone(), x_us / 2)],
-        },
-    ];
+    let kinds = trio(&X, &x, x_us);
     let r = measure(&session, &kinds, rounds, seed);
     stop.store(true, Ordering::Relaxed);
     for t in threads {
