@@ -104,14 +104,6 @@ impl<M: Send> Handle<M> {
             name: self.name,
         })
     }
-
-    /// Sends a message that needs no reply.
-    pub fn tell(&self, msg: M) -> Result<(), Stopped> {
-        let stamp = causal::send();
-        self.inbox
-            .send((msg, stamp))
-            .map_err(|_| Stopped(self.name))
-    }
 }
 
 /// A reply on its way (see [`Handle::ask`]).

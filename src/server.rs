@@ -475,13 +475,17 @@ fn asset(
     } else {
         asset.raw_size as usize
     };
-    let other_tag = etag(&sha, !send_gzip);
-    if not_modified(
-        ask.if_none_match,
-        ask.if_modified_since,
-        &[&tag, &other_tag],
-        asset.published_at,
-    ) {
+    // Either representation's tag validates; only build the other one when
+    // the request carries a validator at all.
+    let conditional = ask.if_none_match.is_some() || ask.if_modified_since.is_some();
+    if conditional
+        && not_modified(
+            ask.if_none_match,
+            ask.if_modified_since,
+            &[&tag, &etag(&sha, !send_gzip)],
+            asset.published_at,
+        )
+    {
         // RFC 9110 15.4.5: a 304 carries the validators and caching headers,
         // and no content headers. Its Content-Length is the 200's.
         headers.retain(|(name, _)| !matches!(*name, "Content-Type" | "X-Content-Type-Options"));

@@ -40,7 +40,7 @@ pub mod query;
 pub mod verify;
 
 use crate::error::{Error, Result};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -294,14 +294,6 @@ impl Catalog {
         let mut wal = self.path.clone().into_os_string();
         wal.push("-wal");
         size(&self.path) + size(Path::new(&wal))
-    }
-
-    /// Looks up a value in `meta`.
-    pub fn meta(&self, key: &str) -> Result<Option<String>> {
-        self.conn
-            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.err(e))
     }
 }
 

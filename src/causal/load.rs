@@ -73,16 +73,6 @@ impl Urls {
         Ok(Urls::HotSet(urls))
     }
 
-    pub fn len(&self) -> usize {
-        match self {
-            Urls::InOrder(u) | Urls::HotSet(u) => u.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn pick(&self, rng: &mut SplitMix64, next: &mut usize) -> &str {
         match self {
             Urls::InOrder(urls) => {
@@ -137,14 +127,6 @@ impl Load {
             completed,
             errors,
         })
-    }
-
-    /// Responses read so far, and failed requests.
-    pub fn counts(&self) -> (u64, u64) {
-        (
-            self.completed.load(Ordering::Relaxed),
-            self.errors.load(Ordering::Relaxed),
-        )
     }
 
     /// Stops every client and waits for them.
