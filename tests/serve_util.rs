@@ -227,6 +227,15 @@ pub fn agent() -> ureq::Agent {
         .new_agent()
 }
 
+/// The first header named `name` (any case) in a list with lowercased names.
+fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    let name = name.to_ascii_lowercase();
+    headers
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.as_str())
+}
+
 /// A response, fully read.
 #[derive(Debug, Clone)]
 pub struct Resp {
@@ -238,11 +247,7 @@ pub struct Resp {
 
 impl Resp {
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     #[track_caller]
@@ -342,11 +347,7 @@ pub struct RawResp {
 
 impl RawResp {
     pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     /// The body, with chunked framing removed when there is some.
