@@ -107,10 +107,12 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;gc' {
-            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the N newest versions of each package (semver order)')
+            [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)')
+            [CompletionResult]::new('--keep-prereleases', '--keep-prereleases', [CompletionResultType]::ParameterName, 'With --keep, also keep the M newest prereleases that are older than the package''s newest release [default: 0]')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
-            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Report what would be removed, and change nothing')
+            [CompletionResult]::new('--delete-all-versions', '--delete-all-versions', [CompletionResultType]::ParameterName, 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)')
+            [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'List every choice (what goes, what stays and why), and change nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

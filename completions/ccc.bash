@@ -258,13 +258,17 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__gc)
-            opts="-h -V --keep --older-than --dry-run --json --db --help --version"
+            opts="-h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --keep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --keep-prereleases)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

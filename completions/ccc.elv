@@ -97,10 +97,12 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;gc'= {
-            cand --keep 'Keep the N newest versions of each package (semver order)'
+            cand --keep 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)'
+            cand --keep-prereleases 'With --keep, also keep the M newest prereleases that are older than the package''s newest release [default: 0]'
             cand --older-than 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`'
             cand --db 'The catalog file'
-            cand --dry-run 'Report what would be removed, and change nothing'
+            cand --delete-all-versions 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)'
+            cand --dry-run 'List every choice (what goes, what stays and why), and change nothing'
             cand --json 'Print the report as JSON'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

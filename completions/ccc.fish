@@ -73,10 +73,12 @@ complete -c ccc -n "__fish_ccc_using_subcommand rm" -l dry-run -d 'Show what wou
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l json -d 'Print what was removed as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep -d 'Keep the N newest versions of each package (semver order)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep -d 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep-prereleases -d 'With --keep, also keep the M newest prereleases that are older than the package\'s newest release [default: 0]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l older-than -d 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l db -d 'The catalog file' -r -F
-complete -c ccc -n "__fish_ccc_using_subcommand gc" -l dry-run -d 'Report what would be removed, and change nothing'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l delete-all-versions -d 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)'
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l dry-run -d 'List every choice (what goes, what stays and why), and change nothing'
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l json -d 'Print the report as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -s V -l version -d 'Print version'

@@ -3,7 +3,7 @@
 //! (`ccc generate`). Nothing here does work: `crate::run` resolves these into
 //! calls of the command modules.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 
 /// Asset catalog with a built-in CDN server.
@@ -35,7 +35,7 @@ pub enum Command {
     Inspect(InspectArgs),
     Cat(CatArgs),
     Rm(RmArgs),
-    Gc(GcArgs),
+    Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
@@ -159,26 +159,71 @@ pub struct RmArgs {
 
 /// Prune old versions, drop unreferenced blobs and reclaim disk space.
 ///
-/// With --keep and --older-than together, a version is removed only when
-/// both allow it. With neither, only blobs no version uses are removed.
+/// --keep N keeps, in each package, the N newest releases (semver order),
+/// every prerelease newer than the newest release (the next version's
+/// previews), and --keep-prereleases M of the prereleases a release has
+/// superseded. --older-than removes versions published longer ago. With
+/// both, a version goes only when both allow it; with neither, only blobs no
+/// version uses are removed. Whatever the rules, the version `latest`
+/// resolves to is never removed, unless --keep 0 --delete-all-versions.
+/// --dry-run lists every version with why it would be kept or removed.
 #[derive(Debug, Args)]
 pub struct GcArgs {
-    /// Keep the N newest versions of each package (semver order).
+    /// Keep the N newest releases of each package, and the prereleases
+    /// newer than them (0 only with --delete-all-versions).
     #[arg(long, value_name = "N")]
     pub keep: Option<usize>,
+
+    /// With --keep, also keep the M newest prereleases that are older than
+    /// the package's newest release [default: 0].
+    #[arg(long, value_name = "M", requires = "keep")]
+    pub keep_prereleases: Option<usize>,
+
+    /// Allow --keep 0: remove every version, `latest` included (with
+    /// --older-than, every version older than that).
+    #[arg(long)]
+    pub delete_all_versions: bool,
 
     /// Remove versions published longer ago than DURATION, like `30days`,
     /// `2weeks` or `12h`.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub older_than: Option<std::time::Duration>,
 
-    /// Report what would be removed, and change nothing.
+    /// List every choice (what goes, what stays and why), and change
+    /// nothing.
     #[arg(long)]
     pub dry_run: bool,
 
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl CheckArgs for GcArgs {
+    fn check(&self) -> Result<(), String> {
+        let keep_nothing = self.keep == Some(0);
+        if keep_nothing && !self.delete_all_versions {
+            return Err(
+                "--keep 0 would remove every version of every package, the ones `latest` serves \
+                 included; add --delete-all-versions if that is what you want \
+                 (`ccc rm --all PKG` removes one package)"
+                    .into(),
+            );
+        }
+        if self.delete_all_versions && !keep_nothing {
+            return Err(
+                "--delete-all-versions goes only with --keep 0 (it allows removing every version)"
+                    .into(),
+            );
+        }
+        if keep_nothing && self.keep_prereleases.is_some() {
+            return Err(
+                "--keep-prereleases cannot keep anything with --keep 0 --delete-all-versions"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
 }
 
 /// Check the database and that every blob decodes to its recorded sha256.
@@ -399,6 +444,49 @@ pub struct GenerateArgs {
     /// Directory that holds `completions/` and `man/`.
     #[arg(long, default_value = ".", value_name = "DIR")]
     pub out: PathBuf,
+}
+
+/// Rules between several flags of one command, checked while clap parses.
+pub trait CheckArgs {
+    /// Why the flags cannot go together, if they cannot.
+    fn check(&self) -> Result<(), String>;
+}
+
+/// A command's flags, parsed by clap's derive and then checked by
+/// [`CheckArgs`], so that a broken rule is a usage error like clap's own:
+/// `error:` with the usage, exit 2, before any work starts.
+#[derive(Debug)]
+pub struct Checked<T>(pub T);
+
+impl<T: FromArgMatches + CheckArgs> FromArgMatches for Checked<T> {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let args = T::from_arg_matches(matches)?;
+        args.check().map_err(conflict)?;
+        Ok(Checked(args))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(matches)?;
+        self.0.check().map_err(conflict)
+    }
+}
+
+fn conflict(why: String) -> clap::Error {
+    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, why)
+}
+
+impl<T: Args + CheckArgs> Args for Checked<T> {
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        T::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        T::augment_args_for_update(cmd)
+    }
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {

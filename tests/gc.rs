@@ -1,6 +1,8 @@
 //! `ccc gc` and `ccc rm`: what is reported is exactly what goes, a dry run
-//! changes nothing, and content nothing uses is dropped.
+//! changes nothing, content nothing uses is dropped, and gc never removes
+//! what `latest` serves: `--keep` counts releases, not prereleases.
 
+use crate::serve_util::{Server, get};
 use crate::util::{Rng, Workspace};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -133,6 +135,7 @@ fn dry_run_reports_what_a_real_run_removes_and_changes_nothing() {
     assert_eq!(reported(&real).len(), 5, "{real}");
     for key in [
         "versions",
+        "kept",
         "packages_removed",
         "blobs_removed",
         "blob_bytes_removed",
@@ -143,7 +146,7 @@ fn dry_run_reports_what_a_real_run_removes_and_changes_nothing() {
 }
 
 #[test]
-fn older_than_removes_old_versions_and_respects_keep() {
+fn older_than_removes_old_versions_but_not_latest_and_respects_keep() {
     let ws = two_packages();
     let forty_days = 40 * 86_400;
     let aged = ws
@@ -161,13 +164,17 @@ fn older_than_removes_old_versions_and_respects_keep() {
     let none = gc_checked(&ws, &["--older-than", "90days"]);
     assert_eq!(none["versions"], serde_json::json!([]));
 
+    // Every version of api is old, but api@0.3.0 is what `latest` serves.
     let before = ws.snapshot();
     let dry = ws.json(&["gc", "--older-than", "30days", "--dry-run", "--json"]);
     assert_eq!(
         reported(&dry),
-        set(&["web@1.0.0", "api@0.1.0", "api@0.2.0", "api@0.3.0"])
+        set(&["web@1.0.0", "api@0.1.0", "api@0.2.0"])
     );
-    assert_eq!(dry["packages_removed"], serde_json::json!(["api"]));
+    assert_eq!(why(&dry, "kept", "api@0.3.0"), ["latest"]);
+    assert_eq!(why(&dry, "kept", "web@1.1.0"), ["recent"]);
+    assert_eq!(why(&dry, "versions", "web@1.0.0"), ["old"]);
+    assert_eq!(dry["packages_removed"], serde_json::json!([]));
     assert_eq!(ws.snapshot(), before);
 
     // With --keep too, a version goes only when both rules allow it.
@@ -176,14 +183,268 @@ fn older_than_removes_old_versions_and_respects_keep() {
         reported(&both),
         set(&["web@1.0.0", "api@0.1.0", "api@0.2.0"])
     );
+    assert_eq!(
+        why(&both, "versions", "api@0.1.0"),
+        ["older_release", "old"]
+    );
+    assert_eq!(why(&both, "kept", "web@1.1.0"), ["recent"]);
 
-    let rest = gc_checked(&ws, &["--older-than", "4weeks"]);
+    let pinned = gc_checked(&ws, &["--older-than", "4weeks"]);
+    assert_eq!(pinned["versions"], serde_json::json!([]));
+    assert_eq!(ws.versions("api"), ["0.3.0"]);
+
+    // Only --keep 0 --delete-all-versions lets `latest` go.
+    let rest = gc_checked(
+        &ws,
+        &[
+            "--keep",
+            "0",
+            "--delete-all-versions",
+            "--older-than",
+            "4weeks",
+        ],
+    );
     assert_eq!(reported(&rest), set(&["api@0.3.0"]));
+    assert_eq!(why(&rest, "versions", "api@0.3.0"), ["all_versions", "old"]);
     assert_eq!(rest["packages_removed"], serde_json::json!(["api"]));
     ws.fails(&["ls", "api"], 1);
     let packages = ws.json(&["ls", "--json"]);
     assert_eq!(packages.as_array().unwrap().len(), 1);
     all_files_readable(&ws);
+}
+
+/// The reasons a gc report gives for `pkg@version` in its `list`
+/// (`versions` for the removed, `kept` for the kept).
+#[track_caller]
+fn why(report: &Value, list: &str, id: &str) -> Vec<String> {
+    let (package, version) = id.rsplit_once('@').expect("pkg@version");
+    let choice = report[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("{list} is an array: {report}"))
+        .iter()
+        .find(|c| c["package"] == package && c["version"] == version)
+        .unwrap_or_else(|| panic!("{id} is not in {list}: {report}"));
+    choice["why"]
+        .as_array()
+        .expect("why is an array")
+        .iter()
+        .map(|r| r.as_str().expect("a reason is a string").to_string())
+        .collect()
+}
+
+/// Publishes `package` at each of `versions`, in the order given, each
+/// with a `v.txt` holding its version.
+fn publish_history(ws: &Workspace, package: &str, versions: &[&str]) {
+    for version in versions {
+        let dir = format!("src-{package}-{version}");
+        ws.write(&format!("{dir}/v.txt"), version);
+        ws.write(
+            &format!("{dir}/app.js"),
+            format!("/* {package}@{version} */\n"),
+        );
+        ws.publish(&format!("{package}@{version}"), &dir, &[]);
+    }
+}
+
+#[test]
+fn keep_counts_releases_so_latest_still_serves_the_newest_release() {
+    let ws = Workspace::new();
+    publish_history(&ws, "a", &["1.0.0", "1.0.1", "2.0.0-rc.1"]);
+    assert_eq!(ws.cat("a@latest/v.txt"), b"1.0.1");
+
+    let report = gc_checked(&ws, &["--keep", "1"]);
+    assert_eq!(reported(&report), set(&["a@1.0.0"]));
+    assert_eq!(why(&report, "versions", "a@1.0.0"), ["older_release"]);
+    assert_eq!(
+        why(&report, "kept", "a@1.0.1"),
+        ["latest", "newest_release"]
+    );
+    assert_eq!(why(&report, "kept", "a@2.0.0-rc.1"), ["newer_prerelease"]);
+    assert_eq!(ws.versions("a"), ["2.0.0-rc.1", "1.0.1"]);
+
+    assert_eq!(ws.cat("a@latest/v.txt"), b"1.0.1");
+    assert_eq!(ws.json(&["ls", "--json"])[0]["latest"], "1.0.1");
+    let server = Server::start(&ws, &[]);
+    let r = get(&server.url("/assets/a/latest/v.txt"), &[]);
+    assert_eq!(r.status, 302, "{}", r.text());
+    assert_eq!(r.must("location"), "/assets/a/1.0.1/v.txt");
+}
+
+/// rxjs's history in miniature: a superseded major, betas and release
+/// candidates of 7.0.0 before it shipped, two 7.8 releases, and alphas of
+/// the next major. Published in that (chronological) order.
+const RXJS: &[&str] = &[
+    "6.6.7",
+    "7.0.0-beta.15",
+    "7.0.0-rc.3",
+    "7.0.0",
+    "7.8.0",
+    "7.8.1",
+    "8.0.0-alpha.13",
+    "8.0.0-alpha.14",
+];
+
+#[test]
+fn keep_3_keeps_three_releases_of_an_rxjs_like_history() {
+    let ws = Workspace::new();
+    publish_history(&ws, "rxjs", RXJS);
+    let before = ws.snapshot();
+
+    // --keep-prereleases counts the prereleases a release superseded.
+    let dry = ws.json(&[
+        "gc",
+        "--keep",
+        "3",
+        "--keep-prereleases",
+        "1",
+        "--dry-run",
+        "--json",
+    ]);
+    assert_eq!(reported(&dry), set(&["rxjs@6.6.7", "rxjs@7.0.0-beta.15"]));
+    assert_eq!(
+        why(&dry, "kept", "rxjs@7.0.0-rc.3"),
+        ["newest_older_prerelease"]
+    );
+    assert_eq!(
+        why(&dry, "versions", "rxjs@7.0.0-beta.15"),
+        ["older_prerelease"]
+    );
+
+    // The table shows every choice with its reason, newest first.
+    let table = String::from_utf8(ws.ok(&["gc", "--keep", "3", "--dry-run"]).stdout).unwrap();
+    let choices: Vec<(&str, &str)> = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with("rxjs@"))
+        .map(|l| {
+            let mut words = l.split_whitespace();
+            let version = words.next().expect("a version");
+            let action = words.find(|w| ["keep", "remove"].contains(w));
+            (version, action.unwrap_or_else(|| panic!("no action: {l}")))
+        })
+        .collect();
+    assert_eq!(
+        choices,
+        [
+            ("rxjs@8.0.0-alpha.14", "keep"),
+            ("rxjs@8.0.0-alpha.13", "keep"),
+            ("rxjs@7.8.1", "keep"),
+            ("rxjs@7.8.0", "keep"),
+            ("rxjs@7.0.0", "keep"),
+            ("rxjs@7.0.0-rc.3", "remove"),
+            ("rxjs@7.0.0-beta.15", "remove"),
+            ("rxjs@6.6.7", "remove"),
+        ],
+        "{table}"
+    );
+    for (version, reason) in [
+        (
+            "rxjs@8.0.0-alpha.14 ",
+            "prerelease newer than every release",
+        ),
+        (
+            "rxjs@7.8.1 ",
+            "`latest` resolves to it; one of the 3 newest releases",
+        ),
+        ("rxjs@7.0.0 ", "one of the 3 newest releases"),
+        (
+            "rxjs@7.0.0-rc.3 ",
+            "prerelease older than the newest release",
+        ),
+        ("rxjs@6.6.7 ", "release older than the 3 newest (--keep)"),
+    ] {
+        let line = table
+            .lines()
+            .find(|l| l.contains(version))
+            .unwrap_or_else(|| panic!("no row for {version}: {table}"));
+        assert!(
+            line.contains(reason),
+            "{version} should say {reason:?}: {line}"
+        );
+    }
+    assert!(
+        table.contains("Would remove 3 versions") && table.contains("kept 5 versions"),
+        "{table}"
+    );
+    assert_eq!(ws.snapshot(), before, "a dry run changed the catalog");
+
+    let report = gc_checked(&ws, &["--keep", "3"]);
+    assert_eq!(
+        reported(&report),
+        set(&["rxjs@6.6.7", "rxjs@7.0.0-beta.15", "rxjs@7.0.0-rc.3"])
+    );
+    assert_eq!(
+        ws.versions("rxjs"),
+        [
+            "8.0.0-alpha.14",
+            "8.0.0-alpha.13",
+            "7.8.1",
+            "7.8.0",
+            "7.0.0"
+        ]
+    );
+    assert_eq!(ws.cat("rxjs@latest/v.txt"), b"7.8.1");
+    all_files_readable(&ws);
+}
+
+#[test]
+fn keep_0_is_refused_unless_delete_all_versions_says_so() {
+    let ws = two_packages();
+    let before = ws.snapshot();
+    let out = ws.fails(&["gc", "--keep", "0"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--keep 0"), "{stderr}");
+    assert!(stderr.contains("latest"), "{stderr}");
+    assert!(stderr.contains("add --delete-all-versions"), "{stderr}");
+    for (args, needle) in [
+        (
+            &["gc", "--keep", "0", "--dry-run"][..],
+            "--delete-all-versions",
+        ),
+        (&["gc", "--delete-all-versions"], "only with --keep 0"),
+        (
+            &["gc", "--keep", "2", "--delete-all-versions"],
+            "only with --keep 0",
+        ),
+        (&["gc", "--keep-prereleases", "1"], "--keep <N>"),
+        (
+            &[
+                "gc",
+                "--keep",
+                "0",
+                "--delete-all-versions",
+                "--keep-prereleases",
+                "1",
+            ],
+            "--keep-prereleases",
+        ),
+    ] {
+        let out = ws.fails(args, 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(needle), "{args:?}: {stderr}");
+    }
+    assert_eq!(ws.snapshot(), before);
+
+    let everything: BTreeSet<String> = ws.all_versions().into_iter().collect();
+    let dry = ws.json(&[
+        "gc",
+        "--keep",
+        "0",
+        "--delete-all-versions",
+        "--dry-run",
+        "--json",
+    ]);
+    assert_eq!(reported(&dry), everything);
+    assert_eq!(dry["kept"], serde_json::json!([]));
+    assert_eq!(ws.snapshot(), before);
+    let report = gc_checked(&ws, &["--keep", "0", "--delete-all-versions"]);
+    let packages: BTreeSet<&str> = report["packages_removed"]
+        .as_array()
+        .expect("packages_removed is an array")
+        .iter()
+        .map(|p| p.as_str().expect("a package name"))
+        .collect();
+    assert_eq!(packages, BTreeSet::from(["api", "web"]));
+    assert_eq!(ws.blob_totals(), (0, 0));
 }
 
 #[test]

@@ -1,44 +1,113 @@
 //! Garbage collection: prune old versions, drop blobs no asset references,
 //! then give the freed pages back to the file system.
 //!
-//! Which versions go: with `--keep N`, all but the N newest of each package
-//! (semver order); with `--older-than D`, those published more than D ago;
-//! with both, only versions that both rules would remove (the newest N and
-//! anything younger than D are kept). With neither, no version is removed and
-//! gc only drops orphan blobs (left by `ccc rm` or a `--force` publish).
+//! # Which versions go
+//!
+//! Each package is judged on its own, its versions in semver order, with
+//! the rules npm and cargo users expect of a registry:
+//!
+//! - `--keep N` keeps the N newest *releases*; every prerelease newer than
+//!   the newest release (the next version's betas and release candidates)
+//!   is kept too; prereleases older than the newest release were superseded
+//!   by it, and only the `--keep-prereleases M` newest of them stay (none
+//!   by default). A prerelease never takes a release's place among the N.
+//! - `--older-than D` removes versions published more than D ago.
+//! - With both, a version goes only when both rules let it go; with
+//!   neither, no version goes and gc only drops orphan blobs (left by
+//!   `ccc rm` or a `--force` publish).
+//! - Whatever the rules, the [`pinned`] versions stay: the one `latest`
+//!   resolves to (and, once ccc has them, those dist-tags point to), so
+//!   gc never changes what those names serve. Only
+//!   `--keep 0 --delete-all-versions` ([`Keep::Nothing`]) lifts that, as
+//!   its name says.
+//!
+//! Every version judged is reported with the reasons it stays or goes
+//! ([`Reason`]), so `--dry-run` shows exactly these choices.
 //!
 //! Versions and blobs are removed in one transaction; `--dry-run` runs the
 //! same statements and rolls back, so what it reports is exactly what a real
 //! run would remove. Reclaiming space (`VACUUM`) runs after the commit.
 
 use super::Catalog;
+use super::query::VersionRow;
 use crate::error::Result;
+use crate::spec::Selector;
 use crate::units::unix_now;
+use semver::Version;
 use serde::Serialize;
+use std::num::NonZeroUsize;
 use std::time::Duration;
+
+/// What `--keep` spares in each package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The `releases` newest releases, every prerelease newer than the
+    /// newest release, and the `older_prereleases` newest of the others.
+    Newest {
+        releases: NonZeroUsize,
+        older_prereleases: usize,
+    },
+    /// Nothing, pinned versions included (`--keep 0 --delete-all-versions`).
+    Nothing,
+}
 
 /// What to prune.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
-    pub keep: Option<usize>,
+    pub keep: Option<Keep>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
 }
 
-/// A version gc removed.
+/// Why gc keeps or removes a version; a version may have several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// Kept: `latest` resolves to it.
+    Latest,
+    /// Kept: one of the `--keep` newest releases.
+    NewestRelease,
+    /// Kept: a prerelease newer than the package's newest release.
+    NewerPrerelease,
+    /// Kept: one of the `--keep-prereleases` newest prereleases older
+    /// than the newest release.
+    NewestOlderPrerelease,
+    /// Kept: published less than `--older-than` ago.
+    Recent,
+    /// Removed: a release beyond the `--keep` newest.
+    OlderRelease,
+    /// Removed: a prerelease older than the newest release, beyond
+    /// `--keep-prereleases`.
+    OlderPrerelease,
+    /// Removed: `--keep 0 --delete-all-versions`.
+    AllVersions,
+    /// Removed: published more than `--older-than` ago.
+    Old,
+}
+
+/// A version gc judged: removed, or kept, with the reasons.
 #[derive(Debug, Clone, Serialize)]
-pub struct RemovedVersion {
+pub struct Choice {
+    #[serde(skip)]
+    pub id: i64,
     pub package: String,
-    pub version: String,
+    #[serde(serialize_with = "super::query::as_string")]
+    pub version: Version,
     pub published_at: i64,
     pub file_count: u64,
     pub raw_bytes: u64,
+    /// For a kept version every reason it stays; for a removed one every
+    /// rule that let it go.
+    pub why: Vec<Reason>,
 }
 
 /// What gc did (or, dry, would do).
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub versions: Vec<RemovedVersion>,
+    /// The versions removed.
+    pub versions: Vec<Choice>,
+    /// The versions the rules kept (none when no rule was given).
+    pub kept: Vec<Choice>,
     pub packages_removed: Vec<String>,
     pub blobs_removed: u64,
     /// Stored bytes of the removed blobs.
@@ -47,6 +116,103 @@ pub struct Report {
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
     pub dry_run: bool,
+}
+
+/// The versions of one package (newest first) that gc never removes, with
+/// the reason: the one `latest` resolves to, as the server and every
+/// command resolve it. This is the one place such protection is decided:
+/// dist-tags, once ccc has them, join here with the versions they point
+/// to, and gc keeps honouring every name users are served by.
+pub fn pinned(versions: &[VersionRow]) -> Vec<(&Version, Reason)> {
+    Selector::Latest
+        .pick(versions.iter().map(|v| &v.version))
+        .map(|latest| (latest, Reason::Latest))
+        .into_iter()
+        .collect()
+}
+
+/// Judges every version of one package (newest first, as
+/// [`Catalog::versions`] lists them); `cutoff` is the `--older-than` limit
+/// in Unix seconds. Returns the versions kept and removed, each newest
+/// first.
+fn judge(
+    versions: Vec<VersionRow>,
+    keep: Option<Keep>,
+    cutoff: Option<i64>,
+) -> (Vec<Choice>, Vec<Choice>) {
+    let pinned: Vec<(Version, Reason)> = if keep == Some(Keep::Nothing) {
+        Vec::new()
+    } else {
+        pinned(&versions)
+            .into_iter()
+            .map(|(v, why)| (v.clone(), why))
+            .collect()
+    };
+    let newest_release = versions
+        .iter()
+        .find(|v| v.version.pre.is_empty())
+        .map(|v| v.version.clone());
+    let (mut releases_seen, mut older_prereleases_seen) = (0, 0);
+    let (mut kept, mut removed) = (Vec::new(), Vec::new());
+    for v in versions {
+        let mut stay = Vec::new();
+        let mut go = Vec::new();
+        stay.extend(
+            pinned
+                .iter()
+                .filter(|(p, _)| *p == v.version)
+                .map(|(_, why)| *why),
+        );
+        match keep {
+            None => {}
+            Some(Keep::Nothing) => go.push(Reason::AllVersions),
+            Some(Keep::Newest {
+                releases,
+                older_prereleases,
+            }) => {
+                if v.version.pre.is_empty() {
+                    releases_seen += 1;
+                    if releases_seen <= releases.get() {
+                        stay.push(Reason::NewestRelease);
+                    } else {
+                        go.push(Reason::OlderRelease);
+                    }
+                } else if newest_release.as_ref().is_none_or(|r| v.version > *r) {
+                    stay.push(Reason::NewerPrerelease);
+                } else {
+                    older_prereleases_seen += 1;
+                    if older_prereleases_seen <= older_prereleases {
+                        stay.push(Reason::NewestOlderPrerelease);
+                    } else {
+                        go.push(Reason::OlderPrerelease);
+                    }
+                }
+            }
+        }
+        if let Some(cutoff) = cutoff {
+            if v.published_at < cutoff {
+                go.push(Reason::Old);
+            } else {
+                stay.push(Reason::Recent);
+            }
+        }
+        let goes = stay.is_empty() && !go.is_empty();
+        let choice = Choice {
+            id: v.id,
+            package: v.package,
+            version: v.version,
+            published_at: v.published_at,
+            file_count: v.file_count,
+            raw_bytes: v.raw_bytes,
+            why: if goes { go } else { stay },
+        };
+        if goes {
+            removed.push(choice);
+        } else {
+            kept.push(choice);
+        }
+    }
+    (kept, removed)
 }
 
 /// Deletes versions (their assets go with them) and then the packages left
@@ -88,14 +254,17 @@ impl Catalog {
     /// Runs gc; see the module doc for the rules.
     pub fn gc(&mut self, options: &Options) -> Result<Report> {
         let file_bytes_before = self.disk_size();
-        let doomed = self.choose_versions(options)?;
         let path = self.path().to_path_buf();
         let err = |e| super::sqlite_err(&path, e);
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
-        let ids: Vec<i64> = doomed.iter().map(|(id, _)| *id).collect();
+        // The write lock first, then the choice: what is judged is exactly
+        // what this transaction changes, whatever other processes publish.
+        let tx = rusqlite::Transaction::new_unchecked(
+            self.conn(),
+            rusqlite::TransactionBehavior::Immediate,
+        )
+        .map_err(err)?;
+        let (kept, doomed) = self.choose_versions(options)?;
+        let ids: Vec<i64> = doomed.iter().map(|c| c.id).collect();
         let packages_removed = delete_versions(&tx, &ids).map_err(err)?;
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
@@ -122,7 +291,8 @@ impl Catalog {
             }
         }
         Ok(Report {
-            versions: doomed.into_iter().map(|(_, v)| v).collect(),
+            versions: doomed,
+            kept,
             packages_removed,
             blobs_removed: blobs_removed as u64,
             blob_bytes_removed: blob_bytes_removed as u64,
@@ -141,34 +311,21 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    fn choose_versions(&self, options: &Options) -> Result<Vec<(i64, RemovedVersion)>> {
+    /// The versions kept and removed, package by package.
+    fn choose_versions(&self, options: &Options) -> Result<(Vec<Choice>, Vec<Choice>)> {
+        let (mut kept, mut removed) = (Vec::new(), Vec::new());
         if options.keep.is_none() && options.older_than.is_none() {
-            return Ok(Vec::new());
+            return Ok((kept, removed));
         }
         let cutoff = options
             .older_than
             .map(|d| unix_now().saturating_sub(d.as_secs() as i64));
-        let mut doomed = Vec::new();
         for package in self.package_names()? {
-            // Newest first.
-            for (rank, v) in self.versions(&package)?.into_iter().enumerate() {
-                let beyond_keep = options.keep.is_none_or(|keep| rank >= keep);
-                let too_old = cutoff.is_none_or(|cutoff| v.published_at < cutoff);
-                if beyond_keep && too_old {
-                    doomed.push((
-                        v.id,
-                        RemovedVersion {
-                            package: v.package,
-                            version: v.version.to_string(),
-                            published_at: v.published_at,
-                            file_count: v.file_count,
-                            raw_bytes: v.raw_bytes,
-                        },
-                    ));
-                }
-            }
+            let (k, r) = judge(self.versions(&package)?, options.keep, cutoff);
+            kept.extend(k);
+            removed.extend(r);
         }
-        Ok(doomed)
+        Ok((kept, removed))
     }
 
     fn package_names(&self) -> Result<Vec<String>> {
@@ -176,5 +333,204 @@ impl Catalog {
             .prepare("SELECT name FROM packages ORDER BY name")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
             .map_err(|e| self.err(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = 86_400;
+    const NOW: i64 = 1_000 * DAY;
+
+    /// A package's versions as `(version, age in days)`, newest first as
+    /// [`Catalog::versions`] returns them.
+    fn history(versions: &[(&str, i64)]) -> Vec<VersionRow> {
+        let mut rows: Vec<VersionRow> = versions
+            .iter()
+            .enumerate()
+            .map(|(i, (v, age))| VersionRow {
+                id: i as i64,
+                package: "p".into(),
+                version: Version::parse(v).unwrap(),
+                published_at: NOW - age * DAY,
+                file_count: 1,
+                raw_bytes: 1,
+                stored_bytes: 1,
+            })
+            .collect();
+        rows.sort_by(|a, b| b.version.cmp(&a.version));
+        rows
+    }
+
+    fn keep(releases: usize, older_prereleases: usize) -> Option<Keep> {
+        Some(Keep::Newest {
+            releases: NonZeroUsize::new(releases).unwrap(),
+            older_prereleases,
+        })
+    }
+
+    /// `version: reasons` of the kept and the removed versions.
+    fn run(
+        versions: &[(&str, i64)],
+        keep: Option<Keep>,
+        older_than_days: Option<i64>,
+    ) -> (Vec<String>, Vec<String>) {
+        let show = |choices: Vec<Choice>| {
+            choices
+                .into_iter()
+                .map(|c| format!("{}: {:?}", c.version, c.why))
+                .collect()
+        };
+        let (kept, removed) = judge(
+            history(versions),
+            keep,
+            older_than_days.map(|d| NOW - d * DAY),
+        );
+        (show(kept), show(removed))
+    }
+
+    #[test]
+    fn keep_counts_releases_and_keeps_newer_prereleases() {
+        let (kept, removed) = run(
+            &[("1.0.0", 3), ("1.0.1", 2), ("2.0.0-rc.1", 1)],
+            keep(1, 0),
+            None,
+        );
+        assert_eq!(
+            kept,
+            [
+                "2.0.0-rc.1: [NewerPrerelease]",
+                "1.0.1: [Latest, NewestRelease]"
+            ]
+        );
+        assert_eq!(removed, ["1.0.0: [OlderRelease]"]);
+    }
+
+    #[test]
+    fn superseded_prereleases_count_separately() {
+        let versions = [
+            ("6.6.7", 9),
+            ("7.0.0-beta.15", 8),
+            ("7.0.0-rc.3", 7),
+            ("7.0.0", 6),
+            ("7.8.0", 5),
+            ("7.8.1", 4),
+            ("8.0.0-alpha.13", 2),
+            ("8.0.0-alpha.14", 1),
+        ];
+        let (kept, removed) = run(&versions, keep(3, 0), None);
+        assert_eq!(
+            kept,
+            [
+                "8.0.0-alpha.14: [NewerPrerelease]",
+                "8.0.0-alpha.13: [NewerPrerelease]",
+                "7.8.1: [Latest, NewestRelease]",
+                "7.8.0: [NewestRelease]",
+                "7.0.0: [NewestRelease]",
+            ]
+        );
+        assert_eq!(
+            removed,
+            [
+                "7.0.0-rc.3: [OlderPrerelease]",
+                "7.0.0-beta.15: [OlderPrerelease]",
+                "6.6.7: [OlderRelease]",
+            ]
+        );
+        let (kept, removed) = run(&versions, keep(3, 1), None);
+        assert!(kept.contains(&"7.0.0-rc.3: [NewestOlderPrerelease]".to_string()));
+        assert_eq!(removed.len(), 2, "{removed:?}");
+    }
+
+    #[test]
+    fn a_package_of_prereleases_only_keeps_them_all() {
+        let (kept, removed) = run(
+            &[("1.0.0-alpha.1", 9), ("1.0.0-alpha.2", 8)],
+            keep(1, 0),
+            None,
+        );
+        assert_eq!(
+            kept,
+            [
+                "1.0.0-alpha.2: [Latest, NewerPrerelease]",
+                "1.0.0-alpha.1: [NewerPrerelease]"
+            ]
+        );
+        assert!(removed.is_empty());
+    }
+
+    #[test]
+    fn older_than_never_removes_latest() {
+        let versions = [("1.0.0", 90), ("1.1.0", 60), ("2.0.0-beta.1", 50)];
+        let (kept, removed) = run(&versions, None, Some(30));
+        assert_eq!(kept, ["1.1.0: [Latest]"]);
+        assert_eq!(removed, ["2.0.0-beta.1: [Old]", "1.0.0: [Old]"]);
+        let (kept, _) = run(&versions, None, Some(55));
+        assert_eq!(kept, ["2.0.0-beta.1: [Recent]", "1.1.0: [Latest]"]);
+    }
+
+    #[test]
+    fn with_both_rules_a_version_goes_only_when_both_let_it() {
+        let versions = [("1.0.0", 90), ("1.1.0", 10), ("1.2.0", 60), ("1.3.0", 50)];
+        let (kept, removed) = run(&versions, keep(1, 0), Some(30));
+        assert_eq!(kept, ["1.3.0: [Latest, NewestRelease]", "1.1.0: [Recent]"]);
+        assert_eq!(
+            removed,
+            ["1.2.0: [OlderRelease, Old]", "1.0.0: [OlderRelease, Old]"]
+        );
+    }
+
+    #[test]
+    fn only_delete_all_versions_lifts_the_pins() {
+        let versions = [("1.0.0", 90), ("1.1.0", 60), ("2.0.0-rc.1", 5)];
+        let (kept, removed) = run(&versions, Some(Keep::Nothing), None);
+        assert!(kept.is_empty(), "{kept:?}");
+        assert_eq!(removed.len(), 3);
+        let (kept, removed) = run(&versions, Some(Keep::Nothing), Some(30));
+        assert_eq!(kept, ["2.0.0-rc.1: [Recent]"]);
+        assert_eq!(
+            removed,
+            ["1.1.0: [AllVersions, Old]", "1.0.0: [AllVersions, Old]"]
+        );
+    }
+
+    /// Over many histories and every rule, `latest` resolves to the same
+    /// version after gc as before.
+    #[test]
+    fn latest_resolves_the_same_after_any_gc() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..300 {
+            let mut names = std::collections::BTreeSet::new();
+            for _ in 0..1 + next(8) {
+                let pre = match next(3) {
+                    0 => format!("-rc.{}", next(3)),
+                    _ => String::new(),
+                };
+                names.insert(format!("{}.{}.0{pre}", next(3), next(3)));
+            }
+            let versions: Vec<(&str, i64)> = names
+                .iter()
+                .map(|v| (v.as_str(), next(100) as i64))
+                .collect();
+            let all = history(&versions);
+            let latest = pinned(&all)[0].0.clone();
+            for keep in [None, keep(1, 0), keep(2, 1), keep(4, 0)] {
+                for cutoff in [None, Some(NOW - 50 * DAY), Some(NOW)] {
+                    if keep.is_none() && cutoff.is_none() {
+                        continue;
+                    }
+                    let (kept, _) = judge(all.clone(), keep, cutoff);
+                    let after = Selector::Latest.pick(kept.iter().map(|c| &c.version));
+                    assert_eq!(after, Some(&latest), "{versions:?} {keep:?} {cutoff:?}");
+                }
+            }
+        }
     }
 }

@@ -52,7 +52,10 @@ pub struct AssetRow {
     pub blob_id: i64,
 }
 
-fn as_string<S: serde::Serializer>(v: &Version, s: S) -> std::result::Result<S::Ok, S::Error> {
+pub(super) fn as_string<S: serde::Serializer>(
+    v: &Version,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
     s.collect_str(v)
 }
 

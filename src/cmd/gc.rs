@@ -1,48 +1,60 @@
 //! `ccc gc`: prune versions, drop orphan blobs, reclaim space.
 
-use crate::catalog::gc::Options;
+use crate::catalog::gc::{Choice, Keep, Options, Reason};
 use crate::catalog::{Access, Catalog};
-use crate::cli::GcArgs;
+use crate::cli::{Checked, GcArgs};
 use crate::error::Result;
 use crate::output;
 use crate::units::{human_size, human_time};
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::ExitCode;
 
-pub fn run(db: &Path, args: GcArgs) -> Result<ExitCode> {
+pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
+    let options = options(&args);
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
-    let report = catalog.gc(&Options {
-        keep: args.keep,
-        older_than: args.older_than,
-        dry_run: args.dry_run,
-    })?;
+    let report = catalog.gc(&options)?;
     if args.json {
         output::print_json(&report)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    // A dry run shows every choice; a real run what it removed.
+    let kept: &[Choice] = if report.dry_run { &report.kept } else { &[] };
+    if !report.versions.is_empty() || !kept.is_empty() {
+        let verb = if report.dry_run { "remove" } else { "removed" };
+        let mut table = output::table(
+            &["version", "published", "files", "size", "action", "why"],
+            &[2, 3],
+        );
+        let mut rows: Vec<(&Choice, &str)> = report.versions.iter().map(|c| (c, verb)).collect();
+        rows.extend(kept.iter().map(|c| (c, "keep")));
+        // Package by package, newest first, as `ccc ls` lists them.
+        rows.sort_by(|(a, _), (b, _)| (&a.package, &b.version).cmp(&(&b.package, &a.version)));
+        for (c, action) in rows {
+            let why: Vec<String> = c.why.iter().map(|r| explain(*r, &options)).collect();
+            table.add_row(vec![
+                format!("{}@{}", c.package, c.version),
+                human_time(c.published_at),
+                c.file_count.to_string(),
+                human_size(c.raw_bytes),
+                action.to_string(),
+                why.join("; "),
+            ]);
+        }
+        output::print(table)?;
     }
     let verb = if report.dry_run {
         "Would remove"
     } else {
         "Removed"
     };
-    if !report.versions.is_empty() {
-        let mut table = output::table(&["version", "published", "files", "size"], &[2, 3]);
-        for v in &report.versions {
-            table.add_row(vec![
-                format!("{}@{}", v.package, v.version),
-                human_time(v.published_at),
-                v.file_count.to_string(),
-                human_size(v.raw_bytes),
-            ]);
-        }
-        output::print(table)?;
-    }
     output::print(format_args!(
-        "{verb} {} versions, {} packages, {} blobs ({} stored)",
+        "{verb} {} versions, {} packages, {} blobs ({} stored); kept {} versions",
         report.versions.len(),
         report.packages_removed.len(),
         report.blobs_removed,
         human_size(report.blob_bytes_removed),
+        report.kept.len(),
     ))?;
     if !report.dry_run {
         output::print(format_args!(
@@ -52,4 +64,57 @@ pub fn run(db: &Path, args: GcArgs) -> Result<ExitCode> {
         ))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The library's options from the checked flags.
+fn options(args: &GcArgs) -> Options {
+    // `Checked` let --keep 0 through only with --delete-all-versions.
+    let keep = args.keep.map(|n| match NonZeroUsize::new(n) {
+        Some(releases) => Keep::Newest {
+            releases,
+            older_prereleases: args.keep_prereleases.unwrap_or(0),
+        },
+        None => Keep::Nothing,
+    });
+    Options {
+        keep,
+        older_than: args.older_than,
+        dry_run: args.dry_run,
+    }
+}
+
+/// One reason, in the words of the flags that gave it.
+fn explain(reason: Reason, options: &Options) -> String {
+    let (releases, older_prereleases) = match options.keep {
+        Some(Keep::Newest {
+            releases,
+            older_prereleases,
+        }) => (releases.get(), older_prereleases),
+        _ => (0, 0),
+    };
+    let age = options
+        .older_than
+        .map(|d| humantime::format_duration(d).to_string())
+        .unwrap_or_default();
+    let newest = |n: usize, what: &str| match n {
+        1 => format!("the newest {what}"),
+        n => format!("one of the {n} newest {what}s"),
+    };
+    match reason {
+        Reason::Latest => "`latest` resolves to it".into(),
+        Reason::NewestRelease => newest(releases, "release"),
+        Reason::NewerPrerelease => "prerelease newer than every release".into(),
+        Reason::NewestOlderPrerelease => format!(
+            "{} older than the newest release (--keep-prereleases)",
+            newest(older_prereleases, "prerelease")
+        ),
+        Reason::Recent => format!("published less than {age} ago"),
+        Reason::OlderRelease => format!("release older than the {releases} newest (--keep)"),
+        Reason::OlderPrerelease => match older_prereleases {
+            0 => "prerelease older than the newest release".into(),
+            m => format!("prerelease older than the newest release, beyond the {m} newest such"),
+        },
+        Reason::AllVersions => "--delete-all-versions".into(),
+        Reason::Old => format!("published more than {age} ago (--older-than)"),
+    }
 }
