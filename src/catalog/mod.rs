@@ -32,7 +32,24 @@
 //! Writers take the write lock up front (`BEGIN IMMEDIATE`) and commit with
 //! `synchronous = FULL`, so a committed publish survives power loss and an
 //! interrupted one leaves the catalog exactly as it was. Read-only commands
-//! open the file read-only and never create it.
+//! never create the file and never change what it holds (see [`Access`]).
+//!
+//! # One file at rest
+//!
+//! While any process has the catalog open, SQLite keeps two side files next
+//! to it: `cdn.db-wal` (committed transactions not yet copied into `cdn.db`)
+//! and `cdn.db-shm` (the index of that log). When the last connection to the
+//! file closes, SQLite copies the log into `cdn.db` and deletes both, but
+//! only if that connection may write: a connection opened read-only leaves
+//! them behind. So every ccc connection, the read-only commands' and the
+//! server's included, opens the file read-write (never creating it), and
+//! read-only ones then switch on `PRAGMA query_only`, which refuses every
+//! change to the content while still letting the close fold the log in.
+//! After any command ends, and after `serve` stops on SIGINT/SIGTERM, only
+//! `cdn.db` remains unless another process still has it open; that process's
+//! own close removes the side files then. SQLite decides who is last with a
+//! lock, so a reader that ends during another process's publish leaves the
+//! log alone.
 
 pub mod gc;
 pub mod publish;
@@ -100,7 +117,12 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Never creates or changes the file.
+    /// Never creates the file or changes its content. The connection is
+    /// still read-write underneath (with `query_only` on) so that, when it
+    /// is the last one to close, SQLite may fold the write-ahead log into
+    /// the file and delete the side files (see the module doc). A file the
+    /// user may not write is opened read-only instead, by SQLite itself,
+    /// and then the side files stay.
     ReadOnly,
     /// Changes an existing catalog; a missing file is an error.
     ReadWrite,
@@ -125,13 +147,19 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
+        // Without CREATE, SQLite refuses a file that vanished since the
+        // check above instead of making an empty one.
         let flags = match access {
-            Access::ReadOnly => OpenFlags::SQLITE_OPEN_READ_ONLY,
-            Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            Access::ReadOnly | Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
             Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite_err(path, e))?;
+        if access == Access::ReadOnly {
+            // Before anything else runs on the connection.
+            conn.pragma_update(None, "query_only", true)
+                .map_err(|e| sqlite_err(path, e))?;
+        }
         let mut catalog = Catalog {
             conn,
             path: path.to_path_buf(),
@@ -335,5 +363,39 @@ pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
     Error::Sqlite {
         path: path.to_path_buf(),
         source: e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read-only catalog's connection can write to the file (so that its
+    /// close may fold the log in), but `query_only` refuses every change.
+    #[test]
+    fn read_only_access_refuses_every_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        drop(Catalog::open(&db, Access::Create).unwrap());
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        for sql in [
+            "INSERT INTO packages (name, created_at) VALUES ('x', 0)",
+            "DELETE FROM meta",
+            "CREATE TABLE notes (body TEXT)",
+            "PRAGMA user_version = 7",
+            "VACUUM",
+        ] {
+            let err = catalog.conn().execute_batch(sql).unwrap_err();
+            assert_eq!(
+                err.sqlite_error_code(),
+                Some(rusqlite::ErrorCode::ReadOnly),
+                "{sql}: {err}"
+            );
+        }
+        let user_version: i64 = catalog
+            .conn()
+            .pragma_query_value(None, "user_version", |r| r.get(0))
+            .unwrap();
+        assert_eq!(user_version, SCHEMA_VERSION);
     }
 }
