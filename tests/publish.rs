@@ -255,9 +255,11 @@ fn a_publish_killed_midway_leaves_the_catalog_as_it_was() {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the publish ended ({status}) before it could be killed; make the tree larger");
         }
+        // Generous: hashing and gzip -9 come before the first spill, and a
+        // shared 2-core CI box can be slow.
         assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "the publish wrote nothing to the WAL in 10s"
+            started.elapsed() < Duration::from_secs(90),
+            "the publish wrote nothing to the WAL in 90s"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
