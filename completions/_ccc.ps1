@@ -37,7 +37,6 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for ccc''s own maintainers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -189,15 +188,6 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
-        'ccc;generate' {
-            [CompletionResult]::new('--out', '--out', [CompletionResultType]::ParameterName, 'Directory that holds `completions/` and `man/`')
-            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            break
-        }
         'ccc;help' {
             [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish a directory as PKG@VERSION, in one atomic transaction')
             [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List packages, one package''s versions, or one version''s files')
@@ -209,7 +199,6 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
-            [CompletionResult]::new('generate', 'generate', [CompletionResultType]::ParameterValue, 'Write shell completions and man pages (for ccc''s own maintainers)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -241,9 +230,6 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;causal' {
-            break
-        }
-        'ccc;help;generate' {
             break
         }
         'ccc;help;help' {

@@ -28,9 +28,6 @@ _ccc() {
             ccc,gc)
                 cmd="ccc__subcmd__gc"
                 ;;
-            ccc,generate)
-                cmd="ccc__subcmd__generate"
-                ;;
             ccc,help)
                 cmd="ccc__subcmd__help"
                 ;;
@@ -67,9 +64,6 @@ _ccc() {
             ccc__subcmd__help,gc)
                 cmd="ccc__subcmd__help__subcmd__gc"
                 ;;
-            ccc__subcmd__help,generate)
-                cmd="ccc__subcmd__help__subcmd__generate"
-                ;;
             ccc__subcmd__help,help)
                 cmd="ccc__subcmd__help__subcmd__help"
                 ;;
@@ -98,7 +92,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect cat rm gc verify serve export causal generate help"
+            opts="-h -V --db --help --version publish ls list inspect cat rm gc verify serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -287,30 +281,8 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ccc__subcmd__generate)
-            opts="-h -V --out --db --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --out)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         ccc__subcmd__help)
-            opts="publish ls inspect cat rm gc verify serve export causal generate help"
+            opts="publish ls inspect cat rm gc verify serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,20 +338,6 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__gc)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__help__subcmd__generate)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -34,7 +34,6 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
-            cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;publish'= {
@@ -174,14 +173,6 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
-        &'ccc;generate'= {
-            cand --out 'Directory that holds `completions/` and `man/`'
-            cand --db 'The catalog file'
-            cand -h 'Print help'
-            cand --help 'Print help'
-            cand -V 'Print version'
-            cand --version 'Print version'
-        }
         &'ccc;help'= {
             cand publish 'Publish a directory as PKG@VERSION, in one atomic transaction'
             cand ls 'List packages, one package''s versions, or one version''s files'
@@ -193,7 +184,6 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
-            cand generate 'Write shell completions and man pages (for ccc''s own maintainers)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;help;publish'= {
@@ -215,8 +205,6 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;export'= {
         }
         &'ccc;help;causal'= {
-        }
-        &'ccc;help;generate'= {
         }
         &'ccc;help;help'= {
         }

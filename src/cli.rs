@@ -10,9 +10,14 @@ use std::path::PathBuf;
 ///
 /// ccc stores versioned front-end builds (`dist/` folders) in one SQLite
 /// file, gzipped and deduplicated by content, and serves them over HTTP.
+//
+// `C` is the set of subcommands (a plain comment: doc comments here are the
+// help text): the binary parses `Invocation`, the default; completions and
+// man pages are made from `Cli<Command>`, which has no `generate` at all,
+// since clap_complete lists hidden subcommands too.
 #[derive(Debug, Parser)]
 #[command(name = "ccc", version, propagate_version = true, max_term_width = 100)]
-pub struct Cli {
+pub struct Cli<C: Subcommand = Invocation> {
     /// The catalog file.
     #[arg(
         long,
@@ -24,9 +29,20 @@ pub struct Cli {
     pub db: PathBuf,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub command: C,
 }
 
+/// Everything the binary accepts: the commands users run, and the hidden
+/// one that writes completions and man pages.
+#[derive(Debug, Subcommand)]
+pub enum Invocation {
+    #[command(flatten)]
+    Public(Command),
+    #[command(hide = true)]
+    Generate(GenerateArgs),
+}
+
+/// The commands users run, as completions and man pages describe them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     Publish(PublishArgs),
@@ -40,8 +56,6 @@ pub enum Command {
     Serve(ServeArgs),
     Export(ExportArgs),
     Causal(Box<CausalArgs>),
-    #[command(hide = true)]
-    Generate(GenerateArgs),
 }
 
 /// Publish a directory as PKG@VERSION, in one atomic transaction.
@@ -499,9 +513,27 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::{Cli, Command, Invocation};
+    use clap::{CommandFactory, Parser};
+
     #[test]
     fn clap_definitions_are_consistent() {
-        use clap::CommandFactory;
-        super::Cli::command().debug_assert();
+        Cli::<Invocation>::command().debug_assert();
+        Cli::<Command>::command().debug_assert();
+    }
+
+    #[test]
+    fn generate_is_parsed_but_not_public() {
+        let parsed = Cli::<Invocation>::try_parse_from(["ccc", "generate", "--out", "x"]);
+        assert!(matches!(
+            parsed,
+            Ok(Cli {
+                command: Invocation::Generate(_),
+                ..
+            })
+        ));
+        let public = Cli::<Command>::command();
+        assert!(public.find_subcommand("generate").is_none());
+        assert!(public.find_subcommand("serve").is_some());
     }
 }

@@ -29,13 +29,17 @@ pub mod units;
 
 pub use error::{Error, Result};
 
-use cli::{Cli, Command};
+use cli::{Cli, Command, Invocation};
 use std::process::ExitCode;
 
 /// Runs one parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let db = cli.db.as_path();
-    match cli.command {
+    let command = match cli.command {
+        Invocation::Public(command) => command,
+        Invocation::Generate(args) => return cmd::generate::run(args),
+    };
+    match command {
         Command::Publish(args) => cmd::publish::run(db, args),
         Command::Ls(args) => cmd::ls::run(db, args),
         Command::Inspect(args) => cmd::inspect::run(db, args),
@@ -46,6 +50,5 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, *args),
-        Command::Generate(args) => cmd::generate::run(args),
     }
 }
