@@ -93,7 +93,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Mos
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request: time received (RFC 3339, UTC), client, request, status, body bytes, time taken'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
@@ -128,7 +128,7 @@ full\t''"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the speedup curves as SVG' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request: time received (RFC 3339, UTC), client, request, status, body bytes, time taken'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -308,7 +308,8 @@ pub struct ServerArgs {
     #[arg(long)]
     pub log_misses: bool,
 
-    /// Print a line to stdout for every request.
+    /// Print a line to stdout for every request: time received (RFC 3339,
+    /// UTC), client, request, status, body bytes, time taken.
     #[arg(long)]
     pub access_log: bool,
 }

@@ -19,6 +19,7 @@ use crate::actor;
 use crate::catalog::query::StoredAsset;
 use crate::causal;
 use crate::error::{Error, Result};
+use crate::http::access_log;
 use crate::http::conditional::{etag, http_date, not_modified};
 use crate::http::negotiate::{self, Coding};
 use crate::http::route::{self, Route, RouteError};
@@ -29,7 +30,7 @@ use std::io::{Cursor, Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tiny_http::{Header, Response, StatusCode};
 
 /// `Cache-Control` of an exact version's files: they never change.
@@ -228,6 +229,7 @@ impl Worker<'_> {
     }
 
     fn serve(&self, request: tiny_http::Request) {
+        let received = SystemTime::now();
         let started = Instant::now();
         let header = |name: &'static str| {
             request
@@ -252,17 +254,15 @@ impl Worker<'_> {
         };
         self.counters.record(status, body_bytes);
         let log_line = self.access_log.then(|| {
-            format!(
-                "{} \"{} {}\" {} {} {}us",
-                request
-                    .remote_addr()
-                    .map_or("-".to_string(), |a| a.ip().to_string()),
-                ask.method,
-                ask.target,
+            access_log::line(&access_log::Entry {
+                received,
+                peer: request.remote_addr().map(|a| a.ip()),
+                method: ask.method,
+                target: ask.target,
                 status,
                 body_bytes,
-                started.elapsed().as_micros()
-            )
+                elapsed: started.elapsed(),
+            })
         });
         let served_asset = answer.asset && matches!(status, 200 | 304);
         let peer = request.remote_addr().copied();

@@ -5,7 +5,8 @@
 //!   health), percent-decoding once and refusing unsafe paths;
 //! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
-//!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2.
+//!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;
+//! - [`access_log`]: the line `--access-log` prints per request.
 //!
 //! # Validators
 //!
@@ -16,6 +17,7 @@
 //! and either tag validates: both name the same content. `Last-Modified` is
 //! the version's publish time; versions are immutable, so it never moves.
 
+pub mod access_log;
 pub mod conditional;
 pub mod negotiate;
 pub mod route;
