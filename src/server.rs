@@ -22,6 +22,7 @@ use crate::error::{Error, Result};
 use crate::http::access_log;
 use crate::http::conditional::{etag, http_date, not_modified};
 use crate::http::negotiate::{self, Coding};
+use crate::http::not_found;
 use crate::http::route::{self, Route, RouteError};
 use crate::spec::Selector;
 use crate::store::{self, AssetKey, CacheStats, Msg};
@@ -413,7 +414,7 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
             return Answer::error(414, "the request target is too long");
         }
         Err(RouteError::BadRequest(why)) => return Answer::error(400, &why),
-        Err(RouteError::NotFound) => return Answer::error(404, "not found"),
+        Err(RouteError::NotFound(why)) => return Answer::error(404, &why),
     };
     let result = match route {
         Route::Asset {
@@ -445,16 +446,16 @@ fn asset(
     version: String,
     path: String,
 ) -> Result<Answer> {
-    if semver::Version::parse(&version).is_err() {
+    let Ok(exact) = semver::Version::parse(&version) else {
         return redirect_to(store, &package, &version, &path);
-    }
+    };
     let key = AssetKey {
         package,
         version,
         path,
     };
-    let Some(asset) = store.call(|reply| Msg::Get(key, reply))?? else {
-        return Ok(Answer::error(404, "no such file in this version"));
+    let Some(asset) = store.call(|reply| Msg::Get(key.clone(), reply))?? else {
+        return missing(store, &key.package, &Selector::Exact(exact), &key.path);
     };
     let sha = hex::encode(asset.sha256);
     let send_gzip =
@@ -534,21 +535,29 @@ fn redirect_to(store: &store::Handle, package: &str, selector: &str, path: &str)
             "the version is not a version, `latest` or a semver range",
         ));
     };
-    let picked = store.call(|reply| Msg::Resolve(package.to_string(), parsed, reply))??;
-    Ok(match picked {
-        Some(exact) => Answer::redirect(route::asset_url(package, &exact, path)),
-        None => Answer::error(404, "no version of this package matches"),
-    })
+    let picked = store.call(|reply| Msg::Resolve(package.to_string(), parsed.clone(), reply))??;
+    match picked {
+        Some(exact) => Ok(Answer::redirect(route::asset_url(package, &exact, path))),
+        None => missing(store, package, &parsed, path),
+    }
 }
 
 fn listing(store: &store::Handle, package: String, version: String) -> Result<Answer> {
-    if semver::Version::parse(&version).is_err() {
+    let Ok(exact) = semver::Version::parse(&version) else {
         return redirect_to(store, &package, &version, "");
+    };
+    match store.call(|reply| Msg::List(package.clone(), version, reply))?? {
+        Some(listing) => Ok(Answer::json(200, IMMUTABLE, &listing)),
+        None => missing(store, &package, &Selector::Exact(exact), ""),
     }
-    Ok(
-        match store.call(|reply| Msg::List(package, version, reply))?? {
-            Some(listing) => Answer::json(200, IMMUTABLE, &listing),
-            None => Answer::error(404, "no such version"),
-        },
-    )
+}
+/// The 404 after a miss, naming the missing package, version or file; the
+/// store is asked what it holds only now, off the hot path.
+fn missing(store: &store::Handle, package: &str, asked: &Selector, path: &str) -> Result<Answer> {
+    let missing = not_found::diagnose(package, asked, path, |selector| {
+        let picked =
+            store.call(|reply| Msg::Resolve(package.to_string(), selector.clone(), reply))??;
+        Ok::<bool, Error>(picked.is_some())
+    })?;
+    Ok(Answer::json(404, NO_STORE, &not_found::Body::new(&missing)))
 }

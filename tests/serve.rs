@@ -816,6 +816,115 @@ fn errors_are_small_json_with_the_right_status() {
 }
 
 #[test]
+fn not_found_names_the_missing_package_version_or_file() {
+    let ws = Workspace::new();
+    for v in ["1.0.0", "1.1.0"] {
+        publish(&ws, &format!("site@{v}"), &versions_tree(v), &[]);
+    }
+    publish(&ws, "@s/lib@0.3.1", &versions_tree("0.3.1"), &[]);
+    let server = Server::start(&ws, &[]);
+
+    let package = |name: &str| {
+        serde_json::json!({
+            "error": format!("package `{name}` is not in the catalog"),
+            "missing": "package",
+            "package": name,
+        })
+    };
+    let version = |name: &str, version: &str| {
+        serde_json::json!({
+            "error": format!("{name} has no version {version}"),
+            "missing": "version",
+            "package": name,
+            "version": version,
+        })
+    };
+    let no_match = |name: &str, range: &str| {
+        serde_json::json!({
+            "error": format!("no version of {name} matches {range}"),
+            "missing": "version",
+            "package": name,
+            "version": range,
+        })
+    };
+    let file = |name: &str, version: &str, path: &str| {
+        serde_json::json!({
+            "error": format!("{name}@{version} has no file {path}"),
+            "missing": "file",
+            "package": name,
+            "version": version,
+            "path": path,
+        })
+    };
+    for (target, mut want) in [
+        ("/assets/nope/1.0.0/v.txt", package("nope")),
+        ("/assets/nope/latest/v.txt", package("nope")),
+        ("/assets/nope/^1/v.txt", package("nope")),
+        ("/assets/nope/1.0.0/", package("nope")),
+        ("/assets/nope", package("nope")),
+        ("/assets/@s/nope/", package("@s/nope")),
+        ("/assets/site/9.9.9/v.txt", version("site", "9.9.9")),
+        ("/assets/site/1.0.1/", version("site", "1.0.1")),
+        (
+            "/assets/site/2.0.0-rc.1/v.txt",
+            version("site", "2.0.0-rc.1"),
+        ),
+        ("/assets/site/%5E3/v.txt", no_match("site", "^3")),
+        ("/assets/site/~1.3.0/", no_match("site", "~1.3.0")),
+        ("/assets/site/0.x/", no_match("site", "0.x")),
+        (
+            "/assets/site/1.0.0/nope.txt",
+            file("site", "1.0.0", "nope.txt"),
+        ),
+        (
+            "/assets/site/1.0.0/v.txt/more",
+            file("site", "1.0.0", "v.txt/more"),
+        ),
+        (
+            "/assets/site/1.1.0/odd/a%20b%23c%25d%3Fe.txt.map",
+            file("site", "1.1.0", "odd/a b#c%d?e.txt.map"),
+        ),
+        (
+            "/assets/@s/lib/0.3.1/x/y.js",
+            file("@s/lib", "0.3.1", "x/y.js"),
+        ),
+    ] {
+        let r = raw_get(server.addr, "GET", target, &[]);
+        assert_eq!(r.status, 404, "GET {target}: {r:?}");
+        assert!(
+            r.header("content-type")
+                .is_some_and(|t| t.starts_with("application/json")),
+            "GET {target}: {r:?}"
+        );
+        want["status"] = 404.into();
+        assert_eq!(r.json(), want, "GET {target}");
+    }
+    // A range that does match still redirects, and its target 404s on the
+    // file alone.
+    let r = raw_get(server.addr, "GET", "/assets/site/^1/gone.js", &[]);
+    assert_eq!(r.status, 302, "{r:?}");
+    let location = r.header("location").expect("location").to_string();
+    let r = raw_get(server.addr, "GET", &location, &[]);
+    assert_eq!(r.json()["error"], "site@1.1.0 has no file gone.js", "{r:?}");
+
+    // Paths ccc does not serve say where files are.
+    for target in ["/nope", "/", "/assets/", "/_stats/x"] {
+        let json = raw_get(server.addr, "GET", target, &[]).json();
+        assert_eq!(json["status"], 404, "GET {target}: {json}");
+        assert_eq!(
+            json["error"], "no such path: files are served at /assets/<package>/<version>/<path>",
+            "GET {target}"
+        );
+        assert!(json.get("missing").is_none(), "GET {target}: {json}");
+    }
+    let json = raw_get(server.addr, "GET", "/assets/site/1.0.0/odd/", &[]).json();
+    assert_eq!(
+        json["error"], "odd/ is a folder; /assets/site/1.0.0/ lists every file of site@1.0.0",
+        "{json}"
+    );
+}
+
+#[test]
 fn access_log_lines_carry_a_timestamp() {
     let ws = Workspace::new();
     publish(&ws, "site@1.0.0", &versions_tree("1.0.0"), &[]);

@@ -6,6 +6,7 @@
 //! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
 //!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;
+//! - [`not_found`]: which of package, version or file a 404 names;
 //! - [`access_log`]: the line `--access-log` prints per request.
 //!
 //! # Validators
@@ -20,4 +21,5 @@
 pub mod access_log;
 pub mod conditional;
 pub mod negotiate;
+pub mod not_found;
 pub mod route;

@@ -50,8 +50,8 @@ pub enum RouteError {
     TargetTooLong,
     /// 400, with the reason.
     BadRequest(String),
-    /// 404.
-    NotFound,
+    /// 404, with the reason: a path ccc does not serve.
+    NotFound(String),
 }
 
 /// Routes a request; only GET and HEAD exist.
@@ -73,9 +73,7 @@ pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
         "/_stats" => Route::Stats,
         "/healthz" => Route::Health,
         _ => {
-            let rest = raw_path
-                .strip_prefix("/assets/")
-                .ok_or(RouteError::NotFound)?;
+            let rest = raw_path.strip_prefix("/assets/").ok_or_else(unknown_path)?;
             asset_route(rest)?
         }
     };
@@ -92,7 +90,7 @@ fn asset_route(raw: &str) -> Result<Route, RouteError> {
     let trailing_slash = decoded.ends_with('/');
     let trimmed = decoded.strip_suffix('/').unwrap_or(&decoded);
     if trimmed.is_empty() {
-        return Err(RouteError::NotFound);
+        return Err(unknown_path());
     }
     let mut segments = trimmed.split('/');
     for seg in trimmed.split('/') {
@@ -126,7 +124,11 @@ fn asset_route(raw: &str) -> Result<Route, RouteError> {
         (true, false) => Route::VersionRoot { package, version },
         (false, _) if trailing_slash => {
             // A folder inside a version: there are no folder listings.
-            return Err(RouteError::NotFound);
+            return Err(RouteError::NotFound(format!(
+                "{}/ is a folder; {} lists every file of {package}@{version}",
+                path.join("/"),
+                asset_url(&package, &version, ""),
+            )));
         }
         (false, _) => Route::Asset {
             package,
@@ -138,6 +140,12 @@ fn asset_route(raw: &str) -> Result<Route, RouteError> {
 
 fn bad(why: &str) -> RouteError {
     RouteError::BadRequest(why.to_string())
+}
+
+fn unknown_path() -> RouteError {
+    RouteError::NotFound(
+        "no such path: files are served at /assets/<package>/<version>/<path>".into(),
+    )
 }
 
 /// Characters escaped in a path segment of a URL ccc builds (redirects):
@@ -266,8 +274,10 @@ mod tests {
         };
         assert_eq!(route("GET", "/assets/@s/app/"), Ok(package));
         assert_eq!(
-            route("GET", "/assets/app/1.0.0/js/"),
-            Err(RouteError::NotFound)
+            route("GET", "/assets/app/1.0.0/js/lib/"),
+            Err(RouteError::NotFound(
+                "js/lib/ is a folder; /assets/app/1.0.0/ lists every file of app@1.0.0".into()
+            ))
         );
     }
 
@@ -281,11 +291,11 @@ mod tests {
             route("DELETE", "/_stats"),
             Err(RouteError::MethodNotAllowed)
         );
-        assert_eq!(route("GET", "/nope"), Err(RouteError::NotFound));
-        assert_eq!(route("GET", "/"), Err(RouteError::NotFound));
+        for unknown in ["/nope", "/", "/assets/", "/assets", "http://h:1"] {
+            assert_eq!(route("GET", unknown), Err(unknown_path()), "{unknown}");
+        }
         assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
         assert_eq!(route("GET", "http://h:1/_stats"), Ok(Route::Stats));
-        assert_eq!(route("GET", "http://h:1"), Err(RouteError::NotFound));
         assert_eq!(route("GET", "/healthz"), Ok(Route::Health));
         let long = format!("/assets/app/1.0.0/{}", "a".repeat(MAX_TARGET_LEN));
         assert_eq!(route("GET", &long), Err(RouteError::TargetTooLong));
