@@ -422,11 +422,11 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
             version,
             path,
         } => asset(ask, store, package, version, path),
-        Route::Listing { package, version } => listing(store, package, version),
-        Route::VersionRoot { package, version } => {
-            Ok(Answer::redirect(route::asset_url(&package, &version, "")))
-        }
-        Route::Package { package } => redirect_to(store, &package, "latest", ""),
+        Route::Listing { package, version } => listing(store, ask.target, package, version),
+        Route::VersionRoot { package, version } => Ok(Answer::redirect(route::redirect_url(
+            &package, &version, "", ask.target,
+        ))),
+        Route::Package { package } => redirect_to(store, ask.target, &package, "latest", ""),
         Route::Stats => store
             .call(Msg::Stats)
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache)))
@@ -447,7 +447,7 @@ fn asset(
     path: String,
 ) -> Result<Answer> {
     let Ok(exact) = semver::Version::parse(&version) else {
-        return redirect_to(store, &package, &version, &path);
+        return redirect_to(store, ask.target, &package, &version, &path);
     };
     let key = AssetKey {
         package,
@@ -527,8 +527,14 @@ fn asset(
     })
 }
 
-/// 302 to the exact version a selector picks, or 404.
-fn redirect_to(store: &store::Handle, package: &str, selector: &str, path: &str) -> Result<Answer> {
+/// 302 to the exact version a selector picks (query string kept), or 404.
+fn redirect_to(
+    store: &store::Handle,
+    target: &str,
+    package: &str,
+    selector: &str,
+    path: &str,
+) -> Result<Answer> {
     let Ok(parsed) = Selector::parse(package, selector) else {
         return Ok(Answer::error(
             400,
@@ -537,20 +543,28 @@ fn redirect_to(store: &store::Handle, package: &str, selector: &str, path: &str)
     };
     let picked = store.call(|reply| Msg::Resolve(package.to_string(), parsed.clone(), reply))??;
     match picked {
-        Some(exact) => Ok(Answer::redirect(route::asset_url(package, &exact, path))),
+        Some(exact) => Ok(Answer::redirect(route::redirect_url(
+            package, &exact, path, target,
+        ))),
         None => missing(store, package, &parsed, path),
     }
 }
 
-fn listing(store: &store::Handle, package: String, version: String) -> Result<Answer> {
+fn listing(
+    store: &store::Handle,
+    target: &str,
+    package: String,
+    version: String,
+) -> Result<Answer> {
     let Ok(exact) = semver::Version::parse(&version) else {
-        return redirect_to(store, &package, &version, "");
+        return redirect_to(store, target, &package, &version, "");
     };
     match store.call(|reply| Msg::List(package.clone(), version, reply))?? {
         Some(listing) => Ok(Answer::json(200, IMMUTABLE, &listing)),
         None => missing(store, &package, &Selector::Exact(exact), ""),
     }
 }
+
 /// The 404 after a miss, naming the missing package, version or file; the
 /// store is asked what it holds only now, off the hot path.
 fn missing(store: &store::Handle, package: &str, asked: &Selector, path: &str) -> Result<Answer> {

@@ -925,6 +925,45 @@ fn not_found_names_the_missing_package_version_or_file() {
 }
 
 #[test]
+fn redirects_keep_the_query_string() {
+    let ws = Workspace::new();
+    for v in ["1.0.0", "1.1.0"] {
+        publish(&ws, &format!("site@{v}"), &versions_tree(v), &[]);
+    }
+    let server = Server::start(&ws, &[]);
+    for (from, to) in [
+        (
+            "/assets/site/latest/v.txt?v=3&utm_source=a%20b",
+            "/assets/site/1.1.0/v.txt?v=3&utm_source=a%20b",
+        ),
+        (
+            "/assets/site/%5E1.0/odd/a%20b%23c%25d%3Fe.txt?x=?y",
+            "/assets/site/1.1.0/odd/a%20b%23c%25d%3Fe.txt?x=?y",
+        ),
+        (
+            "/assets/site/1.0/v.txt?a=1&a=2",
+            "/assets/site/1.0.0/v.txt?a=1&a=2",
+        ),
+        ("/assets/site?v=1", "/assets/site/1.1.0/?v=1"),
+        ("/assets/site/?v=1", "/assets/site/1.1.0/?v=1"),
+        ("/assets/site/latest/?v=1", "/assets/site/1.1.0/?v=1"),
+        // A version without its trailing slash.
+        ("/assets/site/1.0.0?v=1", "/assets/site/1.0.0/?v=1"),
+        ("/assets/site/latest?v=1", "/assets/site/latest/?v=1"),
+        // An empty query is dropped, as is a fragment.
+        ("/assets/site/latest/v.txt?", "/assets/site/1.1.0/v.txt"),
+        ("/assets/site/latest/v.txt#top", "/assets/site/1.1.0/v.txt"),
+    ] {
+        let r = raw_get(server.addr, "GET", from, &[]);
+        assert_eq!(r.status, 302, "GET {from}: {r:?}");
+        assert_eq!(r.header("location"), Some(to), "GET {from}");
+    }
+    // The query reaches the file too (it is ignored there).
+    let r = raw_get(server.addr, "GET", "/assets/site/1.1.0/v.txt?v=3", &[]);
+    assert_eq!((r.status, r.body()), (200, b"1.1.0".to_vec()));
+}
+
+#[test]
 fn access_log_lines_carry_a_timestamp() {
     let ws = Workspace::new();
     publish(&ws, "site@1.0.0", &versions_tree("1.0.0"), &[]);

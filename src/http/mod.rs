@@ -2,7 +2,8 @@
 //! catalog rows, unit-tested without sockets:
 //!
 //! - [`route`]: request target -> what is asked for (asset, listing, stats,
-//!   health), percent-decoding once and refusing unsafe paths;
+//!   health), percent-decoding once and refusing unsafe paths; the URLs of
+//!   redirects, query string kept;
 //! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
 //!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;

@@ -10,6 +10,10 @@
 //! /assets/<pkg>[/]                    -> redirect to the latest version's list
 //! /_stats, /healthz
 //! ```
+//!
+//! Redirects keep the request's query string ([`redirect_url`]), as nginx's
+//! `rewrite` does: cache-busting and tracking parameters survive the hop
+//! from `latest` or a range to the exact version.
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 
@@ -168,6 +172,25 @@ const SEGMENT: &AsciiSet = &CONTROLS
     .add(b'|')
     .add(b'}');
 
+/// Bytes of a query string that cannot go into a `Location` header as
+/// they are; `%` stays, so what the client encoded is not encoded twice.
+const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
+
+/// Where a redirect for `target` to an asset, a version's list (`path`
+/// empty) or a version's root points: [`asset_url`] plus the target's query
+/// string, if it has a non-empty one.
+pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> String {
+    let mut url = asset_url(package, version, path);
+    let before_fragment = target.split('#').next().unwrap_or("");
+    if let Some((_, query)) = before_fragment.split_once('?')
+        && !query.is_empty()
+    {
+        url.push('?');
+        url.extend(utf8_percent_encode(query, QUERY));
+    }
+    url
+}
+
 /// The URL of an asset, a version's list (`path` empty) or a version's
 /// root, with every segment percent-encoded as needed.
 pub fn asset_url(package: &str, version: &str, path: &str) -> String {
@@ -308,5 +331,33 @@ mod tests {
             assert_eq!(route("GET", &url), asset("@s/app", "1.0.0", name), "{url}");
         }
         assert_eq!(asset_url("app", "1.0.0", ""), "/assets/app/1.0.0/");
+    }
+
+    #[test]
+    fn redirects_keep_the_query() {
+        let to = |target| redirect_url("@s/app", "1.2.0", "a b.js", target);
+        assert_eq!(
+            to("/assets/@s/app/^1/a%20b.js?v=3&x=%2F"),
+            "/assets/@s/app/1.2.0/a%20b.js?v=3&x=%2F"
+        );
+        assert_eq!(
+            to("/assets/@s/app/^1/a%20b.js"),
+            "/assets/@s/app/1.2.0/a%20b.js"
+        );
+        assert_eq!(
+            to("/assets/@s/app/^1/a%20b.js?"),
+            "/assets/@s/app/1.2.0/a%20b.js"
+        );
+        // A fragment is no part of the query; a `?` inside the query is.
+        assert_eq!(
+            to("http://h/assets/@s/app/^1/a?x=?y#f?z"),
+            "/assets/@s/app/1.2.0/a%20b.js?x=?y"
+        );
+        assert_eq!(to("/x#f?z"), "/assets/@s/app/1.2.0/a%20b.js");
+        // What could not be a header value is encoded; `%` is kept as is.
+        assert_eq!(
+            redirect_url("app", "1.0.0", "", "/assets/app?q=a b\"<é>%41"),
+            "/assets/app/1.0.0/?q=a%20b%22%3C%C3%A9%3E%41"
+        );
     }
 }
