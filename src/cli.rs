@@ -63,8 +63,10 @@ pub enum Command {
 /// Every file below DIR is hashed (sha256); content the catalog already
 /// holds is reused, new content is gzipped on all cores and kept raw when
 /// gzip saves under 5%. Symlinks are never followed (each is reported);
-/// `.git/` and `.DS_Store` are always left out. A published version is
-/// immutable: publishing it again fails unless --force.
+/// `.git/` and `.DS_Store` are always left out, and so are catalogs: the one
+/// written to (with its -wal, -shm and -journal files, under any name) and
+/// any other ccc catalog, each reported. A published version is immutable:
+/// publishing it again fails unless --force.
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`.

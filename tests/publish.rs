@@ -281,3 +281,233 @@ fn a_publish_killed_midway_leaves_the_catalog_as_it_was() {
     ws.publish("app@3.0.0", "small2", &[]);
     assert_eq!(ws.versions("app"), ["3.0.0", "1.0.0"]);
 }
+
+/// The `skipped` entries of a publish report, as `path -> reason`.
+fn skipped(report: &serde_json::Value) -> std::collections::BTreeMap<String, String> {
+    report["skipped"]
+        .as_array()
+        .expect("skipped is an array")
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().expect("path").to_string(),
+                s["reason"].as_str().expect("reason").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A connection that keeps the SQLite database at `path` open, as a
+/// running `ccc serve` does: its `-wal` and `-shm` files exist until it
+/// closes.
+fn hold_open(path: &std::path::Path) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(path).expect("open the database");
+    let _: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .expect("read the database");
+    for side in ["-wal", "-shm"] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(side);
+        assert!(
+            std::path::Path::new(&name).exists(),
+            "{} does not exist while the database is open",
+            std::path::Path::new(&name).display()
+        );
+    }
+    conn
+}
+
+#[test]
+fn publishing_the_folder_that_holds_the_catalog_leaves_the_catalog_out() {
+    let ws = Workspace::new();
+    ws.write("site/index.html", "<p>1.0.0</p>\n");
+    ws.publish("s@1.0.0", "site", &[]);
+    let _reader = hold_open(&ws.db());
+    // A leftover rollback journal, empty so that SQLite ignores it.
+    ws.write("cdn.db-journal", "");
+    ws.write("index.html", "<p>1.0.1</p>\n");
+    let catalog_files = ["cdn.db", "cdn.db-journal", "cdn.db-shm", "cdn.db-wal"];
+
+    // As a user types it: `ccc publish s@1.0.1 .` with the default ./cdn.db.
+    let publish = |extra: &[&str]| {
+        let mut cmd = ws.ccc();
+        cmd.env("CCC_DB_PATH", "cdn.db")
+            .args(["publish", "s@1.0.1", "."])
+            .args(extra);
+        cmd.output().expect("run ccc")
+    };
+    let dry = publish(&["--dry-run"]);
+    assert!(dry.status.success(), "{dry:?}");
+    let stderr = String::from_utf8_lossy(&dry.stderr);
+    for name in catalog_files {
+        let warning = format!("warning: skipped {name}: ");
+        assert!(stderr.contains(&warning), "no {warning:?} in:\n{stderr}");
+    }
+    let summary = String::from_utf8_lossy(&dry.stdout);
+    assert!(summary.contains("4 skipped"), "{summary}");
+
+    let out = publish(&["--json"]);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let left_out = skipped(&report);
+    assert_eq!(
+        left_out.keys().map(String::as_str).collect::<Vec<_>>(),
+        catalog_files,
+        "{report}"
+    );
+    for (path, reason) in &left_out {
+        assert!(
+            reason.contains("catalog being published into"),
+            "{path}: {reason}"
+        );
+    }
+    assert!(left_out["cdn.db-wal"].starts_with("the write-ahead log of"));
+    assert_eq!(ws.paths("s@1.0.1"), ["index.html", "site/index.html"]);
+}
+
+#[test]
+fn the_catalog_under_another_name_or_a_hard_link_is_left_out() {
+    let ws = Workspace::new();
+    ws.write("site/index.html", "<p>1.0.0</p>\n");
+    ws.publish("s@1.0.0", "site", &[]);
+    let _reader = hold_open(&ws.db());
+    ws.write("dist/app.js", "export {};\n");
+    ws.write("dist/x/y.js", "export {};\n");
+    let root = ws.path();
+    // Hard links: the same files under names that say nothing.
+    for (file, link) in [
+        ("cdn.db", "dist/data.bin"),
+        ("cdn.db-wal", "dist/log.txt"),
+        ("cdn.db-shm", "dist/x/y.map"),
+    ] {
+        std::fs::hard_link(root.join(file), root.join(link)).expect("hard link");
+    }
+    // The catalog named through a symlink: SQLite keeps the side files
+    // beside the real file.
+    std::os::unix::fs::symlink(ws.db(), root.join("alias.db")).expect("symlink");
+
+    let out = ws
+        .ccc()
+        .env("CCC_DB_PATH", root.join("alias.db"))
+        .args(["publish", "s@1.0.1", "dist", "--json"])
+        .output()
+        .expect("run ccc");
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let left_out = skipped(&report);
+    assert_eq!(
+        left_out.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["data.bin", "log.txt", "x/y.map"],
+        "{report}"
+    );
+    // Known by identity, not merely as some catalog.
+    for (path, reason) in &left_out {
+        assert!(
+            reason.contains("catalog being published into"),
+            "{path}: {reason}"
+        );
+    }
+    assert!(left_out["log.txt"].contains("write-ahead log"), "{report}");
+    assert!(
+        left_out["x/y.map"].contains("shared-memory index"),
+        "{report}"
+    );
+    assert_eq!(ws.paths("s@1.0.1"), ["app.js", "x/y.js"]);
+}
+
+#[test]
+fn another_ccc_catalog_in_the_tree_is_left_out() {
+    let ws = Workspace::new();
+    ws.write("other/a.js", "let a;\n");
+    let vendor = ws.path().join("dist/vendor");
+    std::fs::create_dir_all(&vendor).expect("mkdir");
+    let other = vendor.join("other.db");
+    ws.ok(&[
+        "--db",
+        other.to_str().expect("UTF-8"),
+        "publish",
+        "o@1.0.0",
+        "other",
+        "--quiet",
+    ]);
+    let _reader = hold_open(&other);
+    ws.write("dist/vendor/other.db-journal", "");
+    // A copy under a name that says nothing.
+    std::fs::copy(&other, ws.path().join("dist/copy.bin")).expect("copy");
+    ws.write("dist/index.html", "<p>hi</p>\n");
+
+    let report = ws.publish_json("s@1.0.0", "dist", &[]);
+    let left_out = skipped(&report);
+    let want = [
+        ("copy.bin", "a ccc catalog"),
+        ("vendor/other.db", "a ccc catalog"),
+        (
+            "vendor/other.db-journal",
+            "the rollback journal of the ccc catalog other.db",
+        ),
+        (
+            "vendor/other.db-shm",
+            "the shared-memory index of the ccc catalog other.db",
+        ),
+        (
+            "vendor/other.db-wal",
+            "the write-ahead log of the ccc catalog other.db",
+        ),
+    ];
+    assert_eq!(left_out.len(), want.len(), "{report}");
+    for (path, reason) in want {
+        assert!(
+            left_out.get(path).is_some_and(|r| r.starts_with(reason)),
+            "{path}: want {reason:?}: {report}"
+        );
+    }
+    assert_eq!(ws.paths("s@1.0.0"), ["index.html"]);
+}
+
+#[test]
+fn a_damaged_copy_of_a_catalog_stops_the_publish() {
+    let ws = Workspace::new();
+    ws.write("site/index.html", "<p>hi</p>\n");
+    ws.publish("s@1.0.0", "site", &[]);
+    // Not a whole number of pages, so not a database SQLite would open,
+    // but every version's content is in it.
+    let mut copy = std::fs::read(ws.db()).expect("read cdn.db");
+    copy.extend_from_slice(b"!");
+    ws.write("dist/backup.bin", &copy);
+    ws.write("dist/index.html", "<p>hi</p>\n");
+    ws.publish_fails(
+        &["publish", "s@1.0.1", "dist"],
+        &["backup.bin", "is a ccc catalog", "--exclude"],
+    );
+    ws.publish("s@1.0.1", "dist", &["--exclude", "backup.bin"]);
+    assert_eq!(ws.paths("s@1.0.1"), ["index.html"]);
+}
+
+#[test]
+fn a_sqlite_file_that_is_not_a_ccc_catalog_is_published() {
+    let ws = Workspace::new();
+    let dist = ws.path().join("dist");
+    std::fs::create_dir_all(&dist).expect("mkdir");
+    {
+        let db = rusqlite::Connection::open(dist.join("app.sqlite")).expect("create");
+        db.execute_batch(
+            "PRAGMA application_id = 42;
+             CREATE TABLE t (x TEXT);
+             INSERT INTO t VALUES ('a row'), ('another');",
+        )
+        .expect("fill");
+    }
+    let bytes = std::fs::read(dist.join("app.sqlite")).expect("read");
+    assert!(bytes.starts_with(b"SQLite format 3\0") && bytes.len() >= 512);
+    // Named like side files, but no catalog beside them.
+    ws.write("dist/app.sqlite-wal", "not a log\n");
+    ws.write("dist/notes-journal", "a diary\n");
+
+    let report = ws.publish_json("s@1.0.0", "dist", &[]);
+    assert_eq!(report["skipped"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        ws.paths("s@1.0.0"),
+        ["app.sqlite", "app.sqlite-wal", "notes-journal"]
+    );
+    assert!(ws.cat("s@1.0.0/app.sqlite") == bytes);
+}

@@ -64,6 +64,24 @@ use std::time::Duration;
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
 pub const APPLICATION_ID: i32 = 0x6363_6331;
 
+/// SQLite's file header: the magic string, then fields at fixed offsets.
+/// <https://www.sqlite.org/fileformat.html#the_database_header>
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+/// Bytes of the header needed to read `application_id` (at offset 68, a
+/// big-endian u32).
+pub const CATALOG_HEADER_LEN: usize = 72;
+
+/// Whether `header`, the first bytes of a file, marks a ccc catalog: a
+/// SQLite database whose `application_id` is ccc's.
+pub fn is_catalog_header(header: &[u8]) -> bool {
+    match header.get(..CATALOG_HEADER_LEN) {
+        Some(h) if h.starts_with(SQLITE_MAGIC) => {
+            i32::from_be_bytes([h[68], h[69], h[70], h[71]]) == APPLICATION_ID
+        }
+        _ => false,
+    }
+}
+
 /// Migration `i` takes a catalog from schema version `i` to `i + 1`.
 /// Append only: never edit a migration that has shipped.
 const MIGRATIONS: &[&str] = &[r#"
@@ -335,7 +353,7 @@ fn check_sqlite_header(path: &Path) -> Result<()> {
     }
     let n = file.read(&mut header).map_err(|e| Error::io(path, e))?;
     // An empty file is an empty database to SQLite.
-    if n > 0 && (n < 16 || &header != b"SQLite format 3\0") {
+    if n > 0 && (n < 16 || &header != SQLITE_MAGIC) {
         return Err(Error::NotSqlite(path.to_path_buf()));
     }
     Ok(())
@@ -397,5 +415,25 @@ mod tests {
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .unwrap();
         assert_eq!(user_version, SCHEMA_VERSION);
+    }
+
+    #[test]
+    fn catalog_headers_are_told_from_other_files() {
+        let mut header = [0u8; 100];
+        header[..16].copy_from_slice(SQLITE_MAGIC);
+        header[68..72].copy_from_slice(&APPLICATION_ID.to_be_bytes());
+        assert!(is_catalog_header(&header));
+        assert!(is_catalog_header(&header[..CATALOG_HEADER_LEN]));
+        assert!(!is_catalog_header(&header[..CATALOG_HEADER_LEN - 1]));
+        let mut other_app = header;
+        other_app[71] ^= 1;
+        assert!(
+            !is_catalog_header(&other_app),
+            "another application's SQLite file"
+        );
+        let mut not_sqlite = header;
+        not_sqlite[0] = b's';
+        assert!(!is_catalog_header(&not_sqlite));
+        assert!(!is_catalog_header(b""));
     }
 }

@@ -16,8 +16,22 @@
 //! connections; since this publish holds the write lock, what they see cannot
 //! change under them. Identical files within one publish are compressed once
 //! (a shared set of claimed digests).
+//!
+//! # Catalogs are never published
+//!
+//! A catalog holds every version ever published; storing it as an asset
+//! would let `serve` hand all of it to anyone. The walk leaves out, and
+//! reports like a symlink:
+//!
+//! - the catalog this publish writes to and its `-wal`, `-shm` and
+//!   `-journal` files, recognised by device and inode ([`CatalogFiles`]), so
+//!   another name or a hard link is caught too;
+//! - any other ccc catalog, recognised by the `application_id` in its SQLite
+//!   header, and the side files SQLite keeps beside it under its name.
+//!
+//! Other SQLite files are ordinary assets.
 
-use super::Catalog;
+use super::{CATALOG_HEADER_LEN, Catalog, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::units::unix_now;
 use flate2::{Compression, Crc, write::DeflateEncoder};
@@ -25,8 +39,9 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -71,12 +86,177 @@ pub struct Plan {
     pub skipped: Vec<Skipped>,
 }
 
+/// The files SQLite keeps for one database: the database itself (no
+/// suffix, no name), then the side files beside it, named by a suffix to its
+/// path.
+const SQLITE_FILES: &[(&str, &str)] = &[
+    ("", ""),
+    ("-wal", "write-ahead log"),
+    ("-shm", "shared-memory index"),
+    ("-journal", "rollback journal"),
+];
+
+/// One file, whatever its name: a hard link or a second path to it has the
+/// same device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    fn of(meta: &std::fs::Metadata) -> FileId {
+        FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        }
+    }
+}
+
+/// The files of the catalog a publish writes to, known by identity so that
+/// the walk can leave them out under any name.
+#[derive(Debug, Default)]
+pub struct CatalogFiles {
+    /// Every path SQLite may use for the catalog or a side file, with what
+    /// that file is. SQLite names side files after the catalog's real path
+    /// (symlinks resolved), so both spellings are kept.
+    paths: Vec<(PathBuf, &'static str)>,
+    /// The files found at those paths so far.
+    found: HashMap<FileId, (PathBuf, &'static str)>,
+}
+
+impl CatalogFiles {
+    /// The catalog at `db` (which may not exist yet) and its side files as
+    /// they are now; [`plan_dir`] looks again after its walk for side files
+    /// that appeared meanwhile.
+    pub fn of(db: &Path) -> CatalogFiles {
+        let mut bases = vec![db.to_path_buf()];
+        bases.extend(real_path(db).filter(|real| real != db));
+        let mut files = CatalogFiles::default();
+        for base in &bases {
+            for (suffix, what) in SQLITE_FILES {
+                let mut path = base.clone().into_os_string();
+                path.push(suffix);
+                files.paths.push((PathBuf::from(path), what));
+            }
+        }
+        files.look();
+        files
+    }
+
+    /// Records the identity of every catalog file that exists now.
+    fn look(&mut self) {
+        for (path, what) in &self.paths {
+            if let Ok(meta) = std::fs::metadata(path) {
+                self.found
+                    .entry(FileId::of(&meta))
+                    .or_insert_with(|| (path.clone(), what));
+            }
+        }
+    }
+
+    /// Why the file `id` must not be published, when it is one of these.
+    fn reason(&self, id: FileId) -> Option<String> {
+        let (path, what) = self.found.get(&id)?;
+        Some(format!(
+            "{} catalog being published into ({}); catalogs are never published",
+            side_file_of(what),
+            path.display()
+        ))
+    }
+}
+
+/// The words before a database's name for a file of [`SQLITE_FILES`]:
+/// "the write-ahead log of the", or "the" for the database itself.
+fn side_file_of(what: &str) -> String {
+    match what {
+        "" => "the".to_string(),
+        side => format!("the {side} of the"),
+    }
+}
+
+/// `db` with symlinks resolved; for a catalog not created yet, its real
+/// folder joined with its name.
+fn real_path(db: &Path) -> Option<PathBuf> {
+    if let Ok(real) = std::fs::canonicalize(db) {
+        return Some(real);
+    }
+    let parent = match db.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(db.file_name()?))
+}
+
+/// Why a walked file must not be published because it belongs to a ccc
+/// catalog other than the one being written: the catalog itself (by its
+/// header) or a side file SQLite keeps beside it (by name).
+fn foreign_catalog_reason(path: &Path, size: u64) -> Result<Option<String>> {
+    if may_be_database(size) && is_catalog_file(path)? {
+        return Ok(Some(
+            "a ccc catalog; catalogs are never published".to_string(),
+        ));
+    }
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+        return Ok(None);
+    };
+    for (suffix, what) in &SQLITE_FILES[1..] {
+        let Some(stem) = name.strip_suffix(suffix).filter(|s| !s.is_empty()) else {
+            continue;
+        };
+        // The side file goes with its database: a stem that cannot be
+        // read is not known to be a catalog.
+        if is_catalog_file(&path.with_file_name(stem)).unwrap_or(false) {
+            return Ok(Some(format!(
+                "{} ccc catalog {stem}; catalogs are never published",
+                side_file_of(what)
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// Whether a file of `size` bytes can be a SQLite database: one is a whole
+/// number of pages, each a power of two of 512 bytes or more. Only such
+/// files have their header read, which spares the walk an open and a read
+/// for almost every file; a file of another size that starts like a catalog
+/// (a truncated copy) is refused by the worker that reads it (`process`).
+fn may_be_database(size: u64) -> bool {
+    size >= 512 && size % 512 == 0
+}
+
+/// Whether the file at `path` starts with a ccc catalog's header. Reads
+/// only the header's first bytes.
+fn is_catalog_file(path: &Path) -> Result<bool> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Non-blocking: a FIFO put at this name since it was looked at must not
+    // hang the walk (regular files ignore the flag).
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
+    let mut header = Vec::with_capacity(CATALOG_HEADER_LEN);
+    file.take(CATALOG_HEADER_LEN as u64)
+        .read_to_end(&mut header)
+        .map_err(|e| Error::io(path, e))?;
+    Ok(is_catalog_header(&header))
+}
+
 /// Walks `dir` and lists what a publish would store, checking every name
 /// and size first so that bad input fails before anything is written.
 ///
 /// Symlinks are never followed (each is reported as skipped), so no file
-/// outside `dir` can be stored; so are special files (sockets, FIFOs).
-pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<Plan> {
+/// outside `dir` can be stored; so are special files (sockets, FIFOs) and
+/// catalogs (see the module doc): `catalog_files` are the one being
+/// written.
+pub fn plan_dir(
+    dir: &Path,
+    excludes: &[String],
+    max_file_size: u64,
+    mut catalog_files: CatalogFiles,
+) -> Result<Plan> {
     // DIR itself may be a symlink the user named on purpose; links inside it
     // are never followed.
     let meta = std::fs::metadata(dir).map_err(|e| Error::io(dir, e))?;
@@ -85,6 +265,8 @@ pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<P
     }
     let excludes = build_excludes(excludes)?;
     let mut plan = Plan::default();
+    // The identity of each file in `plan.files`, in the same order.
+    let mut ids = Vec::new();
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .sort_by_file_name()
@@ -132,16 +314,22 @@ pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<P
             });
             continue;
         }
-        let size = entry
-            .metadata()
-            .map_err(|e| {
-                Error::io(
-                    entry.path(),
-                    e.into_io_error()
-                        .unwrap_or_else(|| std::io::Error::other("metadata unavailable")),
-                )
-            })?
-            .len();
+        let meta = entry.metadata().map_err(|e| {
+            Error::io(
+                entry.path(),
+                e.into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("metadata unavailable")),
+            )
+        })?;
+        let (id, size) = (FileId::of(&meta), meta.len());
+        let left_out = match catalog_files.reason(id) {
+            Some(reason) => Some(reason),
+            None => foreign_catalog_reason(entry.path(), size)?,
+        };
+        if let Some(reason) = left_out {
+            plan.skipped.push(Skipped { path: rel, reason });
+            continue;
+        }
         if size > max_file_size {
             return Err(Error::bad_input(
                 entry.path(),
@@ -156,7 +344,26 @@ pub fn plan_dir(dir: &Path, excludes: &[String], max_file_size: u64) -> Result<P
             size,
             source: Source::Disk(entry.path().to_path_buf()),
         });
+        ids.push(id);
     }
+    // A side file the catalog's writer or readers created during the walk
+    // may have been listed before it was known.
+    catalog_files.look();
+    let mut ids = ids.into_iter();
+    let mut late = Vec::new();
+    plan.files.retain(
+        |file| match ids.next().and_then(|id| catalog_files.reason(id)) {
+            Some(reason) => {
+                late.push(Skipped {
+                    path: file.path.clone(),
+                    reason,
+                });
+                false
+            }
+            None => true,
+        },
+    );
+    plan.skipped.append(&mut late);
     if plan.files.is_empty() {
         return Err(Error::bad_input(
             dir,
@@ -567,6 +774,18 @@ fn process(
         }
         Source::Memory(bytes) => bytes,
     };
+    // The walk left catalogs out; a file that became one since (or one
+    // handed over in memory) is refused, never stored.
+    if is_catalog_header(bytes) {
+        let name = match &file.source {
+            Source::Disk(path) => path.clone(),
+            Source::Memory(_) => PathBuf::from(&file.path),
+        };
+        return Err(Error::bad_input(
+            name,
+            "is a ccc catalog, and catalogs are never published; leave it out with --exclude",
+        ));
+    }
     let sha256: [u8; 32] = Sha256::digest(bytes).into();
     let stored: Option<(i64, u64)> = match reader {
         Some((db, conn)) => conn
@@ -768,6 +987,26 @@ mod tests {
         assert_eq!(d.compress(&text).body, want);
         assert_eq!(d.compress(&noise).encoding, "identity");
         assert_eq!(d.compress(&text).body, want);
+    }
+
+    #[test]
+    fn a_catalog_handed_over_in_memory_is_refused() {
+        let mut header = vec![0u8; 4096];
+        header[..16].copy_from_slice(b"SQLite format 3\0");
+        header[68..72].copy_from_slice(&crate::catalog::APPLICATION_ID.to_be_bytes());
+        let file = FileEntry {
+            path: "data/cdn.db".into(),
+            size: header.len() as u64,
+            source: Source::Memory(Arc::from(header)),
+        };
+        let claimed = Mutex::new(HashSet::new());
+        let mut deflate = Deflater::new(Compression::fast());
+        let Err(e) = process(&file, None, &claimed, &mut deflate, 1 << 20) else {
+            panic!("a catalog was processed for storing");
+        };
+        let message = e.to_string();
+        assert!(message.contains("data/cdn.db"), "{message}");
+        assert!(message.contains("never published"), "{message}");
     }
 
     #[test]

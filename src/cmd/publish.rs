@@ -1,6 +1,6 @@
 //! `ccc publish PKG@VERSION DIR`: plan the tree, publish it, print a summary.
 
-use crate::catalog::publish::{self, Options, Progress};
+use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::{Access, Catalog};
 use crate::cli::PublishArgs;
 use crate::error::{Error, Result};
@@ -23,7 +23,9 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     }
     let version_text = target.require_version(&args.target, "PKG@VERSION, like app@1.4.0")?;
     let version = spec::version(&target.package, version_text)?;
-    let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size)?;
+    // Known before the walk, so that the catalog is never part of the tree.
+    let catalog_files = CatalogFiles::of(db);
+    let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size, catalog_files)?;
 
     let creating = !db.exists();
     let mut catalog = if args.dry_run && creating {
