@@ -322,6 +322,13 @@ pub struct ServerArgs {
 /// gzipped, PATH.gz holds the stored gzip stream: the layout nginx
 /// (`gzip_static on`) and object-store CDNs serve. Without PKG, every
 /// version of every package; with PKG, its versions; with PKG@VERSION, one.
+///
+/// All or nothing: everything is written into a hidden folder in DIR first,
+/// then each version folder is moved into place; on any failure DIR is left
+/// as it was. DIR may hold other files: only the exported version folders
+/// are created, or replaced whole when they exist. A sibling that cannot
+/// exist (its name is too long, or the version has a file of that name) is
+/// skipped with a warning; servers send the plain file instead.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// What to export (optional), then the directory to write into.

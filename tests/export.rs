@@ -232,3 +232,230 @@ fn a_real_file_named_like_a_gz_sibling_wins() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("app.js.gz"), "a warning names it: {stderr}");
 }
+
+/// Everything below `dir` (hidden entries included): each folder as
+/// `path/`, each file as `path` with its bytes.
+fn state(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(dir)
+        .min_depth(1)
+        .into_iter()
+        .map(|e| e.expect("walk"))
+        .map(|e| {
+            let rel = e
+                .path()
+                .strip_prefix(dir)
+                .expect("below")
+                .to_string_lossy()
+                .into_owned();
+            if e.file_type().is_dir() {
+                (format!("{rel}/"), Vec::new())
+            } else {
+                (rel, std::fs::read(e.path()).expect("read"))
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
+    let ws = Workspace::new();
+    // 255 bytes: the longest name most file systems allow, so NAME.gz
+    // cannot exist.
+    let long = format!("{}.js", "a".repeat(252));
+    assert_eq!(long.len(), 255);
+    let text = b"export const answer = 42;\n".repeat(100);
+    let files = vec![
+        (format!("js/{long}"), text.clone()),
+        ("index.html".to_string(), b"<p>hello</p>\n".repeat(100)),
+    ];
+    publish(&ws, "app@1.0.0", &files);
+    assert_eq!(encodings(&ws, "app@1.0.0")[&format!("js/{long}")], "gzip");
+
+    let out = ws.path().join("out");
+    let run = ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
+    let root = out.join("app/1.0.0");
+    assert!(std::fs::read(root.join("js").join(&long)).expect("exported") == text);
+    assert!(!root.join("js").join(format!("{long}.gz")).exists());
+    assert_eq!(
+        gunzip(&std::fs::read(root.join("index.html.gz")).expect("index.html.gz")),
+        files[1].1
+    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let warning = format!(
+        "warning: skipped {}: the name is too long for the file system (258 bytes); servers send the plain file instead",
+        root.join("js").join(format!("{long}.gz")).display()
+    );
+    assert!(stderr.contains(&warning), "want {warning:?} in:\n{stderr}");
+    let bytes = text.len()
+        + files[1].1.len()
+        + std::fs::metadata(root.join("index.html.gz"))
+            .expect("gz")
+            .len() as usize;
+    let summary = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(
+        summary.trim_end(),
+        format!(
+            "Exported 1 version to {}: 2 files, 1 compressed sibling written, 1 skipped; {}",
+            out.display(),
+            ccc::units::human_size(bytes as u64)
+        )
+    );
+
+    let json_out = ws.path().join("json");
+    let report = ws.json(&[
+        "export",
+        "app@1.0.0",
+        json_out.to_str().expect("UTF-8"),
+        "--json",
+    ]);
+    assert_eq!(report["versions"], 1, "{report}");
+    assert_eq!(report["versions_replaced"], 0, "{report}");
+    assert_eq!(report["files"], 2, "{report}");
+    assert_eq!(report["siblings_written"], 1, "{report}");
+    assert_eq!(report["bytes_written"], bytes, "{report}");
+    assert_eq!(
+        report["siblings_skipped"][0]["path"],
+        format!("app/1.0.0/js/{long}.gz"),
+        "{report}"
+    );
+    assert_eq!(report["siblings_skipped"].as_array().map(Vec::len), Some(1));
+    assert_eq!(state(&json_out), state(&out));
+}
+
+/// Three versions, exported in this order: app@2.0.0, app@1.0.0, zed@1.0.0.
+fn three_versions(ws: &Workspace) {
+    publish(ws, "app@1.0.0", &tree(1));
+    publish(ws, "app@2.0.0", &tree(2));
+    let mut zed = tree(3);
+    zed.push((
+        "zed-only.js".into(),
+        b"const zed = 'only here';\n".repeat(50),
+    ));
+    publish(ws, "zed@1.0.0", &zed);
+}
+
+/// Exports everything into `out`, requires exit 1 with an error naming
+/// each of `needles`, and requires `out` to be exactly as it was.
+#[track_caller]
+fn export_fails_cleanly(ws: &Workspace, out: &Path, needles: &[&str]) {
+    let before = out.exists().then(|| state(out));
+    let run = ws.fails(&["export", out.to_str().expect("UTF-8")], 1);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    for needle in needles {
+        assert!(stderr.contains(needle), "no {needle:?} in:\n{stderr}");
+    }
+    assert!(run.stdout.is_empty(), "no summary after a failure");
+    match before {
+        None => assert!(!out.exists(), "{} was created", out.display()),
+        Some(before) => assert_eq!(state(out), before, "{} changed", out.display()),
+    }
+}
+
+#[test]
+fn a_failure_mid_export_leaves_nothing_behind() {
+    let ws = Workspace::new();
+    three_versions(&ws);
+    // DIR already holds the user's files and an earlier export.
+    let out = ws.path().join("site");
+    ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
+    ws.write("site/README.txt", "the user's own file\n");
+    ws.write("site/app/1.0.0/stray.txt", "left by hand\n");
+
+    // The last version staged cannot be written: a name no file system
+    // takes (the catalog was edited behind ccc's back).
+    let long = "z".repeat(300);
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE assets SET path = ?1 WHERE path = 'zed-only.js'",
+            [&long],
+        )
+        .expect("rename the asset");
+    assert_eq!(changed, 1);
+    export_fails_cleanly(&ws, &out, &["zed/1.0.0", &long]);
+    export_fails_cleanly(&ws, &ws.path().join("new/folder"), &["zed/1.0.0", &long]);
+    assert!(!ws.path().join("new").exists());
+
+    // The same with damaged content: its gzip stream does not decode.
+    ws.conn()
+        .execute(
+            "UPDATE assets SET path = 'zed-only.js' WHERE path = ?1",
+            [&long],
+        )
+        .expect("rename back");
+    ws.ok(&["export", ws.path().join("check").to_str().expect("UTF-8")]);
+    let set_body = |body: &[u8]| {
+        ws.conn()
+            .execute(
+                "UPDATE blobs SET body = ?1
+                  WHERE id = (SELECT blob_id FROM assets WHERE path = 'zed-only.js')",
+                [body],
+            )
+            .expect("set the body")
+    };
+    let body: Vec<u8> = ws
+        .conn()
+        .query_row(
+            "SELECT body, encoding FROM blobs
+              WHERE id = (SELECT blob_id FROM assets WHERE path = 'zed-only.js')",
+            [],
+            |r| {
+                assert_eq!(r.get::<_, String>(1)?, "gzip");
+                r.get(0)
+            },
+        )
+        .expect("the body");
+    let mut damaged = body.clone();
+    damaged[10..20].fill(0xff);
+    set_body(&damaged);
+    export_fails_cleanly(&ws, &out, &["zed@1.0.0/zed-only.js", "does not decode"]);
+
+    // Something in the way of a version folder is found before anything is
+    // written.
+    set_body(&body);
+    ws.write("site/zed", "a file where a folder goes\n");
+    export_fails_cleanly(&ws, &out, &["site/zed", "in the way"]);
+    std::fs::remove_file(out.join("zed")).expect("clear the way");
+    ws.ok(&["export", out.to_str().expect("UTF-8")]);
+}
+
+#[test]
+fn an_export_replaces_its_version_folders_and_nothing_else() {
+    let ws = Workspace::new();
+    let v1 = tree(1);
+    publish(&ws, "app@1.0.0", &v1);
+    let out = ws.path().join("site");
+    ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
+    ws.write("site/README.txt", "the user's own file\n");
+    ws.write(
+        "site/app/0.9.0/old.js",
+        "a version this catalog no longer has\n",
+    );
+    ws.write("site/app/1.0.0/stray.txt", "left by hand\n");
+
+    let run = ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
+    let summary = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        summary.starts_with(&format!(
+            "Exported 1 version to {} (1 replaced): ",
+            out.display()
+        )),
+        "{summary}"
+    );
+    let published = published_at(&ws, "app", "1.0.0");
+    check_exported(&ws, &out.join("app/1.0.0"), "app@1.0.0", &v1, published);
+    assert_eq!(
+        std::fs::read_to_string(out.join("README.txt")).expect("README"),
+        "the user's own file\n"
+    );
+    assert!(out.join("app/0.9.0/old.js").is_file());
+    let names: BTreeSet<String> = std::fs::read_dir(&out)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        BTreeSet::from(["README.txt".to_string(), "app".to_string()]),
+        "no staging folder left behind"
+    );
+}

@@ -51,6 +51,7 @@
 //! lock, so a reader that ends during another process's publish leaves the
 //! log alone.
 
+pub mod export;
 pub mod gc;
 pub mod publish;
 pub mod query;
