@@ -155,7 +155,7 @@ _ccc() {
                     return 0
                     ;;
                 --sites)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "cache-lookup cache-insert sqlite-query gzip-decode http-respond http-parse" -- "${cur}"))
                     return 0
                     ;;
                 --speedups)

@@ -105,11 +105,16 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to list
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r -f -a "cache-lookup\t''
+cache-insert\t''
+sqlite-query\t''
+gzip-decode\t''
+http-respond\t''
+http-parse\t''"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l speedups -d 'Virtual speedups in percent, comma-separated (0 is always added)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l rounds -d 'Rounds over every site and speedup' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l rounds -d 'Rounds over every site and speedup (at least 1)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l window -d 'Shortest measurement window of one experiment' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-window -d 'Longest window, when progress is slow' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-window -d 'Longest window, when progress is slow (at least --window)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l warmup -d 'Load before the first experiment (warms caches, measures the rate)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l settle -d 'Pause after each experiment starts, before measuring' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l min-delta -d 'Progress counts an experiment needs to be reliable (at least 5, the least Coz\'s viewer plots)' -r

@@ -2,9 +2,15 @@
 //! text; the same definitions generate the shell completions and man pages
 //! (`ccc generate`). Nothing here does work: `crate::run` resolves these into
 //! calls of the command modules.
+//!
+//! Every value a flag or argument takes is checked here, by a value parser,
+//! so that a malformed command line exits 2 with clap's usage message, as
+//! clap's own errors do. Out-of-range numbers say what is allowed in words.
 
+use crate::spec::{PackageVersion, Part, Target};
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Asset catalog with a built-in CDN server.
 ///
@@ -50,12 +56,12 @@ pub enum Command {
     Ls(LsArgs),
     Inspect(InspectArgs),
     Cat(CatArgs),
-    Rm(RmArgs),
+    Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
-    Causal(Box<CausalArgs>),
+    Causal(Box<Checked<CausalArgs>>),
 }
 
 /// Publish a directory as PKG@VERSION, in one atomic transaction.
@@ -70,8 +76,8 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`.
-    #[arg(value_name = "PKG@VERSION")]
-    pub target: String,
+    #[arg(value_name = "PKG@VERSION", value_parser = parse_package_version)]
+    pub target: PackageVersion,
 
     /// Directory to publish (its contents, not the directory itself).
     #[arg(value_name = "DIR")]
@@ -79,11 +85,11 @@ pub struct PublishArgs {
 
     /// Leave out paths matching GLOB (relative to DIR; `*` crosses `/`).
     /// May be repeated. A matching directory is left out whole.
-    #[arg(long, value_name = "GLOB")]
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     pub exclude: Vec<String>,
 
     /// Gzip level, 1 (fastest) to 9 (smallest).
-    #[arg(long, default_value_t = 9, value_parser = clap::value_parser!(u32).range(1..=9))]
+    #[arg(long, default_value_t = 9, value_parser = parse_level)]
     pub level: u32,
 
     /// Replace the version if it exists, atomically.
@@ -120,8 +126,8 @@ pub struct PublishArgs {
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// What to list: nothing, PKG, or PKG@VERSION.
-    #[arg(value_name = "PKG[@VERSION]")]
-    pub target: Option<String>,
+    #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
+    pub target: Option<Target>,
 
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -132,8 +138,8 @@ pub struct LsArgs {
 #[derive(Debug, Args)]
 pub struct InspectArgs {
     /// A version, like `app@1.4.0`, or one of its files, `app@1.4.0/js/main.js`.
-    #[arg(value_name = "PKG@VERSION[/PATH]")]
-    pub target: String,
+    #[arg(value_name = "PKG@VERSION[/PATH]", value_parser = parse_version_or_file)]
+    pub target: Target,
 
     /// Print JSON instead of tables.
     #[arg(long)]
@@ -144,8 +150,8 @@ pub struct InspectArgs {
 #[derive(Debug, Args)]
 pub struct CatArgs {
     /// The file, like `app@1.4.0/js/main.js`.
-    #[arg(value_name = "PKG@VERSION/PATH")]
-    pub target: String,
+    #[arg(value_name = "PKG@VERSION/PATH", value_parser = parse_file)]
+    pub target: Target,
 
     /// Write a gzip stream instead: the stored one, or for files stored raw,
     /// one made on the fly.
@@ -157,8 +163,8 @@ pub struct CatArgs {
 #[derive(Debug, Args)]
 pub struct RmArgs {
     /// Versions to remove, like `app@1.4.0`; with --all, package names.
-    #[arg(value_name = "PKG@VERSION", required = true)]
-    pub targets: Vec<String>,
+    #[arg(value_name = "PKG@VERSION", required = true, value_parser = parse_rm_target)]
+    pub targets: Vec<Target>,
 
     /// Remove every version of the named packages.
     #[arg(long)]
@@ -171,6 +177,29 @@ pub struct RmArgs {
     /// Print what was removed as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+impl CheckArgs for RmArgs {
+    fn check(&self) -> Result<(), String> {
+        for target in &self.targets {
+            match (target.exact_version(), self.all) {
+                (None, false) => {
+                    return Err(format!(
+                        "`{}` names no version: name one (PKG@VERSION), or pass --all to remove every version of the package",
+                        target.package
+                    ));
+                }
+                (Some(version), true) => {
+                    return Err(format!(
+                        "--all takes package names without a version, not `{}@{version}`",
+                        target.package
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Prune old versions, drop unreferenced blobs and reclaim disk space.
@@ -330,10 +359,15 @@ pub struct ServerArgs {
 /// exist (its name is too long, or the version has a file of that name) is
 /// skipped with a warning; servers send the plain file instead.
 #[derive(Debug, Args)]
+#[command(allow_missing_positional = true)]
 pub struct ExportArgs {
-    /// What to export (optional), then the directory to write into.
-    #[arg(value_name = "[PKG[@VERSION]] DIR", num_args = 1..=2, required = true)]
-    pub args: Vec<String>,
+    /// What to export: PKG or PKG@VERSION [default: everything].
+    #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
+    pub target: Option<Target>,
+
+    /// The directory to write into.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
 
     /// Print the summary as JSON.
     #[arg(long)]
@@ -354,41 +388,42 @@ pub struct CausalArgs {
     pub server: ServerArgs,
 
     /// Sites to profile, comma-separated [default: all].
-    #[arg(long, value_delimiter = ',', value_name = "SITE,...")]
-    pub sites: Vec<String>,
+    #[arg(long, value_delimiter = ',', value_name = "SITE,...", value_parser = site_parser())]
+    pub sites: Vec<u16>,
 
     /// Virtual speedups in percent, comma-separated (0 is always added).
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "0,25,50",
-        value_name = "PCT,..."
+        value_name = "PCT,...",
+        value_parser = parse_speedup
     )]
     pub speedups: Vec<u8>,
 
-    /// Rounds over every site and speedup.
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    /// Rounds over every site and speedup (at least 1).
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = parse_rounds)]
     pub rounds: usize,
 
     /// Shortest measurement window of one experiment.
-    #[arg(long, default_value = "500ms", value_parser = parse_duration, value_name = "DURATION")]
-    pub window: std::time::Duration,
+    #[arg(long, default_value = "500ms", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub window: Duration,
 
-    /// Longest window, when progress is slow.
-    #[arg(long, default_value = "4s", value_parser = parse_duration, value_name = "DURATION")]
-    pub max_window: std::time::Duration,
+    /// Longest window, when progress is slow (at least --window).
+    #[arg(long, default_value = "4s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub max_window: Duration,
 
     /// Load before the first experiment (warms caches, measures the rate).
-    #[arg(long, default_value = "2s", value_parser = parse_duration, value_name = "DURATION")]
-    pub warmup: std::time::Duration,
+    #[arg(long, default_value = "2s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub warmup: Duration,
 
     /// Pause after each experiment starts, before measuring.
     #[arg(long, default_value = "100ms", value_parser = parse_duration, value_name = "DURATION")]
-    pub settle: std::time::Duration,
+    pub settle: Duration,
 
     /// Progress counts an experiment needs to be reliable (at least 5, the
     /// least Coz's viewer plots).
-    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = clap::value_parser!(u64).range(5..))]
+    #[arg(long, default_value_t = 1000, value_name = "N", value_parser = parse_min_delta)]
     pub min_delta: u64,
 
     /// Seed of the experiment order (printed, so a run can be repeated).
@@ -398,7 +433,7 @@ pub struct CausalArgs {
     /// `builtin:N`: N keep-alive clients of ccc's own; `external`: wait for
     /// someone else's load (wrk, oha, ...).
     #[arg(long, default_value = "builtin:8", value_name = "builtin:N|external")]
-    pub load: String,
+    pub load: LoadArg,
 
     /// URL list for the built-in load, one per line, used in order
     /// [default: every asset, 80% of requests on the first 50].
@@ -436,6 +471,60 @@ pub struct CausalArgs {
     /// Draw the speedup curves as SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+}
+
+impl CheckArgs for CausalArgs {
+    fn check(&self) -> Result<(), String> {
+        if self.max_window < self.window {
+            return Err(format!(
+                "--max-window {} is shorter than --window {}; the longest window must be at least the shortest",
+                humantime::format_duration(self.max_window),
+                humantime::format_duration(self.window),
+            ));
+        }
+        if self.load == LoadArg::External && self.urls.is_some() {
+            return Err(
+                "--urls lists what the built-in load requests; with --load external your own load generator chooses"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Where `ccc causal`'s load comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadArg {
+    /// This many keep-alive clients of ccc's own.
+    Builtin(usize),
+    /// Someone else's load generator.
+    External,
+}
+
+impl std::str::FromStr for LoadArg {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<LoadArg, String> {
+        if s == "external" {
+            return Ok(LoadArg::External);
+        }
+        let expected = "expected `external` or `builtin:N` with N clients, like builtin:8";
+        let n = s.strip_prefix("builtin:").ok_or(expected)?;
+        match n.parse::<usize>() {
+            Ok(0) => Err("the built-in load needs at least 1 client, like builtin:8".into()),
+            Ok(n) => Ok(LoadArg::Builtin(n)),
+            Err(_) => Err(format!("`{n}` is not a number of clients; {expected}")),
+        }
+    }
+}
+
+impl std::fmt::Display for LoadArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadArg::Builtin(n) => write!(f, "builtin:{n}"),
+            LoadArg::External => f.write_str("external"),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -517,14 +606,124 @@ fn parse_size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
 }
 
-fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+fn parse_duration(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s)
+}
+
+/// A duration that is not zero: a window or warm-up of nothing measures
+/// nothing.
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    match parse_duration(s)? {
+        d if d.is_zero() => Err("must be longer than zero, like 500ms or 2s".into()),
+        d => Ok(d),
+    }
+}
+
+/// A whole number of at least `min`; the error says so in words.
+fn at_least<T>(s: &str, min: T, why: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    match s.trim().parse::<T>() {
+        Ok(n) if n >= min => Ok(n),
+        Ok(_) => Err(format!("must be at least {min}{why}")),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
+/// A whole number from `lo` to `hi`; the error says so in words.
+fn between<T>(s: &str, lo: T, hi: T, what: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+{
+    match s.trim().parse::<T>() {
+        Ok(n) if n >= lo && n <= hi => Ok(n),
+        _ => Err(format!("{what} is a whole number from {lo} to {hi}")),
+    }
+}
+
+fn parse_level(s: &str) -> Result<u32, String> {
+    between(s, 1, 9, "the gzip level")
+}
+
+fn parse_speedup(s: &str) -> Result<u8, String> {
+    between(s, 0, 100, "a speedup").map_err(|e| format!("{e} (a percentage)"))
+}
+
+fn parse_rounds(s: &str) -> Result<usize, String> {
+    at_least(s, 1, "")
+}
+
+fn parse_min_delta(s: &str) -> Result<u64, String> {
+    at_least(s, 5, " (Coz's viewer plots no experiment with fewer)")
+}
+
+/// The sites of `ccc causal`, by name; the value is the site's id.
+fn site_parser() -> impl clap::builder::TypedValueParser<Value = u16> {
+    use crate::causal::points::SITES;
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(SITES.iter().map(|s| s.name))
+        .map(|name| SITES.iter().find(|s| s.name == name).map_or(0, |s| s.id))
+}
+
+fn parse_glob(s: &str) -> Result<String, String> {
+    globset::Glob::new(s)
+        .map(|_| s.to_string())
+        .map_err(|e| e.kind().to_string())
+}
+
+/// A spec error as a value parser reports it: clap already quotes the
+/// input, so an `InvalidSpec` says only what was expected; a hint follows.
+fn spec_error(e: crate::Error) -> String {
+    let text = match &e {
+        crate::Error::InvalidSpec { why, .. } => why.clone(),
+        other => other.to_string(),
+    };
+    match e.hint() {
+        Some(hint) => format!("{text}\n  hint: {hint}"),
+        None => text,
+    }
+}
+
+fn parse_package_version(s: &str) -> Result<PackageVersion, String> {
+    PackageVersion::parse(s).map_err(spec_error)
+}
+
+fn parse_package_or_version(s: &str) -> Result<Target, String> {
+    Target::parse_as(
+        s,
+        Part::Optional,
+        Part::Refused,
+        "PKG or PKG@VERSION, like app@1.4.0",
+    )
+    .map_err(spec_error)
+}
+
+fn parse_version_or_file(s: &str) -> Result<Target, String> {
+    let form = "PKG@VERSION or PKG@VERSION/PATH, like app@1.4.0 or app@1.4.0/index.html";
+    Target::parse_as(s, Part::Required, Part::Optional, form).map_err(spec_error)
+}
+
+fn parse_file(s: &str) -> Result<Target, String> {
+    let form = "PKG@VERSION/PATH, like app@1.4.0/index.html";
+    Target::parse_as(s, Part::Required, Part::Required, form).map_err(spec_error)
+}
+
+/// `PKG@VERSION` with an exact version, or (for --all) a bare `PKG`. Only
+/// exact versions: a range is too easy to get wrong when removing.
+fn parse_rm_target(s: &str) -> Result<Target, String> {
+    let form = "PKG@VERSION (files cannot be removed one by one), or PKG with --all";
+    let target = Target::parse_as(s, Part::Optional, Part::Refused, form).map_err(spec_error)?;
+    if target.version.is_some() && target.exact_version().is_none() {
+        return Err("rm takes exact versions, like app@1.4.0, not `latest` or a range".into());
+    }
+    Ok(target)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{Cli, Command, Invocation};
-    use clap::{CommandFactory, Parser};
+    use super::*;
+    use clap::CommandFactory;
 
     #[test]
     fn clap_definitions_are_consistent() {
@@ -545,5 +744,66 @@ mod tests {
         let public = Cli::<Command>::command();
         assert!(public.find_subcommand("generate").is_none());
         assert!(public.find_subcommand("serve").is_some());
+    }
+
+    #[test]
+    fn out_of_range_numbers_are_refused_in_words() {
+        assert_eq!(parse_min_delta("5"), Ok(5));
+        assert_eq!(
+            parse_min_delta("1").unwrap_err(),
+            "must be at least 5 (Coz's viewer plots no experiment with fewer)"
+        );
+        assert_eq!(parse_rounds("0").unwrap_err(), "must be at least 1");
+        assert_eq!(parse_rounds("x").unwrap_err(), "`x` is not a whole number");
+        assert_eq!(
+            parse_speedup("150").unwrap_err(),
+            "a speedup is a whole number from 0 to 100 (a percentage)"
+        );
+        assert_eq!(
+            parse_level("0").unwrap_err(),
+            "the gzip level is a whole number from 1 to 9"
+        );
+        assert!(
+            parse_positive_duration("0s")
+                .unwrap_err()
+                .contains("longer than zero")
+        );
+        assert_eq!(parse_positive_duration("1ms"), Ok(Duration::from_millis(1)));
+    }
+
+    #[test]
+    fn load_specs() {
+        assert_eq!("external".parse::<LoadArg>(), Ok(LoadArg::External));
+        assert_eq!("builtin:8".parse::<LoadArg>(), Ok(LoadArg::Builtin(8)));
+        assert_eq!(LoadArg::Builtin(8).to_string(), "builtin:8");
+        assert!(
+            "builtin:0"
+                .parse::<LoadArg>()
+                .unwrap_err()
+                .contains("at least 1 client")
+        );
+        assert!("builtin:x".parse::<LoadArg>().unwrap_err().contains("`x`"));
+        assert!("wrk".parse::<LoadArg>().unwrap_err().contains("builtin:N"));
+    }
+
+    #[test]
+    fn export_takes_an_optional_target_before_the_directory() {
+        let parse = |args: &[&str]| {
+            let mut argv = vec!["ccc", "export"];
+            argv.extend_from_slice(args);
+            match Cli::<Command>::try_parse_from(argv).map(|c| c.command) {
+                Ok(Command::Export(a)) => Ok((a.target.map(|t| t.package), a.dir)),
+                Ok(_) => unreachable!("export parses as export"),
+                Err(e) => Err(e.kind()),
+            }
+        };
+        assert_eq!(parse(&["out"]), Ok((None, PathBuf::from("out"))));
+        assert_eq!(
+            parse(&["app@1.0.0", "out"]),
+            Ok((Some("app".into()), PathBuf::from("out")))
+        );
+        assert!(parse(&[]).is_err());
+        assert!(parse(&["app", "out", "more"]).is_err());
+        assert!(parse(&["App", "out"]).is_err());
     }
 }

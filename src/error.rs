@@ -1,11 +1,18 @@
-//! The one error type of the library.
+//! The one error type of the library, and the exit code of each kind.
 //!
 //! Every variant names the thing a user has to look at (the catalog file, the
-//! package, the version, the path in the published tree) so that the binary
-//! can print `error: <what>` plus an optional hint and exit 1 without ever
-//! showing a backtrace. Usage errors found by clap never get here: clap prints
-//! them and exits 2.
+//! package, the version, the path in the published tree, the address) so
+//! that the binary can print `error: <what>` plus an optional hint without
+//! ever showing a backtrace.
+//!
+//! Exit codes ([`Error::exit_code`]) follow the conventions cargo and the
+//! shells use: 1 for a failure, 2 for a command line that is wrong (clap's own
+//! errors exit 2 before any of this code runs; [`Error::Usage`] is for the few
+//! rules clap cannot check, such as two flags that exclude each other), and
+//! 128 + the signal's number for a command stopped by SIGINT (130) or
+//! SIGTERM (143).
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 /// Result alias used across the crate.
@@ -88,14 +95,59 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A command line that clap accepted but the command cannot: exit 2.
     #[error("{0}")]
     Usage(String),
 
-    #[error(transparent)]
-    ActorStart(#[from] crate::actor::StartError),
+    #[error("cannot listen on http://{addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
 
-    #[error(transparent)]
-    ActorStopped(#[from] crate::actor::Stopped),
+    #[error("cannot write to standard output: {0}")]
+    Stdout(#[source] std::io::Error),
+
+    /// The system refused a thread, a signal handler or another resource a
+    /// command needs; `what` says what could not be done.
+    #[error("{what}: {source}")]
+    System {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `ccc causal` saw no asset served: no load came (`external`), or the
+    /// built-in clients' requests did not succeed.
+    #[error("no asset was served at http://{addr} within {}s", waited.as_secs())]
+    NoLoad {
+        addr: SocketAddr,
+        waited: std::time::Duration,
+        external: bool,
+    },
+
+    /// Stopped by SIGINT (Ctrl-C) or SIGTERM before finishing.
+    #[error("interrupted by {}", crate::interrupt::signal_name(*.0))]
+    Interrupted(i32),
+
+    /// A bug in ccc rather than a problem with its input or the system: a
+    /// worker thread that panicked, an actor that stopped, a value that
+    /// does not encode.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl From<crate::actor::StartError> for Error {
+    fn from(e: crate::actor::StartError) -> Self {
+        Error::Internal(e.to_string())
+    }
+}
+
+impl From<crate::actor::Stopped> for Error {
+    fn from(e: crate::actor::Stopped) -> Self {
+        Error::Internal(e.to_string())
+    }
 }
 
 impl Error {
@@ -121,7 +173,25 @@ impl Error {
             Error::PackageNotFound(_) | Error::VersionNotFound { .. } => {
                 Some("`ccc ls` lists what the catalog holds".into())
             }
+            Error::Bind { addr, source } => bind_hint(*addr, source),
+            Error::NoLoad { addr, external: true, .. } => Some(format!(
+                "start the load generator (wrk, oha, ...) against http://{addr} once ccc prints that address, or let ccc drive the server with --load builtin:8"
+            )),
+            Error::Usage(_) => Some("`ccc help <COMMAND>` shows how the arguments fit".into()),
+            Error::Internal(_) => Some(
+                "this is a bug in ccc; please report it with the command that caused it".into(),
+            ),
             _ => None,
+        }
+    }
+
+    /// The process exit code for this error: 2 for usage, 128 + N for
+    /// signal N, 1 for everything else.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            Error::Usage(_) => 2,
+            Error::Interrupted(signal) => crate::interrupt::exit_code(*signal),
+            _ => 1,
         }
     }
 
@@ -132,10 +202,77 @@ impl Error {
         }
     }
 
+    pub(crate) fn system(what: impl Into<String>, source: std::io::Error) -> Self {
+        Error::System {
+            what: what.into(),
+            source,
+        }
+    }
+
     pub(crate) fn bad_input(path: impl Into<PathBuf>, what: impl Into<String>) -> Self {
         Error::BadInput {
             path: path.into(),
             what: what.into(),
         }
+    }
+}
+
+/// What to try when a port cannot be bound.
+fn bind_hint(addr: SocketAddr, source: &std::io::Error) -> Option<String> {
+    use std::io::ErrorKind;
+    match source.kind() {
+        ErrorKind::AddrInUse => Some(format!(
+            "another program listens on port {}; pick another with --port (0 picks a free one)",
+            addr.port()
+        )),
+        ErrorKind::PermissionDenied if addr.port() < 1024 => Some(
+            "ports below 1024 need extra privileges; use a higher --port (the default is 8333)"
+                .into(),
+        ),
+        ErrorKind::AddrNotAvailable => Some(format!(
+            "{} is not an address of this machine; --bind 127.0.0.1 or 0.0.0.0 always work",
+            addr.ip()
+        )),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_by_kind() {
+        assert_eq!(Error::Usage("x".into()).exit_code(), 2);
+        assert_eq!(Error::Interrupted(libc::SIGINT).exit_code(), 130);
+        assert_eq!(Error::Interrupted(libc::SIGTERM).exit_code(), 143);
+        assert_eq!(Error::Internal("x".into()).exit_code(), 1);
+        assert_eq!(Error::PackageNotFound("x".into()).exit_code(), 1);
+    }
+
+    #[test]
+    fn internal_failures_are_not_usage_errors() {
+        let stopped: Error = crate::actor::Stopped("store").into();
+        assert!(matches!(stopped, Error::Internal(_)), "{stopped:?}");
+        assert_eq!(
+            stopped.to_string(),
+            "internal error: the store actor has stopped"
+        );
+        assert!(stopped.hint().is_some_and(|h| h.contains("bug")));
+    }
+
+    #[test]
+    fn a_bind_failure_names_the_address() {
+        let addr: SocketAddr = "127.0.0.1:8333".parse().unwrap();
+        let e = Error::Bind {
+            addr,
+            source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+        };
+        assert!(
+            e.to_string()
+                .starts_with("cannot listen on http://127.0.0.1:8333: "),
+            "{e}"
+        );
+        assert!(e.hint().is_some_and(|h| h.contains("port 8333")));
     }
 }

@@ -13,7 +13,9 @@
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
-//! - [`output`]: tables, JSON and progress bars.
+//! - [`output`]: tables, JSON and progress bars;
+//! - [`error`]: the error type and exit codes; [`interrupt`]: how long
+//!   commands stop on Ctrl-C.
 
 pub mod actor;
 pub mod catalog;
@@ -22,6 +24,7 @@ pub mod cli;
 pub mod cmd;
 pub mod error;
 pub mod http;
+pub mod interrupt;
 pub mod output;
 pub mod server;
 pub mod spec;
@@ -33,13 +36,27 @@ pub use error::{Error, Result};
 use cli::{Cli, Command, Invocation};
 use std::process::ExitCode;
 
-/// Runs one parsed command line.
+/// Runs one parsed command line. An error's [`Error::exit_code`] is the
+/// process's exit code.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let db = cli.db.as_path();
     let command = match cli.command {
         Invocation::Public(command) => command,
         Invocation::Generate(args) => return cmd::generate::run(args),
     };
+    // The long commands stop at a safe point on Ctrl-C or SIGTERM; the quick
+    // ones are left to the signal's default action (see `interrupt`).
+    if matches!(
+        command,
+        Command::Publish(_)
+            | Command::Gc(_)
+            | Command::Verify(_)
+            | Command::Serve(_)
+            | Command::Export(_)
+            | Command::Causal(_)
+    ) {
+        interrupt::watch()?;
+    }
     match command {
         Command::Publish(args) => cmd::publish::run(db, args),
         Command::Ls(args) => cmd::ls::run(db, args),
@@ -50,6 +67,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
-        Command::Causal(args) => cmd::causal::run(db, *args),
+        Command::Causal(args) => cmd::causal::run(db, args.0),
     }
 }

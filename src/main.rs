@@ -9,7 +9,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`ccc cat ... | head`) is not a failure.
-            if let ccc::Error::Io { source, .. } = &err
+            if let ccc::Error::Stdout(source) = &err
                 && source.kind() == std::io::ErrorKind::BrokenPipe
             {
                 return ExitCode::SUCCESS;
@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             if let Some(hint) = err.hint() {
                 eprintln!("  hint: {hint}");
             }
-            ExitCode::FAILURE
+            ExitCode::from(err.exit_code())
         }
     }
 }

@@ -29,14 +29,19 @@ pub fn table(header: &[&str], right: &[usize]) -> Table {
 /// Writes `text` and a newline to stdout.
 pub fn print(text: impl std::fmt::Display) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(out, "{text}").map_err(|e| Error::io("stdout", e))
+    writeln!(out, "{text}").map_err(Error::Stdout)
 }
 
 /// Writes `value` as pretty JSON to stdout.
 pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(value)
-        .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
-    print(text)
+    print(to_json(value)?)
+}
+
+/// `value` as pretty JSON. Every report ccc prints serializes; a failure
+/// here is a bug.
+pub fn to_json(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string_pretty(value)
+        .map_err(|e| Error::Internal(format!("cannot encode the report as JSON: {e}")))
 }
 
 /// A byte-counting progress bar on stderr, hidden when `quiet` or when

@@ -131,12 +131,12 @@ impl Server {
     pub fn start(config: Config) -> Result<Server> {
         let store = store::start(config.store.clone())?;
         let addr = SocketAddr::new(config.bind, config.port);
-        let listener = bind(addr).map_err(|e| Error::io(format!("http://{addr}"), e))?;
+        let listener = bind(addr).map_err(|source| Error::Bind { addr, source })?;
         let addr = listener
             .local_addr()
-            .map_err(|e| Error::io(format!("http://{addr}"), e))?;
+            .map_err(|source| Error::Bind { addr, source })?;
         let http = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| Error::Usage(format!("cannot serve on {addr}: {e}")))?;
+            .map_err(|e| Error::Internal(format!("cannot serve on http://{addr}: {e}")))?;
         Ok(Server {
             http: Arc::new(http),
             store,
@@ -164,13 +164,14 @@ impl Server {
                     access_log: self.config.access_log,
                 };
                 let name = format!("http-worker-{i}");
+                let thread_name = name.clone();
                 std::thread::Builder::new()
                     .name(name.clone())
                     .spawn_scoped(scope, move || {
-                        causal::register_thread(&name);
+                        causal::register_thread(&thread_name);
                         worker.run(stop)
                     })
-                    .map_err(|e| Error::io("http worker", e))?;
+                    .map_err(|e| Error::system(format!("cannot start the {name} thread"), e))?;
             }
             Ok::<(), Error>(())
         })?;

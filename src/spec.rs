@@ -135,17 +135,25 @@ impl Selector {
     }
 }
 
-/// `PKG[@VERSION[/PATH]]`, as typed on the command line.
+/// `PKG[@VERSION[/PATH]]`, as typed on the command line: a checked package
+/// name, a version selector and a path inside the version.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
     pub package: String,
-    pub version: Option<String>,
+    pub version: Option<Selector>,
     pub path: Option<String>,
 }
 
+/// Whether a command needs, allows or refuses one part of a [`Target`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    Required,
+    Optional,
+    Refused,
+}
+
 impl Target {
-    /// Splits a target; the package name is checked, the version is left as
-    /// text for the command to read as an exact version or a selector.
+    /// Splits a target and checks its package name and version selector.
     pub fn parse(input: &str) -> Result<Target> {
         // The version separator is the first `@` after a scope's leading one.
         let search_from = usize::from(input.starts_with('@'));
@@ -176,18 +184,71 @@ impl Target {
             .filter(|p| !p.is_empty());
         Ok(Target {
             package: package.to_string(),
-            version: version.map(str::to_string),
+            version: version.map(|v| Selector::parse(package, v)).transpose()?,
             path: path.map(str::to_string),
         })
     }
 
-    /// The target with a required version; `what` names the command's need.
-    pub fn require_version(&self, input: &str, form: &str) -> Result<&str> {
-        self.version.as_deref().ok_or_else(|| Error::InvalidSpec {
-            what: "target",
-            input: input.to_string(),
-            why: format!("expected {form}"),
+    /// Parses a target that has the parts a command takes; `form` spells
+    /// them out for the error, like `PKG@VERSION/PATH, like app@1.4.0/a.js`.
+    pub fn parse_as(input: &str, version: Part, path: Part, form: &str) -> Result<Target> {
+        let target = Target::parse(input)?;
+        let fits = |part: Part, present: bool| match part {
+            Part::Required => present,
+            Part::Optional => true,
+            Part::Refused => !present,
+        };
+        if !fits(version, target.version.is_some()) || !fits(path, target.path.is_some()) {
+            return Err(Error::InvalidSpec {
+                what: "target",
+                input: input.to_string(),
+                why: format!("expected {form}"),
+            });
+        }
+        Ok(target)
+    }
+
+    /// The exact version this target names, if it names one.
+    pub fn exact_version(&self) -> Option<&Version> {
+        match &self.version {
+            Some(Selector::Exact(v)) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// `PKG@VERSION` with an exact version and no path: what `publish` creates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackageVersion {
+    pub package: String,
+    pub version: Version,
+}
+
+impl PackageVersion {
+    pub fn parse(input: &str) -> Result<PackageVersion> {
+        let form = "PKG@VERSION with an exact version, like app@1.4.0";
+        let target = Target::parse_as(input, Part::Required, Part::Refused, form)?;
+        let version = match target.version {
+            Some(Selector::Exact(version)) => version,
+            other => {
+                return Err(Error::InvalidVersion {
+                    package: target.package,
+                    version: other.map(|s| s.to_string()).unwrap_or_default(),
+                    why: "a version to publish is exact, like 1.4.0 (not `latest` or a range)"
+                        .into(),
+                });
+            }
+        };
+        Ok(PackageVersion {
+            package: target.package,
+            version,
         })
+    }
+}
+
+impl std::fmt::Display for PackageVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{}", self.package, self.version)
     }
 }
 
@@ -225,14 +286,55 @@ mod tests {
     fn targets_split_scope_version_and_path() {
         let t = Target::parse("@scope/name@1.2.3/js/a b.js").unwrap();
         assert_eq!(t.package, "@scope/name");
-        assert_eq!(t.version.as_deref(), Some("1.2.3"));
+        assert_eq!(
+            t.exact_version().map(|v| v.to_string()).as_deref(),
+            Some("1.2.3")
+        );
         assert_eq!(t.path.as_deref(), Some("js/a b.js"));
         let t = Target::parse("app").unwrap();
         assert_eq!((t.version, t.path), (None, None));
         let t = Target::parse("app@2.0.0-rc.1").unwrap();
-        assert_eq!(t.version.as_deref(), Some("2.0.0-rc.1"));
+        assert_eq!(
+            t.exact_version().map(|v| v.to_string()).as_deref(),
+            Some("2.0.0-rc.1")
+        );
+        let t = Target::parse("app@^1.2/x").unwrap();
+        assert_eq!(t.version.map(|s| s.to_string()).as_deref(), Some("^1.2"));
         assert!(Target::parse("app@/x").is_err());
         assert!(Target::parse("App@1.0.0").is_err());
+        assert!(
+            Target::parse("app@banana").is_err(),
+            "the selector is checked"
+        );
+    }
+
+    #[test]
+    fn shapes_name_the_form_they_expect() {
+        let file = |s| Target::parse_as(s, Part::Required, Part::Required, "PKG@VERSION/PATH");
+        assert!(file("app@1.0.0/a.js").is_ok());
+        for bad in ["app@1.0.0", "app", "app@1.0.0/"] {
+            let err = file(bad).unwrap_err().to_string();
+            assert!(err.contains("expected PKG@VERSION/PATH"), "{bad}: {err}");
+        }
+        let no_path = |s| Target::parse_as(s, Part::Optional, Part::Refused, "PKG[@VERSION]");
+        assert!(no_path("app").is_ok() && no_path("app@latest").is_ok());
+        assert!(no_path("app@1.0.0/a.js").is_err());
+    }
+
+    #[test]
+    fn a_version_to_publish_is_exact() {
+        let pv = PackageVersion::parse("@scope/app@2.0.0-rc.1").unwrap();
+        assert_eq!(pv.to_string(), "@scope/app@2.0.0-rc.1");
+        for (bad, needle) in [
+            ("rxjs@1.0", "`1.0`"),
+            ("rxjs@latest", "exact"),
+            ("rxjs", "expected PKG@VERSION"),
+            ("rxjs@1.0.0/a.js", "expected PKG@VERSION"),
+            ("rxjs@v1.0.0", "`v1.0.0`"),
+        ] {
+            let err = PackageVersion::parse(bad).unwrap_err().to_string();
+            assert!(err.contains(needle), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,6 @@
-//! Bad publish input: a clear error naming the offending thing, exit 1, and
-//! an untouched catalog. Also what the walk leaves out (symlinks, `.git/`,
-//! `.DS_Store`, `--exclude`).
+//! Bad publish input: a clear error naming the offending thing, exit 1 (2
+//! for a malformed command line), and an untouched catalog. Also what the
+//! walk leaves out (symlinks, `.git/`, `.DS_Store`, `--exclude`).
 
 use crate::util::{Workspace, ccc_path, hermetic};
 use sha2::{Digest, Sha256};
@@ -145,19 +145,33 @@ fn a_file_over_max_file_size_is_refused() {
 }
 
 #[test]
-fn invalid_package_names_and_versions_are_refused() {
+fn invalid_package_names_and_versions_are_usage_errors() {
     let ws = with_catalog();
     ws.write("dist/a.js", "a\n");
     for (target, needles) in [
         ("React@1.0.0", &["React", "lowercase"][..]),
         ("a b@1.0.0", &["`a b`"][..]),
         ("@scope@1.0.0", &["@scope", "@scope/name"][..]),
-        ("app@v1.0", &["v1.0"][..]),
-        ("app@1.0", &["`1.0`"][..]),
-        ("app", &["app", "PKG@VERSION"][..]),
+        ("app@v1.0", &["v1.0", "hint: versions are semver"][..]),
+        ("app@1.0", &["`1.0`", "exact"][..]),
+        ("app@latest", &["`latest`", "exact"][..]),
+        ("app", &["'app'", "PKG@VERSION"][..]),
+        ("app@1.0.0/x.js", &["PKG@VERSION"][..]),
     ] {
-        ws.publish_fails(&["publish", target, "dist"], needles);
+        let stderr = ws.publish_fails_with(&["publish", target, "dist"], 2, needles);
+        assert!(stderr.contains("try '--help'"), "{stderr}");
     }
+    // A bad --exclude glob or --level is refused the same way.
+    ws.publish_fails_with(
+        &["publish", "app@2.0.0", "dist", "--exclude", "a[b"],
+        2,
+        &["a[b"],
+    );
+    ws.publish_fails_with(
+        &["publish", "app@2.0.0", "dist", "--level", "10"],
+        2,
+        &["from 1 to 9"],
+    );
 }
 
 #[test]
@@ -267,14 +281,17 @@ fn a_failed_publish_does_not_create_a_catalog() {
     ws.write("dist/a.js", "a\n");
     ws.write("big/a.bin", vec![0u8; 2048]);
     std::fs::create_dir(ws.path().join("empty")).unwrap();
-    for args in [
-        &["publish", "app@2.0.0", "no-such-dir"][..],
-        &["publish", "app@2.0.0", "empty"],
-        &["publish", "App@2.0.0", "dist"],
-        &["publish", "app@v2", "dist"],
-        &["publish", "app@2.0.0", "big", "--max-file-size", "1KiB"],
+    for (args, code) in [
+        (&["publish", "app@2.0.0", "no-such-dir"][..], 1),
+        (&["publish", "app@2.0.0", "empty"], 1),
+        (&["publish", "App@2.0.0", "dist"], 2),
+        (&["publish", "app@v2", "dist"], 2),
+        (
+            &["publish", "app@2.0.0", "big", "--max-file-size", "1KiB"],
+            1,
+        ),
     ] {
-        ws.fails(args, 1);
+        ws.fails(args, code);
         assert!(!ws.db().exists(), "{args:?} created cdn.db");
     }
 }

@@ -85,6 +85,7 @@ fn a_short_sweep_writes_every_output() {
         );
     }
     assert_eq!(json["config"]["seed"], 7);
+    assert_eq!(json["config"]["load"], "builtin:2");
     assert!(
         json["summary"]["lines"]
             .as_array()
@@ -105,19 +106,138 @@ fn a_short_sweep_writes_every_output() {
     assert!(svg.contains("cache-lookup") && svg.contains("sqlite-query"));
 }
 
+/// `ccc causal` on the demo site with short cells and `extra` flags.
+fn quick_causal(ws: &Workspace, extra: &[&str]) -> std::process::Command {
+    let mut cmd = ws.ccc_std();
+    cmd.args([
+        "causal",
+        "--port",
+        "0",
+        "--window",
+        "100ms",
+        "--max-window",
+        "200ms",
+        "--warmup",
+        "200ms",
+        "--settle",
+        "10ms",
+        "--min-delta",
+        "5",
+        "--seed",
+        "3",
+    ])
+    .args(extra);
+    cmd
+}
+
+fn demo_site() -> Workspace {
+    let ws = Workspace::new();
+    ws.ccc()
+        .args(["publish", "-q", "demo-site@1.0.0"])
+        .arg(repo_root().join("examples/site"))
+        .assert()
+        .success();
+    ws
+}
+
 #[test]
-fn bad_plans_are_refused_before_serving() {
+fn ctrl_c_mid_sweep_reports_the_cells_done_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let ws = demo_site();
+    let mut child = quick_causal(
+        &ws,
+        &[
+            "--sites",
+            "cache-lookup,sqlite-query",
+            "--rounds",
+            "20",
+            "--load",
+            "builtin:1",
+        ],
+    )
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .expect("start ccc causal");
+    let mut stderr = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    for line in stderr.by_ref() {
+        let line = line.expect("stderr line");
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("[  2/") {
+            break;
+        }
+    }
+    assert!(seen.contains("[  2/120]"), "{seen}");
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait for ccc causal");
+    for line in stderr.map_while(Result::ok) {
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{seen}\n{stdout}");
+    assert!(seen.contains("interrupted: reporting the "), "{seen}");
+    assert!(seen.contains(" of 120 cells done"), "{seen}");
+    assert!(
+        stdout.contains("ccc causal: 2 sites"),
+        "the table: {stdout}"
+    );
+}
+
+#[test]
+fn bad_plans_are_usage_errors_that_say_what_is_allowed() {
     let ws = Workspace::new();
     for (args, expect) in [
-        (vec!["--sites", "nope"], "unknown site `nope`"),
-        (vec!["--load", "builtin:x"], "invalid --load"),
-        (vec!["--speedups", "0,150"], "from 0 to 100"),
+        (
+            vec!["--sites", "nope"],
+            "possible values: cache-lookup, cache-insert",
+        ),
+        (
+            vec!["--load", "builtin:x"],
+            "`x` is not a number of clients",
+        ),
+        (vec!["--load", "builtin:0"], "at least 1 client"),
+        (vec!["--load", "wrk"], "expected `external` or `builtin:N`"),
+        (
+            vec!["--speedups", "0,150"],
+            "a speedup is a whole number from 0 to 100",
+        ),
+        (vec!["--rounds", "0"], "must be at least 1"),
+        (vec!["--window", "0s"], "must be longer than zero"),
+        (vec!["--warmup", "0ms"], "must be longer than zero"),
+        (vec!["--min-delta", "1"], "must be at least 5"),
+        (
+            vec!["--window", "2s", "--max-window", "1s"],
+            "--max-window 1s is shorter than --window 2s",
+        ),
+        (
+            vec!["--load", "external", "--urls", "urls.txt"],
+            "with --load external",
+        ),
     ] {
-        ws.ccc()
+        let out = ws
+            .ccc()
             .args(["causal", "--port", "0"])
-            .args(args)
-            .assert()
-            .failure()
-            .stderr(predicates::str::contains(expect));
+            .args(&args)
+            .timeout(std::time::Duration::from_secs(20))
+            .output()
+            .expect("run ccc causal");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expect), "{args:?}: {stderr}");
+        // Numbers out of range are said in words, not as Rust ranges
+        // (`1 is not in 5..18446744073709551615`).
+        assert!(
+            !stderr.contains("not in ") && !stderr.contains("..1"),
+            "{args:?}: {stderr}"
+        );
+        // Refused before serving: nothing was bound or profiled.
+        assert!(!stderr.contains("profiling"), "{args:?}: {stderr}");
     }
 }

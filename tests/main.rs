@@ -15,6 +15,7 @@ mod causal_off;
 mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
+mod exit_codes;
 mod export;
 mod gc;
 mod generated;

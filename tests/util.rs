@@ -244,8 +244,15 @@ impl Workspace {
     /// contains every one of `needles`, and no change to the catalog.
     #[track_caller]
     pub fn publish_fails(&self, args: &[&str], needles: &[&str]) -> String {
+        self.publish_fails_with(args, 1, needles)
+    }
+
+    /// [`Workspace::publish_fails`] with exit code `code` (2 for a command
+    /// line clap refuses).
+    #[track_caller]
+    pub fn publish_fails_with(&self, args: &[&str], code: i32, needles: &[&str]) -> String {
         let before = self.snapshot();
-        let out = self.fails(args, 1);
+        let out = self.fails(args, code);
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         assert!(stderr.contains("error:"), "ccc {args:?}: {stderr}");
         for needle in needles {

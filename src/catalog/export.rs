@@ -23,7 +23,8 @@
 //! existing folder is swapped with `renameat2(RENAME_EXCHANGE)` where the
 //! system has it, else with two renames that leave it absent for an
 //! instant. A killed export can leave its staging folder behind; it holds
-//! nothing but exported files and may be deleted.
+//! nothing but exported files and may be deleted. Ctrl-C is noticed between
+//! files while staging, and leaves DIR as a failure does.
 //!
 //! # Siblings
 //!
@@ -199,6 +200,8 @@ fn stage_and_commit(catalog: &Catalog, plan: &[Planned<'_>], dir: &Path) -> Resu
     for planned in plan {
         stage_version(catalog, planned, staging.path(), dir, &mut report)?;
     }
+    // The last moment to stop on Ctrl-C: from here DIR changes.
+    crate::interrupt::check()?;
     let rels: Vec<&Path> = plan.iter().map(|p| p.rel.as_path()).collect();
     report.versions_replaced = commit(staging.path(), dir, &rels)?;
     report.versions = plan.len() as u64;
@@ -221,6 +224,7 @@ fn stage_version(
     std::fs::create_dir_all(&root).map_err(|e| Error::io(&shown, e))?;
     let names: HashSet<&str> = planned.files.iter().map(|f| f.path.as_str()).collect();
     for file in &planned.files {
+        crate::interrupt::check()?;
         let stored = catalog.blob_body(file.blob_id)?;
         let raw: Cow<[u8]> = if file.encoding == "gzip" {
             let mut raw = Vec::with_capacity(file.raw_size as usize);

@@ -50,6 +50,12 @@
 //! own close removes the side files then. SQLite decides who is last with a
 //! lock, so a reader that ends during another process's publish leaves the
 //! log alone.
+//!
+//! A command waits up to [`LOCK_PATIENCE`] for another one's lock, and stops
+//! waiting at once on Ctrl-C (see `interrupt`); [`Catalog::stop_on_interrupt`]
+//! also cuts a long statement short (gc's `VACUUM`, verify's integrity
+//! check). Either way the error is [`Error::Interrupted`] and SQLite rolls the
+//! open transaction back.
 
 pub mod export;
 pub mod gc;
@@ -61,6 +67,9 @@ use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// How long a command waits for another command's lock on the catalog.
+pub const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
 pub const APPLICATION_ID: i32 = 0x6363_6331;
@@ -215,6 +224,16 @@ impl Catalog {
         &mut self.conn
     }
 
+    /// Makes every statement of this connection stop with
+    /// [`Error::Interrupted`] soon after Ctrl-C, for commands that may run
+    /// long statements. Not for the server, which finishes what is in flight.
+    pub fn stop_on_interrupt(&mut self) -> Result<()> {
+        // About every 10 000 virtual machine steps: a few microseconds.
+        self.conn
+            .progress_handler(10_000, Some(|| crate::interrupt::requested().is_some()))
+            .map_err(|e| sqlite_err(&self.path, e))
+    }
+
     /// Wraps a rusqlite error with this catalog's path.
     pub fn err(&self, e: rusqlite::Error) -> Error {
         sqlite_err(&self.path, e)
@@ -223,7 +242,7 @@ impl Catalog {
     fn prepare(&mut self, access: Access) -> Result<()> {
         let path = self.path.clone();
         let e = |err| sqlite_err(&path, err);
-        self.conn.busy_timeout(Duration::from_secs(10)).map_err(e)?;
+        self.conn.busy_handler(Some(wait_for_lock)).map_err(e)?;
         self.conn
             .pragma_update(None, "foreign_keys", true)
             .map_err(e)?;
@@ -344,6 +363,20 @@ impl Catalog {
     }
 }
 
+/// SQLite's busy handler: retry every 10 ms for up to [`LOCK_PATIENCE`], and
+/// give up at once when the user asks ccc to stop.
+fn wait_for_lock(attempt: i32) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    if crate::interrupt::requested().is_some() {
+        return false;
+    }
+    if STEP * attempt.max(0) as u32 >= LOCK_PATIENCE {
+        return false;
+    }
+    std::thread::sleep(STEP);
+    true
+}
+
 /// Refuses a file that is not SQLite before SQLite gets to misread it.
 fn check_sqlite_header(path: &Path) -> Result<()> {
     use std::io::Read;
@@ -365,6 +398,14 @@ fn check_sqlite_header(path: &Path) -> Result<()> {
 pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
+        // A statement cut short or a lock wait given up because of Ctrl-C.
+        let stopped = matches!(
+            f.code,
+            ErrorCode::OperationInterrupted | ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked
+        );
+        if let (true, Some(signal)) = (stopped, crate::interrupt::requested()) {
+            return Error::Interrupted(signal);
+        }
         match f.code {
             ErrorCode::NotADatabase => return Error::NotSqlite(path.to_path_buf()),
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {

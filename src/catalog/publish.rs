@@ -15,7 +15,9 @@
 //! the commit. Workers check for existing blobs through their own read-only
 //! connections; since this publish holds the write lock, what they see cannot
 //! change under them. Identical files within one publish are compressed once
-//! (a shared set of claimed digests).
+//! (a shared set of claimed digests). Ctrl-C is noticed between files, in
+//! the walk and in the workers, and ends the publish with
+//! [`Error::Interrupted`] before the commit (see `interrupt`).
 //!
 //! # Catalogs are never published
 //!
@@ -277,6 +279,7 @@ pub fn plan_dir(
                 || rel_path(dir, entry.path()).is_none_or(|rel| !excludes.is_match(rel))
         });
     for entry in walker {
+        crate::interrupt::check()?;
         let entry = entry.map_err(|e| {
             let path = e.path().unwrap_or(dir).to_path_buf();
             match e.into_io_error() {
@@ -549,11 +552,12 @@ pub fn publish(
         // wake-up of this thread) per file costs as much as hashing a small
         // file.
         let (tx_done, rx_done) = mpsc::sync_channel::<Result<Vec<Processed>>>(jobs * 2);
+        let mut workers = Vec::with_capacity(jobs);
         for worker in 0..jobs {
             let tx_done = tx_done.clone();
             let (next, cancel, claimed) = (&next, &cancel, &claimed);
             let reader_path = reader_path.clone();
-            std::thread::Builder::new()
+            let handle = std::thread::Builder::new()
                 .name(format!("publish-{worker}"))
                 .spawn_scoped(scope, move || {
                     let reader = match reader_path.as_deref().map(open_reader).transpose() {
@@ -570,6 +574,10 @@ pub fn publish(
                     let mut batch = Vec::new();
                     loop {
                         if cancel.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        if let Err(e) = crate::interrupt::check() {
+                            let _ = tx_done.send(Err(e));
                             return;
                         }
                         let i = next.fetch_add(1, Ordering::Relaxed);
@@ -599,9 +607,25 @@ pub fn publish(
                         let _ = tx_done.send(Ok(batch));
                     }
                 })
-                .map_err(|e| Error::io("publish worker", e))?;
+                .map_err(|e| {
+                    Error::system(format!("cannot start the publish-{worker} thread"), e)
+                })?;
+            workers.push(handle);
         }
         drop(tx_done);
+        // A worker that panicked is a bug, reported as one instead of taking
+        // the process down with it; its files never arrived, so nothing is
+        // committed.
+        let join_workers = |workers: Vec<std::thread::ScopedJoinHandle<'_, ()>>| {
+            let mut panicked = 0;
+            for worker in workers {
+                panicked += usize::from(worker.join().is_err());
+            }
+            match panicked {
+                0 => Ok(()),
+                n => Err(Error::Internal(format!("{n} publish worker(s) panicked"))),
+            }
+        };
 
         let mut insert_blob = tx
             .prepare_cached(
@@ -609,11 +633,14 @@ pub fn publish(
                  ON CONFLICT(sha256) DO NOTHING",
             )
             .map_err(err)?;
-        for batch in rx_done {
+        for batch in rx_done.iter() {
             let batch = match batch {
                 Ok(batch) => batch,
                 Err(e) => {
                     cancel.store(true, Ordering::Relaxed);
+                    // Unblock workers waiting to send, so they can stop.
+                    drop(rx_done);
+                    join_workers(workers)?;
                     return Err(e);
                 }
             };
@@ -645,10 +672,11 @@ pub fn publish(
                 digests.push((done.path, done.sha256, done.raw_size, known));
             }
         }
-        Ok(())
+        join_workers(workers)
     });
     outcome?;
     progress.finish();
+    crate::interrupt::check()?;
 
     let now = unix_now();
     if let Some(id) = existing {
@@ -707,6 +735,8 @@ pub fn publish(
         ],
     )
     .map_err(err)?;
+    // The last moment to stop: after the commit the version is published.
+    crate::interrupt::check()?;
     if options.dry_run {
         tx.rollback().map_err(err)?;
     } else {
@@ -802,7 +832,7 @@ fn process(
     let first_claim = stored.is_none()
         && claimed
             .lock()
-            .map_err(|_| Error::Usage("a publish worker panicked".into()))?
+            .map_err(|_| Error::Internal("a publish worker panicked".into()))?
             .insert(sha256);
     let blob = if first_claim {
         Some(deflate.compress(bytes))

@@ -118,7 +118,9 @@ impl Load {
             let handle = std::thread::Builder::new()
                 .name(format!("load-{i}"))
                 .spawn(move || client.run(seed.wrapping_add(i as u64), i * 7919))
-                .map_err(|e| Error::io("load client", e))?;
+                .map_err(|e| {
+                    Error::system(format!("cannot start the load-{i} client thread"), e)
+                })?;
             handles.push(handle);
         }
         Ok(Load {

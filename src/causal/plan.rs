@@ -67,7 +67,7 @@ impl Plan {
         Plan {
             sites,
             speedups,
-            rounds: rounds.max(1),
+            rounds,
             seed,
         }
     }

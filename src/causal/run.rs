@@ -18,6 +18,10 @@
 //! `duration = elapsed − ΔG` is the window's length in the virtual program
 //! (progress points are strict, so the counting thread has `l ≈ G`).
 //! The controller is not a registered thread: it is never delayed.
+//!
+//! Every wait of the controller (for load, warm-up, settle, the window)
+//! ends early once the caller's `interrupted()` says so, so Ctrl-C stops a
+//! session within a few milliseconds; a cell cut short is dropped.
 
 use super::engine::{ExternalWake, Field, Phase, Slot};
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
@@ -141,30 +145,39 @@ impl Cell {
     }
 }
 
-/// Waits until the progress point moves, then measures its rate over the
-/// warm-up; `wait_for_load` allows up to 30 s for someone else's load to
-/// start. Returns the rate in units per second.
-pub fn warm_up(progress: &Progress, timing: &Timing, wait_for_load: bool) -> Result<f64, String> {
-    let patience = if wait_for_load {
-        Duration::from_secs(30)
-    } else {
-        Duration::from_secs(5)
-    };
+/// Why a warm-up ended without a rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmUpError {
+    /// The progress point did not move within this long.
+    NoProgress(Duration),
+    /// `interrupted()` became true.
+    Interrupted,
+}
+
+/// Waits up to `patience` for the progress point to move, then measures its
+/// rate over the warm-up. Returns the rate in units per second.
+pub fn warm_up(
+    progress: &Progress,
+    timing: &Timing,
+    patience: Duration,
+    interrupted: &dyn Fn() -> bool,
+) -> Result<f64, WarmUpError> {
     let started = now_ns();
     let first = progress.count();
     while progress.count() == first {
         if Duration::from_nanos(now_ns() - started) > patience {
-            return Err(format!(
-                "no progress at `{}` within {}s: is load reaching the server?",
-                progress.name,
-                patience.as_secs()
-            ));
+            return Err(WarmUpError::NoProgress(patience));
+        }
+        if interrupted() {
+            return Err(WarmUpError::Interrupted);
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     let t0 = now_ns();
     let c0 = progress.count();
-    std::thread::sleep(timing.warmup);
+    if !sleep_until(t0 + timing.warmup.as_nanos() as u64, interrupted) {
+        return Err(WarmUpError::Interrupted);
+    }
     let rate = (progress.count() - c0) as f64 * 1e9 / (now_ns() - t0) as f64;
     Ok(rate)
 }
@@ -188,10 +201,19 @@ fn g_now() -> u64 {
     GLOBALS.g.0.load(Ordering::Acquire)
 }
 
-fn sleep_until(deadline: u64) {
-    let now = now_ns();
-    if deadline > now {
-        std::thread::sleep(Duration::from_nanos(deadline - now));
+/// Sleeps until `deadline` (in [`now_ns`] time), in steps short enough to
+/// notice `interrupted()` within 20 ms; false when it cut the sleep short.
+fn sleep_until(deadline: u64, interrupted: &dyn Fn() -> bool) -> bool {
+    const STEP: u64 = 20_000_000;
+    loop {
+        if interrupted() {
+            return false;
+        }
+        let now = now_ns();
+        if now >= deadline {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((deadline - now).min(STEP)));
     }
 }
 
@@ -203,9 +225,22 @@ pub fn run_cell(
     window: Duration,
     timing: &Timing,
 ) -> Cell {
+    run_cell_until(session, spec, progress, window, timing, &|| false)
+}
+
+/// Runs one cell, cutting its waits short once `interrupted()` is true (the
+/// cell is still drained and closed; its numbers are then not a window's).
+fn run_cell_until(
+    session: &Session,
+    spec: CellSpec,
+    progress: &Progress,
+    window: Duration,
+    timing: &Timing,
+    interrupted: &dyn Fn() -> bool,
+) -> Cell {
     GLOBALS.publish(now_ns(), spec.site, spec.pct, Phase::Active);
     super::clear_connection_stamps();
-    std::thread::sleep(timing.settle);
+    sleep_until(now_ns() + timing.settle.as_nanos() as u64, interrupted);
 
     let slots = session.slots();
     let s0 = snapshot_all(&slots);
@@ -216,10 +251,13 @@ pub fn run_cell(
     let window_ns = window.as_nanos() as u64;
     let max_ns = timing.max_window.as_nanos().max(window.as_nanos()) as u64;
     let mut deadline = t0 + window_ns;
-    sleep_until(deadline);
-    while progress.count() - p0 < timing.min_delta && deadline + window_ns / 2 <= t0 + max_ns {
+    let mut whole = sleep_until(deadline, interrupted);
+    while whole
+        && progress.count() - p0 < timing.min_delta
+        && deadline + window_ns / 2 <= t0 + max_ns
+    {
         deadline += window_ns / 2;
-        sleep_until(deadline);
+        whole = sleep_until(deadline, interrupted);
     }
 
     let t1 = now_ns();
@@ -297,7 +335,8 @@ pub fn run_cell(
 }
 
 /// Runs every cell of `plan`; `on_cell(cell, done, total)` reports progress.
-/// Stops early, with the cells done so far, once `interrupted()` is true.
+/// Stops early once `interrupted()` is true, with the cells completed so far
+/// (the cell in progress is dropped).
 pub fn sweep(
     session: &Session,
     plan: &Plan,
@@ -314,7 +353,10 @@ pub fn sweep(
         if interrupted() {
             break;
         }
-        let cell = run_cell(session, spec, progress, window, timing);
+        let cell = run_cell_until(session, spec, progress, window, timing, interrupted);
+        if interrupted() {
+            break;
+        }
         on_cell(&cell, i + 1, total);
         cells.push(cell);
     }

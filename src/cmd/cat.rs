@@ -13,17 +13,16 @@ use std::process::ExitCode;
 
 pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
-    let form = "PKG@VERSION/PATH, like app@1.4.0/index.html";
-    let (target, version) = resolve_version(&catalog, &args.target, form)?;
-    let path = target.path.as_deref().ok_or_else(|| Error::InvalidSpec {
-        what: "file",
-        input: args.target.clone(),
-        why: format!("expected {form}"),
-    })?;
+    let version = resolve_version(&catalog, &args.target)?;
+    let Some(path) = args.target.path.as_deref() else {
+        return Err(Error::Usage(
+            "name a file: PKG@VERSION/PATH, like app@1.4.0/index.html".into(),
+        ));
+    };
     let asset = catalog.asset(&version, path)?;
     let body = catalog.blob_body(asset.blob_id)?;
     let stdout = std::io::stdout().lock();
-    let io = |e| Error::io("stdout", e);
+    let io = Error::Stdout;
     match (asset.encoding.as_str(), args.gzip) {
         ("gzip", false) => {
             let mut decoder = GzDecoder::new(stdout);

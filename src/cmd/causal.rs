@@ -1,5 +1,9 @@
 //! `ccc causal`: run the server under load, sweep its sites through
 //! virtual speedups, and report which ones matter.
+//!
+//! Ctrl-C (or SIGTERM) while waiting for load or warming up stops at once
+//! and exits 130 (143); during the sweep it drops the experiment in
+//! progress, reports the ones done and then exits 130 (143).
 
 use crate::cli::CausalArgs;
 #[cfg(feature = "causal")]
@@ -22,70 +26,31 @@ mod enabled {
     use crate::causal::plan::Plan;
     use crate::causal::points::{ASSET_SERVED, SITES};
     use crate::causal::report::{self, Summary};
-    use crate::causal::run::{self, Cell, Session, Timing};
-    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg};
+    use crate::causal::run::{self, Cell, Session, Timing, WarmUpError};
+    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg};
     use crate::error::{Error, Result};
-    use crate::output;
     use crate::server::Server;
+    use crate::{interrupt, output};
     use serde::Serialize;
     use std::io::Write;
     use std::path::Path;
     use std::process::ExitCode;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::Instant;
+    use std::time::{Duration, Instant};
 
     /// Exit code when `--strict` finds a ledger error.
     const LEDGER_ERROR_EXIT: u8 = 4;
     /// Warn when more requests than this share had no connection stamp.
     const FALLBACK_WARN_SHARE: f64 = 0.10;
+    /// How long to wait for someone else's load to start, and for ccc's own.
+    const EXTERNAL_LOAD_PATIENCE: Duration = Duration::from_secs(30);
+    const BUILTIN_LOAD_PATIENCE: Duration = Duration::from_secs(5);
 
     fn site_name(id: u16) -> String {
         SITES
             .get(id as usize)
             .map_or_else(|| format!("site-{id}"), |s| s.name.to_string())
-    }
-
-    enum LoadKind {
-        Builtin(usize),
-        External,
-    }
-
-    fn parse_load(text: &str) -> Result<LoadKind> {
-        if text == "external" {
-            return Ok(LoadKind::External);
-        }
-        text.strip_prefix("builtin:")
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|n| *n > 0)
-            .map(LoadKind::Builtin)
-            .ok_or_else(|| {
-                Error::Usage(format!(
-                    "invalid --load `{text}`: expected `external` or `builtin:N` with N clients, like builtin:8"
-                ))
-            })
-    }
-
-    fn parse_sites(names: &[String]) -> Result<Vec<u16>> {
-        if names.is_empty() {
-            return Ok(SITES.iter().map(|s| s.id).collect());
-        }
-        names
-            .iter()
-            .map(|name| {
-                SITES
-                    .iter()
-                    .find(|s| s.name == name)
-                    .map(|s| s.id)
-                    .ok_or_else(|| {
-                        let known: Vec<&str> = SITES.iter().map(|s| s.name).collect();
-                        Error::Usage(format!(
-                            "unknown site `{name}`; the sites are {}",
-                            known.join(", ")
-                        ))
-                    })
-            })
-            .collect()
     }
 
     #[derive(Serialize)]
@@ -94,7 +59,7 @@ mod enabled {
         speedups: &'a [u8],
         rounds: usize,
         seed: u64,
-        load: &'a str,
+        load: String,
         external_wake: String,
         timing: &'a Timing,
         window_ms: u64,
@@ -122,19 +87,21 @@ mod enabled {
     struct Outcome {
         cells: Vec<Cell>,
         warmup_rate: f64,
-        window: std::time::Duration,
+        window: Duration,
         /// Built-in requests completed and failed.
         load: (u64, u64),
     }
 
     pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
-        let sites = parse_sites(&args.sites)?;
-        let load_kind = parse_load(&args.load)?;
-        if let Some(bad) = args.speedups.iter().find(|p| **p > 100) {
-            return Err(Error::Usage(format!(
-                "invalid --speedups value {bad}: speedups are percentages from 0 to 100"
-            )));
-        }
+        let sites: Vec<u16> = if args.sites.is_empty() {
+            SITES.iter().map(|s| s.id).collect()
+        } else {
+            // A site named twice is profiled once.
+            let mut sites = args.sites.clone();
+            sites.sort_unstable();
+            sites.dedup();
+            sites
+        };
         let seed = args.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -149,10 +116,10 @@ mod enabled {
             min_delta: args.min_delta,
             ..Timing::default()
         };
-        let urls = match (&load_kind, &args.urls) {
-            (LoadKind::Builtin(_), Some(file)) => Some(Urls::from_file(file)?),
-            (LoadKind::Builtin(_), None) => Some(Urls::from_catalog(db)?),
-            (LoadKind::External, _) => None,
+        let urls = match (args.load, &args.urls) {
+            (LoadArg::Builtin(_), Some(file)) => Some(Urls::from_file(file)?),
+            (LoadArg::Builtin(_), None) => Some(Urls::from_catalog(db)?),
+            (LoadArg::External, _) => None,
         };
         let external_wake = match args.external_wake {
             ExternalWakeArg::Conn => ExternalWake::Conn,
@@ -164,28 +131,50 @@ mod enabled {
         let startup_unix_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
+        let signals = interrupt::watch()?;
+        let interrupted = || signals.load(Ordering::Relaxed);
         // Arm before the server starts, so its threads register.
         let session = Session::arm(external_wake);
         let server = Server::start(super::super::serve::config(db, &args.server))?;
         let addr = server.addr();
         eprintln!("profiling http://{addr} (seed {seed})");
         let stop_server = AtomicBool::new(false);
-        let signals = super::super::serve::stop_on_signals()?;
 
         let outcome = std::thread::scope(|scope| -> Result<Outcome> {
             let serving = scope.spawn(|| server.run(&stop_server));
-            let load = match (&load_kind, urls) {
-                (LoadKind::Builtin(n), Some(urls)) => {
-                    Some(Load::start(addr, Arc::new(urls), *n, seed)?)
+            let load = match (args.load, urls) {
+                (LoadArg::Builtin(n), Some(urls)) => {
+                    Some(Load::start(addr, Arc::new(urls), n, seed)?)
                 }
                 _ => {
-                    eprintln!("waiting for load on http://{addr} (up to 30s)...");
+                    eprintln!(
+                        "waiting for load on http://{addr} (up to {}s; Ctrl-C stops)...",
+                        EXTERNAL_LOAD_PATIENCE.as_secs()
+                    );
                     None
                 }
             };
-            let result = (|| -> Result<(Vec<Cell>, f64, std::time::Duration)> {
-                let rate =
-                    run::warm_up(&ASSET_SERVED, &timing, load.is_none()).map_err(Error::Usage)?;
+            let result = (|| -> Result<(Vec<Cell>, f64, Duration)> {
+                let patience = if load.is_some() {
+                    BUILTIN_LOAD_PATIENCE
+                } else {
+                    EXTERNAL_LOAD_PATIENCE
+                };
+                let rate = match run::warm_up(&ASSET_SERVED, &timing, patience, &interrupted) {
+                    Ok(rate) => rate,
+                    Err(WarmUpError::Interrupted) => {
+                        return Err(Error::Interrupted(
+                            interrupt::requested().unwrap_or(libc::SIGINT),
+                        ));
+                    }
+                    Err(WarmUpError::NoProgress(waited)) => {
+                        return Err(Error::NoLoad {
+                            addr,
+                            waited,
+                            external: load.is_none(),
+                        });
+                    }
+                };
                 let window = run::window_for(rate, &timing);
                 eprintln!(
                     "warm-up: {rate:.0} {}/s; window {} ms; {} cells",
@@ -207,8 +196,6 @@ mod enabled {
                             .unwrap_or_default()
                     );
                 };
-                // Ctrl-C ends the sweep early and reports the cells done.
-                let interrupted = || signals.load(Ordering::Relaxed);
                 let cells = run::sweep(
                     &session,
                     &plan,
@@ -218,17 +205,16 @@ mod enabled {
                     &mut on_cell,
                     &interrupted,
                 );
-                if interrupted() {
-                    eprintln!("interrupted: reporting the {} cells done", cells.len());
-                }
                 Ok((cells, rate, window))
             })();
             let load_counts = load.map(Load::stop).unwrap_or_default();
             stop_server.store(true, Ordering::Relaxed);
             let served = serving.join();
             let (cells, rate, window) = result?;
-            if let Ok(Err(e)) = served {
-                return Err(e);
+            match served {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(Error::Internal("the server thread panicked".into())),
             }
             Ok(Outcome {
                 cells,
@@ -244,6 +230,17 @@ mod enabled {
             window,
             load: (load_ok, load_errors),
         } = outcome?;
+        let stopped_by = interrupt::requested();
+        if let Some(signal) = stopped_by {
+            if cells.is_empty() {
+                return Err(Error::Interrupted(signal));
+            }
+            eprintln!(
+                "interrupted: reporting the {} of {} cells done",
+                cells.len(),
+                plan.schedule().len()
+            );
+        }
 
         let summary = report::summarize(&cells, &site_name);
         let mut warnings = Vec::new();
@@ -273,7 +270,7 @@ mod enabled {
         }
         let command = std::env::args().collect::<Vec<_>>().join(" ");
 
-        print_table(&summary, &plan, &args.load, window, seed)?;
+        print_table(&summary, &plan, args.load, window, seed)?;
         if let Some(level) = args.ledger {
             print_ledger(&cells, level)?;
         }
@@ -295,7 +292,7 @@ mod enabled {
                     speedups: &plan.speedups,
                     rounds: plan.rounds,
                     seed,
-                    load: &args.load,
+                    load: args.load.to_string(),
                     external_wake: format!("{:?}", external_wake).to_lowercase(),
                     timing: &timing,
                     window_ms: window.as_millis() as u64,
@@ -310,9 +307,7 @@ mod enabled {
                 summary: &summary,
                 warnings: &warnings,
             };
-            let text = serde_json::to_string_pretty(&report)
-                .map_err(|e| Error::Usage(format!("cannot encode JSON: {e}")))?;
-            write_out(path, &text, false)?;
+            write_out(path, &output::to_json(&report)?, false)?;
         }
         if let Some(path) = &args.coz_out {
             let format = match args.coz_format {
@@ -332,6 +327,9 @@ mod enabled {
         if let Some(path) = &args.plot {
             let title = format!("ccc causal: {} served/s", ASSET_SERVED.name);
             write_out(path, &crate::causal::plot::svg(&summary, &title), false)?;
+        }
+        if let Some(signal) = stopped_by {
+            return Ok(ExitCode::from(interrupt::exit_code(signal)));
         }
         if args.strict && summary.ledger_errors > 0 {
             return Ok(ExitCode::from(LEDGER_ERROR_EXIT));
@@ -361,8 +359,8 @@ mod enabled {
     fn print_table(
         summary: &Summary,
         plan: &Plan,
-        load: &str,
-        window: std::time::Duration,
+        load: LoadArg,
+        window: Duration,
         seed: u64,
     ) -> Result<()> {
         let speedups: Vec<String> = plan.speedups.iter().map(u8::to_string).collect();

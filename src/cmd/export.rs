@@ -8,19 +8,16 @@ use crate::catalog::{Access, Catalog};
 use crate::cli::ExportArgs;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::spec::{Selector, Target};
+use crate::spec::Target;
 use crate::units::human_size;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
-    let (target, out) = match args.args.as_slice() {
-        [out] => (None, PathBuf::from(out)),
-        [target, out] => (Some(target.as_str()), PathBuf::from(out)),
-        _ => return Err(Error::Usage("expected [PKG[@VERSION]] DIR".into())),
-    };
-    let catalog = Catalog::open(db, Access::ReadOnly)?;
-    let versions = select(&catalog, target)?;
+    let out = args.dir;
+    let mut catalog = Catalog::open(db, Access::ReadOnly)?;
+    catalog.stop_on_interrupt()?;
+    let versions = select(&catalog, args.target.as_ref())?;
     let report = export::export(&catalog, &versions, &out)?;
     if args.json {
         return output::print_json(&report).map(|()| ExitCode::SUCCESS);
@@ -57,33 +54,22 @@ fn count(n: u64, noun: &str) -> String {
     }
 }
 
-fn select(catalog: &Catalog, target: Option<&str>) -> Result<Vec<VersionRow>> {
-    let Some(input) = target else {
+fn select(catalog: &Catalog, target: Option<&Target>) -> Result<Vec<VersionRow>> {
+    let Some(target) = target else {
         let mut all = Vec::new();
         for p in catalog.packages()? {
             all.extend(catalog.versions(&p.name)?);
         }
         return Ok(all);
     };
-    let target = Target::parse(input)?;
-    if target.path.is_some() {
-        return Err(Error::InvalidSpec {
-            what: "export target",
-            input: input.to_string(),
-            why: "expected PKG or PKG@VERSION".into(),
-        });
-    }
-    match target.version.as_deref() {
+    match &target.version {
         None => {
             let versions = catalog.versions(&target.package)?;
             if versions.is_empty() {
-                return Err(Error::PackageNotFound(target.package));
+                return Err(Error::PackageNotFound(target.package.clone()));
             }
             Ok(versions)
         }
-        Some(v) => {
-            let selector = Selector::parse(&target.package, v)?;
-            Ok(vec![catalog.resolve(&target.package, &selector)?])
-        }
+        Some(selector) => Ok(vec![catalog.resolve(&target.package, selector)?]),
     }
 }

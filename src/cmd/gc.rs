@@ -13,6 +13,7 @@ use std::process::ExitCode;
 pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let options = options(&args);
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
+    catalog.stop_on_interrupt()?;
     let report = catalog.gc(&options)?;
     if args.json {
         output::print_json(&report)?;

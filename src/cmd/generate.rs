@@ -138,7 +138,13 @@ fn sentence(help: impl std::fmt::Display) -> String {
 /// here (see the module doc).
 fn man_page(cmd: &clap::Command, env: &[EnvVar]) -> Result<Vec<u8>> {
     let man = clap_mangen::Man::new(cmd.clone());
-    let failed = |e| Error::io(format!("man page of {}", cmd.get_name()), e);
+    // Rendering into memory fails only through a bug.
+    let failed = |e: std::io::Error| {
+        Error::Internal(format!(
+            "cannot render the man page of {}: {e}",
+            cmd.get_name()
+        ))
+    };
     let mut out = Vec::new();
     man.render_title(&mut out).map_err(failed)?;
     let mut section = |render: &dyn Fn(&mut Vec<u8>) -> std::io::Result<()>| {

@@ -37,12 +37,8 @@ struct AssetDetail<'a> {
 
 pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
-    let (target, version) = resolve_version(
-        &catalog,
-        &args.target,
-        "PKG@VERSION or PKG@VERSION/PATH, like app@1.4.0",
-    )?;
-    match target.path.as_deref() {
+    let version = resolve_version(&catalog, &args.target)?;
+    match args.target.path.as_deref() {
         Some(path) => asset(&catalog, &version, path, args.json),
         None => summary(&catalog, &version, args.json),
     }

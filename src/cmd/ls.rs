@@ -6,21 +6,19 @@ use crate::catalog::{Access, Catalog};
 use crate::cli::LsArgs;
 use crate::error::{Error, Result};
 use crate::output;
-use crate::spec::Target;
 use crate::units::{human_size, human_time, ratio};
 use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
-    let Some(input) = args.target.as_deref() else {
+    let Some(target) = &args.target else {
         return packages(&catalog, args.json);
     };
-    let target = Target::parse(input)?;
     if target.version.is_none() {
         return versions(&catalog, &target.package, args.json);
     }
-    let (_, version) = resolve_version(&catalog, input, "PKG or PKG@VERSION")?;
+    let version = resolve_version(&catalog, target)?;
     let files = catalog.files(version.id)?;
     if args.json {
         output::print_json(&files)?;

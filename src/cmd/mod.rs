@@ -18,11 +18,9 @@ use crate::catalog::query::VersionRow;
 use crate::error::Result;
 use crate::spec::{Selector, Target};
 
-/// Resolves `PKG@VERSION` (VERSION may be a selector) to a version row.
-fn resolve_version(catalog: &Catalog, input: &str, form: &str) -> Result<(Target, VersionRow)> {
-    let target = Target::parse(input)?;
-    let version = target.require_version(input, form)?;
-    let selector = Selector::parse(&target.package, version)?;
-    let row = catalog.resolve(&target.package, &selector)?;
-    Ok((target, row))
+/// Resolves `PKG@VERSION` (VERSION may be a selector) to a version row; the
+/// latest version when the target names none.
+fn resolve_version(catalog: &Catalog, target: &Target) -> Result<VersionRow> {
+    let selector = target.version.as_ref().unwrap_or(&Selector::Latest);
+    catalog.resolve(&target.package, selector)
 }

@@ -3,9 +3,8 @@
 use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::{Access, Catalog};
 use crate::cli::PublishArgs;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::output;
-use crate::spec::{self, Target};
 use crate::units::{human_size, ratio};
 use indicatif::ProgressBar;
 use std::path::Path;
@@ -13,25 +12,26 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
-    let target = Target::parse(&args.target)?;
-    if target.path.is_some() {
-        return Err(Error::InvalidSpec {
-            what: "publish target",
-            input: args.target.clone(),
-            why: "expected PKG@VERSION, without a path".into(),
-        });
-    }
-    let version_text = target.require_version(&args.target, "PKG@VERSION, like app@1.4.0")?;
-    let version = spec::version(&target.package, version_text)?;
+    let target = &args.target;
     // Known before the walk, so that the catalog is never part of the tree.
     let catalog_files = CatalogFiles::of(db);
     let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size, catalog_files)?;
 
     let creating = !db.exists();
-    let mut catalog = if args.dry_run && creating {
-        Catalog::in_memory()?
+    let opened = if args.dry_run && creating {
+        Catalog::in_memory()
     } else {
-        Catalog::open(db, Access::Create)?
+        Catalog::open(db, Access::Create)
+    };
+    let mut catalog = match opened.and_then(|mut c| c.stop_on_interrupt().map(|()| c)) {
+        Ok(catalog) => catalog,
+        Err(e) => {
+            // Creating the catalog failed or was interrupted: leave no file.
+            if creating && !args.dry_run {
+                remove_catalog_files(db);
+            }
+            return Err(e);
+        }
     };
     let options = Options {
         level: args.level,
@@ -54,7 +54,7 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     let result = publish::publish(
         &mut catalog,
         &target.package,
-        &version,
+        &target.version,
         plan.files,
         plan.skipped,
         &options,

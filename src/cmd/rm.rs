@@ -2,10 +2,9 @@
 //! transaction. Their blobs stay until `ccc gc`.
 
 use crate::catalog::{Access, Catalog};
-use crate::cli::RmArgs;
+use crate::cli::{Checked, RmArgs};
 use crate::error::{Error, Result};
 use crate::output;
-use crate::spec::{self, Target};
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,56 +16,34 @@ struct Removed {
     dry_run: bool,
 }
 
-pub fn run(db: &Path, args: RmArgs) -> Result<ExitCode> {
+/// Every target names an exact version, or (with --all) only a package:
+/// `Checked` saw to that while parsing.
+pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     let mut ids = Vec::new();
     let mut names = Vec::new();
-    for input in &args.targets {
-        let target = Target::parse(input)?;
-        if target.path.is_some() {
-            return Err(Error::InvalidSpec {
-                what: "rm target",
-                input: input.clone(),
-                why: "files cannot be removed one by one; name a version".into(),
-            });
-        }
+    for target in &args.targets {
         let versions = catalog.versions(&target.package)?;
         if versions.is_empty() {
-            return Err(Error::PackageNotFound(target.package));
+            return Err(Error::PackageNotFound(target.package.clone()));
         }
-        match (target.version.as_deref(), args.all) {
-            (None, true) => {
+        match target.exact_version() {
+            None => {
                 for v in versions {
                     ids.push(v.id);
                     names.push(format!("{}@{}", v.package, v.version));
                 }
             }
-            (Some(version), false) => {
-                // Only exact versions: a range is too easy to get wrong here.
-                let want = spec::version(&target.package, version)?;
+            Some(want) => {
                 let v = versions
                     .into_iter()
-                    .find(|v| v.version == want)
+                    .find(|v| v.version == *want)
                     .ok_or_else(|| Error::VersionNotFound {
                         package: target.package.clone(),
-                        version: version.to_string(),
+                        version: want.to_string(),
                     })?;
                 ids.push(v.id);
                 names.push(format!("{}@{}", v.package, v.version));
-            }
-            (None, false) => {
-                return Err(Error::InvalidSpec {
-                    what: "rm target",
-                    input: input.clone(),
-                    why: "name a version (PKG@VERSION), or pass --all to remove every version of the package".into(),
-                });
-            }
-            (Some(_), true) => {
-                return Err(Error::InvalidSpec {
-                    what: "rm target",
-                    input: input.clone(),
-                    why: "--all takes package names without a version".into(),
-                });
             }
         }
     }

@@ -1,15 +1,13 @@
 //! `ccc serve`: start the server, print where it listens, stop cleanly on
-//! SIGINT/SIGTERM and print the final counters.
+//! SIGINT/SIGTERM and print the final counters. The signal is how a server
+//! is meant to stop, so it exits 0 (see `interrupt`).
 
 use crate::cli::{ServeArgs, ServerArgs};
-use crate::error::{Error, Result};
-use crate::output;
+use crate::error::Result;
 use crate::server::{self, Server};
-use crate::store;
+use crate::{interrupt, output, store};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 /// Resolves the shared server flags into a server configuration.
 pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
@@ -28,21 +26,9 @@ pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
     }
 }
 
-/// Sets a flag on SIGINT or SIGTERM; a second signal exits at once.
-pub fn stop_on_signals() -> Result<Arc<AtomicBool>> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM] {
-        let install = signal_hook::flag::register_conditional_shutdown(signal, 1, stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, stop.clone()));
-        install.map_err(|e| Error::io("signal handler", e))?;
-    }
-    Ok(stop)
-}
-
 pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let config = config(db, &args.server);
-    let stop = stop_on_signals()?;
+    let stop = interrupt::watch()?;
     let server = Server::start(config.clone())?;
     output::print(format_args!("listening on http://{}", server.addr()))?;
     eprintln!(
@@ -52,7 +38,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         config.store.cache_entries,
         crate::units::human_size(config.store.cache_bytes),
     );
-    let report = server.run(&stop)?;
+    let report = server.run(stop)?;
     output::print(format_args!(
         "stopped after {:.1}s: {} requests, {} body bytes sent, cache {} hits / {} misses / {} evictions",
         report.uptime_secs,

@@ -9,11 +9,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
-    let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let mut catalog = Catalog::open(db, Access::ReadOnly)?;
+    catalog.stop_on_interrupt()?;
     let (_, total) = catalog.blob_totals()?;
     let bar = output::byte_bar(total, "Verifying", args.quiet || args.json);
-    let report = catalog.verify(&|bytes| bar.inc(bytes))?;
+    let report = catalog.verify(&|bytes| bar.inc(bytes));
     bar.finish_and_clear();
+    let report = report?;
     let code = if report.ok() {
         ExitCode::SUCCESS
     } else {

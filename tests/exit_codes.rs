@@ -1,0 +1,412 @@
+//! The exit code of every subcommand, in one table (README, "Exit codes"):
+//! 0 success, 1 a failure, 2 a command line that is wrong, 128 + N for a
+//! command stopped by signal N (130 for Ctrl-C, 143 for SIGTERM).
+//!
+//! Interrupted commands are caught waiting for the catalog's lock, which the
+//! test holds: a deterministic moment, and the one where a user is most
+//! likely to press Ctrl-C. Commands that stop at safe points exit 130 at
+//! once instead of waiting out the lock; the quick ones die by the signal
+//! itself, which shells report as 130 too.
+
+use crate::serve_util::{Server, wait_timeout};
+use crate::util::{Workspace, ccc_path, hermetic};
+use rusqlite::Connection;
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How a command must end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    Code(i32),
+    /// Killed by this signal (the shell shows 128 + N).
+    Signal(i32),
+}
+
+/// Whether a row runs against a workspace with a catalog (`app@1.0.0`
+/// published from `dist/`), or one with nothing in it.
+#[derive(Debug, Clone, Copy)]
+enum Setup {
+    Catalog,
+    Empty,
+}
+
+fn workspace(setup: Setup) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("dist/index.html", "<p>hello</p>\n");
+    ws.write("dist/app.js", "console.log(1);\n");
+    ws.write("a-file", "not a directory\n");
+    if let Setup::Catalog = setup {
+        ws.publish("app@1.0.0", "dist", &[]);
+    }
+    ws
+}
+
+fn end_of(status: ExitStatus) -> End {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => End::Code(code),
+        (None, Some(signal)) => End::Signal(signal),
+        (None, None) => panic!("an exit status without code or signal: {status}"),
+    }
+}
+
+/// Every subcommand (and ccc itself) with a success, a usage error and a
+/// failure; `{busy}` stands for a port something already listens on.
+fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
+    use End::Code;
+    use Setup::{Catalog, Empty};
+    let mut rows = vec![
+        // ccc itself
+        (Empty, vec!["--version"], Code(0)),
+        (Empty, vec!["help", "publish"], Code(0)),
+        (Empty, vec![], Code(2)),
+        (Empty, vec!["frobnicate"], Code(2)),
+        (Empty, vec!["--db"], Code(2)),
+        // publish
+        (Empty, vec!["publish", "app@1.0.0", "dist", "-q"], Code(0)),
+        (Empty, vec!["publish", "rxjs@1.0", "dist"], Code(2)),
+        (Empty, vec!["publish", "rxjs@1.0.0"], Code(2)),
+        (
+            Empty,
+            vec!["publish", "app@1.0.0", "dist", "--exclude", "["],
+            Code(2),
+        ),
+        (Empty, vec!["publish", "app@1.0.0", "no-such-dir"], Code(1)),
+        (Catalog, vec!["publish", "app@1.0.0", "dist"], Code(1)),
+        // ls
+        (Catalog, vec!["ls", "app@latest"], Code(0)),
+        (Catalog, vec!["ls", "App"], Code(2)),
+        (Catalog, vec!["ls", "app@1.0.0/index.html"], Code(2)),
+        (Catalog, vec!["ls", "nope"], Code(1)),
+        (Empty, vec!["ls"], Code(1)),
+        // inspect
+        (Catalog, vec!["inspect", "app@1.0.0/app.js"], Code(0)),
+        (Catalog, vec!["inspect", "app"], Code(2)),
+        (Catalog, vec!["inspect", "app@9.9.9"], Code(1)),
+        // cat
+        (Catalog, vec!["cat", "app@1.0.0/index.html"], Code(0)),
+        (Catalog, vec!["cat", "rxjs@1.0.0"], Code(2)),
+        (Catalog, vec!["cat", "app@1.0.0/nope.js"], Code(1)),
+        // rm
+        (Catalog, vec!["rm", "app@1.0.0", "--dry-run"], Code(0)),
+        (Catalog, vec!["rm", "app"], Code(2)),
+        (Catalog, vec!["rm", "app@1.0.0", "--all"], Code(2)),
+        (Catalog, vec!["rm", "app@^1"], Code(2)),
+        (Catalog, vec!["rm", "app@9.9.9"], Code(1)),
+        // gc
+        (Catalog, vec!["gc", "--dry-run"], Code(0)),
+        (Catalog, vec!["gc", "--older-than", "soon"], Code(2)),
+        (Empty, vec!["gc"], Code(1)),
+        // verify
+        (Catalog, vec!["verify", "-q"], Code(0)),
+        (Catalog, vec!["verify", "--fast"], Code(2)),
+        (Empty, vec!["verify"], Code(1)),
+        // serve (success and Ctrl-C: `serve_stops_with_0_on_ctrl_c`)
+        (Catalog, vec!["serve", "--port", "http"], Code(2)),
+        (Catalog, vec!["serve", "--port", "{busy}"], Code(1)),
+        (Empty, vec!["serve", "--port", "0"], Code(1)),
+        // export
+        (Catalog, vec!["export", "out"], Code(0)),
+        (Catalog, vec!["export", "app@1.0.0", "out2"], Code(0)),
+        (Catalog, vec!["export"], Code(2)),
+        (Catalog, vec!["export", "app", "out", "more"], Code(2)),
+        (Catalog, vec!["export", "app@1.0.0/app.js", "out"], Code(2)),
+        (Catalog, vec!["export", "nope", "out"], Code(1)),
+        (Catalog, vec!["export", "app", "a-file"], Code(1)),
+        // causal (usage errors are found before the profiler is needed)
+        (Catalog, vec!["causal", "--rounds", "0"], Code(2)),
+        (
+            Catalog,
+            vec!["causal", "--window", "1s", "--max-window", "500ms"],
+            Code(2),
+        ),
+        // generate (hidden, for maintainers)
+        (Empty, vec!["generate", "--out", "generated"], Code(0)),
+        (Empty, vec!["generate", "--out"], Code(2)),
+        (Empty, vec!["generate", "--out", "a-file"], Code(1)),
+    ];
+    if cfg!(feature = "causal") {
+        let quick = [
+            "--rounds",
+            "1",
+            "--sites",
+            "cache-lookup",
+            "--speedups",
+            "0",
+            "--window",
+            "50ms",
+            "--max-window",
+            "100ms",
+            "--warmup",
+            "100ms",
+            "--settle",
+            "10ms",
+            "--min-delta",
+            "5",
+            "--load",
+            "builtin:1",
+        ];
+        let mut ok = vec!["causal", "--port", "0"];
+        ok.extend_from_slice(&quick);
+        rows.push((Catalog, ok, Code(0)));
+        rows.push((Catalog, vec!["causal", "--port", "{busy}"], Code(1)));
+        rows.push((Empty, vec!["causal", "--port", "0"], Code(1)));
+    } else {
+        // This build has no profiler, which is not the user's doing either.
+        rows.push((Catalog, vec!["causal", "--port", "0"], Code(2)));
+    }
+    rows
+}
+
+#[test]
+fn every_subcommand_exits_with_the_documented_code() {
+    // A port something listens on, for the bind failures.
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
+    let busy_port = busy.local_addr().expect("local addr").port().to_string();
+    let mut wrong = Vec::new();
+    for (setup, args, want) in table() {
+        let ws = workspace(setup);
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| {
+                if *a == "{busy}" {
+                    busy_port.as_str()
+                } else {
+                    a
+                }
+            })
+            .collect();
+        let out = ws
+            .ccc()
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .expect("run ccc");
+        let got = end_of(out.status);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if got != want {
+            wrong.push(format!("ccc {args:?}: {got:?}, want {want:?}\n{stderr}"));
+        } else if matches!(want, End::Code(1 | 2)) && !stderr.contains("error:") {
+            wrong.push(format!("ccc {args:?}: no `error:` line\n{stderr}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn a_bind_failure_names_the_address() {
+    let busy = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
+    let port = busy.local_addr().expect("local addr").port().to_string();
+    let ws = workspace(Setup::Catalog);
+    let out = ws.fails(&["serve", "--port", &port], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "error: cannot listen on http://127.0.0.1:{port}: "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("another program listens on port {port}")),
+        "{stderr}"
+    );
+}
+
+/// Holds the catalog's lock until dropped: no other connection can read or
+/// write it meanwhile.
+fn hold_lock(ws: &Workspace) -> Connection {
+    let conn = ws.conn();
+    conn.execute_batch("PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE;")
+        .expect("lock the catalog");
+    let _: i64 = conn
+        .query_row("SELECT count(*) FROM blobs", [], |r| r.get(0))
+        .expect("read under the lock");
+    conn
+}
+
+/// `ccc ARGS` with SIGINT and SIGTERM at their default action, whatever the
+/// test process inherited (a shell ignores SIGINT in background jobs, and
+/// ccc honours that).
+fn spawn(ws: &Workspace, args: &[&str]) -> Child {
+    let mut cmd = std::process::Command::new("env");
+    hermetic(&mut cmd);
+    cmd.arg("--default-signal=INT,TERM")
+        .arg(ccc_path())
+        .args(args)
+        .current_dir(ws.path())
+        .env("CCC_DB_PATH", ws.db())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ccc")
+}
+
+/// Whether process `pid` has a handler for signal `signal` (SigCgt in
+/// /proc/PID/status).
+fn catches(pid: u32, signal: i32) -> bool {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
+/// Sends `signal` (`INT`, `TERM`) to `pid` through kill(1).
+fn send(pid: u32, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid} failed");
+}
+
+/// Starts `ccc ARGS` while the catalog is locked, sends `signal` once the
+/// command is running (once it catches the signal, when `catches_it`), and
+/// returns how it ended, its stderr, and how long it took after the signal.
+fn interrupt_while_locked(
+    args: &[&str],
+    signal: (&str, i32),
+    catches_it: bool,
+) -> (End, String, Duration) {
+    let ws = workspace(Setup::Catalog);
+    let before = ws.snapshot();
+    let lock = hold_lock(&ws);
+    let mut child = spawn(&ws, args);
+    let pid = child.id();
+    let started = Instant::now();
+    if catches_it {
+        while !catches(pid, signal.1) {
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "ccc {args:?} installed no handler for SIG{} in 20 s",
+                signal.0
+            );
+            if let Some(status) = child.try_wait().expect("try_wait") {
+                panic!("ccc {args:?} ended ({status}) before it was interrupted");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    } else {
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    send(pid, signal.0);
+    let signalled = Instant::now();
+    let status = wait_timeout(&mut child, Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("ccc {args:?} still runs 30 s after SIG{}", signal.0));
+    let took = signalled.elapsed();
+    let mut stderr = String::new();
+    if let Some(pipe) = child.stderr.take() {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            stderr.push_str(&line);
+            stderr.push('\n');
+        }
+    }
+    drop(lock);
+    assert_eq!(ws.snapshot(), before, "ccc {args:?} changed the catalog");
+    (end_of(status), stderr, took)
+}
+
+#[test]
+fn long_commands_stop_at_once_on_ctrl_c_and_exit_130() {
+    for args in [
+        &["publish", "app@2.0.0", "dist"][..],
+        &["gc", "--keep", "1"],
+        &["verify"],
+        &["export", "out"],
+    ] {
+        let (end, stderr, took) = interrupt_while_locked(args, ("INT", libc::SIGINT), true);
+        assert_eq!(end, End::Code(130), "ccc {args:?}\n{stderr}");
+        assert!(
+            stderr.contains("error: interrupted by SIGINT (Ctrl-C)"),
+            "ccc {args:?}: {stderr}"
+        );
+        // The lock would have been waited for 10 s.
+        assert!(took < Duration::from_secs(5), "ccc {args:?} took {took:?}");
+    }
+}
+
+#[test]
+fn sigterm_exits_143() {
+    let (end, stderr, _) = interrupt_while_locked(
+        &["publish", "app@2.0.0", "dist"],
+        ("TERM", libc::SIGTERM),
+        true,
+    );
+    assert_eq!(end, End::Code(143), "{stderr}");
+    assert!(stderr.contains("interrupted by SIGTERM"), "{stderr}");
+}
+
+#[test]
+fn quick_commands_end_by_the_signal_itself() {
+    for args in [
+        &["ls"][..],
+        &["inspect", "app@1.0.0"],
+        &["cat", "app@1.0.0/app.js"],
+        &["rm", "app@1.0.0"],
+    ] {
+        let (end, stderr, _) = interrupt_while_locked(args, ("INT", libc::SIGINT), false);
+        assert_eq!(end, End::Signal(libc::SIGINT), "ccc {args:?}\n{stderr}");
+    }
+}
+
+#[test]
+fn serve_stops_with_0_on_ctrl_c() {
+    let ws = workspace(Setup::Catalog);
+    let mut cmd = std::process::Command::new("env");
+    hermetic(&mut cmd);
+    cmd.arg("--default-signal=INT,TERM")
+        .arg(ccc_path())
+        .args(["serve", "--port", "0"])
+        .current_dir(ws.path())
+        .env("CCC_DB_PATH", ws.db());
+    let mut server = Server::start_with(&mut cmd);
+    send(server.pid(), "INT");
+    let status = server
+        .wait_exit(Duration::from_secs(20))
+        .expect("ccc serve stops within 20 s of SIGINT");
+    assert_eq!(status.code(), Some(0), "{status}\n{}", server.stderr());
+    assert!(
+        server.stdout().contains("stopped after "),
+        "{}",
+        server.stdout()
+    );
+}
+
+#[cfg(feature = "causal")]
+#[test]
+fn causal_waiting_for_external_load_stops_at_once_on_ctrl_c() {
+    let ws = workspace(Setup::Catalog);
+    let mut child = spawn(&ws, &["causal", "--port", "0", "--load", "external"]);
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr")).lines();
+    let mut seen = String::new();
+    for line in lines.by_ref() {
+        let line = line.expect("stderr line");
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.starts_with("waiting for load") {
+            break;
+        }
+    }
+    assert!(seen.contains("waiting for load"), "{seen}");
+    send(child.id(), "INT");
+    let signalled = Instant::now();
+    let status = wait_timeout(&mut child, Duration::from_secs(20))
+        .expect("ccc causal stops within 20 s of SIGINT");
+    let took = signalled.elapsed();
+    for line in lines.map_while(Result::ok) {
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    assert_eq!(status.code(), Some(130), "{status}\n{seen}");
+    assert!(
+        seen.contains("error: interrupted by SIGINT (Ctrl-C)"),
+        "{seen}"
+    );
+    // It used to wait out its 30 s patience, then fail with exit 1.
+    assert!(took < Duration::from_secs(5), "took {took:?}\n{seen}");
+}
