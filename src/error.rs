@@ -119,12 +119,17 @@ pub enum Error {
     },
 
     /// `ccc causal` saw no asset served: no load came (`external`), or the
-    /// built-in clients' requests did not succeed.
-    #[error("no asset was served at http://{addr} within {}s", waited.as_secs())]
+    /// built-in clients' requests failed (`failures` says how).
+    #[error(
+        "no asset was served at http://{addr} within {}s{}",
+        waited.as_secs(),
+        failures.as_ref().map(|f| format!(": {f}")).unwrap_or_default()
+    )]
     NoLoad {
         addr: SocketAddr,
         waited: std::time::Duration,
         external: bool,
+        failures: Option<String>,
     },
 
     /// Stopped by SIGINT (Ctrl-C) or SIGTERM before finishing.
@@ -177,6 +182,10 @@ impl Error {
             Error::NoLoad { addr, external: true, .. } => Some(format!(
                 "start the load generator (wrk, oha, ...) against http://{addr} once ccc prints that address, or let ccc drive the server with --load builtin:8"
             )),
+            Error::NoLoad { failures: Some(_), .. } => Some(
+                "every built-in request failed, for the causes listed; with --urls, each line must be a path like /assets/app/1.4.0/index.html"
+                    .into(),
+            ),
             Error::Usage(_) => Some("`ccc help <COMMAND>` shows how the arguments fit".into()),
             Error::Internal(_) => Some(
                 "this is a bug in ccc; please report it with the command that caused it".into(),

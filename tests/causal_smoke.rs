@@ -83,6 +83,12 @@ fn a_short_sweep_writes_every_output() {
             !cell["ledger"].as_array().expect("rows").is_empty(),
             "registered threads audited"
         );
+        // Cells name their site (ids indexed a list they were not in), and
+        // count rounds from 1 as the table does.
+        let site = cell["site"].as_str().expect("the site's name");
+        assert!(["cache-lookup", "sqlite-query"].contains(&site), "{cell}");
+        assert_eq!(cell["round"], 1, "{cell}");
+        assert!(cell["no_visits"].is_boolean(), "{cell}");
     }
     assert_eq!(json["config"]["seed"], 7);
     assert_eq!(json["config"]["load"], "builtin:2");
@@ -138,6 +144,104 @@ fn demo_site() -> Workspace {
         .assert()
         .success();
     ws
+}
+
+#[test]
+fn unvisited_sites_and_failed_requests_are_reported() {
+    let ws = demo_site();
+    // The built-in clients accept gzip, so nothing is ever decoded; one URL
+    // in two does not exist.
+    ws.write(
+        "urls.txt",
+        "/assets/demo-site/1.0.0/index.html\n/assets/demo-site/1.0.0/missing.js\n",
+    );
+    let out = quick_causal(
+        &ws,
+        &[
+            "--sites",
+            "gzip-decode",
+            "--speedups",
+            "0,50",
+            "--rounds",
+            "1",
+            "--load",
+            "builtin:1",
+            "--urls",
+            "urls.txt",
+            "--json",
+            "run.json",
+        ],
+    )
+    .output()
+    .expect("run ccc causal");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+
+    // The table flags both cells, and says what the flag means.
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.trim_start().starts_with("gzip-decode"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    assert!(rows.iter().all(|r| r.contains("N(1)")), "{stdout}");
+    assert!(
+        stdout.contains("N(k) the site was not visited in k cells"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("warning: gzip-decode was never visited in 2 cells"),
+        "{stderr}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join("run.json")).expect("json"))
+            .expect("parse");
+    for cell in json["cells"].as_array().expect("cells") {
+        assert_eq!(cell["site"], "gzip-decode", "{cell}");
+        assert_eq!(cell["no_visits"], true, "{cell}");
+    }
+    for line in json["summary"]["lines"].as_array().expect("lines") {
+        assert_eq!(line["no_visits"], 1, "{line}");
+    }
+
+    // Half the requests failed, and the summary says how.
+    let failed = stderr
+        .lines()
+        .find(|l| l.contains("built-in requests failed"))
+        .unwrap_or_else(|| panic!("no summary of failed requests:\n{stderr}"));
+    assert!(failed.contains("× HTTP 404"), "{failed}");
+    let warnings = json["warnings"].as_array().expect("warnings");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().is_some_and(|w| w.contains("× HTTP 404"))),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn a_load_that_only_fails_is_an_error_that_says_why() {
+    let ws = demo_site();
+    ws.write("urls.txt", "/assets/demo-site/9.9.9/index.html\n");
+    let out = quick_causal(
+        &ws,
+        &["--load", "builtin:1", "--urls", "urls.txt", "--rounds", "1"],
+    )
+    .output()
+    .expect("run ccc causal");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let error = stderr
+        .lines()
+        .find(|l| l.starts_with("error: "))
+        .unwrap_or_else(|| panic!("no error line:\n{stderr}"));
+    assert!(
+        error.contains("no asset was served at http://127.0.0.1:"),
+        "{error}"
+    );
+    assert!(error.contains("built-in requests failed: "), "{error}");
+    assert!(error.contains("× HTTP 404"), "{error}");
+    assert!(stderr.contains("hint: "), "{stderr}");
 }
 
 #[test]

@@ -17,6 +17,9 @@
 //! of `ΔG` (less its own credits) through pauses, its own speedup or real
 //! idle time; nothing escaped beyond what is listed as outstanding; pauses
 //! did not feed back into `G`; sleep imprecision stayed bounded.
+//!
+//! [`advice`] says, for each check, what a failure means for the results and
+//! what the user can do; `ccc causal` prints it once per failed check.
 
 use super::engine::{Field, Snapshot};
 use serde::Serialize;
@@ -107,6 +110,52 @@ impl Finding {
     }
 }
 
+/// What a failed check means for the results, and what to do about it, in
+/// words for someone who has not read this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Advice {
+    pub meaning: &'static str,
+    pub action: &'static str,
+}
+
+/// Reports on the profiler itself: its results cannot be trusted.
+const PROFILER_BUG: &str = "the cells are left out of the results; this is a bug in ccc's profiler: please report it with the --json file";
+
+/// The advice for one check (by its name, as in [`Finding::check`]).
+pub fn advice(check: &str) -> Advice {
+    let (meaning, action) = match check {
+        "BALANCE" => (
+            "a thread's delay books do not add up: its virtual clock moved by a different amount than its credits, pauses and waits explain",
+            PROFILER_BUG,
+        ),
+        "NO-FEEDBACK" => (
+            "the global delay grew by more than the sped-up site's visits explain, so pauses fed back into the delay",
+            PROFILER_BUG,
+        ),
+        "ABSORB<=IDLE" => (
+            "a thread was excused more delay for waiting than it spent waiting",
+            PROFILER_BUG,
+        ),
+        "OUTSTANDING" => (
+            "a thread still owed delay when the experiment ended, so it ran ahead of the virtual speedup and the cell predicts slightly too much",
+            "harmless when rare; when many cells show it, the thread ran long stretches without reaching a check point (a long computation or a wait ccc does not know), so lengthen --window to make the end of each window weigh less",
+        ),
+        "OVERSHOOT" => (
+            "a thread slept longer than the delay it owed (the system woke it late), so the cell slowed the program more than intended and predicts slightly too little",
+            "common on a busy machine: stop other work on it, or run more --rounds so the medians discount these cells",
+        ),
+        "IDLE-PAYER" => (
+            "a thread that was idle most of the window still paid delay, as if one of its waits were work; the program was slowed more than a real speedup would slow it, so the cell predicts too little",
+            "expected for the HTTP workers with --external-wake owe (idle workers absorb no delay by design); otherwise a wait of that thread is not marked as idle: please report it with the --json file",
+        ),
+        _ => (
+            "an audit check failed",
+            "run with --ledger full for the per-thread accounts",
+        ),
+    };
+    Advice { meaning, action }
+}
+
 /// Runs every check over one cell's rows; `elapsed` is the window's length.
 pub fn audit(rows: &[Row], g: GlobalDelay, elapsed: u64) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -164,7 +213,7 @@ pub fn audit(rows: &[Row], g: GlobalDelay, elapsed: u64) -> Vec<Finding> {
                 "warning",
                 &r.thread,
                 format!(
-                    "idle {}% of the window yet paid {} of {} ns: a blocking wait without the receive rule?",
+                    "idle {}% of the window, yet paid {} of the {} ns of delay inserted",
                     r.blocked * 100 / elapsed,
                     r.paid,
                     delta_g
@@ -292,5 +341,23 @@ mod tests {
             10_000,
         );
         assert!(found.iter().any(|f| f.check == "IDLE-PAYER"), "{found:?}");
+    }
+
+    #[test]
+    fn every_check_has_its_own_advice() {
+        let generic = advice("NO-SUCH-CHECK");
+        for check in [
+            "BALANCE",
+            "NO-FEEDBACK",
+            "ABSORB<=IDLE",
+            "OUTSTANDING",
+            "OVERSHOOT",
+            "IDLE-PAYER",
+        ] {
+            let a = advice(check);
+            assert_ne!(a, generic, "{check} has no advice of its own");
+            assert!(!a.meaning.is_empty() && !a.action.is_empty());
+        }
+        assert!(advice("IDLE-PAYER").action.contains("--external-wake owe"));
     }
 }

@@ -10,16 +10,21 @@
 //! URLs come from a file (one per line, used in order, as `urls_hot.txt`
 //! already encodes a skew) or from the catalog with a hot-set skew: 80% of
 //! requests go to the first 50 assets, 20% to any asset.
+//!
+//! A request fails on a status outside 2xx/3xx or an I/O error; failures are
+//! counted by cause (`HTTP 404`, `connection reset`), so a run can say what
+//! went wrong rather than only how often.
 
 use super::plan::SplitMix64;
 use crate::catalog::{Access, Catalog};
 use crate::error::{Error, Result};
 use crate::http::route::asset_url;
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -92,12 +97,49 @@ impl Urls {
     }
 }
 
+/// What the built-in clients did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Requests answered with a 2xx or 3xx status.
+    pub completed: u64,
+    /// Failed requests by cause (`HTTP 404`, `connection reset`).
+    pub failures: BTreeMap<String, u64>,
+}
+
+impl Report {
+    pub fn failed(&self) -> u64 {
+        self.failures.values().sum()
+    }
+
+    /// `12 of 3400 built-in requests failed: 8× HTTP 404, 4× connection
+    /// reset`, the commonest cause first; None when none failed.
+    pub fn failure_summary(&self) -> Option<String> {
+        let failed = self.failed();
+        if failed == 0 {
+            return None;
+        }
+        let mut causes: Vec<(&String, &u64)> = self.failures.iter().collect();
+        causes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let causes: Vec<String> = causes.iter().map(|(c, n)| format!("{n}× {c}")).collect();
+        let requests = if self.completed + failed == 1 {
+            "request"
+        } else {
+            "requests"
+        };
+        Some(format!(
+            "{failed} of {} built-in {requests} failed: {}",
+            self.completed + failed,
+            causes.join(", ")
+        ))
+    }
+}
+
 /// Running clients.
 pub struct Load {
     stop: Arc<AtomicBool>,
     clients: Vec<JoinHandle<()>>,
     completed: Arc<AtomicU64>,
-    errors: Arc<AtomicU64>,
+    failures: Arc<Mutex<BTreeMap<String, u64>>>,
 }
 
 impl Load {
@@ -105,7 +147,7 @@ impl Load {
     pub fn start(addr: SocketAddr, urls: Arc<Urls>, clients: usize, seed: u64) -> Result<Load> {
         let stop = Arc::new(AtomicBool::new(false));
         let completed = Arc::new(AtomicU64::new(0));
-        let errors = Arc::new(AtomicU64::new(0));
+        let failures = Arc::new(Mutex::new(BTreeMap::new()));
         let mut handles = Vec::with_capacity(clients);
         for i in 0..clients {
             let client = Client {
@@ -113,7 +155,7 @@ impl Load {
                 urls: urls.clone(),
                 stop: stop.clone(),
                 completed: completed.clone(),
-                errors: errors.clone(),
+                failures: failures.clone(),
             };
             let handle = std::thread::Builder::new()
                 .name(format!("load-{i}"))
@@ -127,20 +169,29 @@ impl Load {
             stop,
             clients: handles,
             completed,
-            errors,
+            failures,
         })
     }
 
+    /// What the clients did so far.
+    pub fn report(&self) -> Report {
+        Report {
+            completed: self.completed.load(Ordering::Relaxed),
+            failures: self
+                .failures
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone(),
+        }
+    }
+
     /// Stops every client and waits for them.
-    pub fn stop(self) -> (u64, u64) {
+    pub fn stop(mut self) -> Report {
         self.stop.store(true, Ordering::Relaxed);
-        for handle in self.clients {
+        for handle in std::mem::take(&mut self.clients) {
             let _ = handle.join();
         }
-        (
-            self.completed.load(Ordering::Relaxed),
-            self.errors.load(Ordering::Relaxed),
-        )
+        self.report()
     }
 }
 
@@ -149,7 +200,7 @@ struct Client {
     urls: Arc<Urls>,
     stop: Arc<AtomicBool>,
     completed: Arc<AtomicU64>,
-    errors: Arc<AtomicU64>,
+    failures: Arc<Mutex<BTreeMap<String, u64>>>,
 }
 
 impl Client {
@@ -169,18 +220,23 @@ impl Client {
                 }),
             };
             match result {
-                Ok(Exchange { ok, keep_alive }) => {
-                    if ok {
+                Ok(Exchange { status, keep_alive }) => {
+                    if (200..400).contains(&status) {
                         self.completed.fetch_add(1, Ordering::Relaxed);
                     } else {
-                        self.errors.fetch_add(1, Ordering::Relaxed);
+                        self.fail(format!("HTTP {status}"));
                     }
                     if !keep_alive {
                         conn = None;
                     }
                 }
-                Err(_) => {
-                    self.errors.fetch_add(1, Ordering::Relaxed);
+                Err(e) => {
+                    // Once stopping, a connection the server closed is not
+                    // a failure of the run.
+                    if self.stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    self.fail(io_cause(&e));
                     conn = None;
                     // The server may be stopping; do not spin.
                     std::thread::sleep(Duration::from_millis(5));
@@ -188,6 +244,27 @@ impl Client {
             }
         }
     }
+
+    fn fail(&self, cause: String) {
+        let mut failures = self.failures.lock().unwrap_or_else(|e| e.into_inner());
+        *failures.entry(cause).or_default() += 1;
+    }
+}
+
+/// A failed exchange's cause, in a few words.
+fn io_cause(e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
+    let cause = match e.kind() {
+        ErrorKind::ConnectionRefused => "connection refused",
+        ErrorKind::ConnectionReset => "connection reset",
+        ErrorKind::ConnectionAborted => "connection aborted",
+        ErrorKind::BrokenPipe => "connection closed while sending",
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => "no answer within 10s",
+        ErrorKind::UnexpectedEof => "connection closed mid-response",
+        // The exchange's own descriptions (`no status line`, ...).
+        _ => return e.to_string(),
+    };
+    cause.to_string()
 }
 
 fn connect(addr: SocketAddr) -> std::io::Result<BufReader<TcpStream>> {
@@ -198,8 +275,7 @@ fn connect(addr: SocketAddr) -> std::io::Result<BufReader<TcpStream>> {
 }
 
 struct Exchange {
-    /// A 2xx or 3xx status.
-    ok: bool,
+    status: u16,
     keep_alive: bool,
 }
 
@@ -248,8 +324,88 @@ fn exchange(
     }
     scratch.resize(length, 0);
     conn.read_exact(scratch)?;
-    Ok(Exchange {
-        ok: (200..400).contains(&status),
-        keep_alive,
-    })
+    Ok(Exchange { status, keep_alive })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_summarised_by_cause_commonest_first() {
+        let mut report = Report {
+            completed: 3388,
+            failures: BTreeMap::new(),
+        };
+        assert_eq!(report.failure_summary(), None);
+        report.failures.insert("connection reset".into(), 4);
+        report.failures.insert("HTTP 404".into(), 8);
+        assert_eq!(
+            report.failure_summary().as_deref(),
+            Some("12 of 3400 built-in requests failed: 8× HTTP 404, 4× connection reset")
+        );
+    }
+
+    #[test]
+    fn io_causes_are_named() {
+        use std::io::{Error, ErrorKind};
+        assert_eq!(
+            io_cause(&Error::from(ErrorKind::ConnectionReset)),
+            "connection reset"
+        );
+        assert_eq!(
+            io_cause(&Error::from(ErrorKind::WouldBlock)),
+            "no answer within 10s"
+        );
+        assert_eq!(
+            io_cause(&Error::new(ErrorKind::InvalidData, "no status line")),
+            "no status line"
+        );
+    }
+
+    #[test]
+    fn a_404_is_counted_as_a_404() {
+        // A one-shot server that answers every request with 404.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (stream, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut stream = stream;
+            let mut line = String::new();
+            // Answer requests until the client goes away.
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    return;
+                }
+                if line == "\r\n" {
+                    let body = "{\"error\":\"no such package\"}";
+                    let head = format!(
+                        "HTTP/1.1 404 Not Found\r\nContent-Length: {}\r\n\r\n",
+                        body.len()
+                    );
+                    if stream.write_all(head.as_bytes()).is_err()
+                        || stream.write_all(body.as_bytes()).is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        });
+        let urls = Arc::new(Urls::InOrder(vec!["/assets/none/1.0.0/a.js".into()]));
+        let load = Load::start(addr, urls, 1, 1).unwrap();
+        let started = std::time::Instant::now();
+        while load.report().failed() < 3 && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let report = load.stop();
+        server.join().unwrap();
+        assert_eq!(report.completed, 0);
+        assert!(
+            report.failures.get("HTTP 404").is_some_and(|n| *n >= 3),
+            "{report:?}"
+        );
+        assert_eq!(report.failures.len(), 1, "{report:?}");
+    }
 }

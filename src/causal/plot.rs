@@ -562,6 +562,7 @@ mod tests {
             coz_pooled: change.map(|c| 1.0 - 1.0 / (1.0 + c.0)),
             n: 5,
             unreliable: 0,
+            no_visits: 0,
             ledger_warnings: 0,
             noise,
             visits_per_unit: None,

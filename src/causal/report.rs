@@ -14,6 +14,10 @@
 //! delayed), so the spread of one round's baselines across sites,
 //! `(max − min)/median`, is A/A noise; its median over rounds is the floor.
 //! A change below it, or whose interval contains 0, is marked `~`.
+//!
+//! A cell in which the site was never visited measured nothing about it (the
+//! load does not reach that code); each line counts such cells so the
+//! report can flag them.
 
 use super::run::Cell;
 use serde::Serialize;
@@ -34,6 +38,8 @@ pub struct Line {
     /// Rounds that contributed.
     pub n: usize,
     pub unreliable: usize,
+    /// Cells in which the site was never visited.
+    pub no_visits: usize,
     pub ledger_warnings: usize,
     /// Below the noise floor, or the interval contains 0.
     pub noise: bool,
@@ -151,6 +157,7 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
                 .collect();
             rates.sort_by(f64::total_cmp);
             let unreliable = of_cell.iter().filter(|c| !c.reliable).count();
+            let no_visits = of_cell.iter().filter(|c| c.visits == 0).count();
             let ledger_warnings = of_cell
                 .iter()
                 .map(|c| c.findings.iter().filter(|f| !f.is_error()).count())
@@ -165,6 +172,7 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
                 coz_pooled: None,
                 n: rates.len(),
                 unreliable,
+                no_visits,
                 ledger_warnings,
                 noise: false,
                 visits_per_unit: None,
@@ -309,6 +317,21 @@ mod tests {
         assert!(flat.noise);
         assert_eq!(s.noise_floor, Some(0.0));
         assert_eq!(s.lines[0].visits_per_unit, Some(1.0));
+    }
+
+    #[test]
+    fn cells_without_visits_are_counted() {
+        let mut cells = vec![
+            cell(0, 0, 0, 1000, 1000),
+            cell(0, 0, 50, 1000, 1000),
+            cell(1, 0, 0, 1000, 1000),
+            cell(1, 0, 50, 1000, 1000),
+        ];
+        cells[1].visits = 0;
+        cells[3].visits = 0;
+        let s = summarize(&cells, &|_| "x".into());
+        assert_eq!((s.lines[0].speedup_pct, s.lines[0].no_visits), (0, 0));
+        assert_eq!((s.lines[1].speedup_pct, s.lines[1].no_visits), (50, 2));
     }
 
     #[test]

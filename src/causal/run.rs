@@ -110,9 +110,16 @@ impl Drop for Session {
 }
 
 /// One experiment's measurements.
+///
+/// `round` (from 0) and `site` (an id) are left out of the serialized form:
+/// a site id means nothing without the site list, so `ccc causal --json`
+/// writes each cell with its site's name and its round counted from 1, as
+/// the table shows them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Cell {
+    #[serde(skip)]
     pub round: usize,
+    #[serde(skip)]
     pub site: u16,
     pub speedup_pct: u8,
     pub elapsed_ns: u64,

@@ -22,7 +22,8 @@ mod enabled {
     use super::CausalArgs;
     use crate::causal::coz::{self, Format};
     use crate::causal::engine::ExternalWake;
-    use crate::causal::load::{Load, Urls};
+    use crate::causal::ledger;
+    use crate::causal::load::{self, Load, Urls};
     use crate::causal::plan::Plan;
     use crate::causal::points::{ASSET_SERVED, SITES};
     use crate::causal::report::{self, Summary};
@@ -32,6 +33,7 @@ mod enabled {
     use crate::server::Server;
     use crate::{interrupt, output};
     use serde::Serialize;
+    use std::collections::BTreeMap;
     use std::io::Write;
     use std::path::Path;
     use std::process::ExitCode;
@@ -73,12 +75,34 @@ mod enabled {
         noise_floor: Option<f64>,
     }
 
+    /// A cell as `--json` writes it: its site by name and its round counted
+    /// from 1, as in the table, and whether the site went unvisited.
+    #[derive(Serialize)]
+    struct JsonCell<'a> {
+        round: usize,
+        site: String,
+        no_visits: bool,
+        #[serde(flatten)]
+        cell: &'a Cell,
+    }
+
+    impl JsonCell<'_> {
+        fn of(cell: &Cell) -> JsonCell<'_> {
+            JsonCell {
+                round: cell.round + 1,
+                site: site_name(cell.site),
+                no_visits: cell.visits == 0,
+                cell,
+            }
+        }
+    }
+
     #[derive(Serialize)]
     struct JsonReport<'a> {
         version: &'static str,
         config: Config<'a>,
         baseline: Baseline,
-        cells: &'a [Cell],
+        cells: Vec<JsonCell<'a>>,
         summary: &'a Summary,
         warnings: &'a [String],
     }
@@ -88,8 +112,8 @@ mod enabled {
         cells: Vec<Cell>,
         warmup_rate: f64,
         window: Duration,
-        /// Built-in requests completed and failed.
-        load: (u64, u64),
+        /// What the built-in clients did (empty with external load).
+        load: load::Report,
     }
 
     pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
@@ -172,6 +196,7 @@ mod enabled {
                             addr,
                             waited,
                             external: load.is_none(),
+                            failures: load.as_ref().and_then(|l| l.report().failure_summary()),
                         });
                     }
                 };
@@ -184,12 +209,17 @@ mod enabled {
                 );
                 let mut on_cell = |cell: &Cell, done: usize, total: usize| {
                     eprintln!(
-                        "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}",
+                        "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}{}",
                         cell.round + 1,
                         site_name(cell.site),
                         cell.speedup_pct,
                         cell.rate(),
                         cell.delta,
+                        if cell.visits == 0 {
+                            "  (site not visited)"
+                        } else {
+                            ""
+                        },
                         cell.reason
                             .as_deref()
                             .map(|r| format!("  (unreliable: {r})"))
@@ -207,7 +237,7 @@ mod enabled {
                 );
                 Ok((cells, rate, window))
             })();
-            let load_counts = load.map(Load::stop).unwrap_or_default();
+            let load_report = load.map(Load::stop).unwrap_or_default();
             stop_server.store(true, Ordering::Relaxed);
             let served = serving.join();
             let (cells, rate, window) = result?;
@@ -220,7 +250,7 @@ mod enabled {
                 cells,
                 warmup_rate: rate,
                 window,
-                load: load_counts,
+                load: load_report,
             })
         });
         drop(session);
@@ -228,7 +258,7 @@ mod enabled {
             cells,
             warmup_rate,
             window,
-            load: (load_ok, load_errors),
+            load: load_report,
         } = outcome?;
         let stopped_by = interrupt::requested();
         if let Some(signal) = stopped_by {
@@ -243,31 +273,7 @@ mod enabled {
         }
 
         let summary = report::summarize(&cells, &site_name);
-        let mut warnings = Vec::new();
-        if summary.fallback_share > FALLBACK_WARN_SHARE {
-            warnings.push(format!(
-                "{:.0}% of receives had no stamp to go by (new connections, Connection: close): use keep-alive load",
-                summary.fallback_share * 100.0
-            ));
-        }
-        if summary.unreliable_cells > 0 {
-            warnings.push(format!(
-                "{} of {} cells were unreliable and left out (see --json for reasons)",
-                summary.unreliable_cells, summary.cells
-            ));
-        }
-        if summary.ledger_errors > 0 {
-            warnings.push(format!(
-                "the ledger audit found {} errors (--ledger)",
-                summary.ledger_errors
-            ));
-        }
-        if load_errors > 0 {
-            warnings.push(format!(
-                "{load_errors} of {} built-in requests failed",
-                load_ok + load_errors
-            ));
-        }
+        let warnings = warnings(&summary, &cells, &load_report);
         let command = std::env::args().collect::<Vec<_>>().join(" ");
 
         print_table(&summary, &plan, args.load, window, seed)?;
@@ -303,7 +309,7 @@ mod enabled {
                     rate: summary.baseline_rate,
                     noise_floor: summary.noise_floor,
                 },
-                cells: &cells,
+                cells: cells.iter().map(JsonCell::of).collect(),
                 summary: &summary,
                 warnings: &warnings,
             };
@@ -337,6 +343,58 @@ mod enabled {
         Ok(ExitCode::SUCCESS)
     }
 
+    /// What the reader should know about this run's results, one line each.
+    fn warnings(summary: &Summary, cells: &[Cell], load: &load::Report) -> Vec<String> {
+        let mut warnings = Vec::new();
+        if summary.fallback_share > FALLBACK_WARN_SHARE {
+            warnings.push(format!(
+                "{:.0}% of receives had no stamp to go by (new connections, Connection: close): use keep-alive load",
+                summary.fallback_share * 100.0
+            ));
+        }
+        if summary.unreliable_cells > 0 {
+            warnings.push(format!(
+                "{} of {} cells were unreliable and left out (see --json for reasons)",
+                summary.unreliable_cells, summary.cells
+            ));
+        }
+        // Sites never visited, with their number of such cells.
+        let mut unvisited: BTreeMap<&str, usize> = BTreeMap::new();
+        for line in summary.lines.iter().filter(|l| l.no_visits > 0) {
+            *unvisited.entry(line.site.as_str()).or_default() += line.no_visits;
+        }
+        for (site, n) in unvisited {
+            warnings.push(format!(
+                "{site} was never visited in {n} {}: the load does not reach that code, so its speedups there predict nothing (flag N)",
+                if n == 1 { "cell" } else { "cells" }
+            ));
+        }
+        // One line per failed ledger check: what it means, what to do.
+        let mut checks: BTreeMap<&str, (&str, usize)> = BTreeMap::new();
+        for c in cells {
+            let mut seen = Vec::new();
+            for f in &c.findings {
+                if !seen.contains(&f.check) {
+                    seen.push(f.check);
+                    checks.entry(f.check).or_insert((f.level, 0)).1 += 1;
+                }
+            }
+        }
+        for (check, (level, n)) in checks {
+            let advice = ledger::advice(check);
+            warnings.push(format!(
+                "ledger {level} {check} in {n} of {} cells: {}. What to do: {} (details: --ledger)",
+                cells.len(),
+                advice.meaning,
+                advice.action
+            ));
+        }
+        if let Some(failures) = load.failure_summary() {
+            warnings.push(failures);
+        }
+        warnings
+    }
+
     fn write_out(path: &Path, text: &str, append: bool) -> Result<()> {
         if path == Path::new("-") {
             return output::print(text.trim_end());
@@ -355,6 +413,14 @@ mod enabled {
     fn pct(x: f64) -> String {
         format!("{:+.1}%", x * 100.0)
     }
+
+    /// The table's flags, in the order they appear, and what each means.
+    const FLAGS: [(&str, &str); 4] = [
+        ("~", "within the noise floor"),
+        ("U(k)", "k unreliable cells left out"),
+        ("N(k)", "the site was not visited in k cells"),
+        ("L", "ledger warnings"),
+    ];
 
     fn print_table(
         summary: &Summary,
@@ -395,16 +461,24 @@ mod enabled {
             ],
             &[1, 2, 3, 5, 6, 7, 8],
         );
+        let mut used = [false; FLAGS.len()];
         for line in &summary.lines {
             let mut flags = Vec::new();
             if line.noise {
                 flags.push("~".to_string());
+                used[0] = true;
             }
             if line.unreliable > 0 {
                 flags.push(format!("U({})", line.unreliable));
+                used[1] = true;
+            }
+            if line.no_visits > 0 {
+                flags.push(format!("N({})", line.no_visits));
+                used[2] = true;
             }
             if line.ledger_warnings > 0 {
                 flags.push("L".to_string());
+                used[3] = true;
             }
             let range = match (line.change_lo, line.change_hi) {
                 (Some(lo), Some(hi)) => format!("{} … {}", pct(lo), pct(hi)),
@@ -428,7 +502,17 @@ mod enabled {
                 flags.join(" "),
             ]);
         }
-        output::print(table)
+        output::print(table)?;
+        let legend: Vec<String> = FLAGS
+            .iter()
+            .zip(used)
+            .filter(|(_, used)| *used)
+            .map(|((flag, meaning), _)| format!("{flag} {meaning}"))
+            .collect();
+        if !legend.is_empty() {
+            output::print(format_args!("flags: {}", legend.join("; ")))?;
+        }
+        Ok(())
     }
 
     fn print_ledger(cells: &[Cell], level: LedgerArg) -> Result<()> {
@@ -532,5 +616,85 @@ mod enabled {
             }
         }
         Ok(())
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::causal::ledger::Finding;
+
+        fn cell(site: u16, pct: u8, findings: Vec<Finding>) -> Cell {
+            Cell {
+                round: 0,
+                site,
+                speedup_pct: pct,
+                elapsed_ns: 500_000_000,
+                delay_ns: 0,
+                duration_ns: 500_000_000,
+                delta: 1000,
+                visits: 10,
+                visit_ns: 10_000,
+                receives: 0,
+                fallbacks: 0,
+                reliable: true,
+                reason: None,
+                findings,
+                ledger: vec![],
+            }
+        }
+
+        fn idle_payer(thread: &str) -> Finding {
+            Finding {
+                check: "IDLE-PAYER",
+                level: "warning",
+                thread: thread.into(),
+                detail: "idle 90% of the window, yet paid 600 of the 1000 ns of delay inserted"
+                    .into(),
+            }
+        }
+
+        #[test]
+        fn ledger_warnings_say_what_they_mean_and_what_to_do() {
+            let cells = vec![
+                cell(
+                    0,
+                    0,
+                    vec![idle_payer("http-worker-0"), idle_payer("http-worker-1")],
+                ),
+                cell(0, 50, vec![]),
+                cell(2, 0, vec![idle_payer("http-worker-0")]),
+            ];
+            let summary = report::summarize(&cells, &site_name);
+            let warnings = warnings(&summary, &cells, &load::Report::default());
+            let ledger: Vec<&String> = warnings
+                .iter()
+                .filter(|w| w.contains("IDLE-PAYER"))
+                .collect();
+            assert_eq!(ledger.len(), 1, "one line per check: {warnings:?}");
+            let line = ledger[0];
+            // Counted per cell, not per thread.
+            assert!(line.contains("IDLE-PAYER in 2 of 3 cells"), "{line}");
+            assert!(
+                line.contains(ledger::advice("IDLE-PAYER").meaning),
+                "{line}"
+            );
+            assert!(line.contains("What to do: "), "{line}");
+            assert!(line.contains("--external-wake owe"), "{line}");
+        }
+
+        #[test]
+        fn json_cells_name_their_site_and_count_rounds_from_1() {
+            let mut c = cell(4, 25, vec![]);
+            c.visits = 0;
+            let json = serde_json::to_value(JsonCell::of(&c)).unwrap();
+            assert_eq!(json["site"], "http-respond");
+            assert_eq!(json["round"], 1);
+            assert_eq!(json["no_visits"], true);
+            assert_eq!(json["speedup_pct"], 25);
+            // Once, by name: the id is not written beside it.
+            let text = serde_json::to_string(&JsonCell::of(&c)).unwrap();
+            assert_eq!(text.matches("\"site\":").count(), 1, "{text}");
+            assert_eq!(text.matches("\"round\":").count(), 1, "{text}");
+        }
     }
 }
