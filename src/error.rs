@@ -6,11 +6,11 @@
 //! ever showing a backtrace.
 //!
 //! Exit codes ([`Error::exit_code`]) follow the conventions cargo and the
-//! shells use: 1 for a failure, 2 for a command line that is wrong (clap's own
-//! errors exit 2 before any of this code runs; [`Error::Usage`] is for the few
-//! rules clap cannot check, such as two flags that exclude each other), and
+//! shells use: 1 for a failure, 2 for a command line that is wrong, and
 //! 128 + the signal's number for a command stopped by SIGINT (130) or
-//! SIGTERM (143).
+//! SIGTERM (143). Nearly every usage error is clap's own (value parsers and
+//! `cli::Checked` run while parsing, before any of this code);
+//! [`Error::Usage`] is for the rare one found later.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

@@ -392,7 +392,7 @@ fn rel_path(root: &Path, path: &Path) -> Option<String> {
 fn build_excludes(user: &[String]) -> Result<GlobSet> {
     let mut set = GlobSetBuilder::new();
     for pattern in DEFAULT_EXCLUDES {
-        set.add(Glob::new(pattern).map_err(|e| Error::Usage(e.to_string()))?);
+        set.add(Glob::new(pattern).map_err(|e| Error::Internal(e.to_string()))?);
     }
     for pattern in user {
         let glob = Glob::new(pattern)
