@@ -44,8 +44,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole')
             [CompletionResult]::new('--level', '--level', [CompletionResultType]::ParameterName, 'Gzip level, 1 (fastest) to 9 (smallest)')
             [CompletionResult]::new('--max-file-size', '--max-file-size', [CompletionResultType]::ParameterName, 'Refuse files larger than SIZE')
-            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads [default: one per core]')
-            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Compression threads [default: one per core]')
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the version if it exists, atomically')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything except commit, and report what would be stored')
@@ -133,7 +133,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;serve' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
-            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads answering requests [default: two per core]')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads answering requests, at least 1 [default: two per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most body bytes kept in memory, like 64MiB')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
@@ -157,7 +157,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;causal' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
-            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads answering requests [default: two per core]')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Worker threads answering requests, at least 1 [default: two per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most body bytes kept in memory, like 64MiB')
             [CompletionResult]::new('--sites', '--sites', [CompletionResultType]::ParameterName, 'Sites to profile, comma-separated [default: all]')

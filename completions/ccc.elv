@@ -40,8 +40,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --exclude 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
             cand --max-file-size 'Refuse files larger than SIZE'
-            cand -j 'Compression threads [default: one per core]'
-            cand --jobs 'Compression threads [default: one per core]'
+            cand -j 'Compression threads, at least 1 [default: one per core]'
+            cand --jobs 'Compression threads, at least 1 [default: one per core]'
             cand --db 'The catalog file'
             cand --force 'Replace the version if it exists, atomically'
             cand --dry-run 'Do everything except commit, and report what would be stored'
@@ -121,7 +121,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;serve'= {
             cand --bind 'Address to listen on'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
-            cand --threads 'Worker threads answering requests [default: two per core]'
+            cand --threads 'Worker threads answering requests, at least 1 [default: two per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
             cand --cache-bytes 'Most body bytes kept in memory, like 64MiB'
             cand --db 'The catalog file'
@@ -143,7 +143,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;causal'= {
             cand --bind 'Address to listen on'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
-            cand --threads 'Worker threads answering requests [default: two per core]'
+            cand --threads 'Worker threads answering requests, at least 1 [default: two per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
             cand --cache-bytes 'Most body bytes kept in memory, like 64MiB'
             cand --sites 'Sites to profile, comma-separated [default: all]'

@@ -42,7 +42,7 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this messag
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
-complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads [default: one per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
@@ -88,7 +88,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand verify" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
@@ -102,7 +102,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r -f -a "cache-lookup\t''

@@ -104,8 +104,8 @@ pub struct PublishArgs {
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub max_file_size: u64,
 
-    /// Compression threads [default: one per core].
-    #[arg(long, short = 'j', value_name = "N")]
+    /// Compression threads, at least 1 [default: one per core].
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
     pub jobs: Option<usize>,
 
     /// Print no progress and no summary.
@@ -318,8 +318,9 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_PORT", default_value_t = 8333)]
     pub port: u16,
 
-    /// Worker threads answering requests [default: two per core].
-    #[arg(long, env = "CCC_THREADS", value_name = "N")]
+    /// Worker threads answering requests, at least 1 [default: two per
+    /// core].
+    #[arg(long, env = "CCC_THREADS", value_name = "N", value_parser = at_least_one)]
     pub threads: Option<usize>,
 
     /// Most assets kept in memory; 0 turns the cache off.
@@ -599,6 +600,15 @@ impl<T: Args + CheckArgs> Args for Checked<T> {
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         T::augment_args_for_update(cmd)
+    }
+}
+
+/// A number of threads: at least 1, since 0 would leave the work undone.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (leave the flag out for the default)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err("expected a whole number of threads, like 4".into()),
     }
 }
 

@@ -23,3 +23,4 @@ mod ls_inspect;
 mod publish;
 mod serve;
 mod verify;
+mod words;
