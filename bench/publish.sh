@@ -547,8 +547,8 @@ p(f"| ccc: catalog file after the republish | {int(med('republish', 'size')):,} 
 p(f"| `tar \\| gzip -9` (.tgz) | {int(tgz_size):,} | {tgz_size / t['bytes']:.1%} |")
 if rj:
     p("")
-    p(f"The republish stored {rj['new_bytes']:,} new bytes and found {rj['dedup_files']:,} of "
-      f"{rj['files']:,} files already in the catalog.")
+    p(f"The republish stored {rj['new_content']['stored_bytes']:,} new bytes and found "
+      f"{rj['already_stored']['file_count']:,} of {rj['file_count']:,} files already in the catalog.")
 p("")
 p("### Peak memory of a first publish, by tree size")
 p("")

@@ -337,7 +337,7 @@ fn seed(args: &Args) -> ccc::Result<()> {
                 &NoProgress,
             )?;
             raw += report.raw_bytes;
-            stored += report.new_bytes;
+            stored += report.new_content.stored_bytes;
             for (path, _) in &files {
                 urls.push(format!("/assets/{name}/{version}/{path}"));
             }

@@ -1,29 +1,376 @@
-//! Output for people and for scripts: comfy-table tables with human units,
-//! JSON with exact integers, and progress bars that appear only on a
-//! terminal.
+//! Output for people and for scripts: tables that fit the terminal, with
+//! human units and counted nouns (`1 file`, `3 files`); JSON with exact
+//! integers in one vocabulary (docs/JSON.md); progress that appears only on
+//! a terminal.
+//!
+//! # Table width
+//!
+//! A table is drawn with comfy-table's dynamic arrangement at the width of
+//! the terminal: the real one when stdout is a terminal, else `COLUMNS`
+//! when it is set (so `COLUMNS=80 ccc verify | less` fits 80 columns), else
+//! no limit (a pipe into grep gets whole lines). When a table is too wide,
+//! its widest shrinkable columns give way first: paths and digests are
+//! shortened in the middle with `…` (their start and end say the most),
+//! prose is wrapped, numbers and dates never change.
 
 use crate::error::{Error, Result};
-use comfy_table::{CellAlignment, LineStyle, Table, TableStyle};
+use comfy_table::{
+    CellAlignment, ColumnConstraint, ContentArrangement, LineStyle, TableStyle, Width,
+};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// No borders, one rule under the header: easy to read, easy to grep.
 const STYLE: TableStyle =
     TableStyle::new().header_separator(LineStyle::none().fill('─').junction('─'));
 
-/// A table with a header row; columns listed in `right` are right-aligned
-/// (numbers).
-pub fn table(header: &[&str], right: &[usize]) -> Table {
-    let mut table = Table::new();
-    table.load_style(STYLE);
-    table.set_header(header.to_vec());
-    for &i in right {
-        if let Some(col) = table.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
+/// Spaces comfy-table puts on each side of a cell.
+const PADDING: usize = 1;
+
+/// Columns between two cells: the style's (blank) vertical rule.
+const RULE: usize = 1;
+
+/// A shrinkable column is never made narrower than this (or than its
+/// title), unless its content is narrower.
+const MIN_SHRUNK: usize = 12;
+
+/// How a column gives way when its table is wider than the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// Never narrowed: numbers, dates, short words.
+    Keep,
+    /// Wrapped onto more lines, between words where possible.
+    Wrap,
+    /// Every line shortened in the middle with `…`.
+    Shorten,
+}
+
+/// One column of a [`Table`]: its title and how it is laid out.
+#[derive(Debug, Clone)]
+pub struct Column {
+    title: String,
+    fit: Fit,
+    right: bool,
+}
+
+impl Column {
+    /// Short text that is never narrowed (names, dates, kinds).
+    pub fn text(title: &str) -> Column {
+        Column::new(title, Fit::Keep, false)
+    }
+
+    /// A right-aligned number or size, never narrowed.
+    pub fn number(title: &str) -> Column {
+        Column::new(title, Fit::Keep, true)
+    }
+
+    /// Prose, wrapped when the table is too wide.
+    pub fn prose(title: &str) -> Column {
+        Column::new(title, Fit::Wrap, false)
+    }
+
+    /// Paths, names and digests, shortened in the middle when the table is
+    /// too wide.
+    pub fn path(title: &str) -> Column {
+        Column::new(title, Fit::Shorten, false)
+    }
+
+    fn new(title: &str, fit: Fit, right: bool) -> Column {
+        Column {
+            title: title.to_string(),
+            fit,
+            right,
         }
     }
-    table
+}
+
+/// A table with a header row: the columns listed in `right` are numbers
+/// (right-aligned, never narrowed), the others wrap when the terminal is
+/// too narrow.
+pub fn table(header: &[&str], right: &[usize]) -> Table {
+    Table::new(
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, title)| {
+                if right.contains(&i) {
+                    Column::number(title)
+                } else {
+                    Column::prose(title)
+                }
+            })
+            .collect(),
+    )
+}
+
+/// A table for people; `Display` draws it at the terminal's width.
+#[derive(Debug, Clone)]
+pub struct Table {
+    columns: Vec<Column>,
+    header: bool,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    /// A table with a header row of the columns' titles.
+    pub fn new(columns: Vec<Column>) -> Table {
+        Table {
+            columns,
+            header: true,
+            rows: Vec::new(),
+        }
+    }
+
+    /// A list of label / value rows without a header; values are shortened
+    /// in the middle (`Column::path`) or wrapped (`Column::prose`).
+    pub fn pairs(value: Column) -> Table {
+        Table {
+            columns: vec![Column::text(""), value],
+            header: false,
+            rows: Vec::new(),
+        }
+    }
+
+    /// Adds a row; a cell may hold several lines.
+    pub fn add_row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.rows.push(cells.into_iter().map(Into::into).collect());
+    }
+
+    /// Draws the table no wider than `width` where the columns that may
+    /// shrink allow it; `None` draws every cell whole.
+    pub fn render(&self, width: Option<usize>) -> String {
+        let natural: Vec<usize> = (0..self.columns.len())
+            .map(|i| self.natural_width(i))
+            .collect();
+        let widths = match width {
+            Some(width) => self.fit(&natural, width),
+            None => natural.clone(),
+        };
+        let mut table = comfy_table::Table::new();
+        table.load_style(STYLE);
+        if let Some(width) = width {
+            table
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(u16::try_from(width).unwrap_or(u16::MAX));
+        }
+        if self.header {
+            table.set_header(self.columns.iter().map(|c| c.title.clone()));
+        }
+        for row in &self.rows {
+            table.add_row(row.iter().enumerate().map(|(i, cell)| {
+                match self.columns.get(i).map(|c| c.fit) {
+                    Some(Fit::Shorten) => cell
+                        .lines()
+                        .map(|line| shorten_middle(line, widths[i]))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                    _ => cell.clone(),
+                }
+            }));
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            let Some(col) = table.column_mut(i) else {
+                continue;
+            };
+            if column.right {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+            // The widths are decided above; comfy-table only wraps prose
+            // within its share, even when the table cannot fit at all.
+            col.set_constraint(if column.fit == Fit::Wrap && widths[i] < natural[i] {
+                ColumnConstraint::Absolute(Width::Fixed(
+                    u16::try_from(widths[i] + 2 * PADDING).unwrap_or(u16::MAX),
+                ))
+            } else {
+                ColumnConstraint::ContentWidth
+            });
+        }
+        table.to_string()
+    }
+
+    /// The widest line of column `i`, title included.
+    fn natural_width(&self, i: usize) -> usize {
+        let title = if self.header {
+            self.columns[i].title.width()
+        } else {
+            0
+        };
+        self.rows
+            .iter()
+            .filter_map(|row| row.get(i))
+            .flat_map(|cell| cell.lines())
+            .map(UnicodeWidthStr::width)
+            .fold(title, usize::max)
+    }
+
+    /// Content widths that fit `width`: the shrinkable columns are capped at
+    /// one common level, as high as the space allows, so the widest give
+    /// way first and narrow ones keep their content.
+    fn fit(&self, natural: &[usize], width: usize) -> Vec<usize> {
+        let total = |widths: &[usize]| -> usize {
+            let rules = RULE * widths.len().saturating_sub(1);
+            widths.iter().map(|w| w + 2 * PADDING).sum::<usize>() + rules
+        };
+        if total(natural) <= width {
+            return natural.to_vec();
+        }
+        let floor: Vec<usize> = self
+            .columns
+            .iter()
+            .zip(natural)
+            .map(|(column, &w)| match column.fit {
+                Fit::Keep => w,
+                Fit::Wrap | Fit::Shorten => {
+                    let title = if self.header { column.title.width() } else { 0 };
+                    w.min(MIN_SHRUNK.max(title))
+                }
+            })
+            .collect();
+        let capped = |level: usize| -> Vec<usize> {
+            natural
+                .iter()
+                .zip(&floor)
+                .map(|(&w, &f)| w.min(level.max(f)))
+                .collect()
+        };
+        // The highest level that fits, by bisection over 0..=widest.
+        let (mut lo, mut hi) = (0, natural.iter().copied().max().unwrap_or(0));
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if total(&capped(mid)) <= width {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        capped(lo)
+    }
+}
+
+impl std::fmt::Display for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.render(terminal_width()))
+    }
+}
+
+/// The width tables are drawn at: the terminal's when stdout is one (or
+/// `COLUMNS` when its size cannot be read), `COLUMNS` when stdout is not a
+/// terminal, else none.
+pub fn terminal_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        terminal_size::terminal_size_of(&stdout)
+            .map(|(w, _)| usize::from(w.0))
+            .or(columns)
+    } else {
+        columns
+    }
+}
+
+/// Prints `head` and `rest` on one line joined by `: ` when that fits the
+/// terminal, else `head` (shortened in the middle if need be) and `rest`
+/// indented on the next line.
+pub fn print_heading(head: &str, rest: &str) -> Result<()> {
+    let line = if rest.is_empty() {
+        head.to_string()
+    } else {
+        format!("{head}: {rest}")
+    };
+    match terminal_width() {
+        Some(width) if line.width() > width => {
+            print(shorten_middle(head, width))?;
+            if rest.is_empty() {
+                Ok(())
+            } else {
+                print(format_args!("  {rest}"))
+            }
+        }
+        _ => print(line),
+    }
+}
+
+/// `text` at most `max` columns wide, its middle replaced by `…` when it
+/// is longer. The end says the most about a path, so it is kept first: the
+/// whole file name when it leaves room for a few columns of the start
+/// (`js/ven…/main.4f2a91.js`), else a third of the room for the start and
+/// two thirds for the end.
+pub fn shorten_middle(text: &str, max: usize) -> String {
+    const MIN_HEAD: usize = 4;
+    if text.width() <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let room = max - 1;
+    let name = text.rfind('/').map_or("", |slash| &text[slash..]);
+    let tail_room = if !name.is_empty() && name.width() + MIN_HEAD <= room {
+        name.width()
+    } else {
+        room - room / 3
+    };
+    let head = take_width(text.chars(), room - tail_room);
+    // A wide character that did not fit at the start leaves its column to
+    // the end.
+    let tail: String = take_width(text.chars().rev(), room - head.width())
+        .chars()
+        .rev()
+        .collect();
+    format!("{head}…{tail}")
+}
+
+/// The longest run of `chars` at most `max` columns wide.
+fn take_width(chars: impl Iterator<Item = char>, max: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for c in chars {
+        let w = c.width().unwrap_or(0);
+        if used + w > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out
+}
+
+/// `n` and a noun, singular for exactly one: `1 file`, `0 files`,
+/// `2 matches`, `3 entries`. Regular English plurals, which are all ccc's
+/// nouns need.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    format!("{n} {}", plural(noun))
+}
+
+fn plural(noun: &str) -> String {
+    let before_last = noun.chars().rev().nth(1);
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| noun.ends_with(end))
+    {
+        format!("{noun}es")
+    } else if noun.ends_with('y') && before_last.is_some_and(|c| !"aeiou".contains(c)) {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else {
+        format!("{noun}s")
+    }
+}
+
+/// The media type of a `Content-Type` without its parameters (`text/css`,
+/// not `text/css; charset=utf-8`): what a person scanning a file table
+/// wants. `inspect PKG@VERSION/PATH` and the JSON carry the full value.
+pub fn media_type(content_type: &str) -> &str {
+    content_type
+        .split_once(';')
+        .map_or(content_type, |(essence, _)| essence.trim_end())
 }
 
 /// Writes `text` and a newline to stdout.
@@ -44,20 +391,134 @@ pub fn to_json(value: &impl serde::Serialize) -> Result<String> {
         .map_err(|e| Error::Internal(format!("cannot encode the report as JSON: {e}")))
 }
 
-/// A byte-counting progress bar on stderr, hidden when `quiet` or when
-/// stderr is not a terminal.
-pub fn byte_bar(total: u64, verb: &str, quiet: bool) -> ProgressBar {
+/// Where progress is drawn: stderr when it is a terminal and the user did
+/// not ask for quiet.
+pub fn progress_target(quiet: bool) -> ProgressDrawTarget {
     if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+        ProgressDrawTarget::hidden()
+    } else {
+        ProgressDrawTarget::stderr()
     }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    let style = ProgressStyle::with_template(
+}
+
+/// `Verb [=====>    ] 1.2 MiB/4.0 MiB 30 MiB/s message`, for work whose
+/// total is known.
+pub fn byte_bar_style() -> ProgressStyle {
+    ProgressStyle::with_template(
         "{prefix:>10.cyan.bold} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
-    bar.set_style(style);
+    .progress_chars("=> ")
+}
+
+/// `Verb ⠙ message`, for work whose total is not known yet.
+pub fn spinner_style() -> ProgressStyle {
+    ProgressStyle::with_template("{prefix:>10.cyan.bold} {spinner} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_spinner())
+}
+
+/// A byte-counting progress bar on stderr, hidden when `quiet` or when
+/// stderr is not a terminal.
+pub fn byte_bar(total: u64, verb: &str, quiet: bool) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), progress_target(quiet));
+    if bar.is_hidden() {
+        return bar;
+    }
+    bar.set_style(byte_bar_style());
     bar.set_prefix(verb.to_string());
     bar.enable_steady_tick(Duration::from_millis(120));
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn media_types_drop_parameters() {
+        assert_eq!(media_type("text/css; charset=utf-8"), "text/css");
+        assert_eq!(media_type("image/png"), "image/png");
+    }
+
+    #[test]
+    fn counted_nouns() {
+        assert_eq!(count(1, "file"), "1 file");
+        assert_eq!(count(0, "file"), "0 files");
+        assert_eq!(count(2, "version"), "2 versions");
+        assert_eq!(count(1, "worker"), "1 worker");
+        assert_eq!(count(3, "match"), "3 matches");
+        assert_eq!(count(2, "entry"), "2 entries");
+        assert_eq!(count(2, "day"), "2 days");
+        assert_eq!(count(4, "blob"), "4 blobs");
+    }
+
+    #[test]
+    fn shortening_keeps_both_ends() {
+        assert_eq!(shorten_middle("short", 10), "short");
+        assert_eq!(shorten_middle("abcdefghij", 10), "abcdefghij");
+        assert_eq!(shorten_middle("abcdefghijk", 10), "abc…fghijk");
+        // The file name is kept whole when it leaves room for the start.
+        let path = "js/some/very/long/directory/name/main.min.js";
+        let short = shorten_middle(path, 24);
+        assert_eq!(short, "js/some/ver…/main.min.js");
+        assert_eq!(short.width(), 24, "{short}");
+        // A file name too long for that is cut too, keeping its end.
+        let short = shorten_middle("js/chunk-with-a-very-long-name.4f2a91.js", 20);
+        assert_eq!(short, "js/chu…ame.4f2a91.js");
+        // Wide characters count two columns each.
+        let wide = shorten_middle("日本語のファイル名.txt", 11);
+        assert!(wide.width() <= 11, "{wide}");
+        assert!(wide.ends_with(".txt"), "{wide}");
+        assert_eq!(shorten_middle("abc", 0), "");
+    }
+
+    fn widest_line(text: &str) -> usize {
+        text.lines().map(UnicodeWidthStr::width).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn a_wide_table_fits_by_shortening_and_wrapping() {
+        let mut table = Table::new(vec![
+            Column::text("kind"),
+            Column::path("object"),
+            Column::prose("problem"),
+            Column::path("affects"),
+        ]);
+        let sha = "3f".repeat(32);
+        let long_path = format!("app@1.0.0/{}/main.js", "deep/".repeat(20));
+        table.add_row([
+            "blob".to_string(),
+            sha.clone(),
+            "decodes to 1200 bytes, recorded 1300; the stored body was changed".into(),
+            format!("{long_path}\napp@1.1.0/short.js"),
+        ]);
+        let whole = table.render(None);
+        assert!(widest_line(&whole) > 150, "{whole}");
+        assert!(whole.contains(&sha) && whole.contains(&long_path));
+
+        let fitted = table.render(Some(80));
+        assert!(widest_line(&fitted) <= 80, "{fitted}");
+        assert!(fitted.contains('…'), "{fitted}");
+        // Ends survive; short values and short columns are untouched.
+        assert!(fitted.contains("/main.js"), "{fitted}");
+        assert!(fitted.contains("app@1.1.0/short.js"), "{fitted}");
+        assert!(fitted.contains("blob"), "{fitted}");
+        // Prose is wrapped, not cut: every word is still there.
+        for word in ["decodes", "recorded", "stored", "changed"] {
+            assert!(fitted.contains(word), "{word} lost:\n{fitted}");
+        }
+    }
+
+    #[test]
+    fn a_table_that_fits_is_left_alone() {
+        let mut table = Table::new(vec![Column::path("path"), Column::number("size")]);
+        table.add_row(["index.html", "1.2 KiB"]);
+        assert_eq!(table.render(Some(80)), table.render(None));
+        // Numbers are right-aligned and never shortened.
+        let mut narrow = Table::new(vec![Column::path("path"), Column::number("size")]);
+        narrow.add_row([&"x/".repeat(40), "123.4 KiB"]);
+        let out = narrow.render(Some(30));
+        assert!(out.contains("123.4 KiB"), "{out}");
+        assert!(widest_line(&out) <= 30, "{out}");
+    }
 }

@@ -23,7 +23,7 @@
 //! being served within that interval.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{AssetRow, StoredAsset};
+use crate::catalog::query::{StoredAsset, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
@@ -61,15 +61,6 @@ pub struct AssetKey {
     pub path: String,
 }
 
-/// A version's file list, as `/assets/<pkg>/<version>/` returns it.
-#[derive(Debug, Serialize)]
-pub struct Listing {
-    pub package: String,
-    pub version: String,
-    pub published_at: i64,
-    pub files: Vec<AssetRow>,
-}
-
 /// Cache counters, cumulative since the server started.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CacheStats {
@@ -89,7 +80,7 @@ pub enum Msg {
     Get(AssetKey, Reply<Result<Option<Arc<StoredAsset>>>>),
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<String>>>),
-    List(String, String, Reply<Result<Option<Listing>>>),
+    List(String, String, Reply<Result<Option<VersionFiles>>>),
     Stats(Reply<CacheStats>),
 }
 
@@ -223,7 +214,7 @@ impl Store {
         }
     }
 
-    fn list(&self, package: &str, version: &str) -> Result<Option<Listing>> {
+    fn list(&self, package: &str, version: &str) -> Result<Option<VersionFiles>> {
         let Ok(exact) = semver::Version::parse(version) else {
             return Ok(None);
         };
@@ -232,12 +223,7 @@ impl Store {
             Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        Ok(Some(Listing {
-            files: self.catalog.files(v.id)?,
-            package: v.package,
-            version: v.version.to_string(),
-            published_at: v.published_at,
-        }))
+        self.catalog.version_files(v).map(Some)
     }
 }
 

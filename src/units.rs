@@ -3,7 +3,7 @@
 //!
 //! Parsing is strict and errors name the expected form, in the tone of
 //! cargo's gc options. Tables show IEC units; JSON always carries exact
-//! integers instead.
+//! integers instead, and times as RFC 3339 strings (docs/JSON.md).
 
 use std::time::Duration;
 
@@ -52,10 +52,21 @@ pub fn human_time(unix_secs: i64) -> String {
     format!("{} {} UTC", &s[..10], &s[11..16])
 }
 
-/// A Unix time in seconds as RFC 3339, for JSON.
+/// A Unix time in seconds as RFC 3339 in UTC, to the second
+/// (`2026-11-30T03:40:12Z`): the one time format of ccc's JSON.
 pub fn rfc3339(unix_secs: i64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64);
     humantime::format_rfc3339_seconds(t).to_string()
+}
+
+/// Serializes a Unix time in seconds with [`rfc3339`]; use it as
+/// `#[serde(serialize_with = "crate::units::serialize_rfc3339")]` on every
+/// time a JSON object carries, so no command prints epoch integers.
+pub fn serialize_rfc3339<S: serde::Serializer>(
+    unix_secs: &i64,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    s.collect_str(&rfc3339(*unix_secs))
 }
 
 /// Now, in Unix seconds.

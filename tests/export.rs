@@ -38,9 +38,7 @@ fn publish(ws: &Workspace, target: &str, files: &[(String, Vec<u8>)]) {
 
 /// `(path, encoding)` of each file of a version.
 fn encodings(ws: &Workspace, version: &str) -> BTreeMap<String, String> {
-    ws.json(&["ls", version, "--json"])
-        .as_array()
-        .expect("array")
+    ws.files(version)
         .iter()
         .map(|f| {
             (
@@ -49,16 +47,6 @@ fn encodings(ws: &Workspace, version: &str) -> BTreeMap<String, String> {
             )
         })
         .collect()
-}
-
-fn published_at(ws: &Workspace, package: &str, version: &str) -> u64 {
-    ws.json(&["ls", package, "--json"])
-        .as_array()
-        .expect("array")
-        .iter()
-        .find(|v| v["version"] == version)
-        .and_then(|v| v["published_at"].as_u64())
-        .expect("published_at")
 }
 
 /// Every file below `dir`, relative, `/`-separated.
@@ -138,7 +126,7 @@ fn one_version_exports_with_gz_siblings_and_publish_times() {
     publish(&ws, "app@1.0.0", &v1);
     publish(&ws, "app@2.0.0", &tree(2));
     publish(&ws, "other@0.1.0", &tree(3));
-    let published = published_at(&ws, "app", "1.0.0");
+    let published = ws.published_at("app", "1.0.0") as u64;
 
     let out = ws.path().join("out");
     ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
@@ -177,11 +165,11 @@ fn everything_exports_without_a_target() {
     }
     let out = ws.path().join("everything");
     let report = ws.json(&["export", out.to_str().expect("UTF-8"), "--json"]);
-    assert_eq!(report["versions"], 4, "{report}");
+    assert_eq!(report["version_count"], 4, "{report}");
     let files: usize = trees.iter().map(|t| t.2.len()).sum();
-    assert_eq!(report["files"], files, "{report}");
+    assert_eq!(report["file_count"], files, "{report}");
     for (package, version, files) in &trees {
-        let published = published_at(&ws, package, version);
+        let published = ws.published_at(package, version) as u64;
         check_exported(
             &ws,
             &out.join(package).join(version),
@@ -308,11 +296,11 @@ fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
         json_out.to_str().expect("UTF-8"),
         "--json",
     ]);
-    assert_eq!(report["versions"], 1, "{report}");
-    assert_eq!(report["versions_replaced"], 0, "{report}");
-    assert_eq!(report["files"], 2, "{report}");
-    assert_eq!(report["siblings_written"], 1, "{report}");
-    assert_eq!(report["bytes_written"], bytes, "{report}");
+    assert_eq!(report["version_count"], 1, "{report}");
+    assert_eq!(report["replaced_version_count"], 0, "{report}");
+    assert_eq!(report["file_count"], 2, "{report}");
+    assert_eq!(report["sibling_count"], 1, "{report}");
+    assert_eq!(report["written_bytes"], bytes, "{report}");
     assert_eq!(
         report["siblings_skipped"][0]["path"],
         format!("app/1.0.0/js/{long}.gz"),
@@ -442,7 +430,7 @@ fn an_export_replaces_its_version_folders_and_nothing_else() {
         )),
         "{summary}"
     );
-    let published = published_at(&ws, "app", "1.0.0");
+    let published = ws.published_at("app", "1.0.0") as u64;
     check_exported(&ws, &out.join("app/1.0.0"), "app@1.0.0", &v1, published);
     assert_eq!(
         std::fs::read_to_string(out.join("README.txt")).expect("README"),

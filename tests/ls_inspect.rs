@@ -1,7 +1,8 @@
-//! `ccc ls` and `ccc inspect` JSON: exact integers, semver order, `latest`
-//! and ranges.
+//! `ccc ls` and `ccc inspect`: exact integers, semver order, `latest` and
+//! ranges reported as the version they resolved to, and the "same
+//! content" list.
 
-use crate::util::{Rng, Workspace, sha256_hex};
+use crate::util::{Rng, Workspace, sha256_hex, unix_time};
 use serde_json::Value;
 
 #[track_caller]
@@ -42,30 +43,28 @@ fn sizes_are_exact_integers_that_add_up() {
 
     let detail = ws.json(&["inspect", "app@1.0.0", "--json"]);
     assert_eq!(int(&detail["raw_bytes"]), on_disk);
-    assert_eq!(int(&detail["files"]), tree.len() as u64);
+    assert_eq!(int(&detail["file_count"]), tree.len() as u64);
     assert_eq!(int(&detail["stored_bytes"]), stored as u64);
     assert_eq!(int(&detail["shared_bytes"]), 0);
-    let assets = detail["assets"].as_array().unwrap();
-    let stored_sum: u64 = assets.iter().map(|a| int(&a["stored_size"])).sum();
+    let assets = detail["files"].as_array().unwrap();
+    let stored_sum: u64 = assets.iter().map(|a| int(&a["stored_bytes"])).sum();
     assert_eq!(stored_sum, stored as u64);
 
-    let files = ws.json(&["ls", "app@1.0.0", "--json"]);
-    assert_eq!(files.as_array().unwrap().len(), tree.len());
+    let files = ws.files("app@1.0.0");
+    assert_eq!(files.len(), tree.len());
     for (path, bytes) in &tree {
         let f = files
-            .as_array()
-            .unwrap()
             .iter()
             .find(|f| f["path"] == path.as_str())
             .unwrap_or_else(|| panic!("{path} not listed"));
-        assert_eq!(int(&f["raw_size"]), bytes.len() as u64, "{path}");
+        assert_eq!(int(&f["raw_bytes"]), bytes.len() as u64, "{path}");
         assert_eq!(f["sha256"], sha256_hex(bytes), "{path}");
     }
 
     let packages = ws.json(&["ls", "--json"]);
-    assert_eq!(packages[0]["name"], "app");
-    assert_eq!(int(&packages[0]["versions"]), 1);
-    assert_eq!(int(&packages[0]["latest_files"]), tree.len() as u64);
+    assert_eq!(packages[0]["package"], "app");
+    assert_eq!(int(&packages[0]["version_count"]), 1);
+    assert_eq!(int(&packages[0]["latest_file_count"]), tree.len() as u64);
     assert_eq!(int(&packages[0]["stored_bytes"]), stored as u64);
 
     // A second version sharing the noise: shared_bytes is its stored size.
@@ -73,13 +72,13 @@ fn sizes_are_exact_integers_that_add_up() {
     ws.write("dist2/new.txt", "new\n");
     ws.publish("app@1.1.0", "dist2", &[]);
     let detail = ws.json(&["inspect", "app@1.1.0", "--json"]);
-    let noise = detail["assets"]
+    let noise = detail["files"]
         .as_array()
         .unwrap()
         .iter()
         .find(|a| a["path"] == "img/noise.bin")
         .unwrap();
-    assert_eq!(int(&detail["shared_bytes"]), int(&noise["stored_size"]));
+    assert_eq!(int(&detail["shared_bytes"]), int(&noise["stored_bytes"]));
     assert_eq!(int(&detail["raw_bytes"]), 65_537 + 4);
 }
 
@@ -100,7 +99,7 @@ fn versions_are_listed_newest_first_by_semver() {
     assert_eq!(ws.versions("order"), ["1.10.0", "1.9.0-rc.1", "1.2.0"]);
     let packages = ws.json(&["ls", "--json"]);
     assert_eq!(packages[0]["latest"], "1.10.0");
-    assert_eq!(int(&packages[0]["versions"]), 3);
+    assert_eq!(int(&packages[0]["version_count"]), 3);
 }
 
 #[test]
@@ -124,7 +123,7 @@ fn ranges_resolve_to_the_newest_match() {
     let detail = ws.json(&["inspect", "r@1.4/v.txt", "--json"]);
     assert_eq!(detail["version"], "1.4.7");
     assert_eq!(detail["path"], "v.txt");
-    assert_eq!(int(&detail["raw_size"]), 5);
+    assert_eq!(int(&detail["raw_bytes"]), 5);
     for (selector, want) in [
         ("1.4", "1.4.7"),
         ("~1.3", "1.3.9"),
@@ -156,4 +155,127 @@ fn an_unmatched_range_is_reported_as_typed() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(want), "cat {target}: {stderr}");
     }
+}
+
+#[test]
+fn a_range_or_tag_lists_the_exact_version_it_resolved_to() {
+    let ws = Workspace::new();
+    publish_versions(&ws, "r", &["1.3.9", "1.5.0", "2.0.0-rc.1"]);
+    for (asked, want) in [("latest", "1.5.0"), ("^1.3", "1.5.0"), ("~1.3", "1.3.9")] {
+        let target = format!("r@{asked}");
+        let listing = ws.json(&["ls", &target, "--json"]);
+        assert!(listing.is_object(), "ls {target} --json: {listing}");
+        assert_eq!(listing["package"], "r", "{listing}");
+        assert_eq!(listing["version"], want, "ls {target}: {listing}");
+        let files = listing["files"].as_array().expect("files");
+        assert_eq!(files.len(), 1, "{listing}");
+        assert_eq!(files[0]["path"], "v.txt");
+        assert_eq!(int(&listing["file_count"]), 1);
+
+        let table = String::from_utf8(ws.ok(&["ls", &target]).stdout).unwrap();
+        let title = format!("r@{want} (resolved from {asked}): 1 file,");
+        assert!(table.starts_with(&title), "ls {target}:\n{table}");
+        let inspect = String::from_utf8(ws.ok(&["inspect", &target]).stdout).unwrap();
+        let title = format!("r@{want} (resolved from {asked})\n");
+        assert!(inspect.starts_with(&title), "inspect {target}:\n{inspect}");
+        let file = String::from_utf8(ws.ok(&["inspect", &format!("{target}/v.txt")]).stdout);
+        let title = format!("r@{want}/v.txt (resolved from {asked})\n");
+        assert!(file.unwrap().starts_with(&title), "inspect {target}/v.txt");
+    }
+    // An exact version needs no explanation.
+    let table = String::from_utf8(ws.ok(&["ls", "r@1.5.0"]).stdout).unwrap();
+    assert!(table.starts_with("r@1.5.0: 1 file,"), "{table}");
+}
+
+#[test]
+fn same_content_lists_only_the_other_files() {
+    let ws = Workspace::new();
+    ws.write("v1/a.css", "body{}\n");
+    ws.write("v1/copy.css", "body{}\n");
+    ws.write("v1/other.css", "p{}\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    ws.write("v2/a.css", "body{}\n");
+    ws.publish("app@2.0.0", "v2", &[]);
+
+    let detail = ws.json(&["inspect", "app@1.0.0/a.css", "--json"]);
+    assert_eq!(
+        detail["same_content"],
+        serde_json::json!(["app@1.0.0/copy.css", "app@2.0.0/a.css"]),
+        "{detail}"
+    );
+    let text = String::from_utf8(ws.ok(&["inspect", "app@1.0.0/a.css"]).stdout).unwrap();
+    // Named once: in the title, not in its own "same content" list.
+    assert!(text.starts_with("app@1.0.0/a.css\n"), "{text}");
+    assert_eq!(text.matches("app@1.0.0/a.css").count(), 1, "{text}");
+    assert!(text.contains("app@1.0.0/copy.css") && text.contains("app@2.0.0/a.css"));
+
+    let alone = ws.json(&["inspect", "app@1.0.0/other.css", "--json"]);
+    assert_eq!(alone["same_content"], serde_json::json!([]), "{alone}");
+    let text = String::from_utf8(ws.ok(&["inspect", "app@1.0.0/other.css"]).stdout).unwrap();
+    assert!(text.contains("no other file"), "{text}");
+}
+
+#[test]
+fn every_command_speaks_of_a_version_in_the_same_words() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "let a = 1;\n".repeat(100));
+    ws.write("dist/b.bin", Rng::new(5).bytes(3000));
+    let published = ws.publish_json("app@1.0.0", "dist", &[]);
+
+    // One version as every command describes it.
+    let in_ls = ws.json(&["ls", "app", "--json"])[0].clone();
+    let listing = ws.json(&["ls", "app@1.0.0", "--json"]);
+    let inspect = ws.json(&["inspect", "app@1.0.0", "--json"]);
+    let removed = ws.json(&["rm", "app@1.0.0", "--dry-run", "--json"])["versions"][0].clone();
+    for (what, v) in [
+        ("ls app@1.0.0", &listing),
+        ("inspect", &inspect),
+        ("rm", &removed),
+    ] {
+        for key in [
+            "package",
+            "version",
+            "published_at",
+            "file_count",
+            "raw_bytes",
+            "stored_bytes",
+        ] {
+            assert_eq!(v[key], in_ls[key], "{what} {key}: {v}");
+        }
+    }
+    for key in [
+        "package",
+        "version",
+        "file_count",
+        "raw_bytes",
+        "stored_bytes",
+    ] {
+        assert_eq!(published[key], in_ls[key], "publish {key}: {published}");
+    }
+    // Times are RFC 3339 in UTC, never epoch integers.
+    let time = in_ls["published_at"].as_str().expect("a string");
+    assert!(time.ends_with('Z') && time.contains('T'), "{time}");
+    let secs = unix_time(&in_ls["published_at"]);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    assert!((now - secs).abs() < 600, "{time} is not about now");
+    let package = &ws.json(&["ls", "--json"])[0];
+    assert_eq!(package["created_at"], in_ls["published_at"], "{package}");
+
+    // A file is the same object in ls and inspect.
+    let file = &listing["files"][0];
+    let one = ws.json(&["inspect", "app@1.0.0/a.js", "--json"]);
+    for key in [
+        "path",
+        "content_type",
+        "encoding",
+        "raw_bytes",
+        "stored_bytes",
+        "sha256",
+    ] {
+        assert_eq!(one[key], file[key], "{key}: {one}");
+    }
+    assert_eq!(inspect["files"], listing["files"]);
 }

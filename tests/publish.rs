@@ -99,16 +99,9 @@ fn every_file_cats_back_identical_and_gzip_streams_decode() {
         }
     }
     // Both storage forms were exercised: noise is kept raw, text gzipped.
-    let files = ws.json(&["ls", "app@1.0.0", "--json"]);
-    let encoding = |path: &str| {
-        files
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["path"] == path)
-            .unwrap()["encoding"]
-            .clone()
-    };
+    let files = ws.files("app@1.0.0");
+    let encoding =
+        |path: &str| files.iter().find(|f| f["path"] == path).unwrap()["encoding"].clone();
     assert_eq!(encoding("bin/noise.bin"), "identity");
     assert_eq!(encoding("js/app.js"), "gzip");
 }
@@ -129,8 +122,13 @@ fn republishing_the_same_tree_stores_almost_nothing() {
     ws.write_tree("dist", &tree);
 
     let first = ws.publish_json("app@1.0.0", "dist", &[]);
-    assert_eq!(first["files"], tree.len() as u64);
+    assert_eq!(first["file_count"], tree.len() as u64);
+    // The copy repeats content of this version: not "already stored".
+    let copy = tree.last().map_or(0, |(_, b)| b.len() as u64);
+    assert_groups(&first, [tree.len() as u64 - 1, 0, 1]);
+    assert_eq!(first["repeated_in_version"]["raw_bytes"], copy, "{first}");
     let (blobs_1, bytes_1) = ws.blob_totals();
+    assert_eq!(first["new_content"]["stored_bytes"], bytes_1, "{first}");
     assert_eq!(
         blobs_1,
         tree.len() as i64 - 1,
@@ -140,9 +138,10 @@ fn republishing_the_same_tree_stores_almost_nothing() {
 
     let second = ws.publish_json("app@1.1.0", "dist", &[]);
     let (blobs_2, bytes_2) = ws.blob_totals();
-    assert_eq!(second["files"], tree.len() as u64);
-    assert_eq!(second["dedup_files"], tree.len() as u64, "{second}");
-    assert_eq!(second["new_bytes"], 0, "{second}");
+    assert_eq!(second["file_count"], tree.len() as u64);
+    // Every file's content, the copy's too, was in the catalog already.
+    assert_groups(&second, [0, tree.len() as u64, 0]);
+    assert_eq!(second["new_content"]["stored_bytes"], 0, "{second}");
     assert_eq!(blobs_2, blobs_1);
     assert!(
         (bytes_2 - bytes_1) * 100 < bytes_1,
@@ -181,7 +180,7 @@ fn force_replaces_a_version_atomically() {
     assert_eq!(ws.versions("app"), ["1.0.0"]);
     let packages = ws.json(&["ls", "--json"]);
     assert_eq!(packages.as_array().unwrap().len(), 1);
-    assert_eq!(packages[0]["versions"], 1);
+    assert_eq!(packages[0]["version_count"], 1);
     ws.ok(&["verify", "--quiet"]);
 }
 
@@ -195,8 +194,8 @@ fn dry_run_reports_and_changes_nothing() {
     let before = ws.snapshot();
     let report = ws.publish_json("app@2.0.0", "v2", &["--dry-run"]);
     assert_eq!(report["dry_run"], true);
-    assert_eq!(report["files"], 2);
-    assert_eq!(report["dedup_files"], 1);
+    assert_eq!(report["file_count"], 2);
+    assert_groups(&report, [1, 1, 0]);
     assert_eq!(ws.snapshot(), before);
     ws.fails(&["ls", "app@2.0.0"], 1);
 
@@ -344,7 +343,7 @@ fn publishing_the_folder_that_holds_the_catalog_leaves_the_catalog_out() {
         assert!(stderr.contains(&warning), "no {warning:?} in:\n{stderr}");
     }
     let summary = String::from_utf8_lossy(&dry.stdout);
-    assert!(summary.contains("4 skipped"), "{summary}");
+    assert!(summary.contains("  4 paths skipped"), "{summary}");
 
     let out = publish(&["--json"]);
     assert!(out.status.success(), "{out:?}");
@@ -510,4 +509,21 @@ fn a_sqlite_file_that_is_not_a_ccc_catalog_is_published() {
         ["app.sqlite", "app.sqlite-wal", "notes-journal"]
     );
     assert!(ws.cat("s@1.0.0/app.sqlite") == bytes);
+}
+
+/// Checks the file counts of a publish report's three groups (new content,
+/// already stored, repeated within the version), and that the groups add
+/// up to the version's totals.
+#[track_caller]
+fn assert_groups(report: &serde_json::Value, [new, stored, repeated]: [u64; 3]) {
+    let groups = ["new_content", "already_stored", "repeated_in_version"];
+    let counts: Vec<_> = groups.iter().map(|g| &report[g]["file_count"]).collect();
+    assert_eq!(counts, [new, stored, repeated], "{report}");
+    for field in ["file_count", "raw_bytes", "stored_bytes"] {
+        let sum: u64 = groups
+            .iter()
+            .map(|g| report[g][field].as_u64().expect("an integer"))
+            .sum();
+        assert_eq!(report[field], sum, "{field} of the groups: {report}");
+    }
 }

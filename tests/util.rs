@@ -130,12 +130,20 @@ impl Workspace {
         self.ok(&["cat", target]).stdout
     }
 
+    /// The files of a version, from `ccc ls PKG@VERSION --json`.
+    #[track_caller]
+    pub fn files(&self, version: &str) -> Vec<Value> {
+        let listing = self.json(&["ls", version, "--json"]);
+        listing["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("ls {version} --json has no files list: {listing}"))
+            .clone()
+    }
+
     /// The paths of a version, from `ccc ls PKG@VERSION --json`.
     #[track_caller]
     pub fn paths(&self, version: &str) -> Vec<String> {
-        self.json(&["ls", version, "--json"])
-            .as_array()
-            .expect("ls PKG@VERSION --json is an array")
+        self.files(version)
             .iter()
             .map(|f| f["path"].as_str().expect("path is a string").to_string())
             .collect()
@@ -152,13 +160,27 @@ impl Workspace {
             .collect()
     }
 
+    /// When `package@version` was published, in Unix seconds, from
+    /// `ccc ls PKG --json`.
+    #[track_caller]
+    pub fn published_at(&self, package: &str, version: &str) -> i64 {
+        let versions = self.json(&["ls", package, "--json"]);
+        let v = versions
+            .as_array()
+            .expect("ls PKG --json is an array")
+            .iter()
+            .find(|v| v["version"] == version)
+            .unwrap_or_else(|| panic!("{package}@{version} not listed: {versions}"));
+        unix_time(&v["published_at"])
+    }
+
     /// Every `pkg@version` in the catalog, sorted, read through `ccc ls`.
     #[track_caller]
     pub fn all_versions(&self) -> Vec<String> {
         let packages = self.json(&["ls", "--json"]);
         let mut out = Vec::new();
         for p in packages.as_array().expect("ls --json is an array") {
-            let name = p["name"].as_str().expect("name");
+            let name = p["package"].as_str().expect("package");
             for v in self.versions(name) {
                 out.push(format!("{name}@{v}"));
             }
@@ -410,6 +432,19 @@ impl Rng {
         out.truncate(len);
         out
     }
+}
+
+/// A JSON time (RFC 3339, as every `ccc --json` prints times) in Unix
+/// seconds.
+#[track_caller]
+pub fn unix_time(value: &Value) -> i64 {
+    let text = value
+        .as_str()
+        .unwrap_or_else(|| panic!("a time is an RFC 3339 string, got {value}"));
+    let t = humantime::parse_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+    t.duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs() as i64
 }
 
 /// The sha256 of `bytes`, as lowercase hex (as `ccc --json` prints it).

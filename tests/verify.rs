@@ -28,7 +28,8 @@ fn fixture() -> Fixture {
     // Clean to begin with, so that the failures below are the damage's.
     let report = ws.json(&["verify", "--json"]);
     assert_eq!(report["problems"], serde_json::json!([]), "{report}");
-    assert_eq!(report["blobs_checked"], 4);
+    assert_eq!(report["ok"], true, "{report}");
+    assert_eq!(report["blob_count"], 4);
     Fixture { ws, noise, text }
 }
 

@@ -1,6 +1,96 @@
-//! The words people read: thread counts of 0 refused.
+//! The words people read: counted nouns in the singular for one, files
+//! that repeat within a version told apart from stored ones,
+//! "uncompressed", thread counts of 0 refused, and tables that fit the
+//! terminal.
 
-use crate::util::Workspace;
+use crate::serve_util::{STARTUP, Server, get, sigterm};
+use crate::util::{Rng, Workspace};
+
+fn stdout(out: std::process::Output) -> String {
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+#[test]
+fn one_of_a_thing_is_singular() {
+    let ws = Workspace::new();
+    ws.write("one/a.js", "let a = 1;\n");
+    let published = stdout(ws.ok(&["publish", "app@1.0.0", "one"]));
+    assert!(
+        published.starts_with("Published app@1.0.0: 1 file, "),
+        "{published}"
+    );
+    assert!(
+        published.contains("  1 file with new content: "),
+        "{published}"
+    );
+    let verified = stdout(ws.ok(&["verify"]));
+    assert!(
+        verified.starts_with("ok: 1 blob (")
+            && verified.contains(" and 1 version checked, 0 problems"),
+        "{verified}"
+    );
+
+    let mut server = Server::start(&ws, &["--threads", "1", "--cache-capacity", "1"]);
+    assert_eq!(get(&server.url("/assets/app/1.0.0/a.js"), &[]).status, 200);
+    sigterm(server.pid());
+    assert!(server.wait_exit(STARTUP).is_some(), "serve did not stop");
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(" with 1 worker; cache 1 entry / "),
+        "{stderr}"
+    );
+    let stdout = server.stdout();
+    assert!(
+        stdout.contains(": 1 request, ") && stdout.contains("cache 0 hits / 1 miss / 0 evictions"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn files_repeated_within_a_version_are_not_already_stored() {
+    let ws = Workspace::new();
+    ws.write("v1/a.css", "body{}\n");
+    ws.write("v1/copy.css", "body{}\n");
+    ws.write("v1/b.js", "let b = 2;\n");
+    let first = stdout(ws.ok(&["publish", "app@1.0.0", "v1"]));
+    assert!(first.contains("  2 files with new content: "), "{first}");
+    assert!(
+        first.contains("  1 file (7 B) repeats content of this version, stored once"),
+        "{first}"
+    );
+    assert!(!first.contains("already"), "{first}");
+
+    ws.write("v2/a.css", "body{}\n");
+    ws.write("v2/c.js", "let c = 3;\n");
+    let second = stdout(ws.ok(&["publish", "app@2.0.0", "v2"]));
+    assert!(
+        second.contains("  1 file (7 B) already in the catalog"),
+        "{second}"
+    );
+    assert!(!second.contains("repeat"), "{second}");
+}
+
+#[test]
+fn raw_storage_is_called_uncompressed() {
+    let ws = Workspace::new();
+    ws.write("dist/noise.bin", Rng::new(3).bytes(4096));
+    ws.write("dist/app.js", "let x = 1;\n".repeat(200));
+    ws.publish("app@1.0.0", "dist", &[]);
+    let raw = stdout(ws.ok(&["inspect", "app@1.0.0/noise.bin"]));
+    assert!(
+        raw.contains("4.0 KiB, uncompressed (100.0% of raw)"),
+        "{raw}"
+    );
+    assert!(raw.contains("(4096 bytes)"), "{raw}");
+    let gz = stdout(ws.ok(&["inspect", "app@1.0.0/app.js"]));
+    assert!(gz.contains(", gzip ("), "{gz}");
+    for text in [&raw, &gz] {
+        assert!(!text.contains("identity"), "{text}");
+    }
+    // Scripts keep HTTP's name for it.
+    let json = ws.json(&["inspect", "app@1.0.0/noise.bin", "--json"]);
+    assert_eq!(json["encoding"], "identity");
+}
 
 #[test]
 fn zero_threads_are_refused() {
@@ -22,4 +112,96 @@ fn zero_threads_are_refused() {
         assert!(stderr.contains("must be at least 1"), "{args:?}: {stderr}");
     }
     assert!(!ws.db().exists(), "a refused publish created the catalog");
+}
+
+/// The widest line of `text`, in characters (every character ccc draws
+/// tables with is one column wide).
+fn widest(text: &str) -> usize {
+    text.lines().map(|l| l.chars().count()).max().unwrap_or(0)
+}
+
+#[test]
+fn tables_fit_the_width_in_columns() {
+    let ws = Workspace::new();
+    let deep = format!("js/{}", "vendor/".repeat(12));
+    let long_name = "a-rather-long-chunk-name.4f2a91c0.min.js";
+    let mut rng = Rng::new(9);
+    for i in 0..3 {
+        ws.write(&format!("dist/{deep}{i}-{long_name}"), rng.text(2000));
+    }
+    ws.write("dist/font.woff2", rng.bytes(3000));
+    ws.write("dist/site.webmanifest", "{}\n");
+    ws.publish(
+        "@some-scope/a-package-with-a-long-name@1.0.0-beta.12",
+        "dist",
+        &[],
+    );
+    let version = "@some-scope/a-package-with-a-long-name@latest";
+    // Damage two blobs, so that verify has a table to draw.
+    ws.conn()
+        .execute(
+            "UPDATE blobs SET body = x'00' WHERE id IN (SELECT id FROM blobs LIMIT 2)",
+            [],
+        )
+        .expect("damage");
+
+    for args in [
+        &["ls"][..],
+        &["ls", "@some-scope/a-package-with-a-long-name"],
+        &["ls", version],
+        &["inspect", version],
+        &["inspect", &format!("{version}/{deep}0-{long_name}")],
+        &["verify"],
+    ] {
+        let run = |columns: Option<&str>| {
+            let mut cmd = ws.ccc();
+            if let Some(columns) = columns {
+                cmd.env("COLUMNS", columns);
+            }
+            let out = cmd.args(args).output().expect("run ccc");
+            assert!(out.status.code().is_some_and(|c| c <= 1), "{args:?}");
+            stdout(out)
+        };
+        let fitted = run(Some("80"));
+        assert!(
+            widest(&fitted) <= 80,
+            "ccc {args:?} at 80 columns:\n{fitted}"
+        );
+        // Without a width, nothing is cut: a pipe gets whole lines.
+        let whole = run(None);
+        assert!(!whole.contains('…'), "ccc {args:?}:\n{whole}");
+        if widest(&whole) > 80 {
+            assert!(fitted.contains('…') || fitted.lines().count() > whole.lines().count());
+        }
+    }
+
+    // A shortened path keeps its start and its end.
+    let listing = stdout(
+        ws.ccc()
+            .env("COLUMNS", "80")
+            .args(["ls", version])
+            .output()
+            .expect("ls"),
+    );
+    let shortened = listing
+        .lines()
+        .filter(|l| {
+            l.trim_start().starts_with("js/vend") && l.contains('…') && l.contains(".min.js ")
+        })
+        .count();
+    assert_eq!(shortened, 3, "{listing}");
+    let verify = stdout(
+        ws.ccc()
+            .env("COLUMNS", "80")
+            .arg("verify")
+            .output()
+            .expect("verify"),
+    );
+    // Prose is wrapped, not cut.
+    assert!(
+        verify.contains("end of file") && !verify.contains("end …"),
+        "{verify}"
+    );
+    let whole = stdout(ws.ccc().arg("verify").output().expect("verify"));
+    assert!(widest(&whole) > 120, "the unfitted table is wide:\n{whole}");
 }

@@ -35,9 +35,9 @@
 //! folder of that name, or the name is too long for the file system
 //! (`ENAMETOOLONG`: a 255-byte file name leaves no room for `.gz`).
 
-use super::Catalog;
 use super::publish::Skipped;
 use super::query::{AssetRow, VersionRow};
+use super::{Catalog, Encoding};
 use crate::error::{Error, Result};
 use flate2::read::GzDecoder;
 use serde::Serialize;
@@ -68,7 +68,7 @@ impl Sibling {
     /// when the catalog does not hold this encoding of it.
     fn body<'a>(self, file: &AssetRow, stored: &'a [u8]) -> Option<Cow<'a, [u8]>> {
         match self {
-            Sibling::Gzip => (file.encoding == "gzip").then_some(Cow::Borrowed(stored)),
+            Sibling::Gzip => (file.encoding == Encoding::Gzip).then_some(Cow::Borrowed(stored)),
         }
     }
 }
@@ -76,15 +76,16 @@ impl Sibling {
 /// What an export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
-    pub versions: u64,
+    pub version_count: u64,
     /// Versions whose folder existed in DIR and was replaced.
-    pub versions_replaced: u64,
-    pub files: u64,
-    pub siblings_written: u64,
+    pub replaced_version_count: u64,
+    pub file_count: u64,
+    /// Compressed siblings written.
+    pub sibling_count: u64,
     /// Siblings not written, by path below DIR, with the reason.
     pub siblings_skipped: Vec<Skipped>,
     /// Bytes of every file and sibling written.
-    pub bytes_written: u64,
+    pub written_bytes: u64,
 }
 
 /// One version to export.
@@ -203,8 +204,8 @@ fn stage_and_commit(catalog: &Catalog, plan: &[Planned<'_>], dir: &Path) -> Resu
     // The last moment to stop on Ctrl-C: from here DIR changes.
     crate::interrupt::check()?;
     let rels: Vec<&Path> = plan.iter().map(|p| p.rel.as_path()).collect();
-    report.versions_replaced = commit(staging.path(), dir, &rels)?;
-    report.versions = plan.len() as u64;
+    report.replaced_version_count = commit(staging.path(), dir, &rels)?;
+    report.version_count = plan.len() as u64;
     Ok(report)
 }
 
@@ -226,8 +227,8 @@ fn stage_version(
     for file in &planned.files {
         crate::interrupt::check()?;
         let stored = catalog.blob_body(file.blob_id)?;
-        let raw: Cow<[u8]> = if file.encoding == "gzip" {
-            let mut raw = Vec::with_capacity(file.raw_size as usize);
+        let raw: Cow<[u8]> = if file.encoding == Encoding::Gzip {
+            let mut raw = Vec::with_capacity(file.raw_bytes as usize);
             GzDecoder::new(&stored[..])
                 .read_to_end(&mut raw)
                 .map_err(|e| Error::Corrupt {
@@ -246,8 +247,8 @@ fn stage_version(
             std::fs::create_dir_all(parent).map_err(|e| Error::io(shown.join(&file.path), e))?;
         }
         write_file(&target, &raw, mtime).map_err(|e| Error::io(shown.join(&file.path), e))?;
-        report.files += 1;
-        report.bytes_written += raw.len() as u64;
+        report.file_count += 1;
+        report.written_bytes += raw.len() as u64;
 
         for &sibling in SIBLINGS {
             let Some(body) = sibling.body(file, &stored) else {
@@ -281,8 +282,8 @@ fn stage_version(
                     reason,
                 }),
                 None => {
-                    report.siblings_written += 1;
-                    report.bytes_written += body.len() as u64;
+                    report.sibling_count += 1;
+                    report.written_bytes += body.len() as u64;
                 }
             }
         }

@@ -93,6 +93,7 @@ pub struct Choice {
     pub package: String,
     #[serde(serialize_with = "super::query::as_string")]
     pub version: Version,
+    #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub published_at: i64,
     pub file_count: u64,
     pub raw_bytes: u64,

@@ -142,6 +142,55 @@ CREATE INDEX assets_by_blob ON assets(blob_id);
 /// The schema version this ccc writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
+/// How a blob's body is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// A gzip stream, served as is to clients that accept gzip.
+    Gzip,
+    /// The original bytes, kept when gzip would save under 5%. The name is
+    /// HTTP's for "no coding" (RFC 9110 8.4.1), as in the `blobs` table and
+    /// the JSON.
+    Identity,
+}
+
+impl Encoding {
+    /// The name in the `blobs` table and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Encoding::Gzip => "gzip",
+            Encoding::Identity => "identity",
+        }
+    }
+
+    /// The word for people: `gzip` or `uncompressed`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Encoding::Gzip => "gzip",
+            Encoding::Identity => "uncompressed",
+        }
+    }
+}
+
+impl rusqlite::types::FromSql for Encoding {
+    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
+        match value.as_str()? {
+            "gzip" => Ok(Encoding::Gzip),
+            "identity" => Ok(Encoding::Identity),
+            // The schema's CHECK constraint allows nothing else.
+            other => Err(rusqlite::types::FromSqlError::Other(
+                format!("unknown blob encoding `{other}`").into(),
+            )),
+        }
+    }
+}
+
+impl rusqlite::types::ToSql for Encoding {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        Ok(self.as_str().into())
+    }
+}
+
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {

@@ -33,7 +33,7 @@
 //!
 //! Other SQLite files are ordinary assets.
 
-use super::{CATALOG_HEADER_LEN, Catalog, is_catalog_header};
+use super::{CATALOG_HEADER_LEN, Catalog, Encoding, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::units::unix_now;
 use flate2::{Compression, Crc, write::DeflateEncoder};
@@ -252,12 +252,13 @@ fn is_catalog_file(path: &Path) -> Result<bool> {
 /// Symlinks are never followed (each is reported as skipped), so no file
 /// outside `dir` can be stored; so are special files (sockets, FIFOs) and
 /// catalogs (see the module doc): `catalog_files` are the one being
-/// written.
+/// written. `progress.scanned` hears of every file found.
 pub fn plan_dir(
     dir: &Path,
     excludes: &[String],
     max_file_size: u64,
     mut catalog_files: CatalogFiles,
+    progress: &dyn Progress,
 ) -> Result<Plan> {
     // DIR itself may be a symlink the user named on purpose; links inside it
     // are never followed.
@@ -269,6 +270,7 @@ pub fn plan_dir(
     let mut plan = Plan::default();
     // The identity of each file in `plan.files`, in the same order.
     let mut ids = Vec::new();
+    let mut scanned_bytes = 0u64;
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(false)
         .sort_by_file_name()
@@ -337,8 +339,10 @@ pub fn plan_dir(
             return Err(Error::bad_input(
                 entry.path(),
                 format!(
-                    "file is {size} bytes ({}), over --max-file-size {max_file_size} bytes",
+                    "file is {} ({}), over --max-file-size {}",
+                    crate::output::count(size, "byte"),
                     crate::units::human_size(size),
+                    crate::output::count(max_file_size, "byte"),
                 ),
             ));
         }
@@ -348,6 +352,8 @@ pub fn plan_dir(
             source: Source::Disk(entry.path().to_path_buf()),
         });
         ids.push(id);
+        scanned_bytes += size;
+        progress.scanned(plan.files.len() as u64, scanned_bytes);
     }
     // A side file the catalog's writer or readers created during the walk
     // may have been listed before it was known.
@@ -435,19 +441,25 @@ impl Default for Options {
 }
 
 /// What a publish did (or, dry, would do).
+///
+/// Every file of the version falls in exactly one of three groups, so the
+/// groups' counts and bytes add up to the version's.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub package: String,
     pub version: String,
-    pub files: u64,
+    pub file_count: u64,
     pub raw_bytes: u64,
     /// Stored bytes of the version's files (each blob counted per file).
     pub stored_bytes: u64,
-    /// Bytes this publish added to the catalog (new blobs only).
-    pub new_bytes: u64,
-    /// Files whose content was already stored, and their raw bytes.
-    pub dedup_files: u64,
-    pub dedup_bytes: u64,
+    /// Files whose content this publish added to the catalog; their
+    /// `stored_bytes` is what the catalog grew by.
+    pub new_content: Group,
+    /// Files whose content the catalog held before this publish.
+    pub already_stored: Group,
+    /// Files with the same content as another file of this version that
+    /// is new to the catalog: stored once, with that file.
+    pub repeated_in_version: Group,
     /// Whether an existing version was replaced.
     pub replaced: bool,
     pub dry_run: bool,
@@ -455,8 +467,28 @@ pub struct Report {
     pub skipped: Vec<Skipped>,
 }
 
+/// A group of a publish's files: how many, their size, and the stored size
+/// of their content (counted once per file).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Group {
+    pub file_count: u64,
+    pub raw_bytes: u64,
+    pub stored_bytes: u64,
+}
+
+impl Group {
+    fn add(&mut self, raw_bytes: u64, stored_bytes: u64) {
+        self.file_count += 1;
+        self.raw_bytes += raw_bytes;
+        self.stored_bytes += stored_bytes;
+    }
+}
+
 /// Progress callbacks; the CLI draws a bar, library users may ignore them.
 pub trait Progress: Sync {
+    /// The walk found its `files`-th file; `bytes` found so far.
+    fn scanned(&self, _files: u64, _bytes: u64) {}
+    /// Work starts on `files` files of `bytes` bytes in all.
     fn start(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
@@ -471,20 +503,35 @@ struct Processed {
     path: String,
     sha256: [u8; 32],
     raw_size: u64,
-    /// Present when this worker stored the content anew.
-    blob: Option<NewBlob>,
-    /// The blob's id and stored size when the catalog already had it.
-    stored: Option<(i64, u64)>,
+    content: Content,
+}
+
+/// Where a file's content comes from.
+enum Content {
+    /// New to the catalog, compressed by this worker.
+    New(NewBlob),
+    /// Already in the catalog: the blob's id and stored size.
+    Stored(i64, u64),
+    /// New, but another file of this publish carries (or carried) it.
+    Repeated,
 }
 
 struct NewBlob {
-    encoding: &'static str,
+    encoding: Encoding,
     body: Vec<u8>,
 }
 
-/// One file of the version: path, sha256, raw size, and the blob's id and
-/// stored size once known.
-type AssetRow = (String, [u8; 32], u64, Option<(i64, u64)>);
+/// Which [`Report`] group a file counts in.
+#[derive(Clone, Copy)]
+enum Kind {
+    New,
+    Stored,
+    Repeated,
+}
+
+/// One file of the version: path, sha256, raw size, its group, and the
+/// blob's id and stored size once known.
+type AssetRow = (String, [u8; 32], u64, Kind, Option<(i64, u64)>);
 
 /// Publishes `files` as `package@version` into `catalog`.
 pub fn publish(
@@ -531,9 +578,6 @@ pub fn publish(
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
-    let mut new_bytes = 0u64;
-    let mut dedup_files = 0u64;
-    let mut dedup_bytes = 0u64;
     let mut digests: Vec<AssetRow> = Vec::with_capacity(files.len());
     let mut new_blobs: std::collections::HashMap<[u8; 32], (i64, u64)> =
         std::collections::HashMap::new();
@@ -584,7 +628,7 @@ pub fn publish(
                         let Some(file) = files.get(i) else { break };
                         let reader = reader_path.as_deref().zip(reader.as_ref());
                         match process(file, reader, claimed, &mut deflate, max_file_size) {
-                            Ok(done) if done.blob.is_some() => {
+                            Ok(done) if matches!(done.content, Content::New(_)) => {
                                 if tx_done.send(Ok(vec![done])).is_err() {
                                     return;
                                 }
@@ -646,9 +690,8 @@ pub fn publish(
             };
             for done in batch {
                 progress.advance(done.raw_size);
-                let mut known = done.stored;
-                match &done.blob {
-                    Some(blob) => {
+                let (kind, known) = match &done.content {
+                    Content::New(blob) => {
                         let inserted = insert_blob
                             .execute(params![
                                 &done.sha256[..],
@@ -657,19 +700,18 @@ pub fn publish(
                                 &blob.body
                             ])
                             .map_err(err)?;
+                        let mut known = None;
                         if inserted == 1 {
                             let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
                             new_blobs.insert(done.sha256, entry);
                             known = Some(entry);
                         }
-                        new_bytes += blob.body.len() as u64;
+                        (Kind::New, known)
                     }
-                    None => {
-                        dedup_files += 1;
-                        dedup_bytes += done.raw_size;
-                    }
-                }
-                digests.push((done.path, done.sha256, done.raw_size, known));
+                    &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
+                    Content::Repeated => (Kind::Repeated, None),
+                };
+                digests.push((done.path, done.sha256, done.raw_size, kind, known));
             }
         }
         join_workers(workers)
@@ -698,6 +740,9 @@ pub fn publish(
         .map_err(err)?;
     digests.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
+    let mut new_content = Group::default();
+    let mut already_stored = Group::default();
+    let mut repeated_in_version = Group::default();
     {
         let mut insert_asset = tx
             .prepare_cached(
@@ -708,7 +753,7 @@ pub fn publish(
         let mut find_blob = tx
             .prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")
             .map_err(err)?;
-        for (path, sha, raw_size, known) in &digests {
+        for (path, sha, raw_size, kind, known) in &digests {
             // Content a sibling file of this publish stored, or (never in
             // practice) a blob whose insert found it already there.
             let (blob_id, stored) = match known.or_else(|| new_blobs.get(sha).copied()) {
@@ -722,6 +767,12 @@ pub fn publish(
                 .map_err(err)?;
             raw_bytes += raw_size;
             stored_bytes += stored;
+            let group = match kind {
+                Kind::New => &mut new_content,
+                Kind::Stored => &mut already_stored,
+                Kind::Repeated => &mut repeated_in_version,
+            };
+            group.add(*raw_size, stored);
         }
     }
     let file_count = digests.len() as u64;
@@ -745,12 +796,12 @@ pub fn publish(
     Ok(Report {
         package: package.to_string(),
         version: version_text,
-        files: file_count,
+        file_count,
         raw_bytes,
         stored_bytes,
-        new_bytes,
-        dedup_files,
-        dedup_bytes,
+        new_content,
+        already_stored,
+        repeated_in_version,
         replaced: existing.is_some(),
         dry_run: options.dry_run,
         elapsed_ms: started.elapsed().as_millis() as u64,
@@ -829,22 +880,25 @@ fn process(
             .map_err(|e| super::sqlite_err(db, e))?,
         None => None,
     };
-    let first_claim = stored.is_none()
-        && claimed
-            .lock()
-            .map_err(|_| Error::Internal("a publish worker panicked".into()))?
-            .insert(sha256);
-    let blob = if first_claim {
-        Some(deflate.compress(bytes))
-    } else {
-        None
+    let content = match stored {
+        Some((id, stored)) => Content::Stored(id, stored),
+        None => {
+            let first_claim = claimed
+                .lock()
+                .map_err(|_| Error::Internal("a publish worker panicked".into()))?
+                .insert(sha256);
+            if first_claim {
+                Content::New(deflate.compress(bytes))
+            } else {
+                Content::Repeated
+            }
+        }
     };
     Ok(Processed {
         path: file.path.clone(),
         sha256,
         raw_size: bytes.len() as u64,
-        blob,
-        stored,
+        content,
     })
 }
 
@@ -905,7 +959,7 @@ impl Deflater {
             !gz.is_empty() && (gz.len() as f64) <= bytes.len() as f64 * (1.0 - MIN_GZIP_SAVING);
         if worth_it {
             NewBlob {
-                encoding: "gzip",
+                encoding: Encoding::Gzip,
                 body: gz,
             }
         } else {
@@ -913,7 +967,7 @@ impl Deflater {
             body.clear();
             body.extend_from_slice(bytes);
             NewBlob {
-                encoding: "identity",
+                encoding: Encoding::Identity,
                 body,
             }
         }
@@ -1002,12 +1056,18 @@ mod tests {
                 x as u8
             })
             .collect();
-        assert_eq!(compress(&noise, Compression::best()).encoding, "identity");
+        assert_eq!(
+            compress(&noise, Compression::best()).encoding,
+            Encoding::Identity
+        );
         let text = b"function f(){return 1}\n".repeat(200);
         let blob = compress(&text, Compression::best());
-        assert_eq!(blob.encoding, "gzip");
+        assert_eq!(blob.encoding, Encoding::Gzip);
         assert!(blob.body.len() < text.len() / 10);
-        assert_eq!(compress(b"", Compression::best()).encoding, "identity");
+        assert_eq!(
+            compress(b"", Compression::best()).encoding,
+            Encoding::Identity
+        );
         // Same bytes as flate2's GzEncoder, and a reused state gives the
         // same stream again.
         let mut d = Deflater::new(Compression::best());
@@ -1015,7 +1075,7 @@ mod tests {
         gz.write_all(&text).unwrap();
         let want = gz.finish().unwrap();
         assert_eq!(d.compress(&text).body, want);
-        assert_eq!(d.compress(&noise).encoding, "identity");
+        assert_eq!(d.compress(&noise).encoding, Encoding::Identity);
         assert_eq!(d.compress(&text).body, want);
     }
 

@@ -4,27 +4,35 @@
 //! Everything here is plain data out of SQL; tables and JSON are built from
 //! these rows by the commands, and the server builds responses from them.
 
-use super::Catalog;
+use super::{Catalog, Encoding};
 use crate::error::{Error, Result};
 use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
 use serde::Serialize;
 
-/// One package with its totals.
+/// One package with its totals: an element of `ccc ls --json`.
+///
+/// The field names here and in the other rows are ccc's JSON vocabulary
+/// (docs/JSON.md): `package` and `version` name things, counts end in
+/// `_count`, byte quantities in `_bytes`, times are RFC 3339 strings.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageRow {
-    pub name: String,
-    pub versions: u64,
+    pub package: String,
+    pub version_count: u64,
+    /// What `latest` resolves to: the newest release, or the newest
+    /// prerelease when there is no release.
     pub latest: Option<String>,
     /// Files in the latest version.
-    pub latest_files: u64,
+    pub latest_file_count: u64,
     /// Bytes of distinct blobs used by any version of the package.
     pub stored_bytes: u64,
+    #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub created_at: i64,
 }
 
-/// One published version.
+/// One published version: an element of `ccc ls PKG --json`, and the head
+/// of every object that describes a version.
 #[derive(Debug, Clone, Serialize)]
 pub struct VersionRow {
     #[serde(skip)]
@@ -32,9 +40,12 @@ pub struct VersionRow {
     pub package: String,
     #[serde(serialize_with = "as_string")]
     pub version: Version,
+    #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub published_at: i64,
     pub file_count: u64,
     pub raw_bytes: u64,
+    /// Stored bytes of the version's files, each file's blob counted once
+    /// per file.
     pub stored_bytes: u64,
 }
 
@@ -43,13 +54,24 @@ pub struct VersionRow {
 pub struct AssetRow {
     pub path: String,
     pub content_type: String,
-    pub raw_size: u64,
-    pub stored_size: u64,
-    pub encoding: String,
+    pub encoding: Encoding,
+    /// The file's size.
+    pub raw_bytes: u64,
+    /// The size of its stored body (gzip stream or original bytes).
+    pub stored_bytes: u64,
     #[serde(serialize_with = "as_hex")]
     pub sha256: [u8; 32],
     #[serde(skip)]
     pub blob_id: i64,
+}
+
+/// A version with its files, by path: `ccc ls PKG@VERSION --json` and the
+/// server's `/assets/PKG/VERSION/` listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionFiles {
+    #[serde(flatten)]
+    pub version: VersionRow,
+    pub files: Vec<AssetRow>,
 }
 
 pub(super) fn as_string<S: serde::Serializer>(
@@ -95,12 +117,12 @@ impl Catalog {
                 .pick(versions.iter().map(|v| &v.version))
                 .and_then(|want| versions.iter().find(|v| &v.version == want));
             out.push(PackageRow {
-                versions: versions.len() as u64,
+                version_count: versions.len() as u64,
                 latest: latest.map(|v| v.version.to_string()),
-                latest_files: latest.map_or(0, |v| v.file_count),
+                latest_file_count: latest.map_or(0, |v| v.file_count),
                 stored_bytes: stored as u64,
                 created_at,
-                name,
+                package: name,
             });
         }
         Ok(out)
@@ -166,6 +188,12 @@ impl Catalog {
             })
     }
 
+    /// A version with its files.
+    pub fn version_files(&self, version: VersionRow) -> Result<VersionFiles> {
+        let files = self.files(version.id)?;
+        Ok(VersionFiles { version, files })
+    }
+
     /// The files of a version, by path.
     pub fn files(&self, version_id: i64) -> Result<Vec<AssetRow>> {
         let mut stmt = self
@@ -223,7 +251,17 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    /// Other versions holding the same blob, as `pkg@version/path`.
+    /// The other files with the same content as `asset` of `version`, in
+    /// any version, as `pkg@version/path`.
+    pub fn same_content(&self, version: &VersionRow, asset: &AssetRow) -> Result<Vec<String>> {
+        let itself = format!("{}@{}/{}", version.package, version.version, asset.path);
+        let mut users = self.blob_users(asset.blob_id)?;
+        users.retain(|user| *user != itself);
+        Ok(users)
+    }
+
+    /// Every file whose content is the blob `blob_id`, as
+    /// `pkg@version/path`.
     pub fn blob_users(&self, blob_id: i64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn()
@@ -272,8 +310,8 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
     Ok(AssetRow {
         path: r.get(0)?,
         content_type: r.get(1)?,
-        raw_size: r.get::<_, i64>(2)? as u64,
-        stored_size: r.get::<_, i64>(3)? as u64,
+        raw_bytes: r.get::<_, i64>(2)? as u64,
+        stored_bytes: r.get::<_, i64>(3)? as u64,
         encoding: r.get(4)?,
         sha256,
         blob_id: r.get(6)?,

@@ -21,24 +21,21 @@ pub struct Problem {
     /// What is wrong: a blob's sha256, `pkg@version`, or the check's name.
     pub object: String,
     pub detail: String,
-    /// Assets affected (`pkg@version/path`), for blob problems.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    /// Files affected (`pkg@version/path`): every file of a bad blob;
+    /// empty for the other kinds.
     pub affects: Vec<String>,
 }
 
-/// The result of a verify run.
+/// The result of a verify run: what was checked, and every problem found.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    pub blobs_checked: u64,
-    pub bytes_checked: u64,
-    pub versions_checked: u64,
+    /// No problems (the command exits 0).
+    pub ok: bool,
+    pub blob_count: u64,
+    /// Stored bytes of the blobs, every one of them read and decoded.
+    pub stored_bytes: u64,
+    pub version_count: u64,
     pub problems: Vec<Problem>,
-}
-
-impl Report {
-    pub fn ok(&self) -> bool {
-        self.problems.is_empty()
-    }
 }
 
 impl Catalog {
@@ -79,7 +76,7 @@ impl Catalog {
             }
         }
 
-        let (mut blobs_checked, mut bytes_checked) = (0u64, 0u64);
+        let (mut blob_count, mut stored_bytes) = (0u64, 0u64);
         let mut bad_blobs = Vec::new();
         {
             let mut stmt = self
@@ -97,8 +94,8 @@ impl Catalog {
                 if let Some(detail) = check_blob(&sha, raw_size, &encoding, body)? {
                     bad_blobs.push((id, hex::encode(&sha), detail));
                 }
-                blobs_checked += 1;
-                bytes_checked += body.len() as u64;
+                blob_count += 1;
+                stored_bytes += body.len() as u64;
                 progress(body.len() as u64);
             }
         }
@@ -140,7 +137,7 @@ impl Catalog {
             .map_err(|e| self.err(e))?
             .collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))?;
-        let versions_checked = versions.len() as u64;
+        let version_count = versions.len() as u64;
         for (package, version, [files, raw, stored, real_files, real_raw, real_stored]) in versions
         {
             let object = format!("{package}@{version}");
@@ -167,9 +164,10 @@ impl Catalog {
             }
         }
         Ok(Report {
-            blobs_checked,
-            bytes_checked,
-            versions_checked,
+            ok: problems.is_empty(),
+            blob_count,
+            stored_bytes,
+            version_count,
             problems,
         })
     }
@@ -210,7 +208,8 @@ fn check_blob(sha: &[u8], raw_size: i64, encoding: &str, body: &[u8]) -> Result<
     };
     if size != raw_size as u64 {
         return Ok(Some(format!(
-            "decodes to {size} bytes, recorded {raw_size}"
+            "decodes to {}, recorded {raw_size}",
+            crate::output::count(size, "byte")
         )));
     }
     let digest: [u8; 32] = hasher.finalize().into();

@@ -62,10 +62,10 @@ impl Urls {
         let catalog = Catalog::open(db, Access::ReadOnly)?;
         let mut urls = Vec::new();
         for package in catalog.packages()? {
-            for version in catalog.versions(&package.name)? {
+            for version in catalog.versions(&package.package)? {
                 for file in catalog.files(version.id)? {
                     urls.push(asset_url(
-                        &package.name,
+                        &package.package,
                         &version.version.to_string(),
                         &file.path,
                     ));

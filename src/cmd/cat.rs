@@ -2,7 +2,7 @@
 //! stdout.
 
 use super::resolve_version;
-use crate::catalog::{Access, Catalog};
+use crate::catalog::{Access, Catalog, Encoding};
 use crate::cli::CatArgs;
 use crate::error::{Error, Result};
 use flate2::Compression;
@@ -23,13 +23,13 @@ pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
     let body = catalog.blob_body(asset.blob_id)?;
     let stdout = std::io::stdout().lock();
     let io = Error::Stdout;
-    match (asset.encoding.as_str(), args.gzip) {
-        ("gzip", false) => {
+    match (asset.encoding, args.gzip) {
+        (Encoding::Gzip, false) => {
             let mut decoder = GzDecoder::new(stdout);
             decoder.write_all(&body).map_err(io)?;
             decoder.finish().map_err(io)?.flush().map_err(io)?;
         }
-        ("identity", true) => {
+        (Encoding::Identity, true) => {
             let mut encoder = GzEncoder::new(stdout, Compression::best());
             encoder.write_all(&body).map_err(io)?;
             encoder.finish().map_err(io)?.flush().map_err(io)?;

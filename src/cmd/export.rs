@@ -7,7 +7,7 @@ use crate::catalog::query::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::ExportArgs;
 use crate::error::{Error, Result};
-use crate::output;
+use crate::output::{self, count};
 use crate::spec::Target;
 use crate::units::human_size;
 use std::path::Path;
@@ -30,35 +30,26 @@ pub fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
         );
     }
     let mut replaced = String::new();
-    if report.versions_replaced > 0 {
-        replaced = format!(" ({} replaced)", report.versions_replaced);
+    if report.replaced_version_count > 0 {
+        replaced = format!(" ({} replaced)", report.replaced_version_count);
     }
     output::print(format_args!(
         "Exported {} to {}{replaced}: {}, {} written, {} skipped; {}",
-        count(report.versions, "version"),
+        count(report.version_count, "version"),
         out.display(),
-        count(report.files, "file"),
-        count(report.siblings_written, "compressed sibling"),
+        count(report.file_count, "file"),
+        count(report.sibling_count, "compressed sibling"),
         report.siblings_skipped.len(),
-        human_size(report.bytes_written)
+        human_size(report.written_bytes)
     ))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// `1 file`, `2 files`.
-fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("{n} {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
 }
 
 fn select(catalog: &Catalog, target: Option<&Target>) -> Result<Vec<VersionRow>> {
     let Some(target) = target else {
         let mut all = Vec::new();
         for p in catalog.packages()? {
-            all.extend(catalog.versions(&p.name)?);
+            all.extend(catalog.versions(&p.package)?);
         }
         return Ok(all);
     };

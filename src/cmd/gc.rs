@@ -50,12 +50,12 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
         "Removed"
     };
     output::print(format_args!(
-        "{verb} {} versions, {} packages, {} blobs ({} stored); kept {} versions",
-        report.versions.len(),
-        report.packages_removed.len(),
-        report.blobs_removed,
+        "{verb} {}, {}, {} ({} stored); kept {}",
+        output::count(report.versions.len() as u64, "version"),
+        output::count(report.packages_removed.len() as u64, "package"),
+        output::count(report.blobs_removed, "blob"),
         human_size(report.blob_bytes_removed),
-        report.kept.len(),
+        output::count(report.kept.len() as u64, "version"),
     ))?;
     if !report.dry_run {
         output::print(format_args!(

@@ -1,71 +1,66 @@
 //! `ccc inspect PKG@VERSION[/PATH]`: a version's sizes, compression and
 //! sharing with a file table, or one file in full detail.
 
-use super::resolve_version;
-use crate::catalog::query::{AssetRow, VersionRow};
+use super::{resolve_version, version_title};
+use crate::catalog::query::{AssetRow, VersionFiles, VersionRow};
 use crate::catalog::{Access, Catalog};
 use crate::cli::InspectArgs;
 use crate::error::Result;
-use crate::output;
-use crate::units::{human_size, human_time, ratio, rfc3339};
+use crate::output::{self, Column, Table, count, media_type};
+use crate::units::{human_size, human_time, ratio};
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `inspect PKG@VERSION --json`: the listing of `ls PKG@VERSION --json`
+/// plus what the version shares.
 #[derive(Serialize)]
 struct VersionDetail<'a> {
-    package: &'a str,
-    version: String,
-    published_at: String,
-    files: u64,
-    raw_bytes: u64,
-    stored_bytes: u64,
+    #[serde(flatten)]
+    listing: &'a VersionFiles,
     /// Stored bytes of this version's blobs that other versions also use.
     shared_bytes: u64,
-    assets: &'a [AssetRow],
 }
 
+/// `inspect PKG@VERSION/PATH --json`.
 #[derive(Serialize)]
 struct AssetDetail<'a> {
     package: &'a str,
     version: String,
     #[serde(flatten)]
     asset: &'a AssetRow,
-    /// Every file in the catalog with the same content.
+    /// Every other file in the catalog with the same content.
     same_content: Vec<String>,
 }
 
 pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
-    let version = resolve_version(&catalog, &args.target)?;
-    match args.target.path.as_deref() {
-        Some(path) => asset(&catalog, &version, path, args.json),
-        None => summary(&catalog, &version, args.json),
+    let target = &args.target;
+    let version = resolve_version(&catalog, target)?;
+    let title = version_title(&version, target, target.path.as_deref());
+    match target.path.as_deref() {
+        Some(path) => asset(&catalog, &version, &title, path, args.json),
+        None => summary(&catalog, version, &title, args.json),
     }
 }
 
-fn summary(catalog: &Catalog, v: &VersionRow, json: bool) -> Result<ExitCode> {
-    let assets = catalog.files(v.id)?;
+fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<ExitCode> {
     let shared = catalog.shared_bytes(v.id)?;
+    let listing = catalog.version_files(v)?;
     if json {
         output::print_json(&VersionDetail {
-            package: &v.package,
-            version: v.version.to_string(),
-            published_at: rfc3339(v.published_at),
-            files: v.file_count,
-            raw_bytes: v.raw_bytes,
-            stored_bytes: v.stored_bytes,
+            listing: &listing,
             shared_bytes: shared,
-            assets: &assets,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut head = output::table(&["", ""], &[]);
-    head.set_header(vec![format!("{}@{}", v.package, v.version), String::new()]);
-    head.add_row(vec!["published".into(), human_time(v.published_at)]);
-    head.add_row(vec!["files".into(), v.file_count.to_string()]);
-    head.add_row(vec!["raw".into(), human_size(v.raw_bytes)]);
-    head.add_row(vec![
+    let v = &listing.version;
+    output::print_heading(title, "")?;
+    let mut head = Table::pairs(Column::prose(""));
+    head.add_row(["published".into(), human_time(v.published_at)]);
+    head.add_row(["files".into(), v.file_count.to_string()]);
+    head.add_row(["raw".into(), human_size(v.raw_bytes)]);
+    head.add_row([
         "stored".into(),
         format!(
             "{} ({} of raw)",
@@ -73,22 +68,26 @@ fn summary(catalog: &Catalog, v: &VersionRow, json: bool) -> Result<ExitCode> {
             ratio(v.stored_bytes, v.raw_bytes)
         ),
     ]);
-    head.add_row(vec![
+    head.add_row([
         "shared".into(),
         format!("{} also used by other versions", human_size(shared)),
     ]);
     output::print(head)?;
-    let mut table = output::table(
-        &["path", "type", "raw", "stored", "ratio", "sha256"],
-        &[2, 3, 4],
-    );
-    for a in &assets {
-        table.add_row(vec![
+    let mut table = Table::new(vec![
+        Column::path("path"),
+        Column::prose("type"),
+        Column::number("raw"),
+        Column::number("stored"),
+        Column::number("ratio"),
+        Column::text("sha256"),
+    ]);
+    for a in &listing.files {
+        table.add_row([
             a.path.clone(),
-            a.content_type.clone(),
-            human_size(a.raw_size),
-            human_size(a.stored_size),
-            ratio(a.stored_size, a.raw_size),
+            media_type(&a.content_type).to_string(),
+            human_size(a.raw_bytes),
+            human_size(a.stored_bytes),
+            ratio(a.stored_bytes, a.raw_bytes),
             hex::encode(&a.sha256[..6]),
         ]);
     }
@@ -96,9 +95,15 @@ fn summary(catalog: &Catalog, v: &VersionRow, json: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn asset(catalog: &Catalog, v: &VersionRow, path: &str, json: bool) -> Result<ExitCode> {
+fn asset(
+    catalog: &Catalog,
+    v: &VersionRow,
+    title: &str,
+    path: &str,
+    json: bool,
+) -> Result<ExitCode> {
     let a = catalog.asset(v, path)?;
-    let same_content = catalog.blob_users(a.blob_id)?;
+    let same_content = catalog.same_content(v, &a)?;
     if json {
         output::print_json(&AssetDetail {
             package: &v.package,
@@ -108,27 +113,33 @@ fn asset(catalog: &Catalog, v: &VersionRow, path: &str, json: bool) -> Result<Ex
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = output::table(&["", ""], &[]);
-    table.set_header(vec![
-        format!("{}@{}/{}", v.package, v.version, a.path),
-        String::new(),
-    ]);
-    table.add_row(vec!["content type".into(), a.content_type.clone()]);
-    table.add_row(vec![
+    output::print_heading(title, "")?;
+    let mut table = Table::pairs(Column::path(""));
+    table.add_row(["content type".into(), a.content_type.clone()]);
+    table.add_row([
         "raw".into(),
-        format!("{} ({} bytes)", human_size(a.raw_size), a.raw_size),
-    ]);
-    table.add_row(vec![
-        "stored".into(),
         format!(
-            "{} as {} ({} of raw)",
-            human_size(a.stored_size),
-            a.encoding,
-            ratio(a.stored_size, a.raw_size)
+            "{} ({})",
+            human_size(a.raw_bytes),
+            count(a.raw_bytes, "byte")
         ),
     ]);
-    table.add_row(vec!["sha256".into(), hex::encode(a.sha256)]);
-    table.add_row(vec!["same content".into(), same_content.join("\n")]);
+    table.add_row([
+        "stored".into(),
+        format!(
+            "{}, {} ({} of raw)",
+            human_size(a.stored_bytes),
+            a.encoding.describe(),
+            ratio(a.stored_bytes, a.raw_bytes)
+        ),
+    ]);
+    table.add_row(["sha256".into(), hex::encode(a.sha256)]);
+    let others = if same_content.is_empty() {
+        "no other file".to_string()
+    } else {
+        same_content.join("\n")
+    };
+    table.add_row(["same content".into(), others]);
     output::print(table)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,11 +1,12 @@
 //! `ccc ls [PKG[@VERSION]]`: packages, a package's versions, or a version's
-//! files.
+//! files. A tag or range (`app@latest`, `app@^1`) lists the exact version it
+//! resolves to, named in the title and in the JSON.
 
-use super::resolve_version;
+use super::{resolve_version, version_title};
 use crate::catalog::{Access, Catalog};
 use crate::cli::LsArgs;
 use crate::error::{Error, Result};
-use crate::output;
+use crate::output::{self, Column, Table, count, media_type};
 use crate::units::{human_size, human_time, ratio};
 use std::path::Path;
 use std::process::ExitCode;
@@ -19,19 +20,34 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
         return versions(&catalog, &target.package, args.json);
     }
     let version = resolve_version(&catalog, target)?;
-    let files = catalog.files(version.id)?;
+    let title = version_title(&version, target, None);
+    let listing = catalog.version_files(version)?;
     if args.json {
-        output::print_json(&files)?;
+        output::print_json(&listing)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = output::table(&["path", "type", "size", "stored", "ratio"], &[2, 3, 4]);
-    for f in &files {
-        table.add_row(vec![
+    let v = &listing.version;
+    let totals = format!(
+        "{}, {} -> {} stored",
+        count(v.file_count, "file"),
+        human_size(v.raw_bytes),
+        human_size(v.stored_bytes),
+    );
+    output::print_heading(&title, &totals)?;
+    let mut table = Table::new(vec![
+        Column::path("path"),
+        Column::prose("type"),
+        Column::number("size"),
+        Column::number("stored"),
+        Column::number("ratio"),
+    ]);
+    for f in &listing.files {
+        table.add_row([
             f.path.clone(),
-            f.content_type.clone(),
-            human_size(f.raw_size),
-            human_size(f.stored_size),
-            ratio(f.stored_size, f.raw_size),
+            media_type(&f.content_type).to_string(),
+            human_size(f.raw_bytes),
+            human_size(f.stored_bytes),
+            ratio(f.stored_bytes, f.raw_bytes),
         ]);
     }
     output::print(table)?;
@@ -50,16 +66,19 @@ fn packages(catalog: &Catalog, json: bool) -> Result<ExitCode> {
         )?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = output::table(
-        &["package", "versions", "latest", "files", "stored"],
-        &[1, 3, 4],
-    );
+    let mut table = Table::new(vec![
+        Column::path("package"),
+        Column::number("versions"),
+        Column::text("latest"),
+        Column::number("files"),
+        Column::number("stored"),
+    ]);
     for p in &packages {
-        table.add_row(vec![
-            p.name.clone(),
-            p.versions.to_string(),
+        table.add_row([
+            p.package.clone(),
+            p.version_count.to_string(),
             p.latest.clone().unwrap_or_default(),
-            p.latest_files.to_string(),
+            p.latest_file_count.to_string(),
             human_size(p.stored_bytes),
         ]);
     }
@@ -76,12 +95,15 @@ fn versions(catalog: &Catalog, package: &str, json: bool) -> Result<ExitCode> {
         output::print_json(&versions)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let mut table = output::table(
-        &["version", "published", "files", "size", "stored"],
-        &[2, 3, 4],
-    );
+    let mut table = Table::new(vec![
+        Column::text("version"),
+        Column::text("published"),
+        Column::number("files"),
+        Column::number("size"),
+        Column::number("stored"),
+    ]);
     for v in &versions {
-        table.add_row(vec![
+        table.add_row([
             v.version.to_string(),
             human_time(v.published_at),
             v.file_count.to_string(),

@@ -4,18 +4,29 @@ use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::{Access, Catalog};
 use crate::cli::PublishArgs;
 use crate::error::Result;
-use crate::output;
+use crate::output::{self, count};
 use crate::units::{human_size, ratio};
-use indicatif::ProgressBar;
+use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     let target = &args.target;
+    let quiet = args.quiet || args.json;
+    let bar = Bar::new(output::progress_target(quiet));
     // Known before the walk, so that the catalog is never part of the tree.
     let catalog_files = CatalogFiles::of(db);
-    let plan = publish::plan_dir(&args.dir, &args.exclude, args.max_file_size, catalog_files)?;
+    let plan = publish::plan_dir(
+        &args.dir,
+        &args.exclude,
+        args.max_file_size,
+        catalog_files,
+        &bar,
+    );
+    let plan = plan.inspect_err(|_| bar.clear())?;
+    bar.scan_done(plan.files.len() as u64);
 
     let creating = !db.exists();
     let opened = if args.dry_run && creating {
@@ -26,6 +37,7 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     let mut catalog = match opened.and_then(|mut c| c.stop_on_interrupt().map(|()| c)) {
         Ok(catalog) => catalog,
         Err(e) => {
+            bar.clear();
             // Creating the catalog failed or was interrupted: leave no file.
             if creating && !args.dry_run {
                 remove_catalog_files(db);
@@ -40,17 +52,12 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         jobs: args.jobs.unwrap_or(0),
         max_file_size: args.max_file_size,
     };
-    let quiet = args.quiet || args.json;
     for skipped in &plan.skipped {
         if !quiet {
-            eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason);
+            bar.bar
+                .suspend(|| eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
     }
-    let bar = Bar {
-        bar: output::byte_bar(0, "Publishing", quiet),
-        files_done: AtomicU64::new(0),
-        files_total: AtomicU64::new(0),
-    };
     let result = publish::publish(
         &mut catalog,
         &target.package,
@@ -60,10 +67,10 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         &options,
         &bar,
     );
+    bar.clear();
     let report = match result {
         Ok(report) => report,
         Err(e) => {
-            bar.bar.finish_and_clear();
             // A first publish that failed leaves no empty catalog behind.
             if creating && catalog.is_file() {
                 drop(catalog);
@@ -75,27 +82,78 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
     if args.json {
         output::print_json(&report)?;
     } else if !args.quiet {
-        let verb = match (report.dry_run, report.replaced) {
-            (true, _) => "Would publish",
-            (false, true) => "Replaced",
-            (false, false) => "Published",
-        };
-        output::print(format_args!(
-            "{verb} {}@{}: {} files, {} raw -> {} stored ({}), {} new in the catalog\n  {} files ({}) were already stored; {} skipped; {:.2}s",
-            report.package,
-            report.version,
-            report.files,
-            human_size(report.raw_bytes),
-            human_size(report.stored_bytes),
-            ratio(report.stored_bytes, report.raw_bytes),
-            human_size(report.new_bytes),
-            report.dedup_files,
-            human_size(report.dedup_bytes),
-            report.skipped.len(),
-            report.elapsed_ms as f64 / 1000.0,
-        ))?;
+        output::print(summary(&report))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The summary for people: totals, then where the content went.
+///
+/// ```text
+/// Published app@1.4.0: 120 files, 3.1 MiB raw -> 812.4 KiB stored (25.6%) in 0.84s
+///   96 files with new content: 640.2 KiB added to the catalog
+///   21 files (402.0 KiB) already in the catalog
+///   3 files (12.1 KiB) repeat content of this version, stored once
+///   1 path skipped
+/// ```
+fn summary(report: &publish::Report) -> String {
+    let verb = match (report.dry_run, report.replaced) {
+        (true, false) => "Would publish",
+        (true, true) => "Would replace",
+        (false, true) => "Replaced",
+        (false, false) => "Published",
+    };
+    let mut lines = vec![format!(
+        "{verb} {}@{}: {}, {} raw -> {} stored ({}) in {:.2}s",
+        report.package,
+        report.version,
+        count(report.file_count, "file"),
+        human_size(report.raw_bytes),
+        human_size(report.stored_bytes),
+        ratio(report.stored_bytes, report.raw_bytes),
+        report.elapsed_ms as f64 / 1000.0,
+    )];
+    let new = &report.new_content;
+    if new.file_count > 0 {
+        let added = if report.dry_run {
+            "would be added"
+        } else {
+            "added"
+        };
+        lines.push(format!(
+            "  {} with new content: {} {added} to the catalog",
+            count(new.file_count, "file"),
+            human_size(new.stored_bytes),
+        ));
+    }
+    let stored = &report.already_stored;
+    if stored.file_count > 0 {
+        lines.push(format!(
+            "  {} ({}) already in the catalog",
+            count(stored.file_count, "file"),
+            human_size(stored.raw_bytes),
+        ));
+    }
+    let repeated = &report.repeated_in_version;
+    if repeated.file_count > 0 {
+        let verb = if repeated.file_count == 1 {
+            "repeats"
+        } else {
+            "repeat"
+        };
+        lines.push(format!(
+            "  {} ({}) {verb} content of this version, stored once",
+            count(repeated.file_count, "file"),
+            human_size(repeated.raw_bytes),
+        ));
+    }
+    if !report.skipped.is_empty() {
+        lines.push(format!(
+            "  {} skipped",
+            count(report.skipped.len() as u64, "path")
+        ));
+    }
+    lines.join("\n")
 }
 
 fn remove_catalog_files(db: &Path) {
@@ -106,27 +164,231 @@ fn remove_catalog_files(db: &Path) {
     }
 }
 
-/// The publish progress drawn with indicatif: bytes (and their rate) on
-/// the bar, files done out of the total in the message.
+/// The publish progress drawn with indicatif: a spinner counting files
+/// while the tree is walked, then, once the total is known, a bar of bytes
+/// (and their rate) with files done out of the total in the message.
 struct Bar {
     bar: ProgressBar,
     files_done: AtomicU64,
     files_total: AtomicU64,
 }
 
+impl Bar {
+    fn new(target: ProgressDrawTarget) -> Bar {
+        let bar = ProgressBar::with_draw_target(None, target);
+        bar.set_style(output::spinner_style());
+        bar.set_prefix("Scanning");
+        if !bar.is_hidden() {
+            bar.enable_steady_tick(Duration::from_millis(120));
+        }
+        Bar {
+            bar,
+            files_done: AtomicU64::new(0),
+            files_total: AtomicU64::new(0),
+        }
+    }
+
+    /// The walk is over; the catalog's write lock may take a while.
+    fn scan_done(&self, files: u64) {
+        self.bar.set_message(format!(
+            "{} found, opening the catalog",
+            count(files, "file")
+        ));
+    }
+
+    /// Takes the spinner or bar off the terminal.
+    fn clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 impl Progress for Bar {
+    fn scanned(&self, files: u64, bytes: u64) {
+        self.bar
+            .set_message(format!("{}, {}", count(files, "file"), human_size(bytes)));
+    }
     fn start(&self, files: u64, bytes: u64) {
-        self.bar.set_length(bytes);
         self.files_total.store(files, Ordering::Relaxed);
-        self.bar.set_message(format!("0/{files} files"));
+        self.bar.set_length(bytes);
+        self.bar.set_position(0);
+        self.bar.set_style(output::byte_bar_style());
+        self.bar.set_prefix("Publishing");
+        self.bar.set_message(format!("0/{}", count(files, "file")));
+        // Rate and elapsed time count from here, not from the walk.
+        self.bar.reset_elapsed();
+        self.bar.reset_eta();
     }
     fn advance(&self, bytes: u64) {
         let done = self.files_done.fetch_add(1, Ordering::Relaxed) + 1;
         let total = self.files_total.load(Ordering::Relaxed);
         self.bar.inc(bytes);
-        self.bar.set_message(format!("{done}/{total} files"));
+        self.bar
+            .set_message(format!("{done}/{}", count(total, "file")));
     }
     fn finish(&self) {
-        self.bar.finish_and_clear();
+        self.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A one-line terminal: what was drawn since the line was last
+    /// cleared.
+    #[derive(Debug, Default, Clone)]
+    struct Screen(Arc<Mutex<String>>);
+
+    impl Screen {
+        fn text(&self) -> String {
+            self.0.lock().unwrap().trim_end().to_string()
+        }
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            100
+        }
+        fn move_cursor_up(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, s: &str) -> std::io::Result<()> {
+            self.write_str(s)
+        }
+        fn write_str(&self, s: &str) -> std::io::Result<()> {
+            self.0.lock().unwrap().push_str(s);
+            Ok(())
+        }
+        fn clear_line(&self) -> std::io::Result<()> {
+            self.0.lock().unwrap().clear();
+            Ok(())
+        }
+        fn flush(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_appears_once_the_total_is_known() {
+        let screen = Screen::default();
+        let bar = Bar::new(ProgressDrawTarget::term_like(Box::new(screen.clone())));
+        let walk = |files: u64, bytes: u64| {
+            bar.scanned(files, bytes);
+            bar.bar.force_draw();
+            screen.text()
+        };
+        for (files, bytes) in [(1, 10), (2, 2048)] {
+            let seen = walk(files, bytes);
+            assert!(seen.contains("Scanning"), "{seen}");
+            assert!(!seen.contains('['), "a bar while walking: {seen}");
+            assert!(!seen.contains("0 B/0 B") && !seen.contains("0/0"), "{seen}");
+        }
+        assert!(
+            screen.text().contains("2 files, 2.0 KiB"),
+            "{}",
+            screen.text()
+        );
+        assert!(walk(1, 10).contains("1 file, 10 B"), "{}", screen.text());
+
+        bar.start(2, 2048);
+        bar.bar.force_draw();
+        let seen = screen.text();
+        assert!(seen.contains("Publishing ["), "{seen}");
+        assert!(
+            seen.contains("0 B/2.00 KiB") && seen.contains("0/2 files"),
+            "{seen}"
+        );
+        bar.advance(1024);
+        bar.bar.force_draw();
+        let seen = screen.text();
+        assert!(
+            seen.contains("1.00 KiB/2.00 KiB") && seen.contains("1/2 files"),
+            "{seen}"
+        );
+    }
+
+    fn report() -> publish::Report {
+        let group = |file_count, raw_bytes, stored_bytes| publish::Group {
+            file_count,
+            raw_bytes,
+            stored_bytes,
+        };
+        publish::Report {
+            package: "app".into(),
+            version: "1.0.0".into(),
+            file_count: 6,
+            raw_bytes: 6000,
+            stored_bytes: 3000,
+            new_content: group(3, 3000, 1500),
+            already_stored: group(2, 2000, 1000),
+            repeated_in_version: group(1, 1000, 500),
+            replaced: false,
+            dry_run: false,
+            elapsed_ms: 1234,
+            skipped: vec![],
+        }
+    }
+
+    #[test]
+    fn the_summary_tells_repeats_from_stored_content() {
+        let text = summary(&report());
+        assert!(
+            text.starts_with(
+                "Published app@1.0.0: 6 files, 5.9 KiB raw -> 2.9 KiB stored (50.0%) in 1.23s"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("3 files with new content: 1.5 KiB added to the catalog"),
+            "{text}"
+        );
+        assert!(
+            text.contains("2 files (2.0 KiB) already in the catalog"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 file (1000 B) repeats content of this version"),
+            "{text}"
+        );
+        assert!(!text.contains("skipped"), "{text}");
+
+        let mut one = report();
+        one.file_count = 1;
+        one.new_content = publish::Group {
+            file_count: 1,
+            raw_bytes: 6000,
+            stored_bytes: 3000,
+        };
+        one.already_stored = publish::Group::default();
+        one.repeated_in_version = publish::Group::default();
+        one.dry_run = true;
+        one.skipped = vec![publish::Skipped {
+            path: "link".into(),
+            reason: "symlink".into(),
+        }];
+        let text = summary(&one);
+        assert!(
+            text.starts_with("Would publish app@1.0.0: 1 file,"),
+            "{text}"
+        );
+        assert!(
+            text.contains("1 file with new content: 2.9 KiB would be added"),
+            "{text}"
+        );
+        assert!(
+            !text.contains("already") && !text.contains("repeat"),
+            "{text}"
+        );
+        assert!(text.contains("  1 path skipped"), "{text}");
     }
 }

@@ -1,6 +1,7 @@
 //! `ccc rm PKG@VERSION...` and `ccc rm --all PKG...`: remove versions in one
 //! transaction. Their blobs stay until `ccc gc`.
 
+use crate::catalog::query::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, RmArgs};
 use crate::error::{Error, Result};
@@ -9,10 +10,12 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
+/// `rm --json`: the versions removed (or, dry, that would be), and the
+/// packages left without versions, which go with them.
 #[derive(Serialize)]
 struct Removed {
-    versions: Vec<String>,
-    packages: Vec<String>,
+    versions: Vec<VersionRow>,
+    packages_removed: Vec<String>,
     dry_run: bool,
 }
 
@@ -20,20 +23,14 @@ struct Removed {
 /// `Checked` saw to that while parsing.
 pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
-    let mut ids = Vec::new();
-    let mut names = Vec::new();
+    let mut removed: Vec<VersionRow> = Vec::new();
     for target in &args.targets {
         let versions = catalog.versions(&target.package)?;
         if versions.is_empty() {
             return Err(Error::PackageNotFound(target.package.clone()));
         }
         match target.exact_version() {
-            None => {
-                for v in versions {
-                    ids.push(v.id);
-                    names.push(format!("{}@{}", v.package, v.version));
-                }
-            }
+            None => removed.extend(versions),
             Some(want) => {
                 let v = versions
                     .into_iter()
@@ -42,19 +39,20 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
                         package: target.package.clone(),
                         version: want.to_string(),
                     })?;
-                ids.push(v.id);
-                names.push(format!("{}@{}", v.package, v.version));
+                removed.push(v);
             }
         }
     }
+    // A version named twice is removed once, listed where first named.
+    let mut seen = std::collections::HashSet::new();
+    removed.retain(|v| seen.insert(v.id));
+    let mut ids: Vec<i64> = removed.iter().map(|v| v.id).collect();
     ids.sort_unstable();
-    ids.dedup();
-    names.dedup();
     let packages = catalog.remove_versions(&ids, args.dry_run)?;
     if args.json {
         output::print_json(&Removed {
-            versions: names,
-            packages,
+            versions: removed,
+            packages_removed: packages,
             dry_run: args.dry_run,
         })?;
     } else {
@@ -63,8 +61,8 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         } else {
             "Removed"
         };
-        for name in &names {
-            output::print(format_args!("{verb} {name}"))?;
+        for v in &removed {
+            output::print(format_args!("{verb} {}@{}", v.package, v.version))?;
         }
         for package in &packages {
             output::print(format_args!("{verb} package {package} (no versions left)"))?;

@@ -4,6 +4,7 @@
 
 use crate::cli::{ServeArgs, ServerArgs};
 use crate::error::Result;
+use crate::output::count;
 use crate::server::{self, Server};
 use crate::{interrupt, output, store};
 use std::path::Path;
@@ -32,21 +33,21 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let server = Server::start(config.clone())?;
     output::print(format_args!("listening on http://{}", server.addr()))?;
     eprintln!(
-        "serving {} with {} workers; cache {} entries / {}",
+        "serving {} with {}; cache {} / {}",
         db.display(),
-        config.threads,
-        config.store.cache_entries,
+        count(config.threads as u64, "worker"),
+        count(config.store.cache_entries as u64, "entry"),
         crate::units::human_size(config.store.cache_bytes),
     );
     let report = server.run(stop)?;
     output::print(format_args!(
-        "stopped after {:.1}s: {} requests, {} body bytes sent, cache {} hits / {} misses / {} evictions",
+        "stopped after {:.1}s: {}, {} sent, cache {} / {} / {}",
         report.uptime_secs,
-        report.requests,
-        report.bytes_sent,
-        report.cache.hits,
-        report.cache.misses,
-        report.cache.evictions,
+        count(report.requests, "request"),
+        count(report.bytes_sent, "body byte"),
+        count(report.cache.hits, "hit"),
+        count(report.cache.misses, "miss"),
+        count(report.cache.evictions, "eviction"),
     ))?;
     Ok(ExitCode::SUCCESS)
 }

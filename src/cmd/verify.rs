@@ -3,7 +3,7 @@
 use crate::catalog::{Access, Catalog};
 use crate::cli::VerifyArgs;
 use crate::error::Result;
-use crate::output;
+use crate::output::{self, Column, Table, count};
 use crate::units::human_size;
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let report = catalog.verify(&|bytes| bar.inc(bytes));
     bar.finish_and_clear();
     let report = report?;
-    let code = if report.ok() {
+    let code = if report.ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -25,10 +25,15 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
         output::print_json(&report)?;
         return Ok(code);
     }
-    if !report.ok() {
-        let mut table = output::table(&["kind", "object", "problem", "affects"], &[]);
+    if !report.ok {
+        let mut table = Table::new(vec![
+            Column::text("kind"),
+            Column::path("object"),
+            Column::prose("problem"),
+            Column::path("affects"),
+        ]);
         for p in &report.problems {
-            table.add_row(vec![
+            table.add_row([
                 p.kind.to_string(),
                 p.object.clone(),
                 p.detail.clone(),
@@ -38,12 +43,12 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
         output::print(table)?;
     }
     output::print(format_args!(
-        "{}: {} blobs ({}) and {} versions checked, {} problems",
-        if report.ok() { "ok" } else { "FAILED" },
-        report.blobs_checked,
-        human_size(report.bytes_checked),
-        report.versions_checked,
-        report.problems.len(),
+        "{}: {} ({}) and {} checked, {}",
+        if report.ok { "ok" } else { "FAILED" },
+        count(report.blob_count, "blob"),
+        human_size(report.stored_bytes),
+        count(report.version_count, "version"),
+        count(report.problems.len() as u64, "problem"),
     ))?;
     Ok(code)
 }
