@@ -19,6 +19,7 @@ mod exit_codes;
 mod export;
 mod gc;
 mod generated;
+mod json_docs;
 mod ls_inspect;
 mod publish;
 mod serve;
