@@ -344,6 +344,28 @@ pub struct ServerArgs {
     /// UTC), client, request, status, body bytes, time taken.
     #[arg(long)]
     pub access_log: bool,
+
+    /// Most client connections open at once; past it a new connection is
+    /// answered 503 with `Retry-After: 1` and closed, never queued
+    /// [default: 1024, or fewer if the open-files limit is lower].
+    #[arg(long, env = "CCC_MAX_CONNECTIONS", value_name = "N", value_parser = parse_max_connections)]
+    pub max_connections: Option<usize>,
+
+    /// Time a client has to send a complete request head (line and
+    /// headers), from connecting or from the first byte of a later
+    /// request; then the connection is closed.
+    #[arg(long, env = "CCC_HEADER_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub header_timeout: Duration,
+
+    /// Time an idle keep-alive connection is kept open.
+    #[arg(long, env = "CCC_KEEPALIVE_TIMEOUT", default_value = "75s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub keepalive_timeout: Duration,
+
+    /// Time a client may take no response bytes at all before its
+    /// connection is closed. A slow client holds only its own connection,
+    /// never a worker.
+    #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub send_timeout: Duration,
 }
 
 /// Write versions out as plain files with precompressed `.gz` siblings.
@@ -658,6 +680,10 @@ fn parse_level(s: &str) -> Result<u32, String> {
 
 fn parse_speedup(s: &str) -> Result<u8, String> {
     between(s, 0, 100, "a speedup").map_err(|e| format!("{e} (a percentage)"))
+}
+
+fn parse_max_connections(s: &str) -> Result<usize, String> {
+    at_least(s, 1, " (leave the flag out for the default)")
 }
 
 fn parse_rounds(s: &str) -> Result<usize, String> {

@@ -8,7 +8,8 @@
 //! - [`actor`]: the std-thread actor runtime; [`store`]: the store actor
 //!   that owns the server's catalog connection and cache;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
-//!   functions; [`server`]: the tiny_http frontend and its workers;
+//!   functions; [`frontend`]: connections, limits and timeouts (the HTTP/1.1
+//!   transport); [`server`]: the workers that answer requests;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
@@ -23,6 +24,7 @@ pub mod causal;
 pub mod cli;
 pub mod cmd;
 pub mod error;
+pub mod frontend;
 pub mod http;
 pub mod interrupt;
 pub mod output;

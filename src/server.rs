@@ -1,24 +1,25 @@
-//! `ccc serve`'s engine: a tiny_http frontend whose worker threads turn
-//! requests into calls on the store actor and stream the answers back.
+//! `ccc serve`'s engine: worker threads that take requests from the
+//! [`frontend`](crate::frontend), turn them into calls on the store actor
+//! and hand the answers back to be sent.
 //!
 //! ```text
-//! tiny_http (one thread per connection) -> N workers --call--> store actor
-//!                                          (route, negotiate,   (cache + SQLite)
-//!                                           validate, respond)
+//! frontend (connections) -> N workers --call--> store actor
+//!                           (route, negotiate,   (cache + SQLite)
+//!                            validate, respond)
 //! ```
 //!
 //! Startup order is deliberate: the store actor opens and checks the catalog
 //! first, so a missing or invalid database fails before any port is bound;
-//! then the listener is bound with `TCP_NODELAY` (tiny_http does not set it,
-//! and Nagle's algorithm with delayed ACKs caps a keep-alive server at about
-//! a thousand requests per second). A worker never panics on a request:
-//! every failure becomes a JSON error response, and an internal error is
-//! logged to stderr, never sent to the client.
+//! then the open-files limit is raised and the listener bound (see
+//! [`frontend::bind`]). A worker never panics on a request: every failure
+//! becomes a JSON error response, and an internal error is logged to
+//! stderr, never sent to the client.
 
 use crate::actor;
 use crate::catalog::query::StoredAsset;
 use crate::causal;
 use crate::error::{Error, Result};
+use crate::frontend::{self, ConnReport, ConnStats, Frontend, Limits, OpenFiles, Reply};
 use crate::http::access_log;
 use crate::http::conditional::{etag, http_date, not_modified};
 use crate::http::negotiate::{self, Coding};
@@ -27,12 +28,14 @@ use crate::http::route::{self, Route, RouteError};
 use crate::spec::Selector;
 use crate::store::{self, AssetKey, CacheStats, Msg};
 use serde::Serialize;
-use std::io::{Cursor, Read, Write};
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 use tiny_http::{Header, Response, StatusCode};
+
+pub use frontend::bind;
 
 /// `Cache-Control` of an exact version's files: they never change.
 const IMMUTABLE: &str = "public, max-age=31536000, immutable";
@@ -51,6 +54,11 @@ pub struct Config {
     pub threads: usize,
     /// Print one line per request to stdout.
     pub access_log: bool,
+    /// Connection limits; `max_connections` is replaced by the effective
+    /// cap at start when `max_connections_asked` is None.
+    pub limits: Limits,
+    /// `--max-connections` as given.
+    pub max_connections_asked: Option<usize>,
 }
 
 /// Request counters, shared by the workers.
@@ -59,10 +67,11 @@ pub struct Counters {
     started: Instant,
     by_status: [AtomicU64; STATUSES.len() + 1],
     bytes_sent: AtomicU64,
+    connections: Arc<ConnStats>,
 }
 
 /// Statuses counted one by one; anything else counts as "other".
-const STATUSES: [u16; 9] = [200, 302, 304, 400, 404, 405, 414, 500, 503];
+const STATUSES: [u16; 12] = [200, 302, 304, 400, 404, 405, 413, 414, 431, 500, 503, 505];
 
 impl Counters {
     fn new() -> Counters {
@@ -70,6 +79,7 @@ impl Counters {
             started: Instant::now(),
             by_status: Default::default(),
             bytes_sent: AtomicU64::new(0),
+            connections: Arc::default(),
         }
     }
 
@@ -102,6 +112,7 @@ impl Counters {
             by_status,
             bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
             cache,
+            connections: self.connections.report(),
         }
     }
 }
@@ -115,40 +126,62 @@ pub struct StatsReport {
     /// Body bytes sent (headers not included).
     pub bytes_sent: u64,
     pub cache: CacheStats,
+    pub connections: ConnReport,
 }
 
 /// A started server: the store is open and the port is bound.
 pub struct Server {
-    http: Arc<tiny_http::Server>,
+    http: Frontend,
     store: actor::Running<Msg>,
     counters: Arc<Counters>,
-    addr: SocketAddr,
+    open_files: OpenFiles,
     config: Config,
 }
 
 impl Server {
-    /// Opens the store, then binds the port.
-    pub fn start(config: Config) -> Result<Server> {
+    /// Opens the store, raises the open-files limit, then binds the port.
+    pub fn start(mut config: Config) -> Result<Server> {
         let store = store::start(config.store.clone())?;
+        let open_files = frontend::limits::raise_open_files()
+            .map_err(|e| Error::system("cannot raise the open-files limit (RLIMIT_NOFILE)", e))?;
+        config.limits.max_connections =
+            frontend::limits::max_connections(config.max_connections_asked, open_files);
         let addr = SocketAddr::new(config.bind, config.port);
         let listener = bind(addr).map_err(|source| Error::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| Error::Bind { addr, source })?;
-        let http = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| Error::Internal(format!("cannot serve on http://{addr}: {e}")))?;
+        let counters = Arc::new(Counters::new());
+        let record = {
+            let counters = counters.clone();
+            Box::new(move |status| counters.record(status, 0))
+        };
+        let http = Frontend::start(
+            listener,
+            config.limits,
+            counters.connections.clone(),
+            record,
+        )
+        .map_err(|e| Error::system(format!("cannot serve on http://{addr}"), e))?;
         Ok(Server {
-            http: Arc::new(http),
+            http,
             store,
-            counters: Arc::new(Counters::new()),
-            addr,
+            counters,
+            open_files,
             config,
         })
     }
 
     /// The bound address (the real port when 0 was asked for).
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.http.addr()
+    }
+
+    /// The limits in force (the connection cap resolved).
+    pub fn limits(&self) -> Limits {
+        self.config.limits
+    }
+
+    /// The open-files limit before and after raising it.
+    pub fn open_files(&self) -> OpenFiles {
+        self.open_files
     }
 
     /// Serves until `stop` becomes true, then lets the workers finish the
@@ -177,27 +210,14 @@ impl Server {
         })?;
         let cache = self.store.handle.call(Msg::Stats).unwrap_or_default();
         let report = self.counters.snapshot(cache);
-        drop(self.http);
+        self.http.shutdown();
         self.store.join();
         Ok(report)
     }
 }
 
-/// Binds with `TCP_NODELAY` set on the listening socket; Linux copies it to
-/// every accepted socket. Public for the benchmark ceiling server, which must
-/// listen exactly as `ccc serve` does.
-pub fn bind(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
-    use socket2::{Domain, Protocol, Socket, Type};
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    socket.set_tcp_nodelay(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(1024)?;
-    Ok(socket.into())
-}
-
 struct Worker<'a> {
-    http: &'a tiny_http::Server,
+    http: &'a Frontend,
     store: store::Handle,
     counters: &'a Counters,
     access_log: bool,
@@ -209,43 +229,26 @@ impl Worker<'_> {
             causal::check();
             // A request already waiting found this worker busy; only an empty
             // queue makes it idle (the profiler's receive rule differs).
-            let next = match self.http.try_recv() {
-                Ok(Some(request)) => Ok(Some(request)),
-                _ => {
-                    causal::idle_begin();
-                    self.http.recv_timeout(Duration::from_millis(100))
-                }
-            };
-            match next {
-                Ok(Some(request)) => {
-                    causal::receive_external(request.remote_addr());
-                    self.serve(request)
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    eprintln!("warning: accepting a request failed: {e}");
-                    std::thread::sleep(Duration::from_millis(10));
-                }
+            let next = self.http.try_recv().or_else(|| {
+                causal::idle_begin();
+                self.http.recv_timeout(Duration::from_millis(100))
+            });
+            if let Some(request) = next {
+                causal::receive_external(request.remote_addr());
+                self.serve(request)
             }
         }
     }
 
-    fn serve(&self, request: tiny_http::Request) {
+    fn serve(&self, request: frontend::Request) {
         let received = SystemTime::now();
         let started = Instant::now();
-        let header = |name: &'static str| {
-            request
-                .headers()
-                .iter()
-                .filter(move |h| h.field.equiv(name))
-                .map(|h| h.value.as_str())
-        };
         let ask = Ask {
-            method: request.method().as_str(),
+            method: request.method(),
             target: request.url(),
-            accept_encoding: header("Accept-Encoding").collect(),
-            if_none_match: header("If-None-Match").next(),
-            if_modified_since: header("If-Modified-Since").next(),
+            accept_encoding: request.header("Accept-Encoding").collect(),
+            if_none_match: request.header("If-None-Match").next(),
+            if_modified_since: request.header("If-Modified-Since").next(),
         };
         let answer = answer(&ask, &self.store, self.counters);
         let status = answer.status;
@@ -271,7 +274,7 @@ impl Worker<'_> {
         causal::before_respond();
         let sent = {
             let _s = causal::site!(HTTP_RESPOND);
-            request.respond(answer.into_response())
+            request.respond(answer.into_reply())
         };
         causal::after_respond(peer.as_ref());
         match sent {
@@ -330,10 +333,10 @@ impl AsRef<[u8]> for Body {
 }
 
 impl Answer {
-    fn into_response(self) -> Response<Cursor<Body>> {
+    fn into_reply(self) -> Reply<Body> {
         // Values come from ccc or the catalog and are ASCII; one that is not
         // would be a bug, and is left out rather than failing the request.
-        let server = ("Server", concat!("ccc/", env!("CARGO_PKG_VERSION")));
+        let server = ("Server", frontend::SERVER);
         let headers: Vec<Header> = std::iter::once(server)
             .chain(self.headers.iter().map(|(n, v)| (*n, v.as_str())))
             .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
@@ -342,18 +345,29 @@ impl Answer {
         // Every body's length is known: send Content-Length, never chunked
         // (tiny_http would chunk bodies over 32 KiB), so clients and HEAD
         // requests see sizes.
-        Response::new(
+        let head = Response::new(
             StatusCode(self.status),
             headers,
-            Cursor::new(self.body),
+            std::io::empty(),
             Some(length),
             None,
         )
-        .with_chunked_threshold(usize::MAX)
+        .with_chunked_threshold(usize::MAX);
+        Reply {
+            head,
+            body: self.body,
+        }
     }
 
     fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {
-        let body = serde_json::to_vec(value).unwrap_or_default();
+        Answer::json_bytes(
+            status,
+            cache_control,
+            serde_json::to_vec(value).unwrap_or_default(),
+        )
+    }
+
+    fn json_bytes(status: u16, cache_control: &'static str, body: Vec<u8>) -> Answer {
         Answer {
             status,
             headers: vec![
@@ -367,19 +381,7 @@ impl Answer {
     }
 
     fn error(status: u16, detail: &str) -> Answer {
-        #[derive(Serialize)]
-        struct ErrorBody<'a> {
-            status: u16,
-            error: &'a str,
-        }
-        Answer::json(
-            status,
-            NO_STORE,
-            &ErrorBody {
-                status,
-                error: detail,
-            },
-        )
+        Answer::json_bytes(status, NO_STORE, frontend::error_body(status, detail))
     }
 
     fn redirect(location: String) -> Answer {

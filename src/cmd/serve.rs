@@ -4,6 +4,8 @@
 
 use crate::cli::{ServeArgs, ServerArgs};
 use crate::error::Result;
+use crate::frontend::Limits;
+use crate::frontend::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::output::count;
 use crate::server::{self, Server};
 use crate::{interrupt, output, store};
@@ -24,6 +26,13 @@ pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
         port: args.port,
         threads: args.threads.unwrap_or(2 * cores).max(1),
         access_log: args.access_log,
+        limits: Limits {
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: args.header_timeout,
+            keepalive_timeout: args.keepalive_timeout,
+            send_timeout: args.send_timeout,
+        },
+        max_connections_asked: args.max_connections,
     }
 }
 
@@ -32,13 +41,32 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let stop = interrupt::watch()?;
     let server = Server::start(config.clone())?;
     output::print(format_args!("listening on http://{}", server.addr()))?;
+    let limits = server.limits();
+    let files = server.open_files();
+    let raised = if files.now > files.before {
+        format!("open files raised {} -> {}", files.before, files.now)
+    } else {
+        format!("open files {}", files.now)
+    };
     eprintln!(
-        "serving {} with {}; cache {} / {}",
+        "serving {} with {}; cache {} / {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
         db.display(),
         count(config.threads as u64, "worker"),
         count(config.store.cache_entries as u64, "entry"),
         crate::units::human_size(config.store.cache_bytes),
+        count(limits.max_connections as u64, "connection"),
+        humantime::format_duration(limits.header_timeout),
+        humantime::format_duration(limits.keepalive_timeout),
+        humantime::format_duration(limits.send_timeout),
     );
+    if limits.max_connections > files.connection_budget() {
+        eprintln!(
+            "warning: --max-connections {} is more than {} open files allow; past about {} connections, new ones wait until descriptors are free",
+            limits.max_connections,
+            files.now,
+            files.connection_budget(),
+        );
+    }
     let report = server.run(stop)?;
     output::print(format_args!(
         "stopped after {:.1}s: {}, {} sent, cache {} / {} / {}",
