@@ -23,5 +23,6 @@ mod json_docs;
 mod ls_inspect;
 mod publish;
 mod serve;
+mod serve_limits;
 mod verify;
 mod words;

@@ -405,7 +405,7 @@ pub fn raw_get(addr: SocketAddr, method: &str, target: &str, headers: &[&str]) -
     raw(addr, &head)
 }
 
-fn parse_raw(all: &[u8]) -> Option<RawResp> {
+pub fn parse_raw(all: &[u8]) -> Option<RawResp> {
     let end = all.windows(4).position(|w| w == b"\r\n\r\n")?;
     let text = std::str::from_utf8(&all[..end]).ok()?;
     let mut lines = text.split("\r\n");
