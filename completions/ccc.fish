@@ -91,6 +91,10 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to liste
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request: time received (RFC 3339, UTC), client, request, status, body bytes, time taken'
@@ -105,6 +109,10 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to list
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r -f -a "cache-lookup\t''
 cache-insert\t''
 sqlite-query\t''

@@ -1,8 +1,10 @@
-//! The throughput ceiling of `ccc serve`'s HTTP frontend: a tiny_http server
-//! set up exactly as `src/server.rs` sets it up (listener bound through
-//! socket2 with `TCP_NODELAY`, handed to `Server::from_listener`, N worker
-//! threads calling `recv`) that answers every request with one fixed
-//! in-memory gzip body and no lookup at all.
+//! The throughput ceiling of a tiny_http server set up as `ccc serve` was
+//! before it took over its own connections (`src/frontend/`): listener bound
+//! through `ccc::server::bind` with `TCP_NODELAY`, handed to
+//! `Server::from_listener`, N worker threads calling `recv`. It answers
+//! every request with one fixed in-memory gzip body and no lookup at all.
+//! It has none of ccc's limits or timeouts; it stays as the reference the
+//! recorded numbers in `bench/RPS.md` were taken against.
 //!
 //! `bench/rps.sh` runs it beside `ccc serve` and nginx: whatever ccc serves
 //! below this server's requests per second is the price of routing, the store
