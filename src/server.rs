@@ -32,7 +32,7 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use tiny_http::{Header, Response, StatusCode};
 
 pub use frontend::bind;
@@ -241,7 +241,7 @@ impl Worker<'_> {
     }
 
     fn serve(&self, request: frontend::Request) {
-        let received = SystemTime::now();
+        let received = request.received();
         let started = Instant::now();
         let ask = Ask {
             method: request.method(),

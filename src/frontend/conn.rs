@@ -17,7 +17,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 /// First size of a connection's input buffer; it grows to [`MAX_HEAD`]
 /// only for heads that need it.
@@ -103,6 +103,7 @@ pub(super) fn serve(conn: Arc<Conn>) {
             Err(End::Reject(reject)) => return refuse(&conn, reject),
             Err(End::Closed) => return,
         };
+        let received = SystemTime::now();
         let framing = match head.framing() {
             Ok(framing) => framing,
             Err(reject) => return refuse(&conn, reject),
@@ -126,7 +127,8 @@ pub(super) fn serve(conn: Arc<Conn>) {
             Framing::Encoded => close = true,
         }
         conn.begin_response();
-        conn.shared.push(Request::new(conn.clone(), head, close));
+        conn.shared
+            .push(Request::new(conn.clone(), head, close, received));
         if close {
             conn.wait_written();
             return linger(&conn.stream);
@@ -157,13 +159,15 @@ fn read_head(
     let mut deadline =
         first.or_else(|| (!input.is_empty()).then(|| Instant::now() + limits.header_timeout));
     loop {
-        match head::parse(input.data()) {
-            Parse::Complete(head, n) => {
-                input.consume(n);
-                return Ok(head);
+        if !input.is_empty() {
+            match head::parse(input.data()) {
+                Parse::Complete(head, n) => {
+                    input.consume(n);
+                    return Ok(head);
+                }
+                Parse::Reject(reject) => return Err(End::Reject(reject)),
+                Parse::Incomplete => {}
             }
-            Parse::Reject(reject) => return Err(End::Reject(reject)),
-            Parse::Incomplete => {}
         }
         let wait = match deadline {
             Some(at) => at.saturating_duration_since(Instant::now()),

@@ -16,7 +16,7 @@ use std::mem::MaybeUninit;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Pending connections the kernel holds while all are busy (also capped
 /// by `net.core.somaxconn`).
@@ -47,10 +47,13 @@ pub(super) fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
     let mut trouble = Trouble::default();
     while !shared.stopping.load(Ordering::Relaxed) {
         match listener.accept() {
-            Ok((stream, peer)) => {
-                trouble.over();
-                admit(stream, peer, shared, &mut trouble);
-            }
+            Ok((stream, peer)) => match admit(stream, peer, shared) {
+                Ok(()) => trouble.over(),
+                Err(e) => {
+                    trouble.report("starting a connection thread failed", &e);
+                    std::thread::sleep(trouble.backoff());
+                }
+            },
             Err(_) if shared.stopping.load(Ordering::Relaxed) => break,
             // The listener's receive timeout (it carries the header timeout
             // for accepted sockets) also ends a quiet `accept`; and a client
@@ -80,14 +83,15 @@ fn passing(e: &io::Error) -> bool {
 /// A burst of failures: logged once, backed off exponentially.
 #[derive(Default)]
 struct Trouble {
-    since: Option<Instant>,
+    /// In a burst: its line is written.
+    failing: bool,
     backoff: Duration,
 }
 
 impl Trouble {
     fn report(&mut self, what: &str, e: &io::Error) {
-        if self.since.is_none() {
-            self.since = Some(Instant::now());
+        if !self.failing {
+            self.failing = true;
             self.backoff = FIRST_BACKOFF;
             eprintln!(
                 "warning: {what}: {e}; still listening, retrying until it works (logged once per burst)"
@@ -102,17 +106,18 @@ impl Trouble {
     }
 
     fn over(&mut self) {
-        self.since = None;
+        self.failing = false;
     }
 }
 
 /// Serves a new connection on its own thread, or refuses it at the cap.
-fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>, trouble: &mut Trouble) {
+/// When no thread can be started, the connection is closed.
+fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Result<()> {
     if shared.stats.open.load(Ordering::Relaxed) >= shared.limits.max_connections {
         refuse(&stream);
         ConnStats::count(&shared.stats.refused);
         (shared.record)(503);
-        return;
+        return Ok(());
     }
     ConnStats::count(&shared.stats.accepted);
     let conn = conn::Conn::new(stream, peer, shared.clone());
@@ -122,9 +127,7 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>, trouble: &mu
         .spawn(move || conn::serve(conn));
     // On failure the connection went down with the closure: closed, and
     // no longer counted.
-    if let Err(e) = spawned {
-        trouble.report("starting a connection thread failed", &e);
-    }
+    spawned.map(drop)
 }
 
 /// Answers 503 and closes, without blocking the accept loop.

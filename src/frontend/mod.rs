@@ -42,6 +42,14 @@
 //! the watchdog acts, and grows the threads that contend for the store;
 //! handing off the rest of a response costs nothing on the fast path.
 //!
+//! # Bounds
+//!
+//! Every queue is bounded by the connection cap: a connection has at most
+//! one request queued or being answered (the next one waits on its own
+//! thread), and at most one response with a send thread. Per connection
+//! the server holds a thread, an input buffer of 2 to 32 KiB, and the
+//! shared body of the response being sent.
+//!
 //! # Timeouts
 //!
 //! They ride on `SO_RCVTIMEO`/`SO_SNDTIMEO`. The listener carries the

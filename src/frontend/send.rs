@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 use tiny_http::{HTTPVersion, Header, StatusCode};
 
 /// The `Server` header of every response.
@@ -40,6 +40,8 @@ pub struct Request {
     head: Head,
     /// The connection ends after this response.
     close: bool,
+    /// When its head was complete.
+    received: SystemTime,
 }
 
 /// A response due on a connection; dropping it marks the response written,
@@ -53,12 +55,18 @@ impl Drop for Flight {
 }
 
 impl Request {
-    pub(super) fn new(conn: Arc<Conn>, head: Head, close: bool) -> Request {
+    pub(super) fn new(conn: Arc<Conn>, head: Head, close: bool, received: SystemTime) -> Request {
         Request {
             flight: Some(Flight(conn)),
             head,
             close,
+            received,
         }
+    }
+
+    /// When the request's head was complete (before it waited for a worker).
+    pub fn received(&self) -> SystemTime {
+        self.received
     }
 
     pub fn method(&self) -> &str {
