@@ -507,3 +507,38 @@ fn timeouts_must_be_durations_above_zero() {
         assert!(stderr.contains(flag) && stderr.contains(value), "{stderr}");
     }
 }
+
+#[test]
+fn pipelined_requests_are_answered_in_order() {
+    let ws = Workspace::new();
+    site(&ws, true);
+    let server = Server::start(&ws, &["--threads", "4"]);
+    let mut stream = connect(server.addr);
+    // The first answer does not fit the socket buffers (a send thread
+    // finishes it); the ones after it must wait their turn.
+    let mut burst = Vec::new();
+    for target in [
+        "/assets/site/1.0.0/big.bin",
+        "/assets/site/1.0.0/v.txt",
+        "/assets/site/1.0.0/nope.txt",
+        "/assets/site/1.0.0/big.bin",
+        "/healthz",
+    ] {
+        burst.extend_from_slice(format!("GET {target} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes());
+    }
+    stream.write_all(&burst).expect("pipelined requests");
+    let expected = Rng::new(7).bytes(BIG);
+    let statuses: Vec<u16> = (0..5)
+        .map(|i| {
+            let r = read_response(&mut stream);
+            if i == 0 || i == 3 {
+                assert!(r.body() == expected, "response {i}: the large body intact");
+            }
+            if i == 1 {
+                assert_eq!(r.body(), b"1.0.0".to_vec());
+            }
+            r.status
+        })
+        .collect();
+    assert_eq!(statuses, [200, 200, 404, 200, 200]);
+}
