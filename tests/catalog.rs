@@ -129,3 +129,39 @@ fn commands_on_a_missing_catalog_fail_with_a_hint_and_create_nothing() {
         assert!(left.is_empty(), "{command:?} left {left:?}");
     }
 }
+
+#[test]
+fn writers_leave_the_write_ahead_log_empty_while_a_reader_holds_the_file() {
+    // A reader open all along (as `ccc serve` is) keeps cdn.db-wal alive
+    // past every writer; what it holds must not outlive the writer, or a
+    // file renamed over cdn.db would be read through it.
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "one");
+    ws.publish("app@1.0.0", "dist", &[]);
+    let reader =
+        rusqlite::Connection::open_with_flags(ws.db(), rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open");
+    let versions = |c: &rusqlite::Connection| -> Vec<String> {
+        let mut stmt = c
+            .prepare("SELECT version FROM versions ORDER BY id")
+            .expect("sql");
+        let rows = stmt.query_map([], |r| r.get(0)).expect("query");
+        rows.collect::<rusqlite::Result<_>>().expect("rows")
+    };
+    assert_eq!(versions(&reader), ["1.0.0"]);
+    let wal = ws.path().join("cdn.db-wal");
+    for (i, args) in [
+        &["publish", "app@1.1.0", "dist", "--quiet"][..],
+        &["rm", "app@1.0.0"][..],
+        &["gc"][..],
+    ]
+    .iter()
+    .enumerate()
+    {
+        ws.ok(args);
+        assert!(wal.exists(), "the reader keeps the log file");
+        let size = std::fs::metadata(&wal).expect("wal").len();
+        assert_eq!(size, 0, "after `ccc {}` (step {i})", args.join(" "));
+    }
+    assert_eq!(versions(&reader), ["1.1.0"], "the reader sees every commit");
+}

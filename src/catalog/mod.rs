@@ -51,6 +51,13 @@
 //! lock, so a reader that ends during another process's publish leaves the
 //! log alone.
 //!
+//! A writer that is not the last (`ccc serve` has the file open) leaves the
+//! log behind, so writers also empty it as they close (a `TRUNCATE`
+//! checkpoint). SQLite ties `cdn.db-wal` to the file by name only: a file
+//! renamed over `cdn.db` while the server runs would otherwise be read
+//! through the old file's leftover log, a mix of two catalogs. An empty log
+//! is harmless. See `store` for how the server follows a replaced file.
+//!
 //! A command waits up to [`LOCK_PATIENCE`] for another one's lock, and stops
 //! waiting at once on Ctrl-C (see `interrupt`); [`Catalog::stop_on_interrupt`]
 //! also cuts a long statement short (gc's `VACUUM`, verify's integrity
@@ -211,6 +218,27 @@ pub enum Access {
 pub struct Catalog {
     conn: Connection,
     path: PathBuf,
+    /// Whether this connection may write, and so must empty the write-ahead
+    /// log when it closes.
+    writer: bool,
+}
+
+/// How long a closing writer waits for readers to leave the write-ahead log
+/// before it gives up emptying it.
+const CLOSING_CHECKPOINT_WAIT: Duration = Duration::from_secs(1);
+
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        if !self.writer || !self.is_file() {
+            return;
+        }
+        // Best effort: a reader in the middle of a long read (`ccc verify`)
+        // makes it give up after the wait, and the next writer tries again.
+        let _ = self.conn.busy_timeout(CLOSING_CHECKPOINT_WAIT);
+        let _ = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
 }
 
 impl Catalog {
@@ -240,6 +268,7 @@ impl Catalog {
         let mut catalog = Catalog {
             conn,
             path: path.to_path_buf(),
+            writer: access != Access::ReadOnly,
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -250,7 +279,11 @@ impl Catalog {
     pub fn in_memory() -> Result<Catalog> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().map_err(|e| sqlite_err(&path, e))?;
-        let mut catalog = Catalog { conn, path };
+        let mut catalog = Catalog {
+            conn,
+            path,
+            writer: true,
+        };
         catalog.prepare(Access::Create)?;
         Ok(catalog)
     }
