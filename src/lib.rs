@@ -14,7 +14,8 @@
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
-//! - [`output`]: tables, JSON and progress bars;
+//! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
+//!   output, which never blocks or fails the server;
 //! - [`error`]: the error type and exit codes; [`interrupt`]: how long
 //!   commands stop on Ctrl-C.
 
@@ -27,6 +28,7 @@ pub mod error;
 pub mod frontend;
 pub mod http;
 pub mod interrupt;
+pub mod log;
 pub mod output;
 pub mod server;
 pub mod spec;

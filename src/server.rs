@@ -25,10 +25,11 @@ use crate::http::conditional::{etag, http_date, not_modified};
 use crate::http::negotiate::{self, Coding};
 use crate::http::not_found;
 use crate::http::route::{self, Route, RouteError};
+use crate::log::{self, LogStats};
 use crate::spec::Selector;
 use crate::store::{self, AssetKey, CacheStats, Msg};
 use serde::Serialize;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -113,6 +114,7 @@ impl Counters {
             bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
             cache,
             connections: self.connections.report(),
+            log: log::stats(),
         }
     }
 }
@@ -127,6 +129,8 @@ pub struct StatsReport {
     pub bytes_sent: u64,
     pub cache: CacheStats,
     pub connections: ConnReport,
+    /// Log lines written and dropped (a stream not writable or not read).
+    pub log: LogStats,
 }
 
 /// A started server: the store is open and the port is bound.
@@ -280,10 +284,12 @@ impl Worker<'_> {
         match sent {
             Ok(()) if served_asset => causal::progress!(ASSET_SERVED),
             Ok(()) => {}
-            Err(e) => eprintln!("warning: sending a response failed: {e}"),
+            Err(e) => log::err(format_args!("warning: sending a response failed: {e}")),
         }
         if let Some(line) = log_line {
-            let _ = writeln!(std::io::stdout().lock(), "{line}");
+            // Queued, never blocking: a stalled or broken stdout costs lines,
+            // not requests.
+            log::out(line);
         }
     }
 }
@@ -395,7 +401,7 @@ impl Answer {
     }
 
     fn internal(e: &dyn std::fmt::Display) -> Answer {
-        eprintln!("error: {e}");
+        log::err(format_args!("error: {e}"));
         Answer::error(500, "internal error")
     }
 }

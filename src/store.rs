@@ -27,6 +27,7 @@ use crate::catalog::query::{StoredAsset, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
+use crate::log;
 use crate::spec::Selector;
 use lru::LruCache;
 use serde::Serialize;
@@ -138,14 +139,14 @@ impl Store {
         };
         let asset = Arc::new(asset);
         if self.config.log_misses {
-            eprintln!(
+            log::err(format_args!(
                 "cache miss: {}@{}/{} ({} bytes, {} us)",
                 key.package,
                 key.version,
                 key.path,
                 asset.body.len(),
                 started.elapsed().as_micros()
-            );
+            ));
         }
         {
             let _s = causal::site!(CACHE_INSERT);
@@ -256,7 +257,9 @@ impl Actor for Store {
             Ok(())
         });
         if let Err(e) = result {
-            eprintln!("warning: checking the catalog for changes failed: {e}");
+            log::err(format_args!(
+                "warning: checking the catalog for changes failed: {e}"
+            ));
         }
     }
 }

@@ -24,5 +24,6 @@ mod ls_inspect;
 mod publish;
 mod serve;
 mod serve_limits;
+mod serve_logs;
 mod verify;
 mod words;

@@ -1,6 +1,9 @@
 //! `ccc serve`: start the server, print where it listens, stop cleanly on
 //! SIGINT/SIGTERM and print the final counters. The signal is how a server
 //! is meant to stop, so it exits 0 (see `interrupt`).
+//!
+//! Everything it prints goes through [`crate::log`], so a closed or full
+//! stdout or stderr never stops it from serving.
 
 use crate::cli::{ServeArgs, ServerArgs};
 use crate::error::Result;
@@ -8,9 +11,14 @@ use crate::frontend::Limits;
 use crate::frontend::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::output::count;
 use crate::server::{self, Server};
-use crate::{interrupt, output, store};
+use crate::{interrupt, log, store};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// How long the last lines may take to reach a slow stdout or stderr
+/// before the process exits without them.
+const FINAL_FLUSH: Duration = Duration::from_secs(2);
 
 /// Resolves the shared server flags into a server configuration.
 pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
@@ -39,8 +47,9 @@ pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
 pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let config = config(db, &args.server);
     let stop = interrupt::watch()?;
+    log::start();
     let server = Server::start(config.clone())?;
-    output::print(format_args!("listening on http://{}", server.addr()))?;
+    log::out(format_args!("listening on http://{}", server.addr()));
     let limits = server.limits();
     let files = server.open_files();
     let raised = if files.now > files.before {
@@ -48,7 +57,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     } else {
         format!("open files {}", files.now)
     };
-    eprintln!(
+    log::err(format_args!(
         "serving {} with {}; cache {} / {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
         db.display(),
         count(config.threads as u64, "worker"),
@@ -58,17 +67,17 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         humantime::format_duration(limits.header_timeout),
         humantime::format_duration(limits.keepalive_timeout),
         humantime::format_duration(limits.send_timeout),
-    );
+    ));
     if limits.max_connections > files.connection_budget() {
-        eprintln!(
+        log::err(format_args!(
             "warning: --max-connections {} is more than {} open files allow; past about {} connections, new ones wait until descriptors are free",
             limits.max_connections,
             files.now,
             files.connection_budget(),
-        );
+        ));
     }
     let report = server.run(stop)?;
-    output::print(format_args!(
+    log::out(format_args!(
         "stopped after {:.1}s: {}, {} sent, cache {} / {} / {}",
         report.uptime_secs,
         count(report.requests, "request"),
@@ -76,6 +85,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         count(report.cache.hits, "hit"),
         count(report.cache.misses, "miss"),
         count(report.cache.evictions, "eviction"),
-    ))?;
+    ));
+    log::flush(FINAL_FLUSH);
     Ok(ExitCode::SUCCESS)
 }

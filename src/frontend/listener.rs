@@ -93,9 +93,9 @@ impl Trouble {
         if !self.failing {
             self.failing = true;
             self.backoff = FIRST_BACKOFF;
-            eprintln!(
+            crate::log::err(format_args!(
                 "warning: {what}: {e}; still listening, retrying until it works (logged once per burst)"
-            );
+            ));
         }
     }
 
