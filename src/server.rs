@@ -516,7 +516,8 @@ fn asset(
         let mut raw = Vec::with_capacity(asset.raw_size as usize);
         let decoded = {
             let _s = causal::site!(GZIP_DECODE);
-            flate2::read::GzDecoder::new(&asset.body[..]).read_to_end(&mut raw)
+            // Every member, as the check on load decoded it.
+            flate2::read::MultiGzDecoder::new(&asset.body[..]).read_to_end(&mut raw)
         };
         if let Err(e) = decoded {
             return Ok(Answer::internal(&format!(

@@ -13,6 +13,17 @@
 //! Keys are `(package, exact version, path)`; ranges are resolved before
 //! the cache is consulted.
 //!
+//! # Every body is checked before it is used
+//!
+//! A body loaded from SQLite (a cache miss) is checked against its record
+//! before it is cached or sent: decoded when stored gzip, it must have the
+//! recorded size and sha256 (the digest covers the raw file, so a gzip
+//! body is inflated to check it). A body that fails is neither cached nor
+//! sent: the request gets a 500 and stderr names the asset
+//! (`package@version/path`), its recorded sha256 and what is wrong.
+//! Cached bodies are in memory and were checked when loaded, so a hit costs
+//! nothing more; `bench/STORE_FAULTS.md` has what the check costs a miss.
+//!
 //! # Staleness
 //!
 //! Versions are immutable, but `ccc rm`, `ccc gc` or `publish --force` in
@@ -70,6 +81,9 @@ pub struct CacheStats {
     pub evictions: u64,
     /// Entries dropped because their version was deleted or replaced.
     pub invalidations: u64,
+    /// Loaded bodies that failed their recorded size or sha256, and were
+    /// neither cached nor sent.
+    pub corrupt: u64,
     pub entries: u64,
     pub bytes: u64,
     pub max_entries: u64,
@@ -137,6 +151,19 @@ impl Store {
         let Some(asset) = found else {
             return Ok(None);
         };
+        if let Err(wrong) = asset.check() {
+            self.stats.corrupt += 1;
+            return Err(Error::Corrupt {
+                path: self.config.db.clone(),
+                what: format!(
+                    "{}@{}/{} (blob sha256 {}) {wrong}; not served",
+                    key.package,
+                    key.version,
+                    key.path,
+                    hex::encode(asset.sha256)
+                ),
+            });
+        }
         let asset = Arc::new(asset);
         if self.config.log_misses {
             log::err(format_args!(
@@ -268,30 +295,37 @@ impl Actor for Store {
 mod tests {
     use super::*;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+    use std::path::Path;
 
     fn catalog_with(dir: &std::path::Path, files: &[(&str, usize)]) -> PathBuf {
         let db = dir.join("cdn.db");
-        let mut catalog = Catalog::open(&db, Access::Create).unwrap();
+        let files: Vec<(&str, Vec<u8>)> = files.iter().map(|(p, n)| (*p, noise(*n))).collect();
+        publish_at(&db, "1.0.0", &files);
+        db
+    }
+
+    /// Publishes `app@VERSION` with `files` into the catalog at `db`
+    /// (created when missing); the writer is closed when this returns.
+    fn publish_at(db: &Path, version: &str, files: &[(&str, Vec<u8>)]) {
+        let mut catalog = Catalog::open(db, Access::Create).unwrap();
         let entries = files
             .iter()
-            .map(|(path, size)| FileEntry {
+            .map(|(path, bytes)| FileEntry {
                 path: path.to_string(),
-                size: *size as u64,
-                source: Source::Memory(Arc::from(noise(*size))),
+                size: bytes.len() as u64,
+                source: Source::Memory(Arc::from(&bytes[..])),
             })
             .collect();
-        let version = semver::Version::new(1, 0, 0);
         publish::publish(
             &mut catalog,
             "app",
-            &version,
+            &semver::Version::parse(version).unwrap(),
             entries,
             vec![],
             &Options::default(),
             &NoProgress,
         )
         .unwrap();
-        db
     }
 
     /// Incompressible bytes, so stored sizes equal raw sizes.
@@ -377,5 +411,60 @@ mod tests {
         s.housekeeping();
         assert_eq!(s.stats.invalidations, 1);
         assert!(s.get(key("a")).unwrap().is_none());
+    }
+
+    /// Rewrites the stored body of `app@1.0.0/PATH` in the catalog at `db`.
+    fn tamper(db: &Path, path: &str, body: &[u8]) {
+        let catalog = Catalog::open(db, Access::ReadWrite).unwrap();
+        let changed = catalog
+            .conn()
+            .execute(
+                "UPDATE blobs SET body = ?1 WHERE id =
+                   (SELECT blob_id FROM assets WHERE path = ?2)",
+                rusqlite::params![body, path],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+
+    #[test]
+    fn a_body_that_fails_its_record_is_neither_served_nor_cached() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let text = b"console.log('hello');\n".repeat(200);
+        publish_at(
+            &db,
+            "1.0.0",
+            &[("raw", noise(1000)), ("text.js", text.clone())],
+        );
+        let mut s = store(db.clone(), 10, 1 << 20);
+        let text_asset = s.get(key("text.js")).unwrap().unwrap();
+        assert!(text_asset.gzip, "text is stored gzip");
+        let text_sha = hex::encode(text_asset.sha256);
+        s.cache.clear();
+        s.stats.bytes = 0;
+
+        let mut raw = noise(1000);
+        raw[500] ^= 1;
+        tamper(&db, "raw", &raw);
+        // A valid gzip stream of other bytes: it decodes, to the wrong thing.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&b"console.log('HELLO');\n".repeat(200))
+            .unwrap();
+        tamper(&db, "text.js", &gz.finish().unwrap());
+
+        for (path, sha) in [("raw", None), ("text.js", Some(&text_sha))] {
+            for _ in 0..2 {
+                let err = s.get(key(path)).unwrap_err().to_string();
+                assert!(err.contains(&format!("app@1.0.0/{path}")), "{err}");
+                assert!(err.contains("blob sha256 "), "{err}");
+                if let Some(sha) = sha {
+                    assert!(err.contains(sha.as_str()), "{err}");
+                }
+            }
+        }
+        assert_eq!(s.stats.corrupt, 4);
+        assert_eq!(s.cache.len(), 0, "nothing that failed was cached");
     }
 }

@@ -23,6 +23,7 @@ mod json_docs;
 mod ls_inspect;
 mod publish;
 mod serve;
+mod serve_faults;
 mod serve_limits;
 mod serve_logs;
 mod verify;

@@ -5,8 +5,12 @@
 //! every version's recorded totals match its assets. Blobs are read one at a
 //! time, so memory stays at the largest blob whatever the catalog's size.
 //! Ctrl-C is noticed every 64 KiB of decoded content (see `interrupt`).
+//!
+//! The blob check is also the server's: [`StoredAsset::check`] applies it to
+//! every body the server loads, before the body is cached or sent.
 
 use super::Catalog;
+use super::query::StoredAsset;
 use crate::error::Result;
 use flate2::read::MultiGzDecoder;
 use serde::Serialize;
@@ -91,7 +95,9 @@ impl Catalog {
                 let encoding: String = row.get(3).map_err(|e| self.err(e))?;
                 let body = row.get_ref(4).map_err(|e| self.err(e))?;
                 let body = body.as_blob().unwrap_or_default();
-                if let Some(detail) = check_blob(&sha, raw_size, &encoding, body)? {
+                if let Some(detail) =
+                    check_blob(&sha, raw_size, &encoding, body, crate::interrupt::check)?
+                {
                     bad_blobs.push((id, hex::encode(&sha), detail));
                 }
                 blob_count += 1;
@@ -173,15 +179,45 @@ impl Catalog {
     }
 }
 
+impl StoredAsset {
+    /// Whether the body is what its record says: decoded (when gzip), it
+    /// has the recorded size and sha256. What the server checks before it
+    /// caches or sends a body it loaded; `Err` says what is wrong.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        let encoding = if self.gzip { "gzip" } else { "identity" };
+        // Never interrupted: a server finishing its requests after SIGTERM
+        // still checks what it sends.
+        let never = || Ok(());
+        match check_blob(
+            &self.sha256,
+            self.raw_size as i64,
+            encoding,
+            &self.body,
+            never,
+        ) {
+            Ok(None) => Ok(()),
+            Ok(Some(wrong)) => Err(wrong),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
 /// Decodes one blob and compares it with its record: `Ok(None)` when it
-/// matches, `Ok(Some(problem))` when not.
-fn check_blob(sha: &[u8], raw_size: i64, encoding: &str, body: &[u8]) -> Result<Option<String>> {
+/// matches, `Ok(Some(problem))` when not. `poll` runs every 64 KiB of
+/// content; its error stops the check.
+fn check_blob(
+    sha: &[u8],
+    raw_size: i64,
+    encoding: &str,
+    body: &[u8],
+    poll: impl Fn() -> Result<()>,
+) -> Result<Option<String>> {
     const CHUNK: usize = 64 * 1024;
     let mut hasher = Sha256::new();
     let size = match encoding {
         "identity" => {
             for chunk in body.chunks(CHUNK) {
-                crate::interrupt::check()?;
+                poll()?;
                 hasher.update(chunk);
             }
             body.len() as u64
@@ -192,7 +228,7 @@ fn check_blob(sha: &[u8], raw_size: i64, encoding: &str, body: &[u8]) -> Result<
             let mut buf = vec![0u8; CHUNK];
             let mut total = 0u64;
             loop {
-                crate::interrupt::check()?;
+                poll()?;
                 match decoder.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
