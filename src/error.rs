@@ -45,6 +45,10 @@ pub enum Error {
     #[error("catalog {} is busy: another ccc is writing to it", .0.display())]
     Busy(PathBuf),
 
+    /// The server has no catalog open to answer from (see `store`).
+    #[error("catalog {} is unavailable: {why}", path.display())]
+    Unavailable { path: PathBuf, why: String },
+
     #[error("database error in {}: {source}", path.display())]
     Sqlite {
         path: PathBuf,

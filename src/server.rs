@@ -27,7 +27,7 @@ use crate::http::not_found;
 use crate::http::route::{self, Route, RouteError};
 use crate::log::{self, LogStats};
 use crate::spec::Selector;
-use crate::store::{self, AssetKey, CacheStats, Msg};
+use crate::store::{self, AssetKey, CacheStats, CatalogState, Msg};
 use serde::Serialize;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
@@ -404,6 +404,14 @@ impl Answer {
         log::err(format_args!("error: {e}"));
         Answer::error(500, "internal error")
     }
+
+    /// 503 for a server that has no catalog to answer from (see `store`).
+    fn unavailable(e: &dyn std::fmt::Display) -> Answer {
+        log::err(format_args!("error: {e}"));
+        let mut a = Answer::error(503, "the catalog is unavailable");
+        a.headers.push(("Retry-After", "1".into()));
+        a
+    }
 }
 
 /// Decides the answer to one request.
@@ -440,12 +448,28 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
             .call(Msg::Stats)
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache)))
             .map_err(Error::from),
-        Route::Health => store
-            .call(Msg::Stats)
-            .map(|_| Answer::json(200, NO_STORE, &serde_json::json!({"status": "ok"})))
-            .map_err(Error::from),
+        Route::Health => store.call(Msg::Health).map(health).map_err(Error::from),
     };
-    result.unwrap_or_else(|e| Answer::internal(&e))
+    result.unwrap_or_else(|e| match e {
+        Error::Unavailable { .. } => Answer::unavailable(&e),
+        e => Answer::internal(&e),
+    })
+}
+
+/// `/healthz`: 200 while the server answers from a catalog, `degraded` when
+/// that is no longer the file its path names (it still answers exactly
+/// what it did); 503 when it has no catalog to answer from.
+fn health(catalog: store::CatalogHealth) -> Answer {
+    let (code, status) = match catalog.state {
+        CatalogState::Current => (200, "ok"),
+        CatalogState::Deleted | CatalogState::Rejected => (200, "degraded"),
+        CatalogState::Unavailable => (503, "unavailable"),
+    };
+    Answer::json(
+        code,
+        NO_STORE,
+        &serde_json::json!({"status": status, "catalog": catalog}),
+    )
 }
 
 fn asset(

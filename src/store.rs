@@ -32,6 +32,43 @@
 //! moved, it drops every cached entry whose version row is gone (a forced
 //! republish gets a new row id, so it is caught too). A deleted asset stops
 //! being served within that interval.
+//!
+//! # The catalog file itself: replaced or deleted
+//!
+//! The store serves the catalog that its path (`--db`) names. At every
+//! staleness check, and before every SQLite query, it compares the file the
+//! path names (device and inode, following symlinks) with the one it has
+//! open:
+//!
+//! - **Replaced** (`mv new.db cdn.db`, or a symlink switched): if the new
+//!   file is a catalog this ccc can serve, the store closes the old
+//!   connection, drops the whole cache and serves the new file from then
+//!   on, and logs a note. Until the next check (at most [`STALENESS_CHECK`])
+//!   hits may still answer from the old catalog, whose bytes are right for
+//!   it; no query ever reads the old file once the path names another.
+//! - **Replaced by something that is not a servable catalog** (not SQLite,
+//!   not a catalog, a newer schema): the store keeps serving the previous
+//!   catalog, which it still holds open, logs an error once for that file,
+//!   and `/healthz` says `degraded` with the reason. It retries at every
+//!   check, so fixing the file at the path is enough.
+//! - **Deleted** (or unreadable): the store keeps serving from the open file,
+//!   whose bytes are still on disk until it closes them, logs a warning
+//!   once, and `/healthz` says `degraded`. A catalog put back at the path
+//!   is picked up like a replacement.
+//! - If the old catalog has been let go and the new one then cannot be
+//!   opened (it changed again in between, say), there is nothing to answer
+//!   from: catalog requests get 503 and `/healthz` says `unavailable` until
+//!   a catalog can be opened at the path.
+//!
+//! Replace the file with a rename, never by writing over it in place
+//! (`cp new.db cdn.db` changes pages under every open reader), and only
+//! once the new catalog's writer has finished (no `new.db-wal` left).
+//!
+//! The old connection is closed before the new file is opened, not after:
+//! both files use the same `cdn.db-shm` by name, and closing one of two
+//! handles on it would drop the locks this process holds through the other.
+//! That is why a replacement is first checked with [`Catalog::check_file`],
+//! which touches nothing but the file.
 
 use crate::actor::{self, Actor, Reply};
 use crate::catalog::query::{StoredAsset, VersionFiles};
@@ -43,7 +80,7 @@ use crate::spec::Selector;
 use lru::LruCache;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -79,7 +116,8 @@ pub struct CacheStats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
-    /// Entries dropped because their version was deleted or replaced.
+    /// Entries dropped because their version was deleted or replaced, or
+    /// the whole catalog file was.
     pub invalidations: u64,
     /// Loaded bodies that failed their recorded size or sha256, and were
     /// neither cached nor sent.
@@ -90,6 +128,35 @@ pub struct CacheStats {
     pub max_bytes: u64,
 }
 
+/// How the catalog being served relates to the file its path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatalogState {
+    /// Serving the file the path names.
+    Current,
+    /// The path names no file, or one that cannot be read: serving the
+    /// catalog as it was.
+    Deleted,
+    /// The path names a file that is not a servable catalog: serving the
+    /// previous one.
+    Rejected,
+    /// No catalog open: catalog requests get 503.
+    Unavailable,
+}
+
+/// What `/healthz` reports about the catalog.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogHealth {
+    pub path: PathBuf,
+    pub state: CatalogState,
+    /// What is wrong, when the state is not `current`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Times the file at the path was replaced by another catalog and the
+    /// store switched to it.
+    pub reloads: u64,
+}
+
 /// Messages the store actor handles.
 pub enum Msg {
     Get(AssetKey, Reply<Result<Option<Arc<StoredAsset>>>>),
@@ -97,6 +164,7 @@ pub enum Msg {
     Resolve(String, Selector, Reply<Result<Option<String>>>),
     List(String, String, Reply<Result<Option<VersionFiles>>>),
     Stats(Reply<CacheStats>),
+    Health(Reply<CatalogHealth>),
 }
 
 /// The handle HTTP workers use.
@@ -108,20 +176,77 @@ pub fn start(config: Config) -> Result<actor::Running<Msg>> {
     actor::spawn("store", 1024, move || Store::open(config))
 }
 
+/// Which file a path names: device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The file `path` names now, following symlinks.
+    fn of(path: &Path) -> std::io::Result<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        Ok(FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+/// The catalog being served and what is known about its file.
+struct Served {
+    /// None only when [`CatalogState::Unavailable`].
+    catalog: Option<Catalog>,
+    /// The file `catalog` was opened from.
+    file: Option<FileId>,
+    state: CatalogState,
+    problem: Option<String>,
+    /// The trouble last logged (state, and the file the path named), so
+    /// that trouble lasting many checks is logged once.
+    logged: Option<(CatalogState, Option<FileId>)>,
+    reloads: u64,
+    data_version: i64,
+}
+
+/// Opens the catalog at `path` read-only, with the file it was opened from
+/// and its `data_version`.
+fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
+    // Catalog::open's errors say best what is wrong with a missing file.
+    let before = FileId::of(path).ok();
+    let catalog = Catalog::open(path, Access::ReadOnly)?;
+    let after = FileId::of(path).map_err(|e| Error::io(path, e))?;
+    if before != Some(after) {
+        return Err(Error::Unavailable {
+            path: path.to_path_buf(),
+            why: "the file was replaced while it was being opened".into(),
+        });
+    }
+    let data_version = catalog.data_version()?;
+    Ok((catalog, after, data_version))
+}
+
 struct Store {
-    catalog: Catalog,
+    served: Served,
     cache: LruCache<AssetKey, Arc<StoredAsset>>,
     config: Config,
     stats: CacheStats,
-    data_version: i64,
 }
 
 impl Store {
     fn open(config: Config) -> Result<Store> {
-        let catalog = Catalog::open(&config.db, Access::ReadOnly)?;
-        let data_version = catalog.data_version()?;
+        let (catalog, file, data_version) = open_file(&config.db)?;
         Ok(Store {
-            catalog,
+            served: Served {
+                catalog: Some(catalog),
+                file: Some(file),
+                state: CatalogState::Current,
+                problem: None,
+                logged: None,
+                reloads: 0,
+                data_version,
+            },
             cache: LruCache::unbounded(),
             stats: CacheStats {
                 max_entries: config.cache_entries as u64,
@@ -129,8 +254,138 @@ impl Store {
                 ..CacheStats::default()
             },
             config,
-            data_version,
         })
+    }
+
+    /// The catalog to query, after making sure it is the one the path
+    /// names (see the module doc); an error when there is none.
+    fn catalog(&mut self) -> Result<&Catalog> {
+        self.follow_path(false);
+        self.served
+            .catalog
+            .as_ref()
+            .ok_or_else(|| Error::Unavailable {
+                path: self.config.db.clone(),
+                why: self
+                    .served
+                    .problem
+                    .clone()
+                    .unwrap_or_else(|| "no catalog is open".into()),
+            })
+    }
+
+    /// Compares the file the path names with the one open, and acts on a
+    /// difference: switch to a servable replacement, or keep serving what
+    /// is open and say why. A file already rejected is checked again only
+    /// when `recheck` (at the staleness check, not on every request).
+    fn follow_path(&mut self, recheck: bool) {
+        let open = self.served.catalog.is_some();
+        match FileId::of(&self.config.db) {
+            Ok(id) if open && self.served.file == Some(id) => {
+                self.settle(CatalogState::Current, None, Some(id))
+            }
+            Ok(id)
+                if !recheck && self.served.logged == Some((CatalogState::Rejected, Some(id))) => {}
+            Ok(id) => self.replace(id),
+            Err(e) => {
+                let path = self.config.db.display();
+                let (state, why) = if open {
+                    let why = format!(
+                        "catalog {path} is gone ({e}); still serving it as it was, from the file held open"
+                    );
+                    (CatalogState::Deleted, why)
+                } else {
+                    let why =
+                        format!("catalog {path} is gone ({e}); answering 503 until one is there");
+                    (CatalogState::Unavailable, why)
+                };
+                self.settle(state, Some(why), None)
+            }
+        }
+    }
+
+    /// The path names `id`, another file than the one open (if any).
+    fn replace(&mut self, id: FileId) {
+        let path = self.config.db.clone();
+        if self.served.catalog.is_some() {
+            if let Err(e) = Catalog::check_file(&path) {
+                let why = format!(
+                    "catalog {} was replaced by a file ccc cannot serve ({e}); still serving the previous catalog",
+                    path.display()
+                );
+                return self.settle(CatalogState::Rejected, Some(why), Some(id));
+            }
+            // Let go of the old file before opening the new (module doc).
+            self.served.catalog = None;
+            self.served.file = None;
+            self.drop_cache();
+        }
+        match open_file(&path) {
+            Ok((catalog, file, data_version)) => {
+                self.served.catalog = Some(catalog);
+                self.served.file = Some(file);
+                self.served.data_version = data_version;
+                self.served.reloads += 1;
+                log::err(format_args!(
+                    "note: catalog {} was replaced by another file; now serving it (cache emptied)",
+                    path.display()
+                ));
+                // That note says it all; what was logged before was about
+                // other files.
+                self.served.logged = None;
+                self.settle(CatalogState::Current, None, Some(file));
+            }
+            Err(e) => self.settle(
+                CatalogState::Unavailable,
+                Some(format!(
+                    "catalog {} cannot be opened ({e}); answering 503 until it can",
+                    path.display()
+                )),
+                Some(id),
+            ),
+        }
+    }
+
+    /// Records the catalog's state; logs trouble once per state and file,
+    /// and its end.
+    fn settle(&mut self, state: CatalogState, problem: Option<String>, seen: Option<FileId>) {
+        let served = &mut self.served;
+        served.state = state;
+        let key = (state, seen);
+        match &problem {
+            Some(why) if served.logged != Some(key) => {
+                let level = match state {
+                    CatalogState::Deleted => "warning",
+                    _ => "error",
+                };
+                log::err(format_args!("{level}: {why}"));
+                served.logged = Some(key);
+            }
+            None if served.logged.is_some() => {
+                log::err(format_args!(
+                    "note: catalog {} is served again from the file its path names",
+                    self.config.db.display()
+                ));
+                served.logged = None;
+            }
+            _ => {}
+        }
+        served.problem = problem;
+    }
+
+    fn drop_cache(&mut self) {
+        self.stats.invalidations += self.cache.len() as u64;
+        self.stats.bytes = 0;
+        self.cache.clear();
+    }
+
+    fn health(&self) -> CatalogHealth {
+        CatalogHealth {
+            path: self.config.db.clone(),
+            state: self.served.state,
+            problem: self.served.problem.clone(),
+            reloads: self.served.reloads,
+        }
     }
 
     fn get(&mut self, key: AssetKey) -> Result<Option<Arc<StoredAsset>>> {
@@ -144,9 +399,10 @@ impl Store {
         }
         self.stats.misses += 1;
         let started = Instant::now();
+        let catalog = self.catalog()?;
         let found = {
             let _s = causal::site!(SQLITE_QUERY);
-            self.catalog.lookup(&key.package, &key.version, &key.path)?
+            catalog.lookup(&key.package, &key.version, &key.path)?
         };
         let Some(asset) = found else {
             return Ok(None);
@@ -207,12 +463,30 @@ impl Store {
         }
     }
 
+    /// Checks for changes by other processes: first the file (see the
+    /// module doc), then, in the file still open, SQLite's `data_version`.
+    fn check_staleness(&mut self) -> Result<()> {
+        self.follow_path(true);
+        let Some(catalog) = &self.served.catalog else {
+            return Ok(());
+        };
+        let now = catalog.data_version()?;
+        if now != self.served.data_version {
+            self.served.data_version = now;
+            self.drop_stale()?;
+        }
+        Ok(())
+    }
+
     /// Drops cached entries whose version no longer exists.
     fn drop_stale(&mut self) -> Result<()> {
+        let Some(catalog) = &self.served.catalog else {
+            return Ok(());
+        };
         let version_ids: HashSet<i64> = self.cache.iter().map(|(_, a)| a.version_id).collect();
         let mut gone = HashSet::new();
         for id in version_ids {
-            if !self.catalog.version_exists(id)? {
+            if !catalog.version_exists(id)? {
                 gone.insert(id);
             }
         }
@@ -234,24 +508,25 @@ impl Store {
         Ok(())
     }
 
-    fn resolve(&self, package: &str, selector: &Selector) -> Result<Option<String>> {
-        match self.catalog.resolve(package, selector) {
+    fn resolve(&mut self, package: &str, selector: &Selector) -> Result<Option<String>> {
+        match self.catalog()?.resolve(package, selector) {
             Ok(v) => Ok(Some(v.version.to_string())),
             Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
-    fn list(&self, package: &str, version: &str) -> Result<Option<VersionFiles>> {
+    fn list(&mut self, package: &str, version: &str) -> Result<Option<VersionFiles>> {
         let Ok(exact) = semver::Version::parse(version) else {
             return Ok(None);
         };
-        let v = match self.catalog.resolve(package, &Selector::Exact(exact)) {
+        let catalog = self.catalog()?;
+        let v = match catalog.resolve(package, &Selector::Exact(exact)) {
             Ok(v) => v,
             Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        self.catalog.version_files(v).map(Some)
+        catalog.version_files(v).map(Some)
     }
 }
 
@@ -268,6 +543,7 @@ impl Actor for Store {
                 stats.entries = self.cache.len() as u64;
                 reply.send(stats);
             }
+            Msg::Health(reply) => reply.send(self.health()),
         }
     }
 
@@ -276,14 +552,7 @@ impl Actor for Store {
     }
 
     fn housekeeping(&mut self) {
-        let result = self.catalog.data_version().and_then(|now| {
-            if now != self.data_version {
-                self.data_version = now;
-                self.drop_stale()?;
-            }
-            Ok(())
-        });
-        if let Err(e) = result {
+        if let Err(e) = self.check_staleness() {
             log::err(format_args!(
                 "warning: checking the catalog for changes failed: {e}"
             ));
@@ -295,7 +564,6 @@ impl Actor for Store {
 mod tests {
     use super::*;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-    use std::path::Path;
 
     fn catalog_with(dir: &std::path::Path, files: &[(&str, usize)]) -> PathBuf {
         let db = dir.join("cdn.db");
@@ -411,6 +679,170 @@ mod tests {
         s.housekeeping();
         assert_eq!(s.stats.invalidations, 1);
         assert!(s.get(key("a")).unwrap().is_none());
+    }
+
+    fn body(s: &mut Store, path: &str) -> Vec<u8> {
+        s.get(key(path)).unwrap().unwrap().body.to_vec()
+    }
+
+    /// Renames `from` over `to`, as `mv` does.
+    fn mv(from: &Path, to: &Path) {
+        std::fs::rename(from, to).unwrap();
+    }
+
+    #[test]
+    fn a_catalog_renamed_over_the_path_is_served_from_the_next_query() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        // Published while the store holds the file open, as in production:
+        // the write-ahead log outlives this writer.
+        publish_at(&db, "1.1.0", &[("c", noise(300))]);
+        let new = dir.path().join("new.db");
+        publish_at(&new, "1.0.0", &[("a", noise(101)), ("z", noise(50))]);
+        mv(&new, &db);
+
+        // A hit still answers from the old catalog, whose bytes are right
+        // for it; the first query notices the new file.
+        assert_eq!(body(&mut s, "a"), noise(100));
+        assert_eq!(body(&mut s, "z"), noise(50));
+        assert_eq!(body(&mut s, "a"), noise(101), "the cache was emptied");
+        assert!(s.get(key("b")).unwrap().is_none());
+        let v11 = |s: &mut Store| s.resolve("app", &Selector::parse("app", "1.1.0").unwrap());
+        assert_eq!(v11(&mut s).unwrap(), None, "nothing of the old file's log");
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert_eq!(s.stats.invalidations, 1);
+        s.housekeeping();
+        assert_eq!(s.health().reloads, 1, "one replacement, one reload");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_catalog_is_refused_and_the_old_catalog_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        let junk = dir.path().join("junk");
+        std::fs::write(&junk, b"not a catalog\n".repeat(100)).unwrap();
+        mv(&junk, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Rejected);
+        let problem = health.problem.unwrap();
+        assert!(problem.contains("is not a SQLite database"), "{problem}");
+        assert!(
+            problem.contains("still serving the previous catalog"),
+            "{problem}"
+        );
+        // Uncached files still come, right, from the catalog held open.
+        assert_eq!(body(&mut s, "b"), noise(200));
+        assert_eq!(body(&mut s, "a"), noise(100));
+
+        let other = dir.path().join("other.db");
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE t (x)").unwrap();
+        drop(conn);
+        mv(&other, &db);
+        s.housekeeping();
+        let problem = s.health().problem.unwrap();
+        assert!(problem.contains("not a ccc catalog"), "{problem}");
+        assert_eq!(body(&mut s, "b"), noise(200));
+
+        let good = dir.path().join("good.db");
+        publish_at(&good, "1.0.0", &[("a", noise(7))]);
+        mv(&good, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert!(health.problem.is_none());
+        assert_eq!(body(&mut s, "a"), noise(7));
+    }
+
+    #[test]
+    fn a_deleted_catalog_is_served_from_the_open_file_until_one_is_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Deleted);
+        assert!(health.problem.unwrap().contains("No such file"));
+        assert_eq!(body(&mut s, "b"), noise(200), "read from the open file");
+        assert!(!db.exists(), "serving never creates a catalog");
+
+        publish_at(&db, "2.0.0", &[("n", noise(9))]);
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Current);
+        assert!(s.get(key("b")).unwrap().is_none(), "the new file is served");
+    }
+
+    #[test]
+    fn with_no_catalog_left_to_serve_requests_fail_until_one_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        // A replacement that passes the check of the file alone, but whose
+        // write-ahead log cannot be opened: the old catalog is let go first.
+        let new = dir.path().join("new.db");
+        publish_at(&new, "1.0.0", &[("a", noise(5))]);
+        let wal = dir.path().join("cdn.db-wal");
+        let _ = std::fs::remove_file(&wal);
+        std::fs::create_dir(&wal).unwrap();
+        mv(&new, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Unavailable, "{health:?}");
+        let err = s.get(key("a")).unwrap_err();
+        assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+        assert!(s.resolve("app", &Selector::Latest).is_err());
+
+        std::fs::remove_dir(&wal).unwrap();
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert_eq!(body(&mut s, "a"), noise(5));
+    }
+
+    #[test]
+    fn a_symlink_switched_to_another_catalog_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.db"), dir.path().join("two.db"));
+        publish_at(&one, "1.0.0", &[("a", noise(10))]);
+        publish_at(&two, "1.0.0", &[("a", noise(20))]);
+        let db = dir.path().join("cdn.db");
+        std::os::unix::fs::symlink("one.db", &db).unwrap();
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(10));
+        // `ln -sfn two.db cdn.db`: a new link renamed over the old one.
+        let next = dir.path().join("cdn.db.next");
+        std::os::unix::fs::symlink("two.db", &next).unwrap();
+        mv(&next, &db);
+        s.housekeeping();
+        assert_eq!(s.health().reloads, 1);
+        assert_eq!(body(&mut s, "a"), noise(20));
+    }
+
+    #[test]
+    fn replacements_are_checked_whatever_characters_the_path_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a dir?with #odd %41 chars, and ünïcode");
+        std::fs::create_dir(&sub).unwrap();
+        let db = sub.join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(10))]);
+        Catalog::check_file(&db).unwrap();
+        let err = Catalog::check_file(&sub.join("missing.db")).unwrap_err();
+        assert!(err.to_string().contains("missing.db"), "{err}");
     }
 
     /// Rewrites the stored body of `app@1.0.0/PATH` in the catalog at `db`.

@@ -1,12 +1,18 @@
-//! `ccc serve` when the catalog goes wrong under it: a stored blob no
-//! longer matches its sha256. The server keeps answering, and no body it
-//! sends is one the test did not expect for that URL.
+//! `ccc serve` when the catalog goes wrong under it: the file is replaced,
+//! replaced by junk, or deleted while serving; a stored blob no longer
+//! matches its sha256. In every case the server keeps answering, and no
+//! body it sends is one the test did not expect for that URL.
 
-use crate::serve_util::{Server, get, raw_get};
+use crate::serve_util::{Server, get, poll_until, raw_get};
 use crate::util::{Rng, Workspace, gunzip};
+use serde_json::Value;
 use std::io::Write;
+use std::time::Duration;
 
 const GZIP: (&str, &str) = ("Accept-Encoding", "gzip");
+/// How long a change of the catalog file may take to show. The server
+/// checks every 250 ms; the rest is room for a loaded machine.
+const NOTICED: Duration = Duration::from_secs(5);
 
 /// A tree whose files differ by `tag`: text stored gzip, and bytes stored
 /// as they are.
@@ -51,6 +57,177 @@ fn fetch(server: &Server, version: &str, path: &str, accept: &[(&str, &str)]) ->
         r.body
     };
     (r.status, body)
+}
+
+fn health(base: &str) -> (u16, Value) {
+    let r = get(&format!("{base}/healthz"), &[]);
+    (r.status, r.json())
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+#[test]
+fn a_catalog_renamed_over_the_served_one_is_served_instead() {
+    let ws = Workspace::new();
+    let (old, new) = (tree("old"), tree("new"));
+    publish_into(&ws, "cdn.db", "1.0.0", &old);
+    let server = Server::start(&ws, &[]);
+    let body = |path: &str| fetch(&server, "1.0.0", path, &[GZIP]);
+    assert_eq!(body("v.txt"), (200, old[0].1.clone()));
+    assert_eq!(body("app.js"), (200, old[1].1.clone()));
+    // Published while the server holds the file open: SQLite's write-ahead
+    // log (cdn.db-wal) outlives this writer, and must not leak into the
+    // file renamed over cdn.db below.
+    publish_into(&ws, "cdn.db", "1.1.0", &old);
+    publish_into(&ws, "new.db", "1.0.0", &new);
+    ws.write_tree("src-only", &[("only.txt".to_string(), b"only".to_vec())]);
+    ws.ok(&[
+        "publish",
+        "solo@1.0.0",
+        "src-only",
+        "--quiet",
+        "--db",
+        "new.db",
+    ]);
+    std::fs::rename(ws.path().join("new.db"), ws.db()).expect("mv new.db cdn.db");
+
+    // Old bytes until the switch, new bytes after it; nothing else, and
+    // never old after new.
+    let mut switched = false;
+    let took = poll_until(NOTICED, || {
+        for (i, path) in ["v.txt", "app.js", "logo.bin"].iter().enumerate() {
+            let (status, got) = body(path);
+            assert_eq!(status, 200, "{path}");
+            if got == new[i].1 {
+                switched = true;
+            } else {
+                assert_eq!(got, old[i].1, "{path}: neither the old nor the new bytes");
+                assert!(!switched, "{path}: old bytes after new ones");
+            }
+        }
+        switched && body("v.txt").1 == new[0].1
+    });
+    assert!(
+        took.is_some(),
+        "the new catalog is not served after {NOTICED:?}"
+    );
+    for (i, path) in ["v.txt", "app.js", "logo.bin"].iter().enumerate() {
+        assert_eq!(body(path), (200, new[i].1.clone()), "{path}");
+        assert_eq!(fetch(&server, "1.0.0", path, &[]).1, new[i].1, "{path}");
+    }
+    assert_eq!(
+        get(&server.url("/assets/solo/1.0.0/only.txt"), &[]).body,
+        b"only"
+    );
+    // Nothing of the old file's write-ahead log: 1.1.0 was never in new.db.
+    assert_eq!(body("v.txt").0, 200);
+    assert_eq!(fetch(&server, "1.1.0", "v.txt", &[]).0, 404);
+    let latest = get(&server.url("/assets/app/latest/v.txt"), &[]);
+    assert_eq!(latest.header("location"), Some("/assets/app/1.0.0/v.txt"));
+    assert_eq!(
+        ws.versions("app"),
+        ["1.0.0"],
+        "the CLI sees the new file alone"
+    );
+
+    let (status, h) = health(&server.base);
+    assert_eq!((status, &h["status"]), (200, &Value::from("ok")), "{h}");
+    assert_eq!(h["catalog"]["reloads"], 1, "{h}");
+    let stderr = server.stderr();
+    assert_eq!(
+        count(&stderr, "was replaced by another file"),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_catalog_renamed_over_it_is_refused() {
+    let ws = Workspace::new();
+    let (old, new) = (tree("old"), tree("new"));
+    publish_into(&ws, "cdn.db", "1.0.0", &old);
+    let server = Server::start(&ws, &[]);
+    assert_eq!(fetch(&server, "1.0.0", "v.txt", &[]).1, old[0].1);
+    ws.write("junk", b"this is not a catalog\n".repeat(50));
+    std::fs::rename(ws.path().join("junk"), ws.db()).expect("mv junk cdn.db");
+
+    let degraded = poll_until(NOTICED, || health(&server.base).1["status"] == "degraded");
+    assert!(degraded.is_some(), "{}", health(&server.base).1);
+    let (status, h) = health(&server.base);
+    assert_eq!(status, 200, "it still answers: {h}");
+    assert_eq!(h["catalog"]["state"], "rejected", "{h}");
+    let problem = h["catalog"]["problem"].as_str().expect("problem");
+    assert!(problem.contains("is not a SQLite database"), "{problem}");
+    // Every file, cached or not, still comes from the catalog held open.
+    for (i, path) in ["v.txt", "app.js", "logo.bin"].iter().enumerate() {
+        for accept in [&[][..], &[GZIP][..]] {
+            assert_eq!(
+                fetch(&server, "1.0.0", path, accept),
+                (200, old[i].1.clone())
+            );
+        }
+    }
+    // One line for one bad file, however many checks saw it.
+    std::thread::sleep(Duration::from_millis(1000));
+    let stderr = server.stderr();
+    assert_eq!(count(&stderr, "cannot serve"), 1, "{stderr}");
+
+    publish_into(&ws, "good.db", "1.0.0", &new);
+    std::fs::rename(ws.path().join("good.db"), ws.db()).expect("mv good.db cdn.db");
+    let served = poll_until(NOTICED, || {
+        fetch(&server, "1.0.0", "v.txt", &[]).1 == new[0].1
+    });
+    assert!(
+        served.is_some(),
+        "a good catalog at the path is served again"
+    );
+    assert_eq!(fetch(&server, "1.0.0", "app.js", &[GZIP]).1, new[1].1);
+    assert_eq!(health(&server.base).1["status"], "ok");
+}
+
+#[test]
+fn a_deleted_catalog_is_served_from_the_open_file_until_one_is_back() {
+    let ws = Workspace::new();
+    let (old, new) = (tree("old"), tree("new"));
+    publish_into(&ws, "cdn.db", "1.0.0", &old);
+    let server = Server::start(&ws, &[]);
+    assert_eq!(fetch(&server, "1.0.0", "v.txt", &[]).1, old[0].1);
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", ws.db().display()));
+    }
+    let degraded = poll_until(NOTICED, || health(&server.base).1["status"] == "degraded");
+    assert!(degraded.is_some(), "{}", health(&server.base).1);
+    let (status, h) = health(&server.base);
+    assert_eq!(
+        (status, &h["catalog"]["state"]),
+        (200, &Value::from("deleted")),
+        "{h}"
+    );
+    // Not cached yet: read from the file the server still holds open.
+    assert_eq!(
+        fetch(&server, "1.0.0", "app.js", &[]),
+        (200, old[1].1.clone())
+    );
+    assert_eq!(
+        fetch(&server, "1.0.0", "logo.bin", &[GZIP]),
+        (200, old[2].1.clone())
+    );
+    assert!(!ws.db().exists(), "serving never creates a catalog");
+    std::thread::sleep(Duration::from_millis(1000));
+    let stderr = server.stderr();
+    assert_eq!(count(&stderr, "is gone"), 1, "warned once: {stderr}");
+
+    publish_into(&ws, "cdn.db", "1.0.0", &new);
+    let served = poll_until(NOTICED, || {
+        fetch(&server, "1.0.0", "v.txt", &[]).1 == new[0].1
+    });
+    assert!(
+        served.is_some(),
+        "a catalog published at the path is served"
+    );
+    assert_eq!(health(&server.base).1["status"], "ok");
 }
 
 /// Rewrites the stored body of `app@1.0.0/PATH`.

@@ -274,6 +274,32 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// Checks that the file at `path` is a catalog this ccc can serve, the
+    /// way [`Catalog::open`] read-only would, but without touching anything
+    /// beside the file itself: SQLite opens it `immutable`, so it takes no
+    /// lock and never opens `-wal` or `-shm`. A server holding another
+    /// catalog open under the same name uses this before it lets go of the
+    /// old one (closing a second handle on the shared `-shm` would drop this
+    /// process's locks on it).
+    pub fn check_file(path: &Path) -> Result<()> {
+        check_sqlite_header(path)?;
+        use std::os::unix::ffi::OsStrExt;
+        let uri = format!(
+            "file:{}?immutable=1",
+            percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_PATH)
+        );
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(uri, flags).map_err(|e| sqlite_err(path, e))?;
+        let mut catalog = Catalog {
+            conn,
+            path: path.to_path_buf(),
+            writer: false,
+        };
+        catalog.prepare(Access::ReadOnly)
+    }
+
     /// An empty catalog in memory: what a `--dry-run` publishes into when
     /// there is no catalog file yet.
     pub fn in_memory() -> Result<Catalog> {
@@ -458,6 +484,14 @@ fn wait_for_lock(attempt: i32) -> bool {
     std::thread::sleep(STEP);
     true
 }
+
+/// What a path must escape to be part of a SQLite `file:` URI (bytes
+/// outside ASCII are escaped too).
+const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'%')
+    .add(b'?')
+    .add(b'#');
 
 /// Refuses a file that is not SQLite before SQLite gets to misread it.
 fn check_sqlite_header(path: &Path) -> Result<()> {
