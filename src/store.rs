@@ -68,7 +68,10 @@
 //! both files use the same `cdn.db-shm` by name, and closing one of two
 //! handles on it would drop the locks this process holds through the other.
 //! That is why a replacement is first checked with [`Catalog::check_file`],
-//! which touches nothing but the file.
+//! which touches nothing but the file. Closing the old connection leaves
+//! the side files alone: SQLite does not fold the log in on close once the
+//! path no longer names the connection's file, and here the log is the new
+//! file's.
 
 use crate::actor::{self, Actor, Reply};
 use crate::catalog::query::{StoredAsset, VersionFiles};
@@ -564,6 +567,7 @@ impl Actor for Store {
 mod tests {
     use super::*;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+    use rusqlite::OptionalExtension;
 
     fn catalog_with(dir: &std::path::Path, files: &[(&str, usize)]) -> PathBuf {
         let db = dir.join("cdn.db");
@@ -783,6 +787,39 @@ mod tests {
         s.housekeeping();
         assert_eq!(s.health().state, CatalogState::Current);
         assert!(s.get(key("b")).unwrap().is_none(), "the new file is served");
+    }
+
+    #[test]
+    fn letting_go_of_an_old_file_leaves_the_new_files_log_alone() {
+        // The old and the new file share cdn.db-wal and cdn.db-shm by name.
+        // Closing the old connection must not fold "its" log in and delete
+        // it: that log is now the new file's, with a writer's commit in it.
+        // SQLite skips the checkpoint on close of a file that has moved or
+        // gone (its "database is unmoved" check); this pins that down.
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        std::fs::remove_file(&db).unwrap();
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Deleted);
+        publish_at(&db, "2.0.0", &[("b", noise(10))]);
+        let writer = rusqlite::Connection::open(&db).unwrap();
+        writer
+            .execute("INSERT INTO meta (key, value) VALUES ('marker', 'x')", [])
+            .unwrap();
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Current);
+        let reader = rusqlite::Connection::open(&db).unwrap();
+        let marker: Option<String> = reader
+            .query_row("SELECT value FROM meta WHERE key = 'marker'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .unwrap();
+        assert_eq!(marker.as_deref(), Some("x"), "the writer's commit is lost");
+        drop(writer);
     }
 
     #[test]
