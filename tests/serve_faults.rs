@@ -68,6 +68,19 @@ fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
 }
 
+/// The server's stderr once it holds `count` lines with `needle` (log lines
+/// travel through the log's thread and a pipe); bounded by [`NOTICED`].
+#[track_caller]
+fn stderr_with(server: &Server, needle: &str, count: usize) -> String {
+    let seen = poll_until(NOTICED, || server.stderr().matches(needle).count() >= count);
+    let stderr = server.stderr();
+    assert!(
+        seen.is_some(),
+        "no {count} x {needle:?} on stderr: {stderr}"
+    );
+    stderr
+}
+
 #[test]
 fn a_catalog_renamed_over_the_served_one_is_served_instead() {
     let ws = Workspace::new();
@@ -135,7 +148,7 @@ fn a_catalog_renamed_over_the_served_one_is_served_instead() {
     let (status, h) = health(&server.base);
     assert_eq!((status, &h["status"]), (200, &Value::from("ok")), "{h}");
     assert_eq!(h["catalog"]["reloads"], 1, "{h}");
-    let stderr = server.stderr();
+    let stderr = stderr_with(&server, "was replaced by another file", 1);
     assert_eq!(
         count(&stderr, "was replaced by another file"),
         1,
@@ -170,6 +183,7 @@ fn a_file_that_is_not_a_catalog_renamed_over_it_is_refused() {
         }
     }
     // One line for one bad file, however many checks saw it.
+    stderr_with(&server, "cannot serve", 1);
     std::thread::sleep(Duration::from_millis(1000));
     let stderr = server.stderr();
     assert_eq!(count(&stderr, "cannot serve"), 1, "{stderr}");
@@ -215,6 +229,7 @@ fn a_deleted_catalog_is_served_from_the_open_file_until_one_is_back() {
         (200, old[2].1.clone())
     );
     assert!(!ws.db().exists(), "serving never creates a catalog");
+    stderr_with(&server, "is gone", 1);
     std::thread::sleep(Duration::from_millis(1000));
     let stderr = server.stderr();
     assert_eq!(count(&stderr, "is gone"), 1, "warned once: {stderr}");
@@ -317,7 +332,7 @@ fn a_blob_that_fails_its_sha256_is_answered_500_and_never_sent() {
         stats["cache"]["entries"], 1,
         "only the intact file is cached: {stats}"
     );
-    let stderr = server.stderr();
+    let stderr = stderr_with(&server, "not served", 8);
     for path in ["app.js", "logo.bin"] {
         let line = stderr
             .lines()

@@ -25,8 +25,8 @@ fn count(haystack: &str, needle: &str) -> usize {
     haystack.matches(needle).count()
 }
 
-/// A `ccc serve --access-log` whose stdout the test wires itself; stderr
-/// is collected. Killed and reaped on drop.
+/// A `ccc serve --access-log` whose stdout (and stderr) the test wires
+/// itself; a piped stderr is collected. Killed and reaped on drop.
 struct Bare {
     child: Child,
     stderr: Arc<Mutex<String>>,
@@ -34,28 +34,30 @@ struct Bare {
 }
 
 impl Bare {
-    /// Spawns `ccc serve --port PORT --access-log` with stdout going to
-    /// `stdout`; call [`Bare::wait_ready`] once `base` is known.
-    fn spawn(ws: &Workspace, port: u16, stdout: Stdio) -> Bare {
+    /// Spawns `ccc serve --port PORT --access-log` with stdout and stderr
+    /// going to `stdout` and `stderr`; call [`Bare::wait_ready`] once `base`
+    /// is known.
+    fn spawn_with(ws: &Workspace, port: u16, stdout: Stdio, stderr: Stdio) -> Bare {
         let mut child = ws
             .ccc_std()
             .args(["serve", "--port", &port.to_string(), "--access-log"])
             .stdin(Stdio::null())
             .stdout(stdout)
-            .stderr(Stdio::piped())
+            .stderr(stderr)
             .spawn()
             .expect("spawn ccc serve");
         let stderr = Arc::new(Mutex::new(String::new()));
-        let pipe = child.stderr.take().expect("stderr");
-        let buf = stderr.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(pipe).lines() {
-                let Ok(line) = line else { break };
-                let mut all = buf.lock().expect("stderr");
-                all.push_str(&line);
-                all.push('\n');
-            }
-        });
+        if let Some(pipe) = child.stderr.take() {
+            let buf = stderr.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(pipe).lines() {
+                    let Ok(line) = line else { break };
+                    let mut all = buf.lock().expect("stderr");
+                    all.push_str(&line);
+                    all.push('\n');
+                }
+            });
+        }
         Bare {
             child,
             stderr,
@@ -63,14 +65,23 @@ impl Bare {
         }
     }
 
+    /// [`Bare::spawn_with`] stderr piped and collected.
+    fn spawn(ws: &Workspace, port: u16, stdout: Stdio) -> Bare {
+        Bare::spawn_with(ws, port, stdout, Stdio::piped())
+    }
+
     /// Spawns on a port found free (stdout may not show the address) and
     /// waits until the server answers.
     fn start(ws: &Workspace, stdout: Stdio) -> Bare {
+        Bare::start_with(ws, stdout, Stdio::piped())
+    }
+
+    fn start_with(ws: &Workspace, stdout: Stdio, stderr: Stdio) -> Bare {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
             .expect("a free port")
             .port();
-        let mut bare = Bare::spawn(ws, port, stdout);
+        let mut bare = Bare::spawn_with(ws, port, stdout, stderr);
         bare.wait_ready();
         bare
     }
@@ -125,24 +136,47 @@ fn serve_some(base: &str, expected: &[u8], n: usize) {
 fn serving_goes_on_when_stdout_is_a_full_disk() {
     let ws = Workspace::new();
     let body = publish_one(&ws);
-    let full = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/full")
-        .expect("/dev/full");
-    let server = Bare::start(&ws, Stdio::from(full));
+    let server = Bare::start(&ws, dev_full());
     serve_some(&server.base, &body, 50);
+    // The listening line and one line per answered request, written by
+    // the log's own thread.
+    let dropped = |stats: &Value| stats["log"]["stdout"]["dropped"].as_u64() >= Some(51);
+    assert!(poll_until(RECOVERY, || dropped(&server.stats())).is_some());
     let stats = server.stats();
-    let stdout = &stats["log"]["stdout"];
-    assert_eq!(stdout["written"], 0, "{stats}");
-    // The listening line and one line per answered request.
-    assert!(stdout["dropped"].as_u64() >= Some(51), "{stats}");
-    let stderr = server.stderr();
+    assert_eq!(stats["log"]["stdout"]["written"], 0, "{stats}");
+    let stderr = server.stop();
     assert_eq!(
         count(&stderr, "warning: stdout is not writable"),
         1,
         "{stderr}"
     );
     assert!(stderr.contains("No space left on device"), "{stderr}");
+}
+
+fn dev_full() -> Stdio {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    Stdio::from(full)
+}
+
+#[test]
+fn serving_goes_on_when_stdout_and_stderr_are_both_full() {
+    // Nobody can be told; the counters still say what was lost.
+    let ws = Workspace::new();
+    let body = publish_one(&ws);
+    let server = Bare::start_with(&ws, dev_full(), dev_full());
+    serve_some(&server.base, &body, 20);
+    // stderr had the startup line and the warning about stdout.
+    let lost = |stats: &Value| {
+        stats["log"]["stdout"]["dropped"].as_u64() >= Some(21)
+            && stats["log"]["stderr"]["dropped"].as_u64() >= Some(2)
+    };
+    let seen = poll_until(RECOVERY, || lost(&server.stats()));
+    assert!(seen.is_some(), "{}", server.stats());
+    let stats = server.stats();
+    assert_eq!(stats["log"]["stderr"]["written"], 0, "{stats}");
     server.stop();
 }
 
@@ -163,10 +197,11 @@ fn serving_goes_on_when_stdout_is_a_closed_pipe() {
         .to_string();
     server.wait_ready();
     serve_some(&server.base, &body, 50);
-    let stats = server.stats();
+    let dropped = |stats: &Value| stats["log"]["stdout"]["dropped"].as_u64() >= Some(50);
     assert!(
-        stats["log"]["stdout"]["dropped"].as_u64() >= Some(50),
-        "{stats}"
+        poll_until(RECOVERY, || dropped(&server.stats())).is_some(),
+        "{}",
+        server.stats()
     );
     let stderr = server.stop();
     assert_eq!(
@@ -202,12 +237,12 @@ fn a_stdout_nobody_reads_never_stalls_the_server() {
         stats["log"]["stdout"]["dropped"].as_u64() > Some(0),
         "{stats}"
     );
-    let stderr = server.stderr();
-    assert_eq!(
-        count(&stderr, "warning: stdout is not keeping up"),
-        1,
-        "{stderr}"
-    );
+    let warned = poll_until(RECOVERY, || {
+        server
+            .stderr()
+            .contains("warning: stdout is not keeping up")
+    });
+    assert!(warned.is_some(), "{}", server.stderr());
     // Once read again, the log flows: what was queued, then new lines.
     let drain = std::thread::spawn(move || {
         let mut unread = unread;
@@ -220,7 +255,12 @@ fn a_stdout_nobody_reads_never_stalls_the_server() {
         server.stderr().contains("note: stdout is working again")
     });
     assert!(flowing.is_some(), "{}", server.stderr());
-    server.stop();
+    let stderr = server.stop();
+    assert_eq!(
+        count(&stderr, "warning: stdout is not keeping up"),
+        1,
+        "one episode: {stderr}"
+    );
     let log = String::from_utf8(drain.join().expect("reader")).expect("UTF-8 log");
     assert!(
         log.starts_with("listening on http://"),
