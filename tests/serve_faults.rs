@@ -264,9 +264,9 @@ fn a_blob_that_fails_its_sha256_is_answered_500_and_never_sent() {
     publish_into(&ws, "cdn.db", "1.0.0", &files);
     let listed = ws.json(&["ls", "app@1.0.0", "--json"]);
     let sha = |path: &str| -> String {
-        let file = listed
+        let file = listed["files"]
             .as_array()
-            .expect("array")
+            .expect("files")
             .iter()
             .find(|f| f["path"] == path);
         file.expect(path)["sha256"]
@@ -275,9 +275,9 @@ fn a_blob_that_fails_its_sha256_is_answered_500_and_never_sent() {
             .to_string()
     };
     let encoding = |path: &str| -> String {
-        let file = listed
+        let file = listed["files"]
             .as_array()
-            .expect("array")
+            .expect("files")
             .iter()
             .find(|f| f["path"] == path);
         file.expect(path)["encoding"]
