@@ -502,7 +502,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --force --dry-run --max-file-size --jobs --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --force --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -517,6 +517,10 @@ _ccc() {
                     return 0
                     ;;
                 --max-file-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-unpacked-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand publish 'Publish a directory as PKG@VERSION, in one atomic transaction'
+            cand publish 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
             cand ls 'List packages, one package''s versions, or one version''s files'
             cand list 'List packages, one package''s versions, or one version''s files'
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
@@ -37,9 +37,10 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;publish'= {
-            cand --exclude 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole'
+            cand --exclude 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
             cand --max-file-size 'Refuse files larger than SIZE'
+            cand --max-unpacked-size 'Refuse an archive whose tar stream, decompressed, is larger than SIZE'
             cand -j 'Compression threads, at least 1 [default: one per core]'
             cand --jobs 'Compression threads, at least 1 [default: one per core]'
             cand --db 'The catalog file'
@@ -182,7 +183,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;help'= {
-            cand publish 'Publish a directory as PKG@VERSION, in one atomic transaction'
+            cand publish 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
             cand ls 'List packages, one package''s versions, or one version''s files'
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
             cand cat 'Write a file''s original bytes to stdout'

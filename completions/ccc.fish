@@ -27,7 +27,7 @@ end
 complete -c ccc -n "__fish_ccc_needs_command" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_needs_command" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_needs_command" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "list" -d 'List packages, one package\'s versions, or one version\'s files'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
@@ -39,9 +39,10 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "serve" -d 'Serve the catalo
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to DIR; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to SOURCE\'s root; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically'
@@ -146,7 +147,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal help" -f -a "publish" -d 'Publish a directory as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal help" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect cat rm gc verify serve export causal help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'

@@ -51,7 +51,7 @@ pub enum Invocation {
 /// The commands users run, as completions and man pages describe them.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    Publish(PublishArgs),
+    Publish(Checked<PublishArgs>),
     #[command(visible_alias = "list")]
     Ls(LsArgs),
     Inspect(InspectArgs),
@@ -64,26 +64,31 @@ pub enum Command {
     Causal(Box<Checked<CausalArgs>>),
 }
 
-/// Publish a directory as PKG@VERSION, in one atomic transaction.
+/// Publish a directory or a tar archive as PKG@VERSION, in one atomic
+/// transaction.
 ///
-/// Every file below DIR is hashed (sha256); content the catalog already
-/// holds is reused, new content is gzipped on all cores and kept raw when
-/// gzip saves under 5%. Symlinks are never followed (each is reported);
-/// `.git/` and `.DS_Store` are always left out, and so are catalogs: the one
-/// written to (with its -wal, -shm and -journal files, under any name) and
-/// any other ccc catalog, each reported. A published version is immutable:
-/// publishing it again fails unless --force.
+/// SOURCE is a directory, a .tar or .tgz/.tar.gz file (told by its first
+/// bytes, whatever its name; `npm pack` output included, its `package/`
+/// folder stripped), or `-` for either kind of archive on stdin. Without
+/// PKG@VERSION, the `name` and `version` of the package.json at SOURCE's
+/// root are used. Every file is hashed (sha256); content the catalog
+/// already holds is reused, new content is gzipped on all cores and kept
+/// raw when gzip saves under 5%. Links are never followed (each is
+/// reported); `.git/` and `.DS_Store` are always left out, and so are
+/// catalogs: the one written to (with its -wal, -shm and -journal files,
+/// under any name) and any other ccc catalog, each reported. An archive
+/// entry named with `..`, an absolute path, a NUL byte or non-UTF-8 fails
+/// the publish. A published version is immutable: publishing it again
+/// fails unless --force.
 #[derive(Debug, Args)]
 pub struct PublishArgs {
-    /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`.
-    #[arg(value_name = "PKG@VERSION", value_parser = parse_package_version)]
-    pub target: PackageVersion,
+    /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`
+    /// (optional: package.json names them), then the directory or archive
+    /// to publish (`-`: an archive on stdin).
+    #[arg(value_name = "[PKG@VERSION] SOURCE", num_args = 1..=2, required = true)]
+    pub args: Vec<PathBuf>,
 
-    /// Directory to publish (its contents, not the directory itself).
-    #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
-
-    /// Leave out paths matching GLOB (relative to DIR; `*` crosses `/`).
+    /// Leave out paths matching GLOB (relative to SOURCE's root; `*` crosses `/`).
     /// May be repeated. A matching directory is left out whole.
     #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
     pub exclude: Vec<String>,
@@ -103,6 +108,11 @@ pub struct PublishArgs {
     /// Refuse files larger than SIZE.
     #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
     pub max_file_size: u64,
+
+    /// Refuse an archive whose tar stream, decompressed, is larger than
+    /// SIZE.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    pub max_unpacked_size: u64,
 
     /// Compression threads, at least 1 [default: one per core].
     #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
@@ -144,6 +154,46 @@ pub struct InspectArgs {
     /// Print JSON instead of tables.
     #[arg(long)]
     pub json: bool,
+}
+
+impl PublishArgs {
+    /// The `PKG@VERSION` given before SOURCE, if any.
+    pub fn target(&self) -> Result<Option<PackageVersion>, String> {
+        let [target, _] = self.args.as_slice() else {
+            return Ok(None);
+        };
+        let input = target.to_string_lossy();
+        PackageVersion::parse(&input).map(Some).map_err(|e| {
+            format!(
+                "invalid value '{input}' for '[PKG@VERSION]': {}",
+                spec_error(e)
+            )
+        })
+    }
+
+    /// What to publish: a directory, an archive, or `-` for stdin.
+    pub fn source(&self) -> &std::path::Path {
+        self.args
+            .last()
+            .map_or(std::path::Path::new("-"), |p| p.as_path())
+    }
+}
+
+impl CheckArgs for PublishArgs {
+    fn check(&self) -> Result<(), String> {
+        // `ccc publish app@1.0.0` forgot the source.
+        if let [only] = self.args.as_slice()
+            && !only.exists()
+            && PackageVersion::parse(&only.to_string_lossy()).is_ok()
+        {
+            return Err(format!(
+                "the SOURCE to publish is missing after '{}': a directory, a .tgz or .tar, \
+                 or `-` for stdin",
+                only.display()
+            ));
+        }
+        self.target().map(|_| ())
+    }
 }
 
 /// Write a file's original bytes to stdout.
@@ -719,10 +769,6 @@ fn spec_error(e: crate::Error) -> String {
         Some(hint) => format!("{text}\n  hint: {hint}"),
         None => text,
     }
-}
-
-fn parse_package_version(s: &str) -> Result<PackageVersion, String> {
-    PackageVersion::parse(s).map_err(spec_error)
 }
 
 fn parse_package_or_version(s: &str) -> Result<Target, String> {

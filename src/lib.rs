@@ -3,8 +3,8 @@
 //! The library holds everything; `src/main.rs` only parses arguments, calls
 //! [`run`] and prints errors. Modules:
 //!
-//! - [`catalog`]: the SQLite catalog (schema, publish, queries, gc, verify,
-//!   export);
+//! - [`catalog`]: the SQLite catalog (schema, publish from directories and
+//!   archives, queries, gc, verify, export);
 //! - [`actor`]: the std-thread actor runtime; [`store`]: the store actor
 //!   that owns the server's catalog connection and cache;
 //! - [`http`]: routing, content negotiation and conditional requests as pure

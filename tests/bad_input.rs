@@ -125,7 +125,7 @@ fn empty_missing_and_non_directories_are_refused() {
     ws.write("plain-file", "x");
     ws.publish_fails(
         &["publish", "app@2.0.0", "plain-file"],
-        &["plain-file", "not a directory"],
+        &["plain-file", "neither a tar archive"],
     );
 }
 

@@ -4,6 +4,7 @@
 mod serve_util;
 mod util;
 
+mod archive;
 mod backup;
 mod bad_input;
 mod catalog;

@@ -64,8 +64,10 @@
 //! check). Either way the error is [`Error::Interrupted`] and SQLite rolls the
 //! open transaction back.
 
+pub mod archive;
 pub mod export;
 pub mod gc;
+pub mod manifest;
 pub mod publish;
 pub mod query;
 pub mod verify;

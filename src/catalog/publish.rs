@@ -1,9 +1,11 @@
-//! Publishing: a directory (or files in memory) becomes one immutable
-//! `package@version` in a single transaction.
+//! Publishing: a directory, an archive (or files in memory) becomes one
+//! immutable `package@version` in a single transaction.
 //!
 //! ```text
 //! plan (walk, filter, check names and sizes)          -- nothing written yet
 //!   -> BEGIN IMMEDIATE (the write lock, held to the end)
+//!   [an archive instead: a reader thread checks and reads one entry at a
+//!    time into a channel as short as the workers are many; see `archive`]
 //!   -> N workers: read + sha256 -> already stored? -> gzip (level 9) -> bounded channel
 //!   -> this thread: INSERT new blobs as they arrive (bodies dropped right after)
 //!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
@@ -64,6 +66,9 @@ const DEFAULT_EXCLUDES: &[&str] = &["**/.git", "**/.git/**", "**/.DS_Store"];
 pub enum Source {
     Disk(PathBuf),
     Memory(Arc<[u8]>),
+    /// Read from a stream (an archive entry): owned by the entry alone, and
+    /// dropped once hashed and compressed.
+    Read(Vec<u8>),
 }
 
 /// One file to publish, with its `/`-separated path inside the version.
@@ -395,7 +400,7 @@ fn rel_path(root: &Path, path: &Path) -> Option<String> {
     Some(out)
 }
 
-fn build_excludes(user: &[String]) -> Result<GlobSet> {
+pub(super) fn build_excludes(user: &[String]) -> Result<GlobSet> {
     let mut set = GlobSetBuilder::new();
     for pattern in DEFAULT_EXCLUDES {
         set.add(Glob::new(pattern).map_err(|e| Error::Internal(e.to_string()))?);
@@ -533,6 +538,27 @@ enum Kind {
 /// blob's id and stored size once known.
 type AssetRow = (String, [u8; 32], u64, Kind, Option<(i64, u64)>);
 
+/// A package name and version to publish as.
+pub type Identity = (String, semver::Version);
+
+/// Files that arrive while a publish runs: an archive, read front to back.
+///
+/// The function runs on a thread of its own and hands each file to `send`
+/// as soon as it is read, so that the workers hash and compress one file
+/// while the next is read; memory holds the few files in flight, never the
+/// archive. `send` fails once the publish has stopped (an error elsewhere);
+/// the function then returns that error. It returns what it left out and,
+/// when asked for it, the package and version its `package.json` names.
+pub type Stream<'a> =
+    Box<dyn FnOnce(&mut dyn FnMut(FileEntry) -> Result<()>) -> Result<Streamed> + Send + 'a>;
+
+/// What a [`Stream`] read besides its files.
+#[derive(Debug, Default)]
+pub struct Streamed {
+    pub skipped: Vec<Skipped>,
+    pub identity: Option<Identity>,
+}
+
 /// Publishes `files` as `package@version` into `catalog`.
 pub fn publish(
     catalog: &mut Catalog,
@@ -543,11 +569,116 @@ pub fn publish(
     options: &Options,
     progress: &dyn Progress,
 ) -> Result<Report> {
-    let started = Instant::now();
-    crate::spec::package_name(package)?;
-    let version_text = version.to_string();
     check_paths(&files)?;
-    let total_bytes = files.iter().map(|f| f.size).sum();
+    let identity = (package.to_string(), version.clone());
+    run(
+        catalog,
+        Some(identity),
+        Input::Listed(files, skipped),
+        options,
+        progress,
+    )
+}
+
+/// Publishes the files of `stream` into `catalog`, as `identity` or, when
+/// that is None, as the package and version the stream found in its
+/// `package.json`. The stream checks its own paths (see
+/// [`super::archive`]). The version's existence is checked before the
+/// work when `identity` is given, else once the stream has ended.
+pub fn publish_stream(
+    catalog: &mut Catalog,
+    identity: Option<Identity>,
+    stream: Stream<'_>,
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Report> {
+    run(
+        catalog,
+        identity,
+        Input::Streamed(stream),
+        options,
+        progress,
+    )
+}
+
+/// The files of a publish, as [`run`] gets them.
+enum Input<'a> {
+    /// Listed before the publish starts (a directory walk), with what the
+    /// listing left out.
+    Listed(Vec<FileEntry>, Vec<Skipped>),
+    Streamed(Stream<'a>),
+}
+
+/// Where workers take their next file from.
+enum Feed<'a> {
+    Listed {
+        files: &'a [FileEntry],
+        next: AtomicUsize,
+    },
+    /// The receiving end of a [`Stream`]'s channel; taken out (closing the
+    /// channel, so that the stream's next `send` fails) when the publish
+    /// stops early.
+    Streamed(Mutex<Option<mpsc::Receiver<FileEntry>>>),
+}
+
+impl Feed<'_> {
+    fn next(&self) -> Option<std::borrow::Cow<'_, FileEntry>> {
+        match self {
+            Feed::Listed { files, next } => files
+                .get(next.fetch_add(1, Ordering::Relaxed))
+                .map(std::borrow::Cow::Borrowed),
+            Feed::Streamed(rx) => {
+                let rx = rx.lock().ok()?;
+                rx.as_ref()?.recv().ok().map(std::borrow::Cow::Owned)
+            }
+        }
+    }
+
+    fn close(&self) {
+        if let Feed::Streamed(rx) = self
+            && let Ok(mut rx) = rx.lock()
+        {
+            rx.take();
+        }
+    }
+}
+
+/// The id of `package@version` when it exists; an error when it does and
+/// `force` does not allow replacing it.
+fn existing_version(
+    tx: &Connection,
+    (package, version): &Identity,
+    force: bool,
+) -> rusqlite::Result<std::result::Result<Option<i64>, Error>> {
+    let existing: Option<i64> = tx
+        .query_row(
+            "SELECT v.id FROM versions v JOIN packages p ON p.id = v.package_id
+              WHERE p.name = ?1 AND v.version = ?2",
+            params![package, version.to_string()],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if existing.is_some() && !force {
+        return Ok(Err(Error::VersionExists {
+            package: package.clone(),
+            version: version.to_string(),
+        }));
+    }
+    Ok(Ok(existing))
+}
+
+/// The pipeline of the module doc, for listed and streamed files alike.
+fn run(
+    catalog: &mut Catalog,
+    mut identity: Option<Identity>,
+    input: Input<'_>,
+    options: &Options,
+    progress: &dyn Progress,
+) -> Result<Report> {
+    let started = Instant::now();
+    if let Some((package, _)) = &identity {
+        crate::spec::package_name(package)?;
+    }
     let reader_path = catalog.is_file().then(|| catalog.path().to_path_buf());
     let catalog_path = catalog.path().to_path_buf();
     let err = |e| super::sqlite_err(&catalog_path, e);
@@ -557,39 +688,62 @@ pub fn publish(
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(err)?;
 
-    let existing: Option<i64> = tx
-        .query_row(
-            "SELECT v.id FROM versions v JOIN packages p ON p.id = v.package_id
-              WHERE p.name = ?1 AND v.version = ?2",
-            params![package, version_text],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(err)?;
-    if existing.is_some() && !options.force {
-        return Err(Error::VersionExists {
-            package: package.to_string(),
-            version: version_text,
-        });
+    // Known now: refuse an existing version before any work.
+    let checked_early = identity.is_some();
+    let mut existing = None;
+    if let Some(identity) = &identity {
+        existing = existing_version(&tx, identity, options.force).map_err(err)??;
     }
 
-    progress.start(files.len() as u64, total_bytes);
     let jobs = match options.jobs {
         0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
         n => n,
     };
+    let (files, mut skipped, stream) = match input {
+        Input::Listed(files, skipped) => (files, skipped, None),
+        Input::Streamed(stream) => (Vec::new(), Vec::new(), Some(stream)),
+    };
+    // A stream's totals are not known up front: 0 says so.
+    progress.start(files.len() as u64, files.iter().map(|f| f.size).sum());
     let mut digests: Vec<AssetRow> = Vec::with_capacity(files.len());
     let mut new_blobs: std::collections::HashMap<[u8; 32], (i64, u64)> =
         std::collections::HashMap::new();
 
     let level = Compression::new(options.level.min(9));
     let max_file_size = options.max_file_size;
-    let next = AtomicUsize::new(0);
     let cancel = AtomicBool::new(false);
     let claimed = Mutex::new(HashSet::<[u8; 32]>::new());
-    let files = &files;
+    let (stream_tx, feed) = match stream {
+        None => (
+            None,
+            Feed::Listed {
+                files: &files,
+                next: AtomicUsize::new(0),
+            },
+        ),
+        // As many files read ahead as there are workers: enough to keep
+        // them busy, few enough to keep memory flat.
+        Some(stream) => {
+            let (tx, rx) = mpsc::sync_channel::<FileEntry>(jobs);
+            (Some((stream, tx)), Feed::Streamed(Mutex::new(Some(rx))))
+        }
+    };
 
-    let outcome: Result<()> = std::thread::scope(|scope| {
+    let outcome: Result<Option<Streamed>> = std::thread::scope(|scope| {
+        let reading = match stream_tx {
+            Some((stream, tx)) => Some(
+                std::thread::Builder::new()
+                    .name("publish-read".into())
+                    .spawn_scoped(scope, move || {
+                        stream(&mut |file| {
+                            tx.send(file)
+                                .map_err(|_| Error::Internal("the publish stopped reading".into()))
+                        })
+                    })
+                    .map_err(|e| Error::system("cannot start the publish-read thread", e))?,
+            ),
+            None => None,
+        };
         // Room for a couple of finished files per worker keeps workers busy
         // while this thread writes, without buffering the tree. Files whose
         // content is already stored travel in batches: one message (and one
@@ -599,7 +753,7 @@ pub fn publish(
         let mut workers = Vec::with_capacity(jobs);
         for worker in 0..jobs {
             let tx_done = tx_done.clone();
-            let (next, cancel, claimed) = (&next, &cancel, &claimed);
+            let (feed, cancel, claimed) = (&feed, &cancel, &claimed);
             let reader_path = reader_path.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("publish-{worker}"))
@@ -624,10 +778,9 @@ pub fn publish(
                             let _ = tx_done.send(Err(e));
                             return;
                         }
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(file) = files.get(i) else { break };
+                        let Some(file) = feed.next() else { break };
                         let reader = reader_path.as_deref().zip(reader.as_ref());
-                        match process(file, reader, claimed, &mut deflate, max_file_size) {
+                        match process(&file, reader, claimed, &mut deflate, max_file_size) {
                             Ok(done) if matches!(done.content, Content::New(_)) => {
                                 if tx_done.send(Ok(vec![done])).is_err() {
                                     return;
@@ -671,52 +824,76 @@ pub fn publish(
             }
         };
 
-        let mut insert_blob = tx
-            .prepare_cached(
-                "INSERT INTO blobs (sha256, raw_size, encoding, body) VALUES (?1, ?2, ?3, ?4)
-                 ON CONFLICT(sha256) DO NOTHING",
-            )
-            .map_err(err)?;
-        for batch in rx_done.iter() {
-            let batch = match batch {
-                Ok(batch) => batch,
-                Err(e) => {
-                    cancel.store(true, Ordering::Relaxed);
-                    // Unblock workers waiting to send, so they can stop.
-                    drop(rx_done);
-                    join_workers(workers)?;
-                    return Err(e);
-                }
-            };
-            for done in batch {
-                progress.advance(done.raw_size);
-                let (kind, known) = match &done.content {
-                    Content::New(blob) => {
-                        let inserted = insert_blob
-                            .execute(params![
-                                &done.sha256[..],
-                                done.raw_size as i64,
-                                blob.encoding,
-                                &blob.body
-                            ])
-                            .map_err(err)?;
-                        let mut known = None;
-                        if inserted == 1 {
-                            let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
-                            new_blobs.insert(done.sha256, entry);
-                            known = Some(entry);
+        let mut collect = || -> Result<()> {
+            let mut insert_blob = tx
+                .prepare_cached(
+                    "INSERT INTO blobs (sha256, raw_size, encoding, body) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT(sha256) DO NOTHING",
+                )
+                .map_err(err)?;
+            for batch in &rx_done {
+                for done in batch? {
+                    progress.advance(done.raw_size);
+                    let (kind, known) = match &done.content {
+                        Content::New(blob) => {
+                            let inserted = insert_blob
+                                .execute(params![
+                                    &done.sha256[..],
+                                    done.raw_size as i64,
+                                    blob.encoding,
+                                    &blob.body
+                                ])
+                                .map_err(err)?;
+                            let mut known = None;
+                            if inserted == 1 {
+                                let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
+                                new_blobs.insert(done.sha256, entry);
+                                known = Some(entry);
+                            }
+                            (Kind::New, known)
                         }
-                        (Kind::New, known)
-                    }
-                    &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
-                    Content::Repeated => (Kind::Repeated, None),
-                };
-                digests.push((done.path, done.sha256, done.raw_size, kind, known));
+                        &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
+                        Content::Repeated => (Kind::Repeated, None),
+                    };
+                    digests.push((done.path, done.sha256, done.raw_size, kind, known));
+                }
             }
+            Ok(())
+        };
+        let collected = collect();
+        if collected.is_err() {
+            // Stop the workers, unblock those waiting to send, and a stream
+            // waiting to hand over a file.
+            cancel.store(true, Ordering::Relaxed);
+            feed.close();
         }
-        join_workers(workers)
+        drop(rx_done);
+        let joined = join_workers(workers);
+        let read = match reading.map(|r| r.join()) {
+            None => Ok(None),
+            Some(Ok(streamed)) => streamed.map(Some),
+            Some(Err(_)) => Err(Error::Internal("the publish reader panicked".into())),
+        };
+        // The first error is the cause; a stream's own error comes after
+        // the workers' (it may only say that they stopped).
+        collected?;
+        joined?;
+        read
     });
-    outcome?;
+    if let Some(streamed) = outcome? {
+        skipped = streamed.skipped;
+        if identity.is_none() {
+            identity = streamed.identity;
+        }
+    }
+    let identity = identity.ok_or_else(|| {
+        Error::Internal("nothing named the package and version to publish as".into())
+    })?;
+    if !checked_early {
+        existing = existing_version(&tx, &identity, options.force).map_err(err)??;
+    }
+    let (package, version_text) = (identity.0.as_str(), identity.1.to_string());
+    crate::spec::package_name(package)?;
     progress.finish();
     crate::interrupt::check()?;
 
@@ -854,13 +1031,14 @@ fn process(
             &owned
         }
         Source::Memory(bytes) => bytes,
+        Source::Read(bytes) => bytes,
     };
     // The walk left catalogs out; a file that became one since (or one
     // handed over in memory) is refused, never stored.
     if is_catalog_header(bytes) {
         let name = match &file.source {
             Source::Disk(path) => path.clone(),
-            Source::Memory(_) => PathBuf::from(&file.path),
+            Source::Memory(_) | Source::Read(_) => PathBuf::from(&file.path),
         };
         return Err(Error::bad_input(
             name,

@@ -1,32 +1,80 @@
-//! `ccc publish PKG@VERSION DIR`: plan the tree, publish it, print a summary.
+//! `ccc publish [PKG@VERSION] SOURCE`: read the directory or archive,
+//! publish it, print a summary.
 
-use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
+use crate::catalog::archive::{self, Rules};
+use crate::catalog::manifest;
+use crate::catalog::publish::{self, CatalogFiles, Identity, Options, Progress};
 use crate::catalog::{Access, Catalog};
-use crate::cli::PublishArgs;
-use crate::error::Result;
+use crate::cli::{Checked, PublishArgs};
+use crate::error::{Error, Result};
 use crate::output::{self, count};
 use crate::units::{human_size, ratio};
 use indicatif::{ProgressBar, ProgressDrawTarget};
-use std::path::Path;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
-    let target = &args.target;
+/// What a publish reads.
+enum Source {
+    Dir(PathBuf),
+    /// A file, or anything else that is not a directory (a pipe from
+    /// `<(...)`), opened: its first bytes say whether it is an archive.
+    Archive(PathBuf, std::fs::File),
+    Stdin,
+}
+
+impl Source {
+    fn of(arg: &Path) -> Result<Source> {
+        if arg == Path::new("-") {
+            return Ok(Source::Stdin);
+        }
+        match std::fs::metadata(arg) {
+            Ok(meta) if meta.is_dir() => Ok(Source::Dir(arg.to_path_buf())),
+            Ok(_) => {
+                let file = std::fs::File::open(arg).map_err(|e| Error::io(arg, e))?;
+                Ok(Source::Archive(arg.to_path_buf(), file))
+            }
+            Err(e) => Err(Error::io(arg, e)),
+        }
+    }
+}
+
+pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
+    // Checked while parsing: an error here is a bug.
+    let identity: Option<Identity> = args
+        .target()
+        .map_err(Error::Internal)?
+        .map(|t| (t.package, t.version));
+    let source = Source::of(args.source())?;
     let quiet = args.quiet || args.json;
+    if matches!(source, Source::Stdin) && std::io::stdin().is_terminal() {
+        return Err(Error::Usage(
+            "`-` reads an archive from stdin, which is a terminal; pipe one in, \
+             like `tar -cz -C dist . | ccc publish app@1.0.0 -`"
+                .into(),
+        ));
+    }
     let bar = Bar::new(output::progress_target(quiet));
-    // Known before the walk, so that the catalog is never part of the tree.
-    let catalog_files = CatalogFiles::of(db);
-    let plan = publish::plan_dir(
-        &args.dir,
-        &args.exclude,
-        args.max_file_size,
-        catalog_files,
-        &bar,
-    );
-    let plan = plan.inspect_err(|_| bar.clear())?;
-    bar.scan_done(plan.files.len() as u64);
+    // A directory's walk comes first, so that bad input fails before the
+    // catalog is opened; an archive is checked as it is read. The catalog's
+    // files are known before the walk, so that it is never part of the tree.
+    let plan = match &source {
+        Source::Dir(dir) => {
+            let identity = match &identity {
+                Some(identity) => identity.clone(),
+                None => manifest::of_dir(dir).inspect_err(|_| bar.clear())?,
+            };
+            let catalog_files = CatalogFiles::of(db);
+            let plan =
+                publish::plan_dir(dir, &args.exclude, args.max_file_size, catalog_files, &bar);
+            let plan = plan.inspect_err(|_| bar.clear())?;
+            bar.scan_done(plan.files.len() as u64);
+            Some((identity, plan))
+        }
+        _ => None,
+    };
 
     let creating = !db.exists();
     let opened = if args.dry_run && creating {
@@ -52,21 +100,46 @@ pub fn run(db: &Path, args: PublishArgs) -> Result<ExitCode> {
         jobs: args.jobs.unwrap_or(0),
         max_file_size: args.max_file_size,
     };
-    for skipped in &plan.skipped {
-        if !quiet {
+    let warn = |skipped: &[publish::Skipped]| {
+        for skipped in skipped.iter().filter(|_| !quiet) {
             bar.bar
                 .suspend(|| eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
-    }
-    let result = publish::publish(
-        &mut catalog,
-        &target.package,
-        &target.version,
-        plan.files,
-        plan.skipped,
-        &options,
-        &bar,
-    );
+    };
+    let rules = Rules {
+        excludes: args.exclude.clone(),
+        max_file_size: args.max_file_size,
+        max_unpacked_size: args.max_unpacked_size,
+        want_identity: identity.is_none(),
+    };
+    let result = match (plan, source) {
+        (Some(((package, version), plan)), _) => {
+            warn(&plan.skipped);
+            publish::publish(
+                &mut catalog,
+                &package,
+                &version,
+                plan.files,
+                plan.skipped,
+                &options,
+                &bar,
+            )
+        }
+        (None, source) => {
+            let (name, input): (PathBuf, Box<dyn std::io::Read + Send>) = match source {
+                Source::Archive(path, file) => (path, Box::new(file)),
+                _ => (PathBuf::from("stdin"), Box::new(std::io::stdin())),
+            };
+            let stream = Box::new(move |send: &mut dyn FnMut(_) -> _| {
+                archive::read(&name, input, &rules, send)
+            });
+            let result = publish::publish_stream(&mut catalog, identity, stream, &options, &bar);
+            if let Ok(report) = &result {
+                warn(&report.skipped);
+            }
+            result
+        }
+    };
     bar.clear();
     let report = match result {
         Ok(report) => report,
@@ -209,21 +282,34 @@ impl Progress for Bar {
     }
     fn start(&self, files: u64, bytes: u64) {
         self.files_total.store(files, Ordering::Relaxed);
+        self.bar.set_prefix("Publishing");
+        // Rate and elapsed time count from here, not from the walk.
+        self.bar.reset_elapsed();
+        // An archive's totals are known only at its end (0 here): the
+        // spinner stays, counting files and bytes.
+        if files == 0 {
+            self.bar
+                .set_message(format!("{}, {}", count(0, "file"), human_size(0)));
+            return;
+        }
         self.bar.set_length(bytes);
         self.bar.set_position(0);
         self.bar.set_style(output::byte_bar_style());
-        self.bar.set_prefix("Publishing");
         self.bar.set_message(format!("0/{}", count(files, "file")));
-        // Rate and elapsed time count from here, not from the walk.
-        self.bar.reset_elapsed();
         self.bar.reset_eta();
     }
     fn advance(&self, bytes: u64) {
         let done = self.files_done.fetch_add(1, Ordering::Relaxed) + 1;
         let total = self.files_total.load(Ordering::Relaxed);
         self.bar.inc(bytes);
-        self.bar
-            .set_message(format!("{done}/{}", count(total, "file")));
+        self.bar.set_message(match total {
+            0 => format!(
+                "{}, {}",
+                count(done, "file"),
+                human_size(self.bar.position())
+            ),
+            _ => format!("{done}/{}", count(total, "file")),
+        });
     }
     fn finish(&self) {
         self.clear();
