@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List packages, one package''s versions, or one version''s files')
             [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List packages, one package''s versions, or one version''s files')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a version''s sizes, compression and dedup, or one file in detail')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
@@ -82,6 +83,15 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of tables')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;diff' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -201,6 +211,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('publish', 'publish', [CompletionResultType]::ParameterValue, 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction')
             [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List packages, one package''s versions, or one version''s files')
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a version''s sizes, compression and dedup, or one file in detail')
+            [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
@@ -218,6 +229,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;inspect' {
+            break
+        }
+        'ccc;help;diff' {
             break
         }
         'ccc;help;cat' {

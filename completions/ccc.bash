@@ -22,6 +22,9 @@ _ccc() {
             ccc,causal)
                 cmd="ccc__subcmd__causal"
                 ;;
+            ccc,diff)
+                cmd="ccc__subcmd__diff"
+                ;;
             ccc,export)
                 cmd="ccc__subcmd__export"
                 ;;
@@ -58,6 +61,9 @@ _ccc() {
             ccc__subcmd__help,causal)
                 cmd="ccc__subcmd__help__subcmd__causal"
                 ;;
+            ccc__subcmd__help,diff)
+                cmd="ccc__subcmd__help__subcmd__diff"
+                ;;
             ccc__subcmd__help,export)
                 cmd="ccc__subcmd__help__subcmd__export"
                 ;;
@@ -92,7 +98,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect cat rm gc verify serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat rm gc verify serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -249,6 +255,24 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__diff)
+            opts="-h -V --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__export)
             opts="-h -V --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -298,7 +322,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect cat rm gc verify serve export causal help"
+            opts="publish ls inspect diff cat rm gc verify serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -326,6 +350,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__causal)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__diff)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -27,6 +27,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand ls 'List packages, one package''s versions, or one version''s files'
             cand list 'List packages, one package''s versions, or one version''s files'
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
+            cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
@@ -75,6 +76,14 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --json 'Print JSON instead of tables'
             cand -h 'Print help'
             cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;diff'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -186,6 +195,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand publish 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
             cand ls 'List packages, one package''s versions, or one version''s files'
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
+            cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
@@ -200,6 +210,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;ls'= {
         }
         &'ccc;help;inspect'= {
+        }
+        &'ccc;help;diff'= {
         }
         &'ccc;help;cat'= {
         }

@@ -7,7 +7,7 @@
 //! so that a malformed command line exits 2 with clap's usage message, as
 //! clap's own errors do. Out-of-range numbers say what is allowed in words.
 
-use crate::spec::{PackageVersion, Part, Target};
+use crate::spec::{PackageVersion, Part, Selector, Target};
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -55,6 +55,7 @@ pub enum Command {
     #[command(visible_alias = "list")]
     Ls(LsArgs),
     Inspect(InspectArgs),
+    Diff(DiffArgs),
     Cat(CatArgs),
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
@@ -194,6 +195,38 @@ impl CheckArgs for PublishArgs {
         }
         self.target().map(|_| ())
     }
+}
+
+/// Show the files added, removed and changed from one version to another.
+///
+/// Files are compared by content (sha256) without reading or decompressing
+/// any of it: each changed file is listed with its size and stored size in
+/// both versions and the change, then the number of unchanged files. A
+/// version may be `latest` or a range; the versions compared are named.
+/// Exits 0 whether or not the versions differ, like `git diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The version to compare from, like `app@1.4.0`.
+    #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
+    pub from: Target,
+
+    /// The version to compare to: `app@1.5.0`, `other@2.0.0`, or just
+    /// `1.5.0` (`latest`, `^1`) for another version of the same package.
+    #[arg(value_name = "[PKG@]VERSION", value_parser = parse_other_version)]
+    pub to: OtherVersion,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The second version `diff` compares.
+#[derive(Debug, Clone)]
+pub enum OtherVersion {
+    /// A version of the first one's package: `1.5.0`, `latest`, `^1`.
+    SamePackage(Selector),
+    /// `PKG@VERSION`.
+    Target(Target),
 }
 
 /// Write a file's original bytes to stdout.
@@ -779,6 +812,26 @@ fn parse_package_or_version(s: &str) -> Result<Target, String> {
         "PKG or PKG@VERSION, like app@1.4.0",
     )
     .map_err(spec_error)
+}
+
+fn parse_version(s: &str) -> Result<Target, String> {
+    let form = "PKG@VERSION, like app@1.4.0 or app@latest";
+    Target::parse_as(s, Part::Required, Part::Refused, form).map_err(spec_error)
+}
+
+/// `PKG@VERSION` when there is an `@` after a scope's, else a version of
+/// the first package.
+fn parse_other_version(s: &str) -> Result<OtherVersion, String> {
+    if s.get(1..).is_some_and(|rest| rest.contains('@')) {
+        return parse_version(s).map(OtherVersion::Target);
+    }
+    Selector::parse("the first package", s)
+        .map(OtherVersion::SamePackage)
+        .map_err(|_| {
+            "expected PKG@VERSION, or a version of the first package: exact (1.5.0), \
+             `latest` or a range (^1)"
+                .to_string()
+        })
 }
 
 fn parse_version_or_file(s: &str) -> Result<Target, String> {

@@ -4,7 +4,7 @@
 //! [`run`] and prints errors. Modules:
 //!
 //! - [`catalog`]: the SQLite catalog (schema, publish from directories and
-//!   archives, queries, gc, verify, export);
+//!   archives, queries, diff, gc, verify, export);
 //! - [`actor`]: the std-thread actor runtime; [`store`]: the store actor
 //!   that owns the server's catalog connection and cache;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
@@ -65,6 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish(args) => cmd::publish::run(db, args),
         Command::Ls(args) => cmd::ls::run(db, args),
         Command::Inspect(args) => cmd::inspect::run(db, args),
+        Command::Diff(args) => cmd::diff::run(db, args),
         Command::Cat(args) => cmd::cat::run(db, args),
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),

@@ -158,6 +158,9 @@ fn run(ws: &Workspace, name: &str) -> Value {
         "ccc inspect PKG@VERSION/PATH --json" => {
             ws.json(&["inspect", "app@1.1.0/js/app.js", "--json"])
         }
+        "ccc diff PKG@VERSION [PKG@]VERSION --json" => {
+            ws.json(&["diff", "app@1.0.0", "latest", "--json"])
+        }
         "ccc rm PKG@VERSION... --json" => {
             ws.json(&["rm", "app@1.0.0", "old-app@0.1.0", "--dry-run", "--json"])
         }
@@ -306,6 +309,9 @@ fn the_documented_json_is_the_printed_json() {
         ("ccc verify --json", "problems"),
         ("ccc export [PKG[@VERSION]] DIR --json", "siblings_skipped"),
         ("ccc inspect PKG@VERSION/PATH --json", "same_content"),
+        ("ccc diff PKG@VERSION [PKG@]VERSION --json", "added"),
+        ("ccc diff PKG@VERSION [PKG@]VERSION --json", "removed"),
+        ("ccc diff PKG@VERSION [PKG@]VERSION --json", "changed"),
     ] {
         let list = real[name][field].as_array();
         assert!(list.is_some_and(|l| !l.is_empty()), "{name}: empty {field}");

@@ -16,6 +16,7 @@ mod causal_off;
 mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
+mod diff;
 mod exit_codes;
 mod export;
 mod gc;

@@ -65,6 +65,7 @@
 //! open transaction back.
 
 pub mod archive;
+pub mod diff;
 pub mod export;
 pub mod gc;
 pub mod manifest;

@@ -81,7 +81,10 @@ pub(super) fn as_string<S: serde::Serializer>(
     s.collect_str(v)
 }
 
-fn as_hex<S: serde::Serializer>(v: &[u8; 32], s: S) -> std::result::Result<S::Ok, S::Error> {
+pub(super) fn as_hex<S: serde::Serializer>(
+    v: &[u8; 32],
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(&hex::encode(v))
 }
 

@@ -3,6 +3,7 @@
 
 pub mod cat;
 pub mod causal;
+pub mod diff;
 pub mod export;
 pub mod gc;
 pub mod generate;
