@@ -166,7 +166,22 @@ fn the_table_lists_each_difference_and_a_summary_and_exits_zero() {
         row("js/app.js").trim_start().starts_with("changed"),
         "{text}"
     );
-    assert!(row("js/app.js").contains(" -> "), "{text}");
+    // A changed file: its size now and the change, both sides' sizes
+    // and the stored ones.
+    let new = std::fs::read(ws.path().join("v2/js/app.js")).unwrap().len();
+    let old = std::fs::read(ws.path().join("v1/js/app.js")).unwrap().len();
+    let cells: Vec<&str> = row("js/app.js").split_whitespace().collect();
+    assert_eq!(cells.len(), 10, "{text}");
+    assert_eq!(
+        cells[2..4].join(" "),
+        ccc::units::human_size(new as u64),
+        "{text}"
+    );
+    assert_eq!(
+        cells[4..6].join(" "),
+        format!("+{}", ccc::units::human_size((new - old) as u64)),
+        "{text}"
+    );
     assert!(!text.contains("kept.js"), "{text}");
     assert!(
         lines

@@ -67,16 +67,13 @@ fn render(header: &str, diff: &Diff) -> String {
         Column::number("stored"),
         Column::number("change"),
     ]);
+    // The size a file has now (before, for a removed file) and the
+    // change: two narrow numbers, where `old -> new` would not fit a
+    // terminal; --json has both sides.
     let sizes = |from: Option<&Side>, to: Option<&Side>, field: fn(&Side) -> u64| {
         let (a, b) = (from.map(field), to.map(field));
-        let shown = match (a, b) {
-            (Some(a), Some(b)) => format!("{} -> {}", human_size(a), human_size(b)),
-            (None, Some(b)) => human_size(b),
-            (Some(a), None) => human_size(a),
-            (None, None) => String::new(),
-        };
         (
-            shown,
+            b.or(a).map(human_size).unwrap_or_default(),
             signed_size(b.unwrap_or(0) as i64 - a.unwrap_or(0) as i64),
         )
     };
