@@ -200,8 +200,9 @@ impl CheckArgs for PublishArgs {
 /// Show the files added, removed and changed from one version to another.
 ///
 /// Files are compared by content (sha256) without reading or decompressing
-/// any of it: each changed file is listed with its size and stored size in
-/// both versions and the change, then the number of unchanged files. A
+/// any of it: each file added, removed or changed is listed with its size
+/// and stored size and their change (--json: both versions' sizes), then
+/// the number of unchanged files. A
 /// version may be `latest` or a range; the versions compared are named.
 /// Exits 0 whether or not the versions differ, like `git diff`.
 #[derive(Debug, Args)]
