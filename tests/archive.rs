@@ -453,3 +453,37 @@ fn a_catalog_in_an_archive_is_left_out_like_one_in_a_directory() {
         &["only-db.tgz", "contains no files"],
     );
 }
+
+#[test]
+fn an_existing_version_is_refused_as_soon_as_package_json_names_it() {
+    let ws = Workspace::new();
+    let manifest = file(
+        "package/package.json",
+        br#"{"name":"app","version":"1.0.0"}"#,
+    );
+    ws.write(
+        "v1.tgz",
+        gzip(&tar(&[manifest.clone(), file("package/a.js", b"a")])),
+    );
+    ws.ok(&["publish", "v1.tgz", "-q"]);
+    // The hostile entry comes after package.json: the version is refused
+    // before the archive is read that far.
+    ws.write(
+        "again.tgz",
+        gzip(&tar(&[
+            manifest,
+            file("package/a.js", b"a"),
+            file("package/../evil.js", b"x"),
+        ])),
+    );
+    let stderr = ws.publish_fails(
+        &["publish", "again.tgz"],
+        &["app@1.0.0 is already published"],
+    );
+    assert!(!stderr.contains("evil"), "{stderr}");
+    // With --force the whole archive is read, and the bad entry refused.
+    ws.publish_fails(
+        &["publish", "again.tgz", "--force"],
+        &["`package/../evil.js` has a `..` segment"],
+    );
+}

@@ -36,7 +36,7 @@
 //!   (long names, PAX) may take [`MAX_ENTRY_METADATA`]: a small archive
 //!   cannot make ccc allocate or churn through more than those.
 
-use super::publish::{FileEntry, Skipped, Source, Streamed, build_excludes};
+use super::publish::{FileEntry, Sink, Skipped, Source, Streamed, build_excludes};
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::io::{Cursor, Read};
@@ -64,13 +64,8 @@ pub struct Rules {
 }
 
 /// Reads the archive `input`, called `name` in errors (its path, or
-/// `stdin`), and passes each file to `send`.
-pub fn read(
-    name: &Path,
-    input: impl Read,
-    rules: &Rules,
-    send: &mut dyn FnMut(FileEntry) -> Result<()>,
-) -> Result<Streamed> {
+/// `stdin`), and passes each file to `sink`.
+pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Result<Streamed> {
     let bad = |what: String| Error::bad_input(name, what);
     let excludes = build_excludes(&rules.excludes)?;
     let tar = open(name, input)?;
@@ -93,6 +88,7 @@ pub fn read(
     let mut tree = Tree::default();
     let mut last = String::new();
     let mut sent = 0u64;
+    let mut named = false;
     loop {
         crate::interrupt::check()?;
         meter.stop_at.set(meter.read.get() + MAX_ENTRY_METADATA);
@@ -169,9 +165,10 @@ pub fn read(
                 }
                 if rules.want_identity && path == "package.json" {
                     let whence = PathBuf::from(format!("{}: {full}", name.display()));
-                    out.identity = Some(super::manifest::identity(&bytes, &whence)?);
+                    sink.named(super::manifest::identity(&bytes, &whence)?);
+                    named = true;
                 }
-                send(FileEntry {
+                sink.send(FileEntry {
                     size: bytes.len() as u64,
                     path,
                     source: Source::Read(bytes),
@@ -189,7 +186,7 @@ pub fn read(
     if sent == 0 {
         return Err(bad("contains no files to publish (after excludes)".into()));
     }
-    if rules.want_identity && out.identity.is_none() {
+    if rules.want_identity && !named {
         let at = match layout {
             Some(Layout::Npm) => "package/package.json",
             _ => "package.json",

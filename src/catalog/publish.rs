@@ -48,7 +48,7 @@ use std::io::Write;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Instant;
 
 /// Default `--max-file-size`: 256 MiB.
@@ -543,20 +543,39 @@ pub type Identity = (String, semver::Version);
 
 /// Files that arrive while a publish runs: an archive, read front to back.
 ///
-/// The function runs on a thread of its own and hands each file to `send`
-/// as soon as it is read, so that the workers hash and compress one file
-/// while the next is read; memory holds the few files in flight, never the
-/// archive. `send` fails once the publish has stopped (an error elsewhere);
-/// the function then returns that error. It returns what it left out and,
-/// when asked for it, the package and version its `package.json` names.
-pub type Stream<'a> =
-    Box<dyn FnOnce(&mut dyn FnMut(FileEntry) -> Result<()>) -> Result<Streamed> + Send + 'a>;
+/// The function runs on a thread of its own and hands each file to the
+/// [`Sink`] as soon as it is read, so that the workers hash and compress one
+/// file while the next is read; memory holds the few files in flight, never
+/// the archive. It returns what it left out.
+pub type Stream<'a> = Box<dyn FnOnce(&Sink<'_>) -> Result<Streamed> + Send + 'a>;
 
 /// What a [`Stream`] read besides its files.
 #[derive(Debug, Default)]
 pub struct Streamed {
     pub skipped: Vec<Skipped>,
-    pub identity: Option<Identity>,
+}
+
+/// Where a [`Stream`] hands over what it reads.
+pub struct Sink<'a> {
+    files: mpsc::SyncSender<FileEntry>,
+    named: &'a OnceLock<Identity>,
+}
+
+impl Sink<'_> {
+    /// Hands a file to the workers. Fails once the publish has stopped (an
+    /// error elsewhere); the stream then returns that error.
+    pub fn send(&self, file: FileEntry) -> Result<()> {
+        self.files
+            .send(file)
+            .map_err(|_| Error::Internal("the publish stopped reading".into()))
+    }
+
+    /// The package and version the files name (their package.json), as
+    /// soon as they are read: an existing version is refused then, not
+    /// once the whole stream has been read. The first one named counts.
+    pub fn named(&self, identity: Identity) {
+        let _ = self.named.set(identity);
+    }
 }
 
 /// Publishes `files` as `package@version` into `catalog`.
@@ -581,10 +600,10 @@ pub fn publish(
 }
 
 /// Publishes the files of `stream` into `catalog`, as `identity` or, when
-/// that is None, as the package and version the stream found in its
-/// `package.json`. The stream checks its own paths (see
+/// that is None, as the package and version the stream names
+/// ([`Sink::named`]). The stream checks its own paths (see
 /// [`super::archive`]). The version's existence is checked before the
-/// work when `identity` is given, else once the stream has ended.
+/// work when `identity` is given, else as soon as the stream names it.
 pub fn publish_stream(
     catalog: &mut Catalog,
     identity: Option<Identity>,
@@ -670,7 +689,7 @@ fn existing_version(
 /// The pipeline of the module doc, for listed and streamed files alike.
 fn run(
     catalog: &mut Catalog,
-    mut identity: Option<Identity>,
+    identity: Option<Identity>,
     input: Input<'_>,
     options: &Options,
     progress: &dyn Progress,
@@ -688,8 +707,10 @@ fn run(
         .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
         .map_err(err)?;
 
-    // Known now: refuse an existing version before any work.
-    let checked_early = identity.is_some();
+    // Known now: refuse an existing version before any work; else as soon
+    // as the stream names it.
+    let mut checked = identity.is_some();
+    let named = OnceLock::new();
     let mut existing = None;
     if let Some(identity) = &identity {
         existing = existing_version(&tx, identity, options.force).map_err(err)??;
@@ -731,17 +752,13 @@ fn run(
 
     let outcome: Result<Option<Streamed>> = std::thread::scope(|scope| {
         let reading = match stream_tx {
-            Some((stream, tx)) => Some(
+            Some((stream, tx)) => Some({
+                let named = &named;
                 std::thread::Builder::new()
                     .name("publish-read".into())
-                    .spawn_scoped(scope, move || {
-                        stream(&mut |file| {
-                            tx.send(file)
-                                .map_err(|_| Error::Internal("the publish stopped reading".into()))
-                        })
-                    })
-                    .map_err(|e| Error::system("cannot start the publish-read thread", e))?,
-            ),
+                    .spawn_scoped(scope, move || stream(&Sink { files: tx, named }))
+                    .map_err(|e| Error::system("cannot start the publish-read thread", e))?
+            }),
             None => None,
         };
         // Room for a couple of finished files per worker keeps workers busy
@@ -857,6 +874,10 @@ fn run(
                     };
                     digests.push((done.path, done.sha256, done.raw_size, kind, known));
                 }
+                if !checked && let Some(identity) = named.get() {
+                    existing = existing_version(&tx, identity, options.force).map_err(err)??;
+                    checked = true;
+                }
             }
             Ok(())
         };
@@ -882,14 +903,11 @@ fn run(
     });
     if let Some(streamed) = outcome? {
         skipped = streamed.skipped;
-        if identity.is_none() {
-            identity = streamed.identity;
-        }
     }
-    let identity = identity.ok_or_else(|| {
+    let identity = identity.or_else(|| named.into_inner()).ok_or_else(|| {
         Error::Internal("nothing named the package and version to publish as".into())
     })?;
-    if !checked_early {
+    if !checked {
         existing = existing_version(&tx, &identity, options.force).map_err(err)??;
     }
     let (package, version_text) = (identity.0.as_str(), identity.1.to_string());

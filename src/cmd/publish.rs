@@ -130,9 +130,8 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
                 Source::Archive(path, file) => (path, Box::new(file)),
                 _ => (PathBuf::from("stdin"), Box::new(std::io::stdin())),
             };
-            let stream = Box::new(move |send: &mut dyn FnMut(_) -> _| {
-                archive::read(&name, input, &rules, send)
-            });
+            let stream =
+                Box::new(move |sink: &publish::Sink<'_>| archive::read(&name, input, &rules, sink));
             let result = publish::publish_stream(&mut catalog, identity, stream, &options, &bar);
             if let Ok(report) = &result {
                 warn(&report.skipped);
