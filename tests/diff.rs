@@ -113,7 +113,7 @@ fn versions_resolve_and_the_second_may_be_a_bare_version() {
     let out = ws.ok(&["diff", "app@1", "latest"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.starts_with("app@1.1.0 (1) -> app@1.1.0 (latest)\n"),
+        text.starts_with("app@1.1.0 (resolved from 1) -> app@1.1.0 (resolved from latest)\n"),
         "{text}"
     );
     assert!(

@@ -1,14 +1,13 @@
 //! `ccc diff PKG@A PKG@B`: the files added, removed and changed from one
 //! version to another, from the catalog's rows alone.
 
-use super::resolve_version;
+use super::{resolve_version, version_title};
 use crate::catalog::diff::{Diff, Side};
-use crate::catalog::query::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::{DiffArgs, OtherVersion};
 use crate::error::Result;
 use crate::output::{self, Column, Table, count};
-use crate::spec::Selector;
+use crate::spec::Target;
 use crate::units::human_size;
 use std::path::Path;
 use std::process::ExitCode;
@@ -16,19 +15,19 @@ use std::process::ExitCode;
 pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let from = resolve_version(&catalog, &args.from)?;
-    let (to, asked) = match &args.to {
-        OtherVersion::SamePackage(selector) => {
-            (catalog.resolve(&from.package, selector)?, selector)
-        }
-        OtherVersion::Target(target) => (
-            resolve_version(&catalog, target)?,
-            target.version.as_ref().unwrap_or(&Selector::Latest),
-        ),
+    let to_target = match &args.to {
+        OtherVersion::SamePackage(selector) => Target {
+            package: from.package.clone(),
+            version: Some(selector.clone()),
+            path: None,
+        },
+        OtherVersion::Target(target) => target.clone(),
     };
+    let to = resolve_version(&catalog, &to_target)?;
     let header = format!(
         "{} -> {}",
-        described(&from, args.from.version.as_ref()),
-        described(&to, Some(asked))
+        version_title(&from, &args.from, None),
+        version_title(&to, &to_target, None)
     );
     let diff = catalog.diff(from, to)?;
     if args.json {
@@ -38,15 +37,6 @@ pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
     }
     // Like `git diff`: differences are the answer, not a failure.
     Ok(ExitCode::SUCCESS)
-}
-
-/// `app@1.4.7`, and what was asked when it was a tag or range.
-fn described(row: &VersionRow, asked: Option<&Selector>) -> String {
-    let exact = format!("{}@{}", row.package, row.version);
-    match asked {
-        Some(Selector::Exact(_)) | None => exact,
-        Some(asked) => format!("{exact} ({asked})"),
-    }
 }
 
 /// The table: one row per file that differs, then a summary line.
