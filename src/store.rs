@@ -16,9 +16,10 @@
 //! # Every body is checked before it is used
 //!
 //! A body loaded from SQLite (a cache miss) is checked against its record
-//! before it is cached or sent: decoded when stored gzip, it must have the
-//! recorded size and sha256 (the digest covers the raw file, so a gzip
-//! body is inflated to check it). A body that fails is neither cached nor
+//! before it is cached or sent ([`StoredAsset::check`]): the bytes as
+//! stored must hash to the blob's recorded `stored_sha256`, or, for a blob
+//! older than that digest, decode to the recorded size and sha256 of the
+//! raw file. A body that fails is neither cached nor
 //! sent: the request gets a 500 and stderr names the asset
 //! (`package@version/path`), its recorded sha256 and what is wrong.
 //! Cached bodies are in memory and were checked when loaded, so a hit costs

@@ -2,7 +2,10 @@
 //! schema is refused with an error naming the file, and never rewritten;
 //! read-only commands never create a catalog.
 
-use crate::util::Workspace;
+use crate::serve_util::{Server, get};
+use crate::util::{Rng, Workspace, gunzip};
+use sha2::{Digest, Sha256};
+use std::io::Write;
 
 /// Every command that opens a catalog, with arguments that would succeed on
 /// a catalog holding `app@1.0.0` with `a.js`.
@@ -94,6 +97,174 @@ fn a_catalog_from_a_newer_ccc_is_refused() {
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .unwrap();
     assert_eq!(version, 999);
+}
+
+/// A serve that stops at once, refusing the catalog: exit 1 and an error
+/// naming the file with `needle`.
+#[track_caller]
+fn serve_refuses(ws: &Workspace, needle: &str) {
+    let out = ws.fails(&["serve", "--port", "0"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cdn.db"), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr}");
+}
+
+#[test]
+fn serve_refuses_a_catalog_from_a_newer_ccc() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "a\n");
+    ws.publish("app@1.0.0", "dist", &[]);
+    ws.conn()
+        .pragma_update(None, "user_version", 3)
+        .expect("set user_version");
+    serve_refuses(&ws, "newer ccc");
+}
+
+/// `(user_version, whether blobs has stored_sha256)`.
+fn schema(ws: &Workspace) -> (i64, bool) {
+    let conn = ws.conn();
+    let version = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .expect("user_version");
+    let column = conn
+        .query_row(
+            "SELECT count(*) FROM pragma_table_info('blobs') WHERE name = 'stored_sha256'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("table_info");
+    (version, column == 1)
+}
+
+/// Makes the catalog what the previous ccc wrote: schema 1, the same
+/// tables without `blobs.stored_sha256`.
+fn downgrade_to_schema_1(ws: &Workspace) {
+    ws.conn()
+        .execute_batch(
+            "ALTER TABLE blobs DROP COLUMN stored_sha256;
+             UPDATE meta SET value = '1' WHERE key = 'schema_version';
+             PRAGMA user_version = 1;",
+        )
+        .expect("downgrade");
+    assert_eq!(schema(ws), (1, false));
+}
+
+/// `stored_sha256` of the blob holding `content`, or `None` when NULL.
+fn stored_digest(ws: &Workspace, content: &[u8]) -> Option<Vec<u8>> {
+    ws.conn()
+        .query_row(
+            "SELECT stored_sha256 FROM blobs WHERE sha256 = ?1",
+            [Sha256::digest(content).to_vec()],
+            |r| r.get(0),
+        )
+        .expect("the blob is stored")
+}
+
+/// A catalog written before stored digests existed is served and read as
+/// it is, its blobs checked by decoding; the first writing command upgrades
+/// it without touching the old blobs, and new blobs get their digest.
+#[test]
+fn a_catalog_of_the_previous_schema_is_served_as_it_is_until_a_writer_upgrades_it() {
+    let ws = Workspace::new();
+    let text = Rng::new(3).text(40_000);
+    let noise = Rng::new(4).bytes(5_000);
+    ws.write("v1/app.js", &text);
+    ws.write("v1/logo.bin", &noise);
+    ws.write("v1/v.txt", "one\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    downgrade_to_schema_1(&ws);
+    // A gzip stream that decodes, to other bytes: with no stored digest,
+    // only decoding finds it.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&Rng::new(5).text(40_000)).expect("gzip");
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE blobs SET body = ?1 WHERE sha256 = ?2",
+            rusqlite::params![gz.finish().expect("gzip"), Sha256::digest(&text).to_vec()],
+        )
+        .expect("tamper");
+    assert_eq!(changed, 1);
+
+    // Read-only commands read it as it is.
+    assert_eq!(ws.cat("app@1.0.0/logo.bin"), noise);
+    assert_eq!(ws.paths("app@1.0.0"), ["app.js", "logo.bin", "v.txt"]);
+    let out = ws.fails(&["verify", "--json"], 1);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    // (The version's stored total no longer matches either.)
+    let problems: Vec<&serde_json::Value> = report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter(|p| p["kind"] == "blob")
+        .collect();
+    assert_eq!(problems.len(), 1, "{report}");
+    assert_eq!(problems[0]["affects"][0], "app@1.0.0/app.js", "{report}");
+    assert!(
+        problems[0]["detail"]
+            .as_str()
+            .expect("detail")
+            .contains("content hashes to"),
+        "{report}"
+    );
+
+    // So does the server, checking by decoding.
+    {
+        let server = Server::start(&ws, &[]);
+        let url = |path: &str| server.url(&format!("/assets/app/1.0.0/{path}"));
+        for accept in [&[][..], &[("Accept-Encoding", "gzip")][..]] {
+            let r = get(&url("v.txt"), accept);
+            assert_eq!(r.status, 200);
+            let body = match r.header("content-encoding") {
+                Some("gzip") => gunzip(&r.body),
+                _ => r.body,
+            };
+            assert_eq!(body, b"one\n");
+            let r = get(&url("logo.bin"), accept);
+            assert_eq!((r.status, r.body), (200, noise.clone()));
+            assert_eq!(get(&url("app.js"), accept).status, 500);
+        }
+        let stderr = server.stderr();
+        assert!(stderr.contains("app@1.0.0/app.js"), "{stderr}");
+        assert!(stderr.contains("content hashes to"), "{stderr}");
+    }
+    assert_eq!(schema(&ws), (1, false), "nothing read-only migrated it");
+
+    // A writing command upgrades it; the old blobs keep no digest (nothing
+    // rewritten), and are still checked by decoding.
+    ws.ok(&["gc", "--dry-run"]);
+    assert_eq!(schema(&ws), (2, true));
+    assert_eq!(stored_digest(&ws, &noise), None);
+    ws.write("v2/app.js", Rng::new(6).text(40_000));
+    ws.write("v2/logo.bin", Rng::new(7).bytes(5_000));
+    ws.publish("app@2.0.0", "v2", &[]);
+    for (content, encoding) in [
+        (Rng::new(6).text(40_000), "gzip"),
+        (Rng::new(7).bytes(5_000), "identity"),
+    ] {
+        let (body, stored_encoding): (Vec<u8>, String) = ws
+            .conn()
+            .query_row(
+                "SELECT body, encoding FROM blobs WHERE sha256 = ?1",
+                [Sha256::digest(&content).to_vec()],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .expect("the new blob");
+        assert_eq!(stored_encoding, encoding);
+        assert_eq!(
+            stored_digest(&ws, &content),
+            Some(Sha256::digest(&body).to_vec()),
+            "{encoding}: the digest of the bytes as stored"
+        );
+    }
+    let server = Server::start(&ws, &[]);
+    let url = |version: &str, path: &str| server.url(&format!("/assets/app/{version}/{path}"));
+    assert_eq!(get(&url("2.0.0", "logo.bin"), &[]).status, 200);
+    assert_eq!(
+        gunzip(&get(&url("2.0.0", "app.js"), &[("Accept-Encoding", "gzip")]).body),
+        Rng::new(6).text(40_000)
+    );
+    assert_eq!(get(&url("1.0.0", "app.js"), &[]).status, 500);
 }
 
 #[test]

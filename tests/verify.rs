@@ -154,3 +154,78 @@ fn a_wrong_raw_size_is_found() {
     let size = text.len().to_string();
     assert!(detail.contains(&size), "{detail}");
 }
+
+/// Sets the recorded digest of the stored bytes of the blob holding
+/// `content`.
+fn set_stored_digest(ws: &Workspace, content: &[u8], digest: &[u8]) {
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE blobs SET stored_sha256 = ?1 WHERE sha256 = ?2",
+            rusqlite::params![digest, Sha256::digest(content).to_vec()],
+        )
+        .expect("update blob");
+    assert_eq!(changed, 1);
+}
+
+/// The `detail` of the one blob problem of a report.
+fn blob_detail(report: &Value) -> String {
+    let blobs: Vec<&Value> = report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter(|p| p["kind"] == "blob")
+        .collect();
+    assert_eq!(blobs.len(), 1, "{report}");
+    blobs[0]["detail"].as_str().expect("detail").to_string()
+}
+
+#[test]
+fn a_wrong_stored_digest_is_found() {
+    let Fixture { ws, text, noise } = fixture();
+    let right: Vec<u8> = ws
+        .conn()
+        .query_row(
+            "SELECT stored_sha256 FROM blobs WHERE sha256 = ?1",
+            [Sha256::digest(&text).to_vec()],
+            |r| r.get(0),
+        )
+        .expect("the blob is stored");
+    set_stored_digest(&ws, &text, &[7u8; 32]);
+    let out = ws.fails(&["verify"], 1);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("app@1.1.0/js/app.js"), "{stdout}");
+    let report = verify_fails(&ws);
+    assert_eq!(
+        blob_problems(&report),
+        [(sha256_hex(&text), vec!["app@1.1.0/js/app.js".to_string()])],
+        "{report}"
+    );
+    let detail = blob_detail(&report);
+    assert!(detail.contains("stored bytes hash to"), "{detail}");
+    assert!(detail.contains(&"07".repeat(32)), "{detail}");
+    assert!(
+        !detail.contains("content hashes to"),
+        "the body still decodes right: {detail}"
+    );
+
+    // For a body stored as it is, the stored digest is the file's: a wrong
+    // one is found the same way.
+    set_stored_digest(&ws, &text, &right);
+    set_stored_digest(&ws, &noise, &[9u8; 32]);
+    let report = verify_fails(&ws);
+    assert_eq!(blob_problems(&report)[0].0, sha256_hex(&noise), "{report}");
+    assert!(blob_detail(&report).contains("stored bytes hash to"));
+}
+
+#[test]
+fn a_damaged_gzip_body_fails_both_digests() {
+    let Fixture { ws, text, .. } = fixture();
+    damage_body(&ws, &text);
+    let detail = blob_detail(&verify_fails(&ws));
+    assert!(detail.contains("stored bytes hash to"), "{detail}");
+    assert!(
+        detail.contains("does not decode") || detail.contains("content hashes to"),
+        "{detail}"
+    );
+}

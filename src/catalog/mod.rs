@@ -7,7 +7,8 @@
 //! packages (id, name UNIQUE, created_at)
 //! versions (id, package_id -> packages, version, published_at,
 //!           file_count, raw_bytes, stored_bytes, UNIQUE(package_id, version))
-//! blobs    (id, sha256 UNIQUE (32 bytes), raw_size, encoding 'gzip'|'identity', body)
+//! blobs    (id, sha256 UNIQUE (32 bytes), raw_size, encoding 'gzip'|'identity', body,
+//!           stored_sha256 (32 bytes or NULL))
 //! assets   (version_id -> versions, path, blob_id -> blobs, content_type,
 //!           PRIMARY KEY(version_id, path)) WITHOUT ROWID
 //! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
@@ -16,15 +17,28 @@
 //! A blob is stored once however many versions use it; deleting a version
 //! leaves its blobs until `gc` drops the ones no asset references.
 //!
+//! `sha256` is the digest of the original file; `stored_sha256` that of
+//! `body` as stored (the gzip stream, or the file itself when stored
+//! `identity`, where the two are equal). The server checks every body it
+//! loads against `stored_sha256`, one hash pass, instead of inflating it
+//! (bench/STORE_FAULTS.md); `ccc verify` checks both. Blobs written before
+//! schema 2 have it NULL and are checked by decoding, as before: the
+//! migration does not fill it, since that would rewrite every blob of the
+//! catalog (each row holds its body) in the first writing command after an
+//! upgrade.
+//!
 //! # Compatibility
 //!
 //! The file is marked with `PRAGMA application_id` so that ccc can tell its
 //! own catalogs from other SQLite files, and the schema is versioned by
 //! `PRAGMA user_version`. `MIGRATIONS` is append-only: migration `i` takes
 //! the schema from version `i` to `i + 1`, applied in one exclusive
-//! transaction by any command that writes. A catalog from a newer ccc, a
-//! SQLite file that is not a catalog and a file that is not SQLite at all are
-//! refused with an error naming the file; nothing is ever rewritten silently.
+//! transaction by any command that writes. Read-only commands and `serve`
+//! never migrate: they read any schema from [`OLDEST_READABLE_SCHEMA`] on
+//! as it is (queries that need a newer column ask for it only when
+//! [`Catalog::schema`] has it). A catalog from a newer ccc, a SQLite file
+//! that is not a catalog and a file that is not SQLite at all are refused
+//! with an error naming the file; nothing is ever rewritten silently.
 //!
 //! # Concurrency and durability
 //!
@@ -104,7 +118,8 @@ pub fn is_catalog_header(header: &[u8]) -> bool {
 
 /// Migration `i` takes a catalog from schema version `i` to `i + 1`.
 /// Append only: never edit a migration that has shipped.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE meta (
     key   TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -147,10 +162,25 @@ CREATE TABLE assets (
 
 -- gc finds orphan blobs through this index.
 CREATE INDEX assets_by_blob ON assets(blob_id);
-"#];
+"#,
+    // 1 -> 2: the digest of each blob's stored bytes. Existing blobs keep
+    // NULL (adding a column rewrites nothing; filling it would rewrite every
+    // row, bodies included).
+    r#"
+ALTER TABLE blobs ADD COLUMN stored_sha256 BLOB
+    CHECK (stored_sha256 IS NULL OR length(stored_sha256) = 32);
+"#,
+];
 
 /// The schema version this ccc writes.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The oldest schema read-only commands and `serve` read without a writing
+/// command upgrading it first.
+pub const OLDEST_READABLE_SCHEMA: i64 = 1;
+
+/// The first schema with `blobs.stored_sha256`.
+pub const STORED_DIGEST_SCHEMA: i64 = 2;
 
 /// How a blob's body is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -224,6 +254,8 @@ pub struct Catalog {
     /// Whether this connection may write, and so must empty the write-ahead
     /// log when it closes.
     writer: bool,
+    /// The schema version as opened (after migrating, for a writer).
+    schema: i64,
 }
 
 /// How long a closing writer waits for readers to leave the write-ahead log
@@ -272,6 +304,7 @@ impl Catalog {
             conn,
             path: path.to_path_buf(),
             writer: access != Access::ReadOnly,
+            schema: 0,
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -299,6 +332,7 @@ impl Catalog {
             conn,
             path: path.to_path_buf(),
             writer: false,
+            schema: 0,
         };
         catalog.prepare(Access::ReadOnly)
     }
@@ -312,6 +346,7 @@ impl Catalog {
             conn,
             path,
             writer: true,
+            schema: 0,
         };
         catalog.prepare(Access::Create)?;
         Ok(catalog)
@@ -325,6 +360,18 @@ impl Catalog {
     /// Whether the catalog lives in a file other connections can open.
     pub fn is_file(&self) -> bool {
         self.path != Path::new(":memory:")
+    }
+
+    /// The catalog's schema version: [`SCHEMA_VERSION`] once a writer has
+    /// opened it, possibly older for a read-only one.
+    pub fn schema(&self) -> i64 {
+        self.schema
+    }
+
+    /// Whether blobs have `stored_sha256` (NULL for the ones written
+    /// before it existed).
+    pub fn has_stored_digests(&self) -> bool {
+        self.schema >= STORED_DIGEST_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {
@@ -397,14 +444,15 @@ impl Catalog {
             if fresh {
                 return Err(Error::NotCatalog(path));
             }
-            if user_version < SCHEMA_VERSION {
+            if user_version < OLDEST_READABLE_SCHEMA {
                 return Err(Error::Corrupt {
                     path,
                     what: format!(
-                        "catalog schema {user_version} is older than this ccc's {SCHEMA_VERSION}; any writing command (such as `ccc gc --dry-run`) upgrades it"
+                        "catalog schema {user_version} is older than this ccc reads ({OLDEST_READABLE_SCHEMA}); any writing command (such as `ccc gc --dry-run`) upgrades it"
                     ),
                 });
             }
+            self.schema = user_version;
             return Ok(());
         }
         if fresh && access != Access::Create {
@@ -427,7 +475,9 @@ impl Catalog {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .map_err(e)?;
-        self.migrate(user_version)
+        self.migrate(user_version)?;
+        self.schema = SCHEMA_VERSION;
+        Ok(())
     }
 
     fn migrate(&mut self, from: i64) -> Result<()> {

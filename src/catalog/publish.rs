@@ -6,7 +6,8 @@
 //!   -> BEGIN IMMEDIATE (the write lock, held to the end)
 //!   [an archive instead: a reader thread checks and reads one entry at a
 //!    time into a channel as short as the workers are many; see `archive`]
-//!   -> N workers: read + sha256 -> already stored? -> gzip (level 9) -> bounded channel
+//!   -> N workers: read + sha256 -> already stored? -> gzip (level 9) + sha256 of the
+//!      stored bytes -> bounded channel
 //!   -> this thread: INSERT new blobs as they arrive (bodies dropped right after)
 //!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
 //! ```
@@ -524,6 +525,8 @@ enum Content {
 struct NewBlob {
     encoding: Encoding,
     body: Vec<u8>,
+    /// The digest of `body`, what the server checks it against.
+    stored_sha256: [u8; 32],
 }
 
 /// Which [`Report`] group a file counts in.
@@ -844,7 +847,8 @@ fn run(
         let mut collect = || -> Result<()> {
             let mut insert_blob = tx
                 .prepare_cached(
-                    "INSERT INTO blobs (sha256, raw_size, encoding, body) VALUES (?1, ?2, ?3, ?4)
+                    "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256)
+                     VALUES (?1, ?2, ?3, ?4, ?5)
                      ON CONFLICT(sha256) DO NOTHING",
                 )
                 .map_err(err)?;
@@ -858,7 +862,8 @@ fn run(
                                     &done.sha256[..],
                                     done.raw_size as i64,
                                     blob.encoding,
-                                    &blob.body
+                                    &blob.body,
+                                    &blob.stored_sha256[..]
                                 ])
                                 .map_err(err)?;
                             let mut known = None;
@@ -1084,7 +1089,7 @@ fn process(
                 .map_err(|_| Error::Internal("a publish worker panicked".into()))?
                 .insert(sha256);
             if first_claim {
-                Content::New(deflate.compress(bytes))
+                Content::New(deflate.compress(bytes, sha256))
             } else {
                 Content::Repeated
             }
@@ -1148,15 +1153,19 @@ impl Deflater {
         }
     }
 
-    /// Gzips `bytes`, keeping the raw bytes when gzip saves too little.
-    fn compress(&mut self, bytes: &[u8]) -> NewBlob {
+    /// Gzips `bytes`, whose digest is `sha256`, keeping the raw bytes when
+    /// gzip saves too little.
+    fn compress(&mut self, bytes: &[u8], sha256: [u8; 32]) -> NewBlob {
         let gz = self.gzip(bytes).unwrap_or_default();
         let worth_it =
             !gz.is_empty() && (gz.len() as f64) <= bytes.len() as f64 * (1.0 - MIN_GZIP_SAVING);
         if worth_it {
+            // A fraction of what compressing at level 9 took.
+            let stored_sha256 = Sha256::digest(&gz).into();
             NewBlob {
                 encoding: Encoding::Gzip,
                 body: gz,
+                stored_sha256,
             }
         } else {
             let mut body = gz;
@@ -1165,6 +1174,8 @@ impl Deflater {
             NewBlob {
                 encoding: Encoding::Identity,
                 body,
+                // Stored as it is: the same bytes, the same digest.
+                stored_sha256: sha256,
             }
         }
     }
@@ -1187,7 +1198,7 @@ impl Deflater {
 /// Gzips `bytes` once, keeping the raw bytes when gzip saves too little.
 #[cfg(test)]
 fn compress(bytes: &[u8], level: Compression) -> NewBlob {
-    Deflater::new(level).compress(bytes)
+    Deflater::new(level).compress(bytes, Sha256::digest(bytes).into())
 }
 
 /// The `Content-Type` a file is served with, from its extension; text
@@ -1252,14 +1263,19 @@ mod tests {
                 x as u8
             })
             .collect();
-        assert_eq!(
-            compress(&noise, Compression::best()).encoding,
-            Encoding::Identity
-        );
+        let raw = compress(&noise, Compression::best());
+        assert_eq!(raw.encoding, Encoding::Identity);
+        let digest = |bytes: &[u8]| -> [u8; 32] { Sha256::digest(bytes).into() };
+        assert_eq!(raw.stored_sha256, digest(&noise));
         let text = b"function f(){return 1}\n".repeat(200);
         let blob = compress(&text, Compression::best());
         assert_eq!(blob.encoding, Encoding::Gzip);
         assert!(blob.body.len() < text.len() / 10);
+        assert_eq!(
+            blob.stored_sha256,
+            digest(&blob.body),
+            "the digest of the gzip stream, not of the file"
+        );
         assert_eq!(
             compress(b"", Compression::best()).encoding,
             Encoding::Identity
@@ -1270,9 +1286,12 @@ mod tests {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), Compression::best());
         gz.write_all(&text).unwrap();
         let want = gz.finish().unwrap();
-        assert_eq!(d.compress(&text).body, want);
-        assert_eq!(d.compress(&noise).encoding, Encoding::Identity);
-        assert_eq!(d.compress(&text).body, want);
+        assert_eq!(d.compress(&text, digest(&text)).body, want);
+        assert_eq!(
+            d.compress(&noise, digest(&noise)).encoding,
+            Encoding::Identity
+        );
+        assert_eq!(d.compress(&text, digest(&text)).body, want);
     }
 
     #[test]

@@ -328,7 +328,11 @@ pub struct StoredAsset {
     pub body: std::sync::Arc<[u8]>,
     /// Whether `body` is a gzip stream (else the raw bytes).
     pub gzip: bool,
+    /// The original file's digest.
     pub sha256: [u8; 32],
+    /// The digest of `body` as stored; `None` for a blob written before
+    /// the catalog recorded it (schema 1), which is checked by decoding.
+    pub stored_sha256: Option<[u8; 32]>,
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
@@ -337,33 +341,56 @@ pub struct StoredAsset {
 /// The server's hot path: one statement, every step an index search
 /// (packages by name, versions by (package, version), assets by primary key,
 /// blobs by rowid). `tests::lookup_uses_only_index_searches` checks the plan.
-pub(crate) const LOOKUP_SQL: &str =
-    "SELECT v.id, b.body, b.encoding, b.sha256, a.content_type, b.raw_size, v.published_at
+/// `$stored` is the stored-bytes digest column, or NULL for a catalog whose
+/// schema predates it.
+macro_rules! lookup_sql {
+    ($stored:literal) => {
+        concat!(
+            "SELECT v.id, b.body, b.encoding, b.sha256, a.content_type, b.raw_size, v.published_at, ",
+            $stored,
+            "
    FROM packages p
    JOIN versions v ON v.package_id = p.id AND v.version = ?2
    JOIN assets a ON a.version_id = v.id AND a.path = ?3
    JOIN blobs b ON b.id = a.blob_id
-  WHERE p.name = ?1";
+  WHERE p.name = ?1"
+        )
+    };
+}
+pub(crate) const LOOKUP_SQL: &str = lookup_sql!("b.stored_sha256");
+/// [`LOOKUP_SQL`] for a schema 1 catalog (served as it is, never migrated
+/// by the server).
+pub(crate) const LOOKUP_SQL_SCHEMA_1: &str = lookup_sql!("NULL");
+
+/// A 32-byte digest column: `None` for NULL or (never written by ccc) any
+/// other length.
+fn digest(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Option<[u8; 32]>> {
+    Ok(match value {
+        rusqlite::types::ValueRef::Null => None,
+        other => other.as_blob()?.try_into().ok(),
+    })
+}
 
 impl Catalog {
     /// Looks up one asset of an exact version, body included.
     pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<StoredAsset>> {
         let mut stmt = self
             .conn()
-            .prepare_cached(LOOKUP_SQL)
+            .prepare_cached(if self.has_stored_digests() {
+                LOOKUP_SQL
+            } else {
+                LOOKUP_SQL_SCHEMA_1
+            })
             .map_err(|e| self.err(e))?;
         stmt.query_row(rusqlite::params![package, version, path], |r| {
-            let sha: &[u8] = r.get_ref(3)?.as_blob()?;
-            let mut sha256 = [0u8; 32];
-            if sha.len() == 32 {
-                sha256.copy_from_slice(sha);
-            }
+            let sha256 = digest(r.get_ref(3)?)?.unwrap_or_default();
             Ok(StoredAsset {
                 version_id: r.get(0)?,
                 // One copy, from SQLite's page buffer into the shared body.
                 body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),
                 gzip: r.get_ref(2)?.as_str()? == "gzip",
                 sha256,
+                stored_sha256: digest(r.get_ref(7)?)?,
                 content_type: r.get(4)?,
                 raw_size: r.get::<_, i64>(5)? as u64,
                 published_at: r.get(6)?,
@@ -436,21 +463,23 @@ mod tests {
     fn lookup_uses_only_index_searches() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
-        let plan: Vec<String> = catalog
-            .conn()
-            .prepare(&format!("EXPLAIN QUERY PLAN {LOOKUP_SQL}"))
-            .unwrap()
-            .query_map(["a", "1.0.0", "x"], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
-        assert_eq!(plan.len(), 4, "{plan:?}");
-        for step in &plan {
-            assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");
-            assert!(
-                step.contains("INDEX") || step.contains("PRIMARY KEY"),
-                "a step does not use an index: {plan:?}"
-            );
+        for sql in [LOOKUP_SQL, LOOKUP_SQL_SCHEMA_1] {
+            let plan: Vec<String> = catalog
+                .conn()
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap()
+                .query_map(["a", "1.0.0", "x"], |r| r.get::<_, String>(3))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap();
+            assert_eq!(plan.len(), 4, "{plan:?}");
+            for step in &plan {
+                assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");
+                assert!(
+                    step.contains("INDEX") || step.contains("PRIMARY KEY"),
+                    "a step does not use an index: {plan:?}"
+                );
+            }
         }
     }
 }

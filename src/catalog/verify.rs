@@ -1,13 +1,18 @@
 //! Verification: is every byte of the catalog what it claims to be?
 //!
 //! In order: SQLite's own `integrity_check` and `foreign_key_check`; every
-//! blob decodes (gzip or identity) to exactly its recorded size and sha256;
-//! every version's recorded totals match its assets. Blobs are read one at a
-//! time, so memory stays at the largest blob whatever the catalog's size.
-//! Ctrl-C is noticed every 64 KiB of decoded content (see `interrupt`).
+//! blob decodes (gzip or identity) to exactly its recorded size and sha256,
+//! and its stored bytes hash to its recorded `stored_sha256` where there is
+//! one; every version's recorded totals match its assets. Blobs are read one
+//! at a time, so memory stays at the largest blob whatever the catalog's
+//! size. Ctrl-C is noticed every 64 KiB of content (see `interrupt`).
 //!
-//! The blob check is also the server's: [`StoredAsset::check`] applies it to
-//! every body the server loads, before the body is cached or sent.
+//! The server checks less, and more cheaply: [`StoredAsset::check`] hashes
+//! each body it loads once, as stored, against `stored_sha256`. Those bytes
+//! are what it sends; that they decode to the original file is what this
+//! full check and publish (which made them from it) answer for. A blob from
+//! before the catalog recorded stored digests has none, and the server
+//! decodes it as verify does.
 
 use super::Catalog;
 use super::query::StoredAsset;
@@ -83,9 +88,16 @@ impl Catalog {
         let (mut blob_count, mut stored_bytes) = (0u64, 0u64);
         let mut bad_blobs = Vec::new();
         {
+            let stored_digest = if self.has_stored_digests() {
+                "stored_sha256"
+            } else {
+                "NULL"
+            };
             let mut stmt = self
                 .conn()
-                .prepare("SELECT id, sha256, raw_size, encoding, body FROM blobs ORDER BY id")
+                .prepare(&format!(
+                    "SELECT id, sha256, raw_size, encoding, body, {stored_digest} FROM blobs ORDER BY id"
+                ))
                 .map_err(|e| self.err(e))?;
             let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
             while let Some(row) = rows.next().map_err(|e| self.err(e))? {
@@ -95,10 +107,23 @@ impl Catalog {
                 let encoding: String = row.get(3).map_err(|e| self.err(e))?;
                 let body = row.get_ref(4).map_err(|e| self.err(e))?;
                 let body = body.as_blob().unwrap_or_default();
-                if let Some(detail) =
-                    check_blob(&sha, raw_size, &encoding, body, crate::interrupt::check)?
-                {
-                    bad_blobs.push((id, hex::encode(&sha), detail));
+                let stored_sha: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
+                // Both checks, so that a problem names every way the blob is
+                // wrong: the server would refuse it on the second.
+                let details: Vec<String> = [
+                    check_blob(&sha, raw_size, &encoding, body, crate::interrupt::check)?,
+                    match &stored_sha {
+                        Some(stored_sha) => {
+                            check_stored(stored_sha, body, crate::interrupt::check)?
+                        }
+                        None => None,
+                    },
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                if !details.is_empty() {
+                    bad_blobs.push((id, hex::encode(&sha), details.join("; ")));
                 }
                 blob_count += 1;
                 stored_bytes += body.len() as u64;
@@ -180,26 +205,57 @@ impl Catalog {
 }
 
 impl StoredAsset {
-    /// Whether the body is what its record says: decoded (when gzip), it
-    /// has the recorded size and sha256. What the server checks before it
-    /// caches or sends a body it loaded; `Err` says what is wrong.
+    /// Whether the body is what its record says; what the server checks
+    /// before it caches or sends a body it loaded. With a stored digest,
+    /// the body as stored must hash to it (one pass, no decoding); without
+    /// one (a blob older than the digest), the body must decode to the
+    /// recorded size and sha256. `Err` says what is wrong.
     pub fn check(&self) -> std::result::Result<(), String> {
-        let encoding = if self.gzip { "gzip" } else { "identity" };
         // Never interrupted: a server finishing its requests after SIGTERM
         // still checks what it sends.
         let never = || Ok(());
-        match check_blob(
-            &self.sha256,
-            self.raw_size as i64,
-            encoding,
-            &self.body,
-            never,
-        ) {
+        let checked = match &self.stored_sha256 {
+            Some(stored_sha) => check_stored(stored_sha, &self.body, never),
+            None => check_blob(
+                &self.sha256,
+                self.raw_size as i64,
+                if self.gzip { "gzip" } else { "identity" },
+                &self.body,
+                never,
+            ),
+        };
+        match checked {
             Ok(None) => Ok(()),
             Ok(Some(wrong)) => Err(wrong),
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// The size of the pieces a check hashes or decodes between two `poll`s.
+const CHUNK: usize = 64 * 1024;
+
+/// Compares a blob's stored bytes with their recorded digest: `Ok(None)`
+/// when they match, `Ok(Some(problem))` when not. `poll` runs every 64 KiB;
+/// its error stops the check.
+fn check_stored(
+    stored_sha: &[u8],
+    body: &[u8],
+    poll: impl Fn() -> Result<()>,
+) -> Result<Option<String>> {
+    let mut hasher = Sha256::new();
+    for chunk in body.chunks(CHUNK) {
+        poll()?;
+        hasher.update(chunk);
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    Ok((digest[..] != *stored_sha).then(|| {
+        format!(
+            "stored bytes hash to {}, recorded {}",
+            hex::encode(digest),
+            hex::encode(stored_sha)
+        )
+    }))
 }
 
 /// Decodes one blob and compares it with its record: `Ok(None)` when it
@@ -212,7 +268,6 @@ fn check_blob(
     body: &[u8],
     poll: impl Fn() -> Result<()>,
 ) -> Result<Option<String>> {
-    const CHUNK: usize = 64 * 1024;
     let mut hasher = Sha256::new();
     let size = match encoding {
         "identity" => {
