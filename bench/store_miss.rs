@@ -13,19 +13,22 @@
 //! - `lookup`: the asset query with the body copied out of SQLite, which is
 //!   all a miss did before bodies were checked;
 //! - `stat`: the look at the catalog's path a miss now makes first;
-//! - `check`: decoding (gzip) and hashing the body against its record;
-//! - `stored`: hashing the body as stored, without decoding it: what the
-//!   check would cost with a digest of the stored bytes in the schema;
-//! - `miss` and `hit`: a full `Get` through the store actor's handle, with
-//!   the cache off (every call loads and checks) and with the file cached.
+//! - `decode`: the check of a blob without a stored digest (schema 1, or
+//!   written before it): decoding (gzip) and hashing against the record;
+//! - `check`: the check of a blob with one: hashing the body as stored;
+//! - `miss 1` and `miss 2`: a full `Get` through the store actor's handle
+//!   with the cache off (every call loads and checks), on a copy of the
+//!   catalog turned back into schema 1 (no stored digests) and on the
+//!   catalog itself;
+//! - `hit`: the same with the file cached.
 //!
 //! Each number is the median over rounds of the mean of a batch, in µs.
 //! Results: bench/STORE_FAULTS.md.
 
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+use ccc::catalog::query::StoredAsset;
 use ccc::catalog::{Access, Catalog};
 use ccc::store::{self, AssetKey, Msg};
-use sha2::{Digest, Sha256};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -42,16 +45,29 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("cdn.db");
     let files = seed(&db);
+    let schema_1 = dir.path().join("schema-1.db");
+    copy_as_schema_1(&db, &schema_1);
     let catalog = Catalog::open(&db, Access::ReadOnly).expect("open");
     let cached = start(&db, 1024);
     let uncached = start(&db, 0);
+    let uncached_schema_1 = start(&schema_1, 0);
 
     println!(
-        "{rounds} rounds; µs per call (median of per-round batch means); check/lookup = what the check adds to SQLite's part of a miss"
+        "{rounds} rounds; µs per call (median of per-round batch means); x/lookup = what a check adds to SQLite's part of a miss"
     );
     println!(
-        "{:<18} {:>14} {:>8} {:>6} {:>8} {:>8} {:>8} {:>6} {:>12}",
-        "file", "stored as", "lookup", "stat", "check", "stored", "miss", "hit", "check/lookup"
+        "{:<18} {:>14} {:>8} {:>6} {:>9} {:>8} {:>9} {:>9} {:>6} {:>14} {:>13}",
+        "file",
+        "stored as",
+        "lookup",
+        "stat",
+        "decode",
+        "check",
+        "miss 1",
+        "miss 2",
+        "hit",
+        "decode/lookup",
+        "check/lookup"
     );
     for (path, _) in &files {
         let key = AssetKey {
@@ -64,6 +80,15 @@ fn main() {
             .expect("lookup")
             .expect("published");
         asset.check().expect("a sound body");
+        assert!(asset.stored_sha256.is_some(), "published with a digest");
+        // The same blob as a schema 1 catalog gives it: no stored digest.
+        let legacy = StoredAsset {
+            body: asset.body.clone(),
+            stored_sha256: None,
+            content_type: asset.content_type.clone(),
+            ..asset
+        };
+        legacy.check().expect("a sound body");
         // Enough calls per batch for about a millisecond of work.
         let batch = (1 << 20) / asset.body.len().max(1024) + 1;
         let get = |handle: &store::Handle| {
@@ -75,7 +100,7 @@ fn main() {
             black_box(got);
         };
         get(&cached.handle); // now cached
-        let mut samples: [Vec<f64>; 6] = Default::default();
+        let mut samples: [Vec<f64>; 7] = Default::default();
         for _ in 0..rounds {
             samples[0].push(timed(batch, || {
                 black_box(catalog.lookup("app", "1.0.0", path).expect("lookup"));
@@ -84,26 +109,29 @@ fn main() {
                 black_box(std::fs::metadata(&db).expect("stat"));
             }));
             samples[2].push(timed(batch, || {
-                black_box(asset.check()).expect("sound");
+                black_box(legacy.check()).expect("sound");
             }));
             samples[3].push(timed(batch, || {
-                black_box(Sha256::digest(&asset.body[..]));
+                black_box(asset.check()).expect("sound");
             }));
-            samples[4].push(timed(batch, || get(&uncached.handle)));
-            samples[5].push(timed(batch, || get(&cached.handle)));
+            samples[4].push(timed(batch, || get(&uncached_schema_1.handle)));
+            samples[5].push(timed(batch, || get(&uncached.handle)));
+            samples[6].push(timed(batch, || get(&cached.handle)));
         }
-        let [lookup, stat, check, stored, miss, hit] = samples.map(median);
+        let [lookup, stat, decode, check, miss_1, miss_2, hit] = samples.map(median);
         let kind = if asset.gzip { "gzip" } else { "identity" };
         println!(
-            "{:<18} {:>14} {:>8.1} {:>6.1} {:>8.1} {:>8.1} {:>8.1} {:>6.1} {:>11.2}x",
+            "{:<18} {:>14} {:>8.1} {:>6.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>6.1} {:>13.2}x {:>12.2}x",
             path,
             format!("{} {kind}", human(asset.body.len())),
             lookup,
             stat,
+            decode,
             check,
-            stored,
-            miss,
+            miss_1,
+            miss_2,
             hit,
+            decode / lookup,
             check / lookup
         );
     }
@@ -111,6 +139,24 @@ fn main() {
     assert_eq!(stats.misses as usize, files.len(), "the hits were hits");
     cached.join();
     uncached.join();
+    uncached_schema_1.join();
+}
+
+/// Copies the catalog at `from` to `to` as the previous ccc wrote it:
+/// schema 1, without `blobs.stored_sha256`.
+fn copy_as_schema_1(from: &Path, to: &Path) {
+    // Nothing has the catalog open: it is one file.
+    std::fs::copy(from, to).expect("copy");
+    let conn = rusqlite::Connection::open(to).expect("open the copy");
+    conn.execute_batch(
+        "ALTER TABLE blobs DROP COLUMN stored_sha256;
+         UPDATE meta SET value = '1' WHERE key = 'schema_version';
+         PRAGMA user_version = 1;",
+    )
+    .expect("back to schema 1");
+    drop(conn);
+    let copy = Catalog::open(to, Access::ReadOnly).expect("open the copy");
+    assert_eq!(copy.schema(), 1);
 }
 
 /// Mean µs per call over a batch of `n` calls.
