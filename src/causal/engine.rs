@@ -959,4 +959,171 @@ mod tests {
         assert_eq!(a.l.get(), 0);
         assert_eq!(w.g(), 0);
     }
+
+    /// The relay of validation scenarios V5 and V6, replayed on the fake
+    /// clock: two workers, each serving one closed-loop client that thinks
+    /// for `think` (an unregistered thread: it only shows through the
+    /// connection memo), each request a call to a serial actor doing `pre`,
+    /// then the worker's `sites` one after the other, the response leaving
+    /// at the end of the last. Events run in time order, each atomically.
+    struct Relay {
+        sites: Vec<(u16, u64)>,
+        pre: u64,
+        think: u64,
+        /// How far the second client starts after the first.
+        offset: u64,
+        overshoot: u64,
+    }
+
+    impl Relay {
+        /// Progress over the window's virtual duration `elapsed − ΔG`,
+        /// with `site` selected at `pct`.
+        fn rate(&self, site: u16, pct: u8) -> f64 {
+            let w = World::new(self.overshoot);
+            let e = w.engine();
+            let workers = [w.thread("w0"), w.thread("w1")];
+            let actor = w.thread("actor");
+            w.select(site, pct);
+            let start = w.clock.now();
+            let mut actor_free = start;
+            // Per worker: when it is next free, and when its client's next
+            // request arrives, with the memo of its last response.
+            let mut free = [start, start];
+            let mut arrival = [start, start + self.offset];
+            let mut memo: [Option<Stamp>; 2] = [None, None];
+            let mut count = 0u64;
+            let horizon = start + 1_000_000_000;
+            loop {
+                let next = |i: usize| free[i].max(arrival[i]);
+                let i = if next(0) <= next(1) { 0 } else { 1 };
+                if next(i) > horizon {
+                    break;
+                }
+                let t = &workers[i];
+                w.clock.now.set(free[i]);
+                // The request came after the worker went idle (blocked), or
+                // while it was still busy paying (queued).
+                if arrival[i] > free[i] {
+                    e.idle_begin(t);
+                    w.clock.now.set(arrival[i]);
+                }
+                e.receive_external(t, memo[i]);
+                actor_free = call_actor(&w, &e, t, &actor, actor_free, self.pre);
+                e.send(t); // before the response
+                let mut sent = w.clock.now();
+                for &(id, cost) in &self.sites {
+                    let opened = e.enter(t, id);
+                    w.clock.advance(cost);
+                    sent = w.clock.now();
+                    if opened {
+                        e.exit(t);
+                    }
+                }
+                memo[i] = Some(e.stamp(t));
+                e.send(t); // the progress point
+                count += 1;
+                e.ordinary(t);
+                arrival[i] = sent + self.think;
+                free[i] = w.clock.now();
+            }
+            let virtual_ns = (w.clock.now() - start) - w.g();
+            count as f64 / virtual_ns as f64
+        }
+
+        /// Predicted (at 50%) and actual (the site's cost halved) change
+        /// of the rate for each site.
+        fn gains(&self) -> Vec<(f64, f64)> {
+            self.sites
+                .iter()
+                .enumerate()
+                .map(|(k, &(id, cost))| {
+                    let base = self.rate(id, 0);
+                    let predicted = self.rate(id, 50) / base - 1.0;
+                    let mut halved = Relay {
+                        sites: self.sites.clone(),
+                        ..*self
+                    };
+                    halved.sites[k].1 = cost / 2;
+                    let actual = halved.rate(id, 0) / base - 1.0;
+                    (predicted, actual)
+                })
+                .collect()
+        }
+    }
+
+    /// A call from `t` to a serial actor doing `work` per message, free
+    /// from `actor_free` on; returns when the actor is free again.
+    fn call_actor(
+        w: &World,
+        e: &Engine<'_, FakeClock>,
+        t: &ThreadState,
+        actor: &ThreadState,
+        actor_free: u64,
+        work: u64,
+    ) -> u64 {
+        let request = e.send(t);
+        e.idle_begin(t);
+        let sent = w.clock.now();
+        if actor_free < sent {
+            w.clock.now.set(actor_free);
+            e.idle_begin(actor);
+            w.clock.now.set(sent);
+        } else {
+            w.clock.now.set(actor_free);
+        }
+        e.receive(actor, Some(request));
+        w.clock.advance(work);
+        let reply = e.send(actor);
+        let done = w.clock.now();
+        e.receive(t, Some(reply));
+        done
+    }
+
+    #[test]
+    fn a_site_in_parallel_workers_is_predicted_as_its_real_speedup() {
+        // Validation scenario V5 (bench/CAUSAL.md §5): the workers pay for
+        // each other's credits, the memo carries the clients' think time,
+        // and the prediction matches halving the site, whatever the phase
+        // between the two clients and with sleeps that overshoot.
+        for (offset, overshoot) in [(0, 0), (10_000, 0), (100_000, 30_000), (200_000, 0)] {
+            let relay = Relay {
+                sites: vec![(1, 200_000)],
+                pre: 20_000,
+                think: 200_000,
+                offset,
+                overshoot,
+            };
+            let (predicted, actual) = relay.gains()[0];
+            assert!(actual > 0.25, "{actual}");
+            assert!(
+                (predicted - actual).abs() < 0.01,
+                "offset {offset}, overshoot {overshoot}: predicted {predicted:+.3}, actual {actual:+.3}"
+            );
+        }
+    }
+
+    #[test]
+    fn parallel_worker_sites_are_ranked_by_their_real_gain() {
+        // Validation scenario V6: three sites of different cost in each
+        // worker. Each prediction matches its real gain, none is a loss.
+        let relay = Relay {
+            sites: vec![(1, 40_000), (2, 100_000), (3, 160_000)],
+            pre: 20_000,
+            think: 200_000,
+            offset: 50_000,
+            overshoot: 10_000,
+        };
+        let gains = relay.gains();
+        for (site, (predicted, actual)) in relay.sites.iter().zip(&gains) {
+            assert!(*predicted > 0.0, "site {site:?}: predicted {predicted:+.3}");
+            assert!(
+                (predicted - actual).abs() < 0.01,
+                "site {site:?}: predicted {predicted:+.3}, actual {actual:+.3}"
+            );
+        }
+        assert!(
+            gains[0].0 < gains[1].0 && gains[1].0 < gains[2].0,
+            "{gains:?}"
+        );
+    }
 }
