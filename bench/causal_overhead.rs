@@ -54,7 +54,7 @@ fn run(iterations: u64, empty: f64) {
 
 #[cfg(feature = "causal")]
 fn run(iterations: u64, empty: f64) {
-    use ccc::causal::engine::{ExternalWake, Phase};
+    use ccc::causal::engine::{ExternalWake, Phase, SiteClock};
     use ccc::causal::run::Session;
     use ccc::causal::{GLOBALS, now_ns};
 
@@ -76,7 +76,8 @@ fn run(iterations: u64, empty: f64) {
     println!("another site selected - empty: {:+.2} ns", other - empty);
     println!("selected at 0% - empty:      {:+.2} ns", selected - empty);
     println!(
-        "clock cost (median pair):    {} ns",
-        ccc::causal::measure_clock_cost()
+        "clock cost (median pair):    {} ns wall, {} ns thread CPU",
+        ccc::causal::measure_clock_cost(SiteClock::Wall),
+        ccc::causal::measure_clock_cost(SiteClock::Cpu)
     );
 }

@@ -134,7 +134,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -222,6 +222,10 @@ _ccc() {
                     ;;
                 --external-wake)
                     COMPREPLY=($(compgen -W "conn owe skip" -- "${cur}"))
+                    return 0
+                    ;;
+                --site-clock)
+                    COMPREPLY=($(compgen -W "wall cpu" -- "${cur}"))
                     return 0
                     ;;
                 --json)

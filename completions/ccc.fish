@@ -138,6 +138,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l urls -d 'URL list for
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l external-wake -d 'How a request from a client moves the worker\'s virtual clock' -r -f -a "conn\t'Memo of the last response per connection (exact for closed loops)'
 owe\t'Idle workers absorb nothing (Coz\'s rule for blocking I/O)'
 skip\t'Idle workers skip all delay (over-predicts closed loops)'"
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l site-clock -d 'What times a visit of the selected site: elapsed time less the profiler\'s own pauses (`wall`), or the thread\'s CPU time (`cpu`), for sites that block on what optimizing them would not shorten' -r -f -a "wall\t'Elapsed time, less pauses and idle waits'
+cpu\t'The thread\'s CPU time (leaves out blocking and preemption)'"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l json -d 'Write every cell, the summary and the ledger as JSON (`-` for stdout)' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-out -d 'Write a profile Coz\'s viewer loads' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-format -d 'Format of --coz-out' -r -f -a "tsv\t'Tab-separated, read by every viewer version'

@@ -551,6 +551,12 @@ pub struct CausalArgs {
     #[arg(long, value_enum, default_value = "conn")]
     pub external_wake: ExternalWakeArg,
 
+    /// What times a visit of the selected site: elapsed time less the
+    /// profiler's own pauses (`wall`), or the thread's CPU time (`cpu`), for
+    /// sites that block on what optimizing them would not shorten.
+    #[arg(long, value_enum, default_value = "wall")]
+    pub site_clock: SiteClockArg,
+
     /// Write every cell, the summary and the ledger as JSON (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -642,6 +648,14 @@ pub enum ExternalWakeArg {
     Owe,
     /// Idle workers skip all delay (over-predicts closed loops).
     Skip,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum SiteClockArg {
+    /// Elapsed time, less pauses and idle waits.
+    Wall,
+    /// The thread's CPU time (leaves out blocking and preemption).
+    Cpu,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -43,6 +43,8 @@ fn a_short_sweep_writes_every_output() {
             "--plot",
             "run.svg",
             "--ledger",
+            "--site-clock",
+            "cpu",
         ])
         .timeout(std::time::Duration::from_secs(60))
         .output()
@@ -92,6 +94,13 @@ fn a_short_sweep_writes_every_output() {
     }
     assert_eq!(json["config"]["seed"], 7);
     assert_eq!(json["config"]["load"], "builtin:2");
+    // Visits timed on the thread CPU clock still measure the work.
+    assert_eq!(json["config"]["site_clock"], "cpu");
+    for cell in cells.iter().filter(|c| c["site"] == "sqlite-query") {
+        if cell["visits"].as_u64().is_some_and(|v| v > 0) {
+            assert!(cell["visit_ns"].as_u64().is_some_and(|ns| ns > 0), "{cell}");
+        }
+    }
     assert!(
         json["summary"]["lines"]
             .as_array()

@@ -15,9 +15,16 @@
 //!
 //! # Rules (see the design notes for the derivations)
 //!
-//! - **Credit** (site exit): `t = now − start − paused − idle − CLOCK_COST`,
-//!   `d = t·pct/100`, `l += d`, `G = max(G, l)`. Overlapping visits in two
-//!   threads raise `G` once, as a real speedup of both would.
+//! - **Credit** (site exit): `t = now − start − paused − idle − CLOCK_COST`
+//!   (under [`SiteClock::Cpu`], the thread's CPU time over the visit less
+//!   that clock's cost: pauses and waits sleep, so they are left out by
+//!   themselves), `d = t·pct/100`, `l += d`, `G = max(G, l)`. Overlapping
+//!   visits in two threads raise `G` once, as a real speedup of both would:
+//!   each visitor's own credit stands for the other's, so only the threads
+//!   outside the site owe `d`. Visits that do not overlap stack, because
+//!   the second visitor pays the first one's delay before its own credit
+//!   lifts it above `G` (the replay of validation scenario V5 in the tests
+//!   shows the two workers settling into exactly that).
 //! - **Pay** (check points): a debt `G − l` is first covered by the bank (time
 //!   a previous sleep overshot), then slept if it reaches the threshold
 //!   (`BATCH` for ordinary checks, `STRICT_EPS` before a thread's effects
@@ -100,6 +107,19 @@ pub enum ExternalWake {
     Skip = 2,
 }
 
+/// Which clock times a visit of the selected site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteClock {
+    /// Elapsed time, less the thread's pauses and idle waits: right for
+    /// sites whose waits an optimization would remove too, on a machine
+    /// with a core for every busy thread.
+    Wall = 0,
+    /// The thread's CPU time: right for sites that block or sleep on
+    /// something an optimization of their code would not shorten, and on
+    /// an oversubscribed machine, where wall time includes preemption.
+    Cpu = 1,
+}
+
 /// `G` on its own cache lines: every credit writes it, every check reads it.
 #[repr(align(128))]
 pub struct Padded(pub AtomicU64);
@@ -116,8 +136,10 @@ pub struct Globals {
     pub epoch_t: AtomicU64,
     /// Global delay: monotone, raised only by credits.
     pub g: Padded,
-    /// Median cost of one clock read pair, subtracted from each visit.
+    /// Median cost of one read pair of the site clock, subtracted from
+    /// each visit.
     pub clock_cost: AtomicU64,
+    pub site_clock: AtomicU8,
     pub external_wake: AtomicU8,
     /// Validation knob: the receive rule never raises `l` (absorbs nothing).
     pub no_absorb: AtomicBool,
@@ -132,6 +154,7 @@ impl Globals {
             epoch_t: AtomicU64::new(0),
             g: Padded(AtomicU64::new(0)),
             clock_cost: AtomicU64::new(0),
+            site_clock: AtomicU8::new(SiteClock::Wall as u8),
             external_wake: AtomicU8::new(ExternalWake::Conn as u8),
             no_absorb: AtomicBool::new(false),
         }
@@ -165,6 +188,13 @@ impl Globals {
         self.exp.store(exp.pack(), Ordering::Release);
     }
 
+    pub fn site_clock(&self) -> SiteClock {
+        match self.site_clock.load(Ordering::Relaxed) {
+            1 => SiteClock::Cpu,
+            _ => SiteClock::Wall,
+        }
+    }
+
     pub fn external_wake(&self) -> ExternalWake {
         match self.external_wake.load(Ordering::Relaxed) {
             1 => ExternalWake::Owe,
@@ -184,6 +214,8 @@ impl Default for Globals {
 pub trait Clock {
     fn now(&self) -> u64;
     fn sleep(&self, ns: u64);
+    /// CPU time the calling thread has used, in ns.
+    fn thread_cpu(&self) -> u64;
 }
 
 /// What a message carries about its sender: its accounted delay `l` at
@@ -285,6 +317,8 @@ impl Slot {
 #[derive(Debug, Clone, Copy)]
 struct Visit {
     start: u64,
+    /// The thread's CPU time at entry, under [`SiteClock::Cpu`].
+    cpu_start: u64,
     paid_cum0: u64,
     blocked_cum0: u64,
     pct: u8,
@@ -419,7 +453,12 @@ impl<C: Clock> Engine<'_, C> {
             return false;
         }
         if t.depth.get() == 0 {
+            let cpu_start = match self.globals.site_clock() {
+                SiteClock::Cpu => self.clock.thread_cpu(),
+                SiteClock::Wall => 0,
+            };
             t.visit.set(Some(Visit {
+                cpu_start,
                 start: self.clock.now(),
                 paid_cum0: t.paid_cum.get(),
                 blocked_cum0: t.blocked_cum.get(),
@@ -445,15 +484,21 @@ impl<C: Clock> Engine<'_, C> {
             t.publish();
             return;
         }
-        let now = self.clock.now();
-        let paused = t.paid_cum.get() - visit.paid_cum0;
-        let idle = t.blocked_cum.get() - visit.blocked_cum0;
         let clock_cost = self.globals.clock_cost.load(Ordering::Relaxed);
-        let work = now
-            .saturating_sub(visit.start)
-            .saturating_sub(paused)
-            .saturating_sub(idle)
-            .saturating_sub(clock_cost);
+        let work = match self.globals.site_clock() {
+            SiteClock::Wall => {
+                let paused = t.paid_cum.get() - visit.paid_cum0;
+                let idle = t.blocked_cum.get() - visit.blocked_cum0;
+                self.clock
+                    .now()
+                    .saturating_sub(visit.start)
+                    .saturating_sub(paused)
+                    .saturating_sub(idle)
+            }
+            // Pauses and idle waits sleep, so they use no CPU time.
+            SiteClock::Cpu => self.clock.thread_cpu().saturating_sub(visit.cpu_start),
+        }
+        .saturating_sub(clock_cost);
         let credit = work * u64::from(visit.pct) / 100;
         t.l.set(t.l.get() + credit);
         t.add(Field::Credited, credit);
@@ -635,8 +680,11 @@ mod tests {
 
     /// A clock that only moves when told to, and whose sleeps overshoot by
     /// a fixed amount.
+    /// Its CPU clock moves only with work (`advance`), not with sleeps or
+    /// blocking.
     struct FakeClock {
         now: Cell<u64>,
+        cpu: Cell<u64>,
         overshoot: u64,
     }
 
@@ -647,10 +695,20 @@ mod tests {
         fn sleep(&self, ns: u64) {
             self.now.set(self.now.get() + ns + self.overshoot);
         }
+        fn thread_cpu(&self) -> u64 {
+            self.cpu.get()
+        }
     }
 
     impl FakeClock {
+        /// Work: wall and CPU time move together.
         fn advance(&self, ns: u64) {
+            self.now.set(self.now.get() + ns);
+            self.cpu.set(self.cpu.get() + ns);
+        }
+        /// Blocked outside the engine's knowledge (a sleep, a lock, a
+        /// read): only wall time moves.
+        fn block(&self, ns: u64) {
             self.now.set(self.now.get() + ns);
         }
     }
@@ -666,6 +724,7 @@ mod tests {
                 globals: Globals::new(),
                 clock: FakeClock {
                     now: Cell::new(1_000_000),
+                    cpu: Cell::new(0),
                     overshoot,
                 },
             }
@@ -945,6 +1004,24 @@ mod tests {
             let memo = Stamp { l: 10_000, ..memo };
             e.receive_external(&worker, Some(memo));
             assert_eq!(worker.l.get(), expect, "{mode:?}");
+        }
+    }
+
+    #[test]
+    fn the_cpu_site_clock_leaves_out_time_a_visit_spends_blocked() {
+        for (clock, credit) in [(SiteClock::Wall, 20_000), (SiteClock::Cpu, 5_000)] {
+            let w = World::new(0);
+            w.globals.site_clock.store(clock as u8, Ordering::Relaxed);
+            let e = w.engine();
+            let a = w.thread("a");
+            w.select(1, 50);
+            assert!(e.enter(&a, 1));
+            // 10 us of work, then 30 us in a read the engine knows nothing of.
+            w.clock.advance(10_000);
+            w.clock.block(30_000);
+            e.exit(&a);
+            assert_eq!(ledger(&a).get(Field::Credited), credit, "{clock:?}");
+            assert_eq!(w.g(), credit, "{clock:?}");
         }
     }
 

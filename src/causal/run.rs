@@ -23,7 +23,7 @@
 //! ends early once the caller's `interrupted()` says so, so Ctrl-C stops a
 //! session within a few milliseconds; a cell cut short is dropped.
 
-use super::engine::{ExternalWake, Field, Phase, Slot};
+use super::engine::{ExternalWake, Field, Phase, SiteClock, Slot};
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
 use super::plan::{CellSpec, Plan};
 use super::{GLOBALS, Progress, measure_clock_cost, now_ns, registry};
@@ -84,9 +84,17 @@ impl Session {
     /// Arms the engine. Threads that should be delayed must register
     /// after this.
     pub fn arm(external_wake: ExternalWake) -> Session {
+        Session::arm_with(external_wake, SiteClock::Wall)
+    }
+
+    /// Arms the engine, timing the selected site's visits with `site_clock`.
+    pub fn arm_with(external_wake: ExternalWake, site_clock: SiteClock) -> Session {
         GLOBALS
             .clock_cost
-            .store(measure_clock_cost(), Ordering::Relaxed);
+            .store(measure_clock_cost(site_clock), Ordering::Relaxed);
+        GLOBALS
+            .site_clock
+            .store(site_clock as u8, Ordering::Relaxed);
         GLOBALS
             .external_wake
             .store(external_wake as u8, Ordering::Relaxed);

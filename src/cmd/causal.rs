@@ -21,14 +21,14 @@ pub fn run(_db: &std::path::Path, _args: CausalArgs) -> crate::Result<std::proce
 mod enabled {
     use super::CausalArgs;
     use crate::causal::coz::{self, Format};
-    use crate::causal::engine::ExternalWake;
+    use crate::causal::engine::{ExternalWake, SiteClock};
     use crate::causal::ledger;
     use crate::causal::load::{self, Load, Urls};
     use crate::causal::plan::Plan;
     use crate::causal::points::{ASSET_SERVED, SITES};
     use crate::causal::report::{self, Summary};
     use crate::causal::run::{self, Cell, Session, Timing, WarmUpError};
-    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg};
+    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
     use crate::error::{Error, Result};
     use crate::server::Server;
     use crate::{interrupt, output};
@@ -63,6 +63,7 @@ mod enabled {
         seed: u64,
         load: String,
         external_wake: String,
+        site_clock: String,
         timing: &'a Timing,
         window_ms: u64,
         command: String,
@@ -150,6 +151,10 @@ mod enabled {
             ExternalWakeArg::Owe => ExternalWake::Owe,
             ExternalWakeArg::Skip => ExternalWake::Skip,
         };
+        let site_clock = match args.site_clock {
+            SiteClockArg::Wall => SiteClock::Wall,
+            SiteClockArg::Cpu => SiteClock::Cpu,
+        };
 
         let started = Instant::now();
         let startup_unix_ns = std::time::SystemTime::now()
@@ -158,7 +163,7 @@ mod enabled {
         let signals = interrupt::watch()?;
         let interrupted = || signals.load(Ordering::Relaxed);
         // Arm before the server starts, so its threads register.
-        let session = Session::arm(external_wake);
+        let session = Session::arm_with(external_wake, site_clock);
         let server = Server::start(super::super::serve::config(db, &args.server))?;
         let addr = server.addr();
         eprintln!("profiling http://{addr} (seed {seed})");
@@ -300,6 +305,7 @@ mod enabled {
                     seed,
                     load: args.load.to_string(),
                     external_wake: format!("{:?}", external_wake).to_lowercase(),
+                    site_clock: format!("{:?}", site_clock).to_lowercase(),
                     timing: &timing,
                     window_ms: window.as_millis() as u64,
                     command: command.clone(),
