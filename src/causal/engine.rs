@@ -31,6 +31,15 @@
 //!   become visible). A pay adds what was *owed* to `l`, never what was
 //!   slept, and never touches `G`: overshoot goes to the bank instead of
 //!   feeding back into everyone's debt.
+//! - **Lateness**: a sleep wakes late by about the same amount each time
+//!   (timer slack, a busy core: tens to hundreds of µs). A pay aims that
+//!   much short of what it owes (`late`, the average of recent sleeps'
+//!   lateness) and counts what it really slept, up to the debt; a debt no
+//!   larger than `late` waits for a later check. Without this, a sleep
+//!   whose lateness exceeds the debt costs its lateness in full on the
+//!   critical path (a strict check before a reply), and the bank gets it
+//!   back only where nobody waits: the worker-site scenario V5 then
+//!   predicted a third of the real gain.
 //! - **Receive** (messages between registered threads carry a [`Stamp`] of the
 //!   sender's `l`): a receiver that was blocked for `W` takes
 //!   `l' = min(l_block + W, s.l)`, one that found the message queued takes
@@ -335,6 +344,8 @@ struct Idle {
 pub struct ThreadState {
     pub l: Cell<u64>,
     bank: Cell<u64>,
+    /// How late this thread's sleeps wake, on average (see the module doc).
+    late: Cell<u64>,
     epoch: Cell<u32>,
     visit: Cell<Option<Visit>>,
     depth: Cell<u32>,
@@ -351,6 +362,7 @@ impl ThreadState {
         ThreadState {
             l: Cell::new(0),
             bank: Cell::new(0),
+            late: Cell::new(0),
             epoch: Cell::new(0),
             visit: Cell::new(None),
             depth: Cell::new(0),
@@ -546,15 +558,25 @@ impl<C: Clock> Engine<'_, C> {
         }
     }
 
+    /// Sleeps off up to `need` of debt, aiming short by the thread's usual
+    /// lateness; what it really slept counts, up to `need`, the rest is
+    /// banked. A debt within the usual lateness is left for a later check.
     fn pay(&self, t: &ThreadState, need: u64) {
+        let late = t.late.get();
+        if need <= late {
+            return;
+        }
+        let aim = need - late;
         let t0 = self.clock.now();
-        self.clock.sleep(need);
+        self.clock.sleep(aim);
         let slept = self.clock.now() - t0;
+        t.late.set((3 * late + slept.saturating_sub(aim)) / 4);
+        let paid = slept.min(need);
         let over = slept.saturating_sub(need);
-        t.l.set(t.l.get() + need);
+        t.l.set(t.l.get() + paid);
         t.bank.set(t.bank.get() + over);
         t.paid_cum.set(t.paid_cum.get() + slept);
-        t.add(Field::PaidSleep, need);
+        t.add(Field::PaidSleep, paid);
         t.add(Field::Overshoot, over);
         t.add(Field::Pays, 1);
     }
@@ -870,6 +892,42 @@ mod tests {
     }
 
     #[test]
+    fn a_debt_within_how_late_sleeps_wake_travels_with_the_stamp() {
+        // Every sleep wakes 400 us late. The first pay learns it and banks
+        // the overshoot; the bank covers the next debts.
+        let w = World::new(400_000);
+        let e = w.engine();
+        let (a, b) = (w.thread("a"), w.thread("b"));
+        let start = ledger(&b);
+        w.select(1, 100);
+        let owe = |ns: u64| {
+            assert!(e.enter(&a, 1));
+            w.clock.advance(ns);
+            e.exit(&a);
+        };
+        for _ in 0..5 {
+            owe(100_000);
+            e.send(&b);
+        }
+        assert_eq!((b.bank.get(), w.g() - b.l.get()), (0, 0));
+        // Bank empty, 100 us owed: a sleep would hold the reply 500 us for
+        // 100 us of debt. The reply leaves now and its stamp carries the
+        // debt to whoever receives it (no escaping the sender's debt).
+        owe(100_000);
+        let before = w.clock.now();
+        let stamp = e.send(&b);
+        assert_eq!(w.clock.now(), before, "no sleep");
+        assert_eq!(w.g() - stamp.l, 100_000);
+        // Once the debt exceeds the lateness, the pay aims short by it and
+        // settles the whole debt (the sleep's excess is banked).
+        owe(100_000);
+        e.send(&b);
+        assert_eq!(w.g(), b.l.get());
+        assert_eq!(b.bank.get(), 300_000);
+        assert!(balanced(start, ledger(&b)));
+    }
+
+    #[test]
     fn a_blocked_receiver_absorbs_at_most_its_wait_and_never_pays_twice() {
         let w = World::new(0);
         let e = w.engine();
@@ -1161,8 +1219,20 @@ mod tests {
         // Validation scenario V5 (bench/CAUSAL.md §5): the workers pay for
         // each other's credits, the memo carries the clients' think time,
         // and the prediction matches halving the site, whatever the phase
-        // between the two clients and with sleeps that overshoot.
-        for (offset, overshoot) in [(0, 0), (10_000, 0), (100_000, 30_000), (200_000, 0)] {
+        // between the two clients, and with sleeps that overshoot by up to
+        // 150 us (the bank). Beyond that it does not hold: every sleep of
+        // the actor on a reply's critical path then costs more than the
+        // bank gets back (250 us: +21.7% for +31.2%; 400 us: +9.9%, the
+        // under-prediction CAUSAL.md records for V5 on a busy 2-core box).
+        for (offset, overshoot) in [
+            (0, 0),
+            (10_000, 0),
+            (100_000, 30_000),
+            (200_000, 0),
+            (0, 150_000),
+            (0, 250_000),
+            (0, 400_000),
+        ] {
             let relay = Relay {
                 sites: vec![(1, 200_000)],
                 pre: 20_000,
@@ -1188,7 +1258,7 @@ mod tests {
             pre: 20_000,
             think: 200_000,
             offset: 50_000,
-            overshoot: 10_000,
+            overshoot: 300_000,
         };
         let gains = relay.gains();
         for (site, (predicted, actual)) in relay.sites.iter().zip(&gains) {
