@@ -1219,11 +1219,9 @@ mod tests {
         // Validation scenario V5 (bench/CAUSAL.md §5): the workers pay for
         // each other's credits, the memo carries the clients' think time,
         // and the prediction matches halving the site, whatever the phase
-        // between the two clients, and with sleeps that overshoot by up to
-        // 150 us (the bank). Beyond that it does not hold: every sleep of
-        // the actor on a reply's critical path then costs more than the
-        // bank gets back (250 us: +21.7% for +31.2%; 400 us: +9.9%, the
-        // under-prediction CAUSAL.md records for V5 on a busy 2-core box).
+        // between the two clients and however late sleeps wake. Before pays
+        // took lateness into account, 250 us of it gave +21.7% for +31.2%
+        // and 400 us +9.9%, the under-prediction once recorded for V5.
         for (offset, overshoot) in [
             (0, 0),
             (10_000, 0),
