@@ -1103,6 +1103,8 @@ mod tests {
     /// at the end of the last. Events run in time order, each atomically.
     struct Relay {
         sites: Vec<(u16, u64)>,
+        /// A site in the actor, before its `pre` (validation scenario V4).
+        actor_site: Option<(u16, u64)>,
         pre: u64,
         think: u64,
         /// How far the second client starts after the first.
@@ -1143,7 +1145,7 @@ mod tests {
                     w.clock.now.set(arrival[i]);
                 }
                 e.receive_external(t, memo[i]);
-                actor_free = call_actor(&w, &e, t, &actor, actor_free, self.pre);
+                actor_free = call_actor(&w, &e, t, &actor, actor_free, self.actor_site, self.pre);
                 e.send(t); // before the response
                 let mut sent = w.clock.now();
                 for &(id, cost) in &self.sites {
@@ -1186,7 +1188,7 @@ mod tests {
         }
     }
 
-    /// A call from `t` to a serial actor doing `work` per message, free
+    /// A call from `t` to a serial actor doing `site` then `work` per message, free
     /// from `actor_free` on; returns when the actor is free again.
     fn call_actor(
         w: &World,
@@ -1194,6 +1196,7 @@ mod tests {
         t: &ThreadState,
         actor: &ThreadState,
         actor_free: u64,
+        site: Option<(u16, u64)>,
         work: u64,
     ) -> u64 {
         let request = e.send(t);
@@ -1207,6 +1210,13 @@ mod tests {
             w.clock.now.set(actor_free);
         }
         e.receive(actor, Some(request));
+        if let Some((id, cost)) = site {
+            let opened = e.enter(actor, id);
+            w.clock.advance(cost);
+            if opened {
+                e.exit(actor);
+            }
+        }
         w.clock.advance(work);
         let reply = e.send(actor);
         let done = w.clock.now();
@@ -1233,6 +1243,7 @@ mod tests {
         ] {
             let relay = Relay {
                 sites: vec![(1, 200_000)],
+                actor_site: None,
                 pre: 20_000,
                 think: 200_000,
                 offset,
@@ -1248,11 +1259,36 @@ mod tests {
     }
 
     #[test]
+    fn a_site_in_the_shared_actor_is_predicted_as_its_real_speedup() {
+        // Validation scenario V4: the same relay with the site in the
+        // actor. Late sleeps must not bias it either.
+        for overshoot in [0, 100_000, 400_000] {
+            let relay = |cost| Relay {
+                sites: vec![],
+                actor_site: Some((1, cost)),
+                pre: 20_000,
+                think: 200_000,
+                offset: 30_000,
+                overshoot,
+            };
+            let base = relay(100_000).rate(1, 0);
+            let predicted = relay(100_000).rate(1, 50) / base - 1.0;
+            let actual = relay(50_000).rate(1, 0) / base - 1.0;
+            assert!(actual > 0.05, "{actual}");
+            assert!(
+                (predicted - actual).abs() < 0.02,
+                "overshoot {overshoot}: predicted {predicted:+.3}, actual {actual:+.3}"
+            );
+        }
+    }
+
+    #[test]
     fn parallel_worker_sites_are_ranked_by_their_real_gain() {
         // Validation scenario V6: three sites of different cost in each
         // worker. Each prediction matches its real gain, none is a loss.
         let relay = Relay {
             sites: vec![(1, 40_000), (2, 100_000), (3, 160_000)],
+            actor_site: None,
             pre: 20_000,
             think: 200_000,
             offset: 50_000,
