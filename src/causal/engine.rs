@@ -59,6 +59,9 @@ pub const BATCH_NS: u64 = 50_000;
 pub const STRICT_EPS_NS: u64 = 1_000;
 /// Strict checks repeat at most this often while `G` keeps moving.
 const STRICT_ROUNDS: usize = 4;
+/// The lateness a pay allows for is capped, so that a rare very late wake
+/// (a preemption) cannot leave a thread owing more than this unslept.
+const LATE_CAP_NS: u64 = 1_000_000;
 
 /// Where an experiment is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -570,7 +573,8 @@ impl<C: Clock> Engine<'_, C> {
         let t0 = self.clock.now();
         self.clock.sleep(aim);
         let slept = self.clock.now() - t0;
-        t.late.set((3 * late + slept.saturating_sub(aim)) / 4);
+        t.late
+            .set(((3 * late + slept.saturating_sub(aim)) / 4).min(LATE_CAP_NS));
         let paid = slept.min(need);
         let over = slept.saturating_sub(need);
         t.l.set(t.l.get() + paid);
