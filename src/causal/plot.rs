@@ -258,7 +258,11 @@ pub fn svg(summary: &Summary, title: &str) -> String {
     if let Some(floor) = summary.noise_floor {
         let _ = write!(sub, " · noise floor ±{:.1}%", floor * 100.0);
     }
-    let _ = write!(sub, " · {} cells", summary.cells);
+    let _ = write!(
+        sub,
+        " · {}",
+        crate::output::count(summary.cells as u64, "cell")
+    );
     if summary.unreliable_cells > 0 {
         let _ = write!(sub, ", {} unreliable (left out)", summary.unreliable_cells);
     }

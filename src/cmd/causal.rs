@@ -207,10 +207,10 @@ mod enabled {
                 };
                 let window = run::window_for(rate, &timing);
                 eprintln!(
-                    "warm-up: {rate:.0} {}/s; window {} ms; {} cells",
+                    "warm-up: {rate:.0} {}/s; window {} ms; {}",
                     ASSET_SERVED.name,
                     window.as_millis(),
-                    plan.schedule().len()
+                    output::count(plan.schedule().len() as u64, "cell")
                 );
                 let mut on_cell = |cell: &Cell, done: usize, total: usize| {
                     eprintln!(
@@ -271,9 +271,9 @@ mod enabled {
                 return Err(Error::Interrupted(signal));
             }
             eprintln!(
-                "interrupted: reporting the {} of {} cells done",
+                "interrupted: reporting the {} done of {}",
                 cells.len(),
-                plan.schedule().len()
+                output::count(plan.schedule().len() as u64, "cell")
             );
         }
 
@@ -289,8 +289,8 @@ mod enabled {
             eprintln!("warning: {w}");
         }
         output::print(format_args!(
-            "{} cells in {:.1}s; command: {command}",
-            cells.len(),
+            "{} in {:.1}s; command: {command}",
+            output::count(cells.len() as u64, "cell"),
             started.elapsed().as_secs_f64()
         ))?;
 
@@ -360,8 +360,14 @@ mod enabled {
         }
         if summary.unreliable_cells > 0 {
             warnings.push(format!(
-                "{} of {} cells were unreliable and left out (see --json for reasons)",
-                summary.unreliable_cells, summary.cells
+                "{} of {} {} unreliable and left out (see --json for reasons)",
+                summary.unreliable_cells,
+                output::count(summary.cells as u64, "cell"),
+                if summary.unreliable_cells == 1 {
+                    "was"
+                } else {
+                    "were"
+                },
             ));
         }
         // Sites never visited, with their number of such cells.
@@ -371,8 +377,8 @@ mod enabled {
         }
         for (site, n) in unvisited {
             warnings.push(format!(
-                "{site} was never visited in {n} {}: the load does not reach that code, so its speedups there predict nothing (flag N)",
-                if n == 1 { "cell" } else { "cells" }
+                "{site} was never visited in {}: the load does not reach that code, so its speedups there predict nothing (flag N)",
+                output::count(n as u64, "cell")
             ));
         }
         // One line per failed ledger check: what it means, what to do.
@@ -389,8 +395,8 @@ mod enabled {
         for (check, (level, n)) in checks {
             let advice = ledger::advice(check);
             warnings.push(format!(
-                "ledger {level} {check} in {n} of {} cells: {}. What to do: {} (details: --ledger)",
-                cells.len(),
+                "ledger {level} {check} in {n} of {}: {}. What to do: {} (details: --ledger)",
+                output::count(cells.len() as u64, "cell"),
                 advice.meaning,
                 advice.action
             ));
@@ -420,6 +426,18 @@ mod enabled {
         format!("{:+.1}%", x * 100.0)
     }
 
+    /// The line above the table: what was measured, and how.
+    fn header(plan: &Plan, load: LoadArg, window: Duration, seed: u64) -> String {
+        let speedups: Vec<String> = plan.speedups.iter().map(u8::to_string).collect();
+        format!(
+            "ccc causal: {} x {{{}}}% x {}, window {} ms, load {load}, seed {seed}",
+            output::count(plan.sites.len() as u64, "site"),
+            speedups.join(","),
+            output::count(plan.rounds as u64, "round"),
+            window.as_millis(),
+        )
+    }
+
     /// The table's flags, in the order they appear, and what each means.
     const FLAGS: [(&str, &str); 4] = [
         ("~", "within the noise floor"),
@@ -435,14 +453,7 @@ mod enabled {
         window: Duration,
         seed: u64,
     ) -> Result<()> {
-        let speedups: Vec<String> = plan.speedups.iter().map(u8::to_string).collect();
-        output::print(format_args!(
-            "ccc causal: {} sites x {{{}}}% x {} rounds, window {} ms, load {load}, seed {seed}",
-            plan.sites.len(),
-            speedups.join(","),
-            plan.rounds,
-            window.as_millis(),
-        ))?;
+        output::print(header(plan, load, window, seed))?;
         let noise = summary
             .noise_floor
             .map_or("n/a (one site)".to_string(), |n| {
@@ -686,6 +697,29 @@ mod enabled {
             );
             assert!(line.contains("What to do: "), "{line}");
             assert!(line.contains("--external-wake owe"), "{line}");
+        }
+
+        #[test]
+        fn one_of_a_kind_is_singular() {
+            let plan = Plan::new(vec![0], vec![0], 1, 7);
+            let line = header(&plan, LoadArg::External, Duration::from_millis(40), 7);
+            assert!(line.contains("1 site x {0}% x 1 round,"), "{line}");
+            let mut lone = cell(0, 0, vec![idle_payer("http-worker-0")]);
+            lone.visits = 0;
+            lone.reliable = false;
+            let cells = vec![lone];
+            let summary = report::summarize(&cells, &site_name);
+            let warnings = warnings(&summary, &cells, &load::Report::default()).join("\n");
+            assert!(
+                warnings.contains("1 of 1 cell was unreliable"),
+                "{warnings}"
+            );
+            assert!(warnings.contains("never visited in 1 cell:"), "{warnings}");
+            assert!(
+                warnings.contains("IDLE-PAYER in 1 of 1 cell:"),
+                "{warnings}"
+            );
+            assert!(!warnings.contains("1 cells"), "{warnings}");
         }
 
         #[test]
