@@ -78,12 +78,12 @@ fn gc_checked(ws: &Workspace, args: &[&str]) -> Value {
         .collect();
     assert_eq!(reported(&report), gone, "gc {args:?}: {report}");
     assert_eq!(
-        report["blobs_removed"],
+        report["removed_blob_count"],
         blobs_before - blobs_after,
         "gc {args:?}: {report}"
     );
     assert_eq!(
-        report["blob_bytes_removed"],
+        report["removed_stored_bytes"],
         bytes_before - bytes_after,
         "gc {args:?}: {report}"
     );
@@ -112,7 +112,7 @@ fn keep_removes_exactly_what_it_reports() {
         set(&["web@1.0.0", "web@1.1.0", "api@0.1.0"])
     );
     // Three unique app.js and common.js; vendor.js lives on in api@0.3.0.
-    assert_eq!(report["blobs_removed"], 4, "{report}");
+    assert_eq!(report["removed_blob_count"], 4, "{report}");
     assert_eq!(report["packages_removed"], serde_json::json!([]));
     assert_eq!(ws.versions("web"), ["2.0.0", "1.2.0"]);
     assert_eq!(ws.versions("api"), ["0.3.0", "0.2.0"]);
@@ -121,7 +121,7 @@ fn keep_removes_exactly_what_it_reports() {
     // Nothing left to do.
     let again = gc_checked(&ws, &["--keep", "2"]);
     assert_eq!(again["versions"], serde_json::json!([]));
-    assert_eq!(again["blobs_removed"], 0);
+    assert_eq!(again["removed_blob_count"], 0);
 }
 
 #[test]
@@ -137,12 +137,41 @@ fn dry_run_reports_what_a_real_run_removes_and_changes_nothing() {
         "versions",
         "kept",
         "packages_removed",
-        "blobs_removed",
-        "blob_bytes_removed",
+        "removed_blob_count",
+        "removed_stored_bytes",
     ] {
         assert_eq!(dry[key], real[key], "{key}");
     }
     all_files_readable(&ws);
+}
+
+#[test]
+fn judged_versions_are_described_as_ls_describes_them() {
+    let ws = two_packages();
+    let dry = ws.json(&["gc", "--keep", "1", "--dry-run", "--json"]);
+    let mut listed = Vec::new();
+    for package in ["web", "api"] {
+        let versions = ws.json(&["ls", package, "--json"]);
+        listed.extend(
+            versions
+                .as_array()
+                .expect("ls PKG --json is an array")
+                .clone(),
+        );
+    }
+    let mut judged: Vec<Value> = Vec::new();
+    for key in ["versions", "kept"] {
+        for choice in dry[key].as_array().expect("a list of versions") {
+            let mut version = choice.clone();
+            let object = version.as_object_mut().expect("an object");
+            assert!(object.remove("why").is_some(), "{choice}");
+            judged.push(version);
+        }
+    }
+    let key = |v: &Value| format!("{}@{}", v["package"], v["version"]);
+    listed.sort_by_key(key);
+    judged.sort_by_key(key);
+    assert_eq!(judged, listed);
 }
 
 #[test]
@@ -395,6 +424,9 @@ fn keep_0_is_refused_unless_delete_all_versions_says_so() {
     assert!(stderr.contains("--keep 0"), "{stderr}");
     assert!(stderr.contains("latest"), "{stderr}");
     assert!(stderr.contains("add --delete-all-versions"), "{stderr}");
+    // gc's own usage, as for clap's own errors, not the top-level one.
+    assert!(stderr.contains("Usage: ccc gc [OPTIONS]"), "{stderr}");
+    assert!(!stderr.contains("<COMMAND>"), "{stderr}");
     for (args, needle) in [
         (
             &["gc", "--keep", "0", "--dry-run"][..],
@@ -491,7 +523,7 @@ fn rm_keeps_blobs_until_gc_drops_the_orphans() {
 
     let report = gc_checked(&ws, &[]);
     assert_eq!(report["versions"], serde_json::json!([]));
-    assert_eq!(report["blobs_removed"], 1, "{report}");
+    assert_eq!(report["removed_blob_count"], 1, "{report}");
     assert_eq!(ws.cat("app@2.0.0/shared.js"), shared);
 
     // A --force publish orphans the replaced content the same way.
@@ -500,7 +532,7 @@ fn rm_keeps_blobs_until_gc_drops_the_orphans() {
     ws.publish("app@2.0.0", "v2b", &["--force"]);
     assert_eq!(ws.blob_totals().0, 3);
     let report = gc_checked(&ws, &[]);
-    assert_eq!(report["blobs_removed"], 1, "{report}");
+    assert_eq!(report["removed_blob_count"], 1, "{report}");
     assert_eq!(ws.blob_totals().0, 2);
     all_files_readable(&ws);
 
@@ -508,7 +540,7 @@ fn rm_keeps_blobs_until_gc_drops_the_orphans() {
     // the catalog.
     ws.ok(&["rm", "--all", "app"]);
     let report = gc_checked(&ws, &[]);
-    assert_eq!(report["blobs_removed"], 2);
+    assert_eq!(report["removed_blob_count"], 2);
     assert_eq!(ws.blob_totals(), (0, 0));
     assert_eq!(ws.json(&["ls", "--json"]), serde_json::json!([]));
 }

@@ -97,6 +97,7 @@ pub struct Choice {
     pub published_at: i64,
     pub file_count: u64,
     pub raw_bytes: u64,
+    pub stored_bytes: u64,
     /// For a kept version every reason it stays; for a removed one every
     /// rule that let it go.
     pub why: Vec<Reason>,
@@ -110,9 +111,10 @@ pub struct Report {
     /// The versions the rules kept (none when no rule was given).
     pub kept: Vec<Choice>,
     pub packages_removed: Vec<String>,
-    pub blobs_removed: u64,
+    /// Blobs no version used any more, now gone.
+    pub removed_blob_count: u64,
     /// Stored bytes of the removed blobs.
-    pub blob_bytes_removed: u64,
+    pub removed_stored_bytes: u64,
     /// Catalog size on disk (file plus WAL) before and after.
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
@@ -205,6 +207,7 @@ fn judge(
             published_at: v.published_at,
             file_count: v.file_count,
             raw_bytes: v.raw_bytes,
+            stored_bytes: v.stored_bytes,
             why: if goes { go } else { stay },
         };
         if goes {
@@ -295,8 +298,8 @@ impl Catalog {
             versions: doomed,
             kept,
             packages_removed,
-            blobs_removed: blobs_removed as u64,
-            blob_bytes_removed: blob_bytes_removed as u64,
+            removed_blob_count: blobs_removed as u64,
+            removed_stored_bytes: blob_bytes_removed as u64,
             file_bytes_before,
             file_bytes_after: self.disk_size(),
             dry_run: options.dry_run,

@@ -53,8 +53,8 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
         "{verb} {}, {}, {} ({} stored); kept {}",
         output::count(report.versions.len() as u64, "version"),
         output::count(report.packages_removed.len() as u64, "package"),
-        output::count(report.blobs_removed, "blob"),
-        human_size(report.blob_bytes_removed),
+        output::count(report.removed_blob_count, "blob"),
+        human_size(report.removed_stored_bytes),
         output::count(report.kept.len() as u64, "version"),
     ))?;
     if !report.dry_run {
