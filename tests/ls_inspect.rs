@@ -209,6 +209,21 @@ fn same_content_lists_only_the_other_files() {
     assert_eq!(text.matches("app@1.0.0/a.css").count(), 1, "{text}");
     assert!(text.contains("app@1.0.0/copy.css") && text.contains("app@2.0.0/a.css"));
 
+    // Versions in semver order, as everywhere else: 1.9 before 1.10.
+    ws.publish("app@1.10.0", "v2", &[]);
+    ws.publish("app@1.9.0", "v2", &[]);
+    let detail = ws.json(&["inspect", "app@2.0.0/a.css", "--json"]);
+    assert_eq!(
+        detail["same_content"],
+        serde_json::json!([
+            "app@1.0.0/a.css",
+            "app@1.0.0/copy.css",
+            "app@1.9.0/a.css",
+            "app@1.10.0/a.css"
+        ]),
+        "{detail}"
+    );
+
     let alone = ws.json(&["inspect", "app@1.0.0/other.css", "--json"]);
     assert_eq!(alone["same_content"], serde_json::json!([]), "{alone}");
     let text = String::from_utf8(ws.ok(&["inspect", "app@1.0.0/other.css"]).stdout).unwrap();

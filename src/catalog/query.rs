@@ -264,7 +264,8 @@ impl Catalog {
     }
 
     /// Every file whose content is the blob `blob_id`, as
-    /// `pkg@version/path`.
+    /// `pkg@version/path`, by package, then version in semver order
+    /// (`1.9.0` before `1.10.0`), then path.
     pub fn blob_users(&self, blob_id: i64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn()
@@ -272,20 +273,29 @@ impl Catalog {
                 "SELECT p.name, v.version, a.path FROM assets a
                    JOIN versions v ON v.id = a.version_id
                    JOIN packages p ON p.id = v.package_id
-                  WHERE a.blob_id = ?1 ORDER BY p.name, v.version, a.path",
+                  WHERE a.blob_id = ?1",
             )
             .map_err(|e| self.err(e))?;
-        stmt.query_map([blob_id], |r| {
-            Ok(format!(
-                "{}@{}/{}",
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?
-            ))
-        })
-        .map_err(|e| self.err(e))?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(|e| self.err(e))
+        let mut users = stmt
+            .query_map([blob_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })
+            .map_err(|e| self.err(e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| self.err(e))?;
+        // A damaged catalog's unparsable version sorts first rather than
+        // hiding the file: verify lists these too.
+        users.sort_by_cached_key(|(package, version, path)| {
+            (package.clone(), Version::parse(version).ok(), path.clone())
+        });
+        Ok(users
+            .into_iter()
+            .map(|(package, version, path)| format!("{package}@{version}/{path}"))
+            .collect())
     }
 
     /// Number of blobs and their stored bytes, for the whole catalog.
