@@ -264,6 +264,8 @@ pub struct RmArgs {
 }
 
 impl CheckArgs for RmArgs {
+    const COMMAND: &str = "rm";
+
     fn check(&self) -> Result<(), String> {
         for target in &self.targets {
             match (target.exact_version(), self.all) {
@@ -329,6 +331,8 @@ pub struct GcArgs {
 }
 
 impl CheckArgs for GcArgs {
+    const COMMAND: &str = "gc";
+
     fn check(&self) -> Result<(), String> {
         let keep_nothing = self.keep == Some(0);
         if keep_nothing && !self.delete_all_versions {
@@ -587,6 +591,8 @@ pub struct CausalArgs {
 }
 
 impl CheckArgs for CausalArgs {
+    const COMMAND: &str = "causal";
+
     fn check(&self) -> Result<(), String> {
         if self.max_window < self.window {
             return Err(format!(
@@ -682,6 +688,9 @@ pub struct GenerateArgs {
 
 /// Rules between several flags of one command, checked while clap parses.
 pub trait CheckArgs {
+    /// The subcommand these flags belong to, whose usage an error shows.
+    const COMMAND: &str;
+
     /// Why the flags cannot go together, if they cannot.
     fn check(&self) -> Result<(), String>;
 }
@@ -695,18 +704,29 @@ pub struct Checked<T>(pub T);
 impl<T: FromArgMatches + CheckArgs> FromArgMatches for Checked<T> {
     fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
         let args = T::from_arg_matches(matches)?;
-        args.check().map_err(conflict)?;
+        args.check().map_err(conflict::<T>)?;
         Ok(Checked(args))
     }
 
     fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
         self.0.update_from_arg_matches(matches)?;
-        self.0.check().map_err(conflict)
+        self.0.check().map_err(conflict::<T>)
     }
 }
 
-fn conflict(why: String) -> clap::Error {
-    clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, why)
+/// A broken rule as clap's error, with the usage of the command it belongs
+/// to (`ccc gc [OPTIONS]`). clap would show the top-level usage instead,
+/// since the rule is checked outside its parser; a message formatted here
+/// keeps its usage when clap formats the error again.
+fn conflict<T: CheckArgs>(why: String) -> clap::Error {
+    use clap::CommandFactory;
+    let error = clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, why);
+    let mut cli = Cli::<Command>::command();
+    cli.build();
+    match cli.find_subcommand_mut(T::COMMAND) {
+        Some(command) => error.format(command),
+        None => error,
+    }
 }
 
 impl<T: Args + CheckArgs> Args for Checked<T> {
