@@ -1209,9 +1209,13 @@ pub fn content_type(path: &str) -> String {
         .map(|(_, e)| e.to_ascii_lowercase())
         .unwrap_or_default();
     // RFC 9239 makes text/javascript the one JavaScript type; source maps
-    // are JSON; mime_guess has no entry for a few web types.
+    // are JSON; mime_guess has no entry for a few web types. TypeScript
+    // (every npm package's `.d.ts`) has no type browsers act on, and
+    // mime_guess takes `.ts` for an MPEG transport stream (video): plain
+    // text shows it as what it is.
     let mime = match ext.as_str() {
         "js" | "mjs" | "cjs" => "text/javascript".to_string(),
+        "ts" | "mts" | "cts" | "tsx" => "text/plain".to_string(),
         "map" => "application/json".to_string(),
         "webmanifest" => "application/manifest+json".to_string(),
         "wasm" => "application/wasm".to_string(),
@@ -1250,6 +1254,13 @@ mod tests {
         assert_eq!(content_type("f.woff2"), "font/woff2");
         assert_eq!(content_type("m.json"), "application/json; charset=utf-8");
         assert_eq!(content_type("noext"), "application/octet-stream");
+        for typescript in ["types/index.d.ts", "a.mts", "a.d.cts", "App.tsx"] {
+            assert_eq!(
+                content_type(typescript),
+                "text/plain; charset=utf-8",
+                "{typescript}"
+            );
+        }
     }
 
     #[test]
