@@ -339,32 +339,43 @@ fn keep_3_keeps_three_releases_of_an_rxjs_like_history() {
         ["older_prerelease"]
     );
 
-    // The table shows every choice with its reason, newest first.
+    // The table shows every choice with its reason, newest first; in 80
+    // columns too, where the reasons wrap but versions are never cut.
+    let narrow = ws
+        .ccc()
+        .env("COLUMNS", "80")
+        .args(["gc", "--keep", "3", "--dry-run"])
+        .output()
+        .expect("run ccc");
+    let narrow = String::from_utf8(narrow.stdout).unwrap();
+    assert!(narrow.lines().all(|l| l.chars().count() <= 80), "{narrow}");
     let table = String::from_utf8(ws.ok(&["gc", "--keep", "3", "--dry-run"]).stdout).unwrap();
-    let choices: Vec<(&str, &str)> = table
-        .lines()
-        .filter(|l| l.trim_start().starts_with("rxjs@"))
-        .map(|l| {
-            let mut words = l.split_whitespace();
-            let version = words.next().expect("a version");
-            let action = words.find(|w| ["keep", "remove"].contains(w));
-            (version, action.unwrap_or_else(|| panic!("no action: {l}")))
-        })
-        .collect();
-    assert_eq!(
-        choices,
-        [
-            ("rxjs@8.0.0-alpha.14", "keep"),
-            ("rxjs@8.0.0-alpha.13", "keep"),
-            ("rxjs@7.8.1", "keep"),
-            ("rxjs@7.8.0", "keep"),
-            ("rxjs@7.0.0", "keep"),
-            ("rxjs@7.0.0-rc.3", "remove"),
-            ("rxjs@7.0.0-beta.15", "remove"),
-            ("rxjs@6.6.7", "remove"),
-        ],
-        "{table}"
-    );
+    for table in [&table, &narrow] {
+        let choices: Vec<(&str, &str)> = table
+            .lines()
+            .filter(|l| l.trim_start().starts_with("rxjs@"))
+            .map(|l| {
+                let mut words = l.split_whitespace();
+                let version = words.next().expect("a version");
+                let action = words.find(|w| ["keep", "remove"].contains(w));
+                (version, action.unwrap_or_else(|| panic!("no action: {l}")))
+            })
+            .collect();
+        assert_eq!(
+            choices,
+            [
+                ("rxjs@8.0.0-alpha.14", "keep"),
+                ("rxjs@8.0.0-alpha.13", "keep"),
+                ("rxjs@7.8.1", "keep"),
+                ("rxjs@7.8.0", "keep"),
+                ("rxjs@7.0.0", "keep"),
+                ("rxjs@7.0.0-rc.3", "remove"),
+                ("rxjs@7.0.0-beta.15", "remove"),
+                ("rxjs@6.6.7", "remove"),
+            ],
+            "{table}"
+        );
+    }
     for (version, reason) in [
         (
             "rxjs@8.0.0-alpha.14 ",

@@ -4,7 +4,7 @@ use crate::catalog::gc::{Choice, Keep, Options, Reason};
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, GcArgs};
 use crate::error::Result;
-use crate::output;
+use crate::output::{self, Column, Table};
 use crate::units::{human_size, human_time};
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -23,10 +23,16 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let kept: &[Choice] = if report.dry_run { &report.kept } else { &[] };
     if !report.versions.is_empty() || !kept.is_empty() {
         let verb = if report.dry_run { "remove" } else { "removed" };
-        let mut table = output::table(
-            &["version", "published", "files", "size", "action", "why"],
-            &[2, 3],
-        );
+        // The version and the action are read whole; the date wraps at its
+        // space and the reasons between words when the terminal is narrow.
+        let mut table = Table::new(vec![
+            Column::text("version"),
+            Column::prose("published"),
+            Column::number("files"),
+            Column::number("size"),
+            Column::text("action"),
+            Column::prose("why"),
+        ]);
         let mut rows: Vec<(&Choice, &str)> = report.versions.iter().map(|c| (c, verb)).collect();
         rows.extend(kept.iter().map(|c| (c, "keep")));
         // Package by package, newest first, as `ccc ls` lists them.
