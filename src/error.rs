@@ -79,7 +79,8 @@ pub enum Error {
     #[error("package {0} is not in the catalog")]
     PackageNotFound(String),
 
-    #[error("{package}@{version} is not in the catalog")]
+    /// `version` as the user typed it: an exact version, a range or a tag.
+    #[error("{}", version_not_found(package, version))]
     VersionNotFound { package: String, version: String },
 
     #[error("{path} is not a file of {package}@{version}")]
@@ -153,6 +154,16 @@ impl From<crate::actor::StartError> for Error {
     }
 }
 
+/// A missing version in the server's words (`app has no version 1.2.3`,
+/// `no version of app matches ^9`), so the CLI and a 404 say the same.
+fn version_not_found(package: &str, version: &str) -> String {
+    if semver::Version::parse(version).is_ok() {
+        format!("{package} has no version {version}")
+    } else {
+        format!("no version of {package} matches {version}")
+    }
+}
+
 impl From<crate::actor::Stopped> for Error {
     fn from(e: crate::actor::Stopped) -> Self {
         Error::Internal(e.to_string())
@@ -179,8 +190,9 @@ impl Error {
             Error::InvalidVersion { .. } => {
                 Some("versions are semver, like 1.4.0 or 2.0.0-rc.1 (no leading `v`)".into())
             }
-            Error::PackageNotFound(_) | Error::VersionNotFound { .. } => {
-                Some("`ccc ls` lists what the catalog holds".into())
+            Error::PackageNotFound(_) => Some("`ccc ls` lists what the catalog holds".into()),
+            Error::VersionNotFound { package, .. } => {
+                Some(format!("`ccc ls {package}` lists its versions"))
             }
             Error::Bind { addr, source } => bind_hint(*addr, source),
             Error::NoLoad { addr, external: true, .. } => Some(format!(

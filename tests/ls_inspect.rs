@@ -147,13 +147,19 @@ fn an_unmatched_range_is_reported_as_typed() {
     let ws = Workspace::new();
     publish_versions(&ws, "r", &["1.4.0"]);
     for (target, want) in [
-        ("r@^3/v.txt", "r@^3 is not in the catalog"),
-        ("r@3/v.txt", "r@3 is not in the catalog"),
-        ("r@1.5/v.txt", "r@1.5 is not in the catalog"),
+        ("r@^3/v.txt", "no version of r matches ^3"),
+        ("r@3/v.txt", "no version of r matches 3"),
+        ("r@1.5/v.txt", "no version of r matches 1.5"),
+        ("r@1.5.0/v.txt", "r has no version 1.5.0"),
     ] {
         let out = ws.fails(&["cat", target], 1);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.contains(want), "cat {target}: {stderr}");
+        // The words of the server's 404, and where to look instead.
+        assert!(
+            stderr.contains(&format!("error: {want}\n")),
+            "cat {target}: {stderr}"
+        );
+        assert!(stderr.contains("`ccc ls r` lists its versions"), "{stderr}");
     }
 }
 
