@@ -11,7 +11,10 @@
 //! no limit (a pipe into grep gets whole lines). When a table is too wide,
 //! its widest shrinkable columns give way first: paths and digests are
 //! shortened in the middle with `…` (their start and end say the most),
-//! prose is wrapped, numbers and dates never change.
+//! prose is wrapped, numbers and dates never change. A table whose fixed
+//! columns alone are wider than the terminal (the profiler's) leaves out
+//! the columns marked optional, rightmost first, and says which under it:
+//! a table that fits with a note beats lines the terminal breaks anywhere.
 
 use crate::error::{Error, Result};
 use comfy_table::{
@@ -53,6 +56,8 @@ pub struct Column {
     title: String,
     fit: Fit,
     right: bool,
+    /// Left out when the table cannot fit otherwise.
+    optional: bool,
 }
 
 impl Column {
@@ -77,11 +82,19 @@ impl Column {
         Column::new(title, Fit::Shorten, false)
     }
 
+    /// This column may be left out when the table cannot fit the terminal
+    /// with it: detail that `--json` or a wider terminal shows.
+    pub fn optional(mut self) -> Column {
+        self.optional = true;
+        self
+    }
+
     fn new(title: &str, fit: Fit, right: bool) -> Column {
         Column {
             title: title.to_string(),
             fit,
             right,
+            optional: false,
         }
     }
 }
@@ -139,11 +152,49 @@ impl Table {
     }
 
     /// Draws the table no wider than `width` where the columns that may
-    /// shrink allow it; `None` draws every cell whole.
+    /// shrink allow it, leaving out optional columns when even that is too
+    /// wide; `None` draws every cell whole.
     pub fn render(&self, width: Option<usize>) -> String {
-        let natural: Vec<usize> = (0..self.columns.len())
+        let Some(width) = width else {
+            return self.render_columns(None);
+        };
+        let natural = self.natural_widths();
+        let mut shown = self.clone();
+        let mut left_out = Vec::new();
+        while total_width(&shown.floors(&shown.natural_widths())) > width {
+            let Some(i) = shown.columns.iter().rposition(|c| c.optional) else {
+                break;
+            };
+            left_out.insert(0, shown.columns.remove(i).title);
+            for row in &mut shown.rows {
+                if i < row.len() {
+                    row.remove(i);
+                }
+            }
+        }
+        let mut out = shown.render_columns(Some(width));
+        if !left_out.is_empty() {
+            let note = format!(
+                "(not shown in {width} columns: {}; COLUMNS={} shows them)",
+                left_out.join(", "),
+                total_width(&natural)
+            );
+            for line in wrap_words(&note, width) {
+                out.push('\n');
+                out.push_str(&line);
+            }
+        }
+        out
+    }
+
+    fn natural_widths(&self) -> Vec<usize> {
+        (0..self.columns.len())
             .map(|i| self.natural_width(i))
-            .collect();
+            .collect()
+    }
+
+    fn render_columns(&self, width: Option<usize>) -> String {
+        let natural = self.natural_widths();
         let widths = match width {
             Some(width) => self.fit(&natural, width),
             None => natural.clone(),
@@ -209,25 +260,11 @@ impl Table {
     /// one common level, as high as the space allows, so the widest give
     /// way first and narrow ones keep their content.
     fn fit(&self, natural: &[usize], width: usize) -> Vec<usize> {
-        let total = |widths: &[usize]| -> usize {
-            let rules = RULE * widths.len().saturating_sub(1);
-            widths.iter().map(|w| w + 2 * PADDING).sum::<usize>() + rules
-        };
+        let total = total_width;
         if total(natural) <= width {
             return natural.to_vec();
         }
-        let floor: Vec<usize> = self
-            .columns
-            .iter()
-            .zip(natural)
-            .map(|(column, &w)| match column.fit {
-                Fit::Keep => w,
-                Fit::Wrap | Fit::Shorten => {
-                    let title = if self.header { column.title.width() } else { 0 };
-                    w.min(MIN_SHRUNK.max(title))
-                }
-            })
-            .collect();
+        let floor = self.floors(natural);
         let capped = |level: usize| -> Vec<usize> {
             natural
                 .iter()
@@ -247,6 +284,46 @@ impl Table {
         }
         capped(lo)
     }
+}
+
+impl Table {
+    /// The narrowest each column may become: shrinkable ones down to
+    /// [`MIN_SHRUNK`] (or their title), the others not at all.
+    fn floors(&self, natural: &[usize]) -> Vec<usize> {
+        self.columns
+            .iter()
+            .zip(natural)
+            .map(|(column, &w)| match column.fit {
+                Fit::Keep => w,
+                Fit::Wrap | Fit::Shorten => {
+                    let title = if self.header { column.title.width() } else { 0 };
+                    w.min(MIN_SHRUNK.max(title))
+                }
+            })
+            .collect()
+    }
+}
+
+/// `text` in lines at most `width` columns wide, broken between words (a
+/// word wider than that has a line of its own).
+pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.width() + 1 + word.width() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// The width of a table whose columns' contents are `widths` wide.
+fn total_width(widths: &[usize]) -> usize {
+    let rules = RULE * widths.len().saturating_sub(1);
+    widths.iter().map(|w| w + 2 * PADDING).sum::<usize>() + rules
 }
 
 impl std::fmt::Display for Table {
@@ -474,6 +551,51 @@ mod tests {
 
     fn widest_line(text: &str) -> usize {
         text.lines().map(UnicodeWidthStr::width).max().unwrap_or(0)
+    }
+
+    #[test]
+    fn optional_columns_give_way_rightmost_first_and_say_so() {
+        let mut table = Table::new(vec![
+            Column::text("site"),
+            Column::number("change"),
+            Column::number("visits per request").optional(),
+            Column::number("µs per visit").optional(),
+            Column::number("n"),
+        ]);
+        table.add_row(["http-respond", "+64.9%", "1.00", "114.6", "3"]);
+        let whole = table.render(None);
+        assert_eq!(table.render(Some(widest_line(&whole))), whole);
+        assert!(!whole.contains("not shown"), "{whole}");
+
+        let fitted = table.render(Some(50));
+        assert!(widest_line(&fitted) <= 50, "{fitted}");
+        // The rightmost optional column went; the other fits beside the rest.
+        assert!(fitted.contains("visits per request"), "{fitted}");
+        assert!(!fitted.contains("µs per visit") || fitted.contains("not shown"));
+        assert!(!fitted.contains("114.6"), "{fitted}");
+        assert!(
+            fitted.contains("http-respond") && fitted.contains(" 3"),
+            "{fitted}"
+        );
+        let note = |text: &str| -> String {
+            let start = text.find("(not shown").expect("a note");
+            text[start..].replace('\n', " ")
+        };
+        assert_eq!(
+            note(&fitted),
+            format!(
+                "(not shown in 50 columns: µs per visit; COLUMNS={} shows them)",
+                widest_line(&whole)
+            )
+        );
+
+        let narrow = table.render(Some(34));
+        assert!(widest_line(&narrow) <= 34, "{narrow}");
+        assert!(!narrow.contains("1.00"), "{narrow}");
+        assert_eq!(
+            note(&narrow),
+            "(not shown in 34 columns: visits per request, µs per visit; COLUMNS=63 shows them)"
+        );
     }
 
     #[test]

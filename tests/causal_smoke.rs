@@ -181,11 +181,23 @@ fn unvisited_sites_and_failed_requests_are_reported() {
             "run.json",
         ],
     )
+    .env("COLUMNS", "80")
     .output()
     .expect("run ccc causal");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+
+    // The table fits 80 columns, saying which detail it left out for that
+    // (the command line at the end is for copying, and stays whole).
+    assert!(
+        stdout
+            .lines()
+            .filter(|l| !l.contains("; command: "))
+            .all(|l| l.chars().count() <= 80),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(not shown in 80 columns: "), "{stdout}");
 
     // The table flags both cells, and says what the flag means.
     let rows: Vec<&str> = stdout

@@ -30,6 +30,7 @@ mod enabled {
     use crate::causal::run::{self, Cell, Session, Timing, WarmUpError};
     use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
     use crate::error::{Error, Result};
+    use crate::output::{Column, Table};
     use crate::server::Server;
     use crate::{interrupt, output};
     use serde::Serialize;
@@ -463,21 +464,21 @@ mod enabled {
             "progress point {}: baseline {:.0}/s (pooled), noise floor {noise}",
             ASSET_SERVED.name, summary.baseline_rate
         ))?;
-        let mut table = output::table(
-            &[
-                "site",
-                "speedup",
-                "rate/s",
-                "Δrate",
-                "range",
-                "coz",
-                "visits/req",
-                "visit µs",
-                "n",
-                "flags",
-            ],
-            &[1, 2, 3, 5, 6, 7, 8],
-        );
+        // What a site's speedup would change comes first; in a narrow
+        // terminal the measurements behind it give way, the table says
+        // which, and --json has them all.
+        let mut table = Table::new(vec![
+            Column::text("site"),
+            Column::number("speedup"),
+            Column::number("rate/s").optional(),
+            Column::number("Δrate"),
+            Column::prose("range"),
+            Column::number("coz").optional(),
+            Column::number("visits/req").optional(),
+            Column::number("visit µs").optional(),
+            Column::number("n").optional(),
+            Column::prose("flags"),
+        ]);
         let mut used = [false; FLAGS.len()];
         for line in &summary.lines {
             let mut flags = Vec::new();
@@ -527,7 +528,11 @@ mod enabled {
             .map(|((flag, meaning), _)| format!("{flag} {meaning}"))
             .collect();
         if !legend.is_empty() {
-            output::print(format_args!("flags: {}", legend.join("; ")))?;
+            let legend = format!("flags: {}", legend.join("; "));
+            match output::terminal_width() {
+                Some(width) => output::print(output::wrap_words(&legend, width).join("\n"))?,
+                None => output::print(legend)?,
+            }
         }
         Ok(())
     }
