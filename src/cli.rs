@@ -302,12 +302,12 @@ impl CheckArgs for RmArgs {
 pub struct GcArgs {
     /// Keep the N newest releases of each package, and the prereleases
     /// newer than them (0 only with --delete-all-versions).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_count)]
     pub keep: Option<usize>,
 
     /// With --keep, also keep the M newest prereleases that are older than
     /// the package's newest release [default: 0].
-    #[arg(long, value_name = "M", requires = "keep")]
+    #[arg(long, value_name = "M", requires = "keep", value_parser = parse_count)]
     pub keep_prereleases: Option<usize>,
 
     /// Allow --keep 0: remove every version, `latest` included (with
@@ -403,7 +403,7 @@ pub struct ServerArgs {
 
     /// Port to listen on; 0 picks a free one (the first line of output
     /// names it).
-    #[arg(long, env = "CCC_PORT", default_value_t = 8333)]
+    #[arg(long, env = "CCC_PORT", default_value_t = 8333, value_parser = parse_port)]
     pub port: u16,
 
     /// Worker threads answering requests, at least 1 [default: two per
@@ -416,7 +416,8 @@ pub struct ServerArgs {
         long,
         env = "CCC_CACHE_CAPACITY",
         default_value_t = 256,
-        value_name = "N"
+        value_name = "N",
+        value_parser = parse_count
     )]
     pub cache_capacity: usize,
 
@@ -538,7 +539,7 @@ pub struct CausalArgs {
     pub min_delta: u64,
 
     /// Seed of the experiment order (printed, so a run can be repeated).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_seed)]
     pub seed: Option<u64>,
 
     /// `builtin:N`: N keep-alive clients of ccc's own; `external`: wait for
@@ -769,15 +770,40 @@ fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     }
 }
 
+/// A whole number that fits `T`; the error says which way it is wrong
+/// (Rust's own says "number too large to fit in target type").
+fn whole<T: std::str::FromStr>(s: &str) -> Result<T, String> {
+    let digits = s.trim();
+    digits.parse::<T>().map_err(|_| {
+        if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            format!("`{digits}` is too large")
+        } else {
+            format!("`{s}` is not a whole number")
+        }
+    })
+}
+
+/// A count (of versions, entries, ...): any whole number from 0.
+fn parse_count(s: &str) -> Result<usize, String> {
+    whole(s)
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    whole(s)
+}
+
+fn parse_port(s: &str) -> Result<u16, String> {
+    between(s, 0, u16::MAX, "a port")
+}
+
 /// A whole number of at least `min`; the error says so in words.
 fn at_least<T>(s: &str, min: T, why: &str) -> Result<T, String>
 where
     T: std::str::FromStr + PartialOrd + std::fmt::Display,
 {
-    match s.trim().parse::<T>() {
-        Ok(n) if n >= min => Ok(n),
-        Ok(_) => Err(format!("must be at least {min}{why}")),
-        Err(_) => Err(format!("`{s}` is not a whole number")),
+    match whole::<T>(s)? {
+        n if n >= min => Ok(n),
+        _ => Err(format!("must be at least {min}{why}")),
     }
 }
 
@@ -925,6 +951,24 @@ mod tests {
         );
         assert_eq!(parse_rounds("0").unwrap_err(), "must be at least 1");
         assert_eq!(parse_rounds("x").unwrap_err(), "`x` is not a whole number");
+        assert_eq!(
+            parse_rounds("-1").unwrap_err(),
+            "`-1` is not a whole number"
+        );
+        let huge = "99999999999999999999999";
+        for error in [
+            parse_rounds(huge).unwrap_err(),
+            parse_count(huge).unwrap_err(),
+            parse_seed(huge).unwrap_err(),
+        ] {
+            assert_eq!(error, format!("`{huge}` is too large"));
+        }
+        assert_eq!(parse_count("0"), Ok(0));
+        assert_eq!(
+            parse_port("99999").unwrap_err(),
+            "a port is a whole number from 0 to 65535"
+        );
+        assert_eq!(parse_port("0"), Ok(0));
         assert_eq!(
             parse_speedup("150").unwrap_err(),
             "a speedup is a whole number from 0 to 100 (a percentage)"
