@@ -482,7 +482,9 @@ pub fn progress_target(quiet: bool) -> ProgressDrawTarget {
 /// total is known.
 pub fn byte_bar_style() -> ProgressStyle {
     ProgressStyle::with_template(
-        "{prefix:>10.cyan.bold} [{bar:30}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
+        // The bar takes what the numbers leave, so the line fits the
+        // terminal (a fixed bar pushed the file count past 80 columns).
+        "{prefix:>10.cyan.bold} [{wide_bar}] {binary_bytes}/{binary_total_bytes} {binary_bytes_per_sec} {msg}",
     )
     .unwrap_or_else(|_| ProgressStyle::default_bar())
     .progress_chars("=> ")
