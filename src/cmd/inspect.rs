@@ -75,11 +75,14 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
     output::print(head)?;
     let mut table = Table::new(vec![
         Column::path("path"),
-        Column::prose("type"),
+        // A media type cut in two reads as two words; the digest's start
+        // is the detail a narrow terminal can spare (`inspect PATH` and
+        // --json have it whole).
+        Column::text("type"),
         Column::number("raw"),
         Column::number("stored"),
         Column::number("ratio"),
-        Column::text("sha256"),
+        Column::text("sha256").optional(),
     ]);
     for a in &listing.files {
         table.add_row([

@@ -36,7 +36,7 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     output::print_heading(&title, &totals)?;
     let mut table = Table::new(vec![
         Column::path("path"),
-        Column::prose("type"),
+        Column::text("type"),
         Column::number("size"),
         Column::number("stored"),
         Column::number("ratio"),
