@@ -53,7 +53,7 @@ fn a_short_sweep_writes_every_output() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
     assert!(
-        stdout.contains("ccc causal: 2 sites x {0,25,50}% x 1 rounds"),
+        stdout.contains("ccc causal: 2 sites x {0,25,50}% x 1 round,"),
         "{stdout}"
     );
     assert!(
@@ -307,8 +307,8 @@ fn ctrl_c_mid_sweep_reports_the_cells_done_and_exits_130() {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "{seen}\n{stdout}");
-    assert!(seen.contains("interrupted: reporting the "), "{seen}");
-    assert!(seen.contains(" of 120 cells done"), "{seen}");
+    assert!(seen.contains("interrupted after "), "{seen}");
+    assert!(seen.contains(" of 120: reporting those"), "{seen}");
     assert!(
         stdout.contains("ccc causal: 2 sites"),
         "the table: {stdout}"

@@ -272,9 +272,9 @@ mod enabled {
                 return Err(Error::Interrupted(signal));
             }
             eprintln!(
-                "interrupted: reporting the {} done of {}",
-                cells.len(),
-                output::count(plan.schedule().len() as u64, "cell")
+                "interrupted after {} of {}: reporting those",
+                output::count(cells.len() as u64, "cell"),
+                plan.schedule().len()
             );
         }
 
@@ -461,8 +461,8 @@ mod enabled {
                 format!("±{:.1}%", n * 100.0)
             });
         output::print(format_args!(
-            "progress point {}: baseline {:.0}/s (pooled), noise floor {noise}",
-            ASSET_SERVED.name, summary.baseline_rate
+            "baseline {:.0} {}/s (pooled), noise floor {noise}",
+            summary.baseline_rate, ASSET_SERVED.name
         ))?;
         // What a site's speedup would change comes first; in a narrow
         // terminal the measurements behind it give way, the table says
