@@ -181,6 +181,8 @@ impl PublishArgs {
 }
 
 impl CheckArgs for PublishArgs {
+    const COMMAND: &str = "publish";
+
     fn check(&self) -> Result<(), String> {
         // `ccc publish app@1.0.0` forgot the source.
         if let [only] = self.args.as_slice()
@@ -925,6 +927,23 @@ mod tests {
     fn clap_definitions_are_consistent() {
         Cli::<Invocation>::command().debug_assert();
         Cli::<Command>::command().debug_assert();
+    }
+
+    #[test]
+    fn broken_rules_show_their_own_command_s_usage() {
+        let command = Cli::<Command>::command();
+        for name in [
+            PublishArgs::COMMAND,
+            RmArgs::COMMAND,
+            GcArgs::COMMAND,
+            CausalArgs::COMMAND,
+        ] {
+            assert!(command.find_subcommand(name).is_some(), "{name}");
+        }
+        let error = Cli::<Invocation>::try_parse_from(["ccc", "gc", "--keep", "0"])
+            .expect_err("--keep 0 alone is refused")
+            .to_string();
+        assert!(error.contains("Usage: ccc gc [OPTIONS]"), "{error}");
     }
 
     #[test]
