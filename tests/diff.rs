@@ -136,7 +136,7 @@ fn versions_resolve_and_the_second_may_be_a_bare_version() {
         .args(["diff", "app@1.0.0", "9.9.9"])
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("app@9.9.9"));
+        .stderr(predicates::str::contains("app has no version 9.9.9"));
     ws.ccc()
         .args(["diff", "nope@1.0.0", "app@1.0.0"])
         .assert()
