@@ -135,15 +135,18 @@ fn accepting_survives_running_out_of_descriptors() {
         "{}",
         server.stderr()
     );
-    // The burst goes on (every retry fails) and is still one line.
+    // The burst goes on (every retry fails) and is logged once, not once
+    // per failure. A descriptor freed mid-burst (a connection thread
+    // ending) lets one accept through and starts a new burst, so a loaded
+    // machine may show a second line; never one per failure.
     std::thread::sleep(Duration::from_secs(1));
-    assert_eq!(
-        server
-            .stderr()
-            .matches("accepting connections failed")
-            .count(),
-        1,
-        "one line per burst: {}",
+    let lines = server
+        .stderr()
+        .matches("accepting connections failed")
+        .count();
+    assert!(
+        (1..=3).contains(&lines),
+        "{lines} lines for one burst: {}",
         server.stderr()
     );
 
@@ -152,8 +155,8 @@ fn accepting_survives_running_out_of_descriptors() {
     still_serving(&server);
     let stats = server.stats();
     assert!(
-        stats["connections"]["accept_errors"].as_u64() > Some(0),
-        "{stats}"
+        stats["connections"]["accept_errors"].as_u64() > Some(lines as u64),
+        "fewer failed accepts than log lines: {stats}"
     );
 }
 
