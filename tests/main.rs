@@ -1,6 +1,7 @@
 //! Integration tests: one binary, topic modules inside. Tests run the real
 //! `ccc` binary in temporary directories with a hermetic environment.
 
+mod attack;
 mod serve_util;
 mod util;
 
@@ -28,5 +29,6 @@ mod serve;
 mod serve_faults;
 mod serve_limits;
 mod serve_logs;
+mod under_attack;
 mod verify;
 mod words;
