@@ -9,6 +9,7 @@ mod archive;
 mod backup;
 mod bad_input;
 mod catalog;
+mod churn;
 #[cfg(feature = "causal")]
 mod causal_coz;
 #[cfg(not(feature = "causal"))]
