@@ -531,3 +531,98 @@ fn churn_soak_serves_no_wrong_byte() {
         );
     });
 }
+
+/// The judge itself, on answers made up to be right and wrong (fast, not
+/// ignored): a soak whose judge let everything through would prove nothing.
+#[test]
+fn the_churn_judge_tells_right_from_wrong() {
+    use sha2::{Digest, Sha256};
+    let t0 = Instant::now();
+    let at = |ms: u64| t0 + Duration::from_millis(ms);
+    let files = churn_files(7, 0);
+    let (path, body) = &files[0];
+    let newer = churn_files(7, 1);
+    let digests = |files: &[(String, Vec<u8>)]| {
+        files
+            .iter()
+            .map(|(p, b)| (p.clone(), sha256_hex(b)))
+            .collect::<HashMap<_, _>>()
+    };
+    let mut timeline = Timeline::default();
+    let v = timeline.versions.entry(7).or_default();
+    v.published = Some(at(1_000));
+    v.generations.push(Generation {
+        digests: digests(&files),
+        started: at(500),
+        replaced: Some(at(10_000)),
+    });
+    v.generations.push(Generation {
+        digests: digests(&newer),
+        started: at(9_000),
+        replaced: None,
+    });
+    v.removing = Some(at(20_000));
+    v.removed = Some(at(20_500));
+    let judge = Judge {
+        stable: HashMap::new(),
+        timeline: Arc::new(Mutex::new(timeline)),
+    };
+    let ok = |body: &[u8]| Response {
+        status: 200,
+        headers: vec![(
+            "etag".into(),
+            format!("\"{}\"", hex::encode(Sha256::digest(body))),
+        )],
+        body: body.to_vec(),
+        close: false,
+    };
+    let status = |status: u16| Response {
+        status,
+        headers: vec![],
+        body: vec![],
+        close: false,
+    };
+    let target = asset_path("churn", "1.0.7", path);
+    let judge_at = |r: &Response, sent: u64| judge.check(&target, r, at(sent), at(sent + 5));
+    let fine = |v: Verdict| matches!(v, Verdict::Fine);
+    let wrong = |v: Verdict| matches!(v, Verdict::WrongBytes(_));
+    let unexpected = |v: Verdict| matches!(v, Verdict::Unexpected(_));
+
+    assert!(fine(judge_at(&ok(body), 5_000)), "the current generation");
+    assert!(fine(judge_at(&ok(body), 11_000)), "replaced, within GRACE");
+    assert!(unexpected(judge_at(&ok(body), 12_000)), "replaced long ago");
+    assert!(
+        fine(judge_at(&ok(&newer[0].1), 12_000)),
+        "the new generation"
+    );
+    let mut flipped = body.clone();
+    flipped[40] ^= 1;
+    assert!(wrong(judge_at(&ok(&flipped), 5_000)), "a changed byte");
+    let mut lying = ok(body);
+    lying.body = flipped;
+    assert!(
+        wrong(judge_at(&lying, 5_000)),
+        "a body its ETag does not name"
+    );
+    assert!(
+        fine(judge_at(&status(404), 1_200)),
+        "404 just after the publish"
+    );
+    assert!(
+        unexpected(judge_at(&status(404), 5_000)),
+        "404 for a published version"
+    );
+    assert!(
+        fine(judge_at(&status(404), 19_999)),
+        "404 once the removal began"
+    );
+    assert!(
+        fine(judge_at(&ok(&newer[0].1), 21_000)),
+        "200 within GRACE of removal"
+    );
+    assert!(
+        unexpected(judge_at(&ok(&newer[0].1), 23_000)),
+        "200 long after removal"
+    );
+    assert!(unexpected(judge_at(&status(500), 5_000)), "a 500");
+}

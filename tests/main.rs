@@ -9,7 +9,6 @@ mod archive;
 mod backup;
 mod bad_input;
 mod catalog;
-mod churn;
 #[cfg(feature = "causal")]
 mod causal_coz;
 #[cfg(not(feature = "causal"))]
@@ -18,6 +17,7 @@ mod causal_off;
 mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
+mod churn;
 mod diff;
 mod exit_codes;
 mod export;
