@@ -171,7 +171,8 @@ start_server() { # server soft hard
         case $server in
             ccc-*) exec "$WORK/bin/$server" --db "$WORK/data/cdn.db" serve \
                 --port "$PORT" --threads 4 ;;
-            nginx) exec "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" -g 'daemon off;' ;;
+            nginx) : >"$WORK/nginx/error.log"
+                exec "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" -g 'daemon off;' ;;
         esac
     ) >"$WORK/logs/$server.out" 2>"$WORK/logs/$server.err" &
     SERVER_PID=$!
