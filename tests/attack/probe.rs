@@ -175,11 +175,6 @@ impl ProbeReport {
         all.finish();
         all
     }
-
-    /// Answers that were timed (all but `capped`).
-    pub fn timed(&self) -> usize {
-        self.latencies.len()
-    }
 }
 
 /// Running clients; [`Probe::finish`] stops them and reports per phase.

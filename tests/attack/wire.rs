@@ -113,10 +113,6 @@ impl Conn {
         self.answered += 1;
         Ok(response)
     }
-
-    pub fn stream(&self) -> &TcpStream {
-        self.reader.get_ref()
-    }
 }
 
 /// Reads one response from `reader`.
