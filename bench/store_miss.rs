@@ -26,9 +26,8 @@
 //! Results: bench/STORE_FAULTS.md.
 
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::query::StoredAsset;
 use ccc::catalog::{Access, Catalog};
-use ccc::store::{self, AssetKey, Msg};
+use ccc::serve::store::{self, AssetKey, StoredAsset};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -92,11 +91,7 @@ fn main() {
         // Enough calls per batch for about a millisecond of work.
         let batch = (1 << 20) / asset.body.len().max(1024) + 1;
         let get = |handle: &store::Handle| {
-            let got = handle
-                .call(|reply| Msg::Get(key.clone(), reply))
-                .expect("store running")
-                .expect("no error")
-                .expect("found");
+            let got = handle.get(&key).expect("no error").expect("found");
             black_box(got);
         };
         get(&cached.handle); // now cached
@@ -135,7 +130,7 @@ fn main() {
             check / lookup
         );
     }
-    let stats = cached.handle.call(Msg::Stats).expect("stats");
+    let stats = cached.handle.stats().expect("stats");
     assert_eq!(stats.misses as usize, files.len(), "the hits were hits");
     cached.join();
     uncached.join();
@@ -180,7 +175,7 @@ fn human(bytes: usize) -> String {
     }
 }
 
-fn start(db: &Path, entries: usize) -> ccc::actor::Running<Msg> {
+fn start(db: &Path, entries: usize) -> store::Running {
     store::start(store::Config {
         db: db.to_path_buf(),
         cache_entries: entries,

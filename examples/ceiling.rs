@@ -1,6 +1,6 @@
 //! The throughput ceiling of a tiny_http server set up as `ccc serve` was
 //! before it took over its own connections (`src/frontend/`): listener bound
-//! through `ccc::server::bind` with `TCP_NODELAY`, handed to
+//! through `ccc::serve::bind` with `TCP_NODELAY`, handed to
 //! `Server::from_listener`, N worker threads calling `recv`. It answers
 //! every request with one fixed in-memory gzip body and no lookup at all.
 //! It has none of ccc's limits or timeouts; it stays as the reference the
@@ -124,7 +124,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let listener = match ccc::server::bind(SocketAddr::new(ip, args.port)) {
+    let listener = match ccc::serve::bind(SocketAddr::new(ip, args.port)) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("error: cannot listen on {}:{}: {e}", args.bind, args.port);

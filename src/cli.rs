@@ -417,14 +417,14 @@ pub struct ServerArgs {
     #[arg(
         long,
         env = "CCC_CACHE_CAPACITY",
-        default_value_t = 256,
+        default_value_t = crate::serve::store::DEFAULT_CACHE_ENTRIES,
         value_name = "N",
         value_parser = parse_count
     )]
     pub cache_capacity: usize,
 
     /// Most body bytes kept in memory, like 64MiB.
-    #[arg(long, env = "CCC_CACHE_BYTES", default_value = "64MiB", value_parser = parse_size, value_name = "SIZE")]
+    #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub cache_bytes: u64,
 
     /// Print a line to stderr for every cache miss.

@@ -5,11 +5,12 @@
 //!
 //! - [`catalog`]: the SQLite catalog (schema, publish from directories and
 //!   archives, queries, diff, gc, verify, export);
-//! - [`actor`]: the std-thread actor runtime; [`store`]: the store actor
-//!   that owns the server's catalog connection and cache;
+//! - [`actor`]: the std-thread actor runtime;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
 //!   functions; [`frontend`]: connections, limits and timeouts (the HTTP/1.1
-//!   transport); [`server`]: the workers that answer requests;
+//!   transport); [`serve`]: the workers that answer requests, response
+//!   building, the store actor that owns the server's catalog connection,
+//!   and the cache the workers read;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
@@ -30,9 +31,8 @@ pub mod http;
 pub mod interrupt;
 pub mod log;
 pub mod output;
-pub mod server;
+pub mod serve;
 pub mod spec;
-pub mod store;
 pub mod units;
 
 pub use error::{Error, Result};

@@ -6,6 +6,7 @@
 
 use super::{Catalog, Encoding};
 use crate::error::{Error, Result};
+use crate::serve::store::StoredAsset;
 use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
@@ -329,23 +330,6 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
         sha256,
         blob_id: r.get(6)?,
     })
-}
-
-/// Everything the server needs to answer for one asset, body included.
-#[derive(Debug)]
-pub struct StoredAsset {
-    pub version_id: i64,
-    pub body: std::sync::Arc<[u8]>,
-    /// Whether `body` is a gzip stream (else the raw bytes).
-    pub gzip: bool,
-    /// The original file's digest.
-    pub sha256: [u8; 32],
-    /// The digest of `body` as stored; `None` for a blob written before
-    /// the catalog recorded it (schema 1), which is checked by decoding.
-    pub stored_sha256: Option<[u8; 32]>,
-    pub content_type: String,
-    pub raw_size: u64,
-    pub published_at: i64,
 }
 
 /// The server's hot path: one statement, every step an index search

@@ -15,8 +15,8 @@
 //! decodes it as verify does.
 
 use super::Catalog;
-use super::query::StoredAsset;
 use crate::error::Result;
+use crate::serve::store::StoredAsset;
 use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};

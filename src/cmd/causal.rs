@@ -31,7 +31,7 @@ mod enabled {
     use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
     use crate::error::{Error, Result};
     use crate::output::{Column, Table};
-    use crate::server::Server;
+    use crate::serve::Server;
     use crate::{interrupt, output};
     use serde::Serialize;
     use std::collections::BTreeMap;

@@ -10,8 +10,9 @@ use crate::error::Result;
 use crate::frontend::Limits;
 use crate::frontend::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::output::count;
-use crate::server::{self, Server};
-use crate::{interrupt, log, store};
+use crate::serve::store;
+use crate::serve::{self, Server};
+use crate::{interrupt, log};
 use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -21,9 +22,9 @@ use std::time::Duration;
 const FINAL_FLUSH: Duration = Duration::from_secs(2);
 
 /// Resolves the shared server flags into a server configuration.
-pub fn config(db: &Path, args: &ServerArgs) -> server::Config {
+pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    server::Config {
+    serve::Config {
         store: store::Config {
             db: db.to_path_buf(),
             cache_entries: args.cache_capacity,

@@ -3,7 +3,7 @@
 //! writes their responses without letting a slow client hold a worker.
 //!
 //! ```text
-//! accept thread --> one thread per connection --queue--> N workers (server.rs)
+//! accept thread --> one thread per connection --queue--> N workers (serve/)
 //!  (cap, 503,         (head limits, timeouts,              | respond: one non-blocking
 //!   EMFILE backoff)    body discard, keep-alive)            v sendmsg of head + body
 //!                                            send threads <-- the rest, when the socket

@@ -1,13 +1,19 @@
-//! The store actor: the one owner of the server's read-only catalog
-//! connection and of the asset cache, so neither needs a lock.
+//! The store: the one owner of the server's read-only catalog connection,
+//! and the only one who decides what the asset cache holds.
 //!
-//! HTTP workers ask it for assets, version resolutions and listings through
-//! an [`actor::Handle`]; a cache hit hands back an `Arc` of the stored body,
-//! so no body bytes are copied between the cache and the socket.
+//! HTTP workers reach it through a [`Handle`]: `get` reads the cache
+//! directly and only a miss becomes a call on the actor; version
+//! resolutions, listings and counters are always calls. An asset comes back
+//! as an `Arc` shared with the cache, its responses prepared
+//! ([`Prepared`]), so no body bytes are copied between the cache and the
+//! socket and no header is built per request.
 //!
 //! # Cache
 //!
-//! Strict LRU (`lru`, O(1) get/put/pop), bounded both by entries
+//! [`crate::serve::cache`]: workers look up without waiting for the actor
+//! and record their hits in lossy buffers; the actor replays them into a
+//! strict LRU order before each insertion and at every housekeeping tick,
+//! and alone admits, evicts and invalidates. Bounded both by entries
 //! (`--cache-capacity`, 0 turns the cache off) and by body bytes
 //! (`--cache-bytes`); an asset larger than the byte budget is never cached.
 //! Keys are `(package, exact version, path)`; ranges are resolved before
@@ -31,8 +37,9 @@
 //! another process can delete or replace one. Every
 //! [`STALENESS_CHECK`] the actor reads SQLite's `data_version`; when it
 //! moved, it drops every cached entry whose version row is gone (a forced
-//! republish gets a new row id, so it is caught too). A deleted asset stops
-//! being served within that interval.
+//! republish gets a new row id, so it is caught too), which takes it out of
+//! the workers' view at once. A deleted asset stops being served within
+//! that interval.
 //!
 //! # The catalog file itself: replaced or deleted
 //!
@@ -75,26 +82,28 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{StoredAsset, VersionFiles};
+use crate::catalog::query::VersionFiles;
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::log;
+use crate::serve::cache::{self, Cache, Reader};
+use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
-use lru::LruCache;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How often the actor checks whether another process changed the catalog.
+/// How often the actor checks whether another process changed the catalog
+/// (and replays the workers' cache hits when no miss did).
 pub const STALENESS_CHECK: Duration = Duration::from_millis(250);
 
-/// Default `--cache-capacity`.
+/// Default `--cache-capacity`: the hot set of a few busy sites.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;
-/// Default `--cache-bytes`: 64 MiB.
-pub const DEFAULT_CACHE_BYTES: u64 = 64 << 20;
+/// Default `--cache-bytes`, as `--help` shows it (parsed like the flag).
+pub const DEFAULT_CACHE_BYTES: &str = "64MiB";
 
 /// How the store is set up.
 #[derive(Debug, Clone)]
@@ -106,6 +115,25 @@ pub struct Config {
     pub log_misses: bool,
 }
 
+/// Everything the server needs to answer for one asset, body included, as
+/// the catalog's lookup returns it: the store's own type, so the response
+/// side never names the catalog.
+#[derive(Debug)]
+pub struct StoredAsset {
+    pub version_id: i64,
+    pub body: std::sync::Arc<[u8]>,
+    /// Whether `body` is a gzip stream (else the raw bytes).
+    pub gzip: bool,
+    /// The original file's digest.
+    pub sha256: [u8; 32],
+    /// The digest of `body` as stored; `None` for a blob written before
+    /// the catalog recorded it (schema 1), which is checked by decoding.
+    pub stored_sha256: Option<[u8; 32]>,
+    pub content_type: String,
+    pub raw_size: u64,
+    pub published_at: i64,
+}
+
 /// A cache key: one file of one exact version.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct AssetKey {
@@ -113,6 +141,10 @@ pub struct AssetKey {
     pub version: String,
     pub path: String,
 }
+
+/// An asset as the store hands it out: shared with the cache, responses
+/// prepared.
+pub type Asset = Arc<cache::Entry<AssetKey, Prepared>>;
 
 /// Cache counters, cumulative since the server started.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -161,9 +193,9 @@ pub struct CatalogHealth {
     pub reloads: u64,
 }
 
-/// Messages the store actor handles.
-pub enum Msg {
-    Get(AssetKey, Reply<Result<Option<Arc<StoredAsset>>>>),
+/// Messages the store actor handles; callers use [`Handle`]'s methods.
+enum Msg {
+    Get(AssetKey, Reply<Result<Option<Asset>>>),
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<String>>>),
     List(String, String, Reply<Result<Option<VersionFiles>>>),
@@ -171,13 +203,79 @@ pub enum Msg {
     Health(Reply<CatalogHealth>),
 }
 
-/// The handle HTTP workers use.
-pub type Handle = actor::Handle<Msg>;
+/// How HTTP workers reach the store: cache hits are read directly, the rest
+/// is a call on the actor.
+#[derive(Clone)]
+pub struct Handle {
+    actor: actor::Handle<Msg>,
+    cache: Arc<Reader<AssetKey, Prepared>>,
+}
+
+impl Handle {
+    /// One file of an exact version, or None when there is no such file.
+    /// A cache hit returns without a message to the actor.
+    pub fn get(&self, key: &AssetKey) -> Result<Option<Asset>> {
+        let hit = {
+            let _s = causal::site!(CACHE_LOOKUP);
+            self.cache.get(key)
+        };
+        if let Some(hit) = hit {
+            return Ok(Some(hit));
+        }
+        self.actor.call(|reply| Msg::Get(key.clone(), reply))?
+    }
+
+    /// The exact version `selector` picks for `package`, if any.
+    pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<String>> {
+        self.actor
+            .call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
+    }
+
+    /// The files of `package@version`, if that exact version exists.
+    pub fn list(&self, package: String, version: String) -> Result<Option<VersionFiles>> {
+        self.actor
+            .call(|reply| Msg::List(package, version, reply))?
+    }
+
+    /// The cache's counters.
+    pub fn stats(&self) -> Result<CacheStats> {
+        Ok(self.actor.call(Msg::Stats)?)
+    }
+
+    /// How the catalog being served relates to the file its path names.
+    pub fn health(&self) -> Result<CatalogHealth> {
+        Ok(self.actor.call(Msg::Health)?)
+    }
+}
+
+/// A running store: its handle and its thread.
+pub struct Running {
+    pub handle: Handle,
+    actor: actor::Running<Msg>,
+}
+
+impl Running {
+    /// Drops this handle and waits for the actor to finish; every clone of
+    /// the handle must be gone too.
+    pub fn join(self) {
+        drop(self.handle);
+        self.actor.join();
+    }
+}
 
 /// Starts the store actor; fails (before any port is bound) when the
 /// catalog is missing or not a catalog.
-pub fn start(config: Config) -> Result<actor::Running<Msg>> {
-    actor::spawn("store", 1024, move || Store::open(config))
+pub fn start(config: Config) -> Result<Running> {
+    let cache = Cache::new(config.cache_entries, config.cache_bytes);
+    let reader = cache.reader();
+    let actor = actor::spawn("store", 1024, move || Store::open(config, cache))?;
+    Ok(Running {
+        handle: Handle {
+            actor: actor.handle.clone(),
+            cache: reader,
+        },
+        actor,
+    })
 }
 
 /// Which file a path names: device and inode.
@@ -233,13 +331,14 @@ fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
 
 struct Store {
     served: Served,
-    cache: LruCache<AssetKey, Arc<StoredAsset>>,
+    cache: Cache<AssetKey, Prepared>,
     config: Config,
+    /// Misses and corrupt bodies; the cache keeps the rest of the counters.
     stats: CacheStats,
 }
 
 impl Store {
-    fn open(config: Config) -> Result<Store> {
+    fn open(config: Config, cache: Cache<AssetKey, Prepared>) -> Result<Store> {
         let (catalog, file, data_version) = open_file(&config.db)?;
         Ok(Store {
             served: Served {
@@ -251,7 +350,7 @@ impl Store {
                 reloads: 0,
                 data_version,
             },
-            cache: LruCache::unbounded(),
+            cache,
             stats: CacheStats {
                 max_entries: config.cache_entries as u64,
                 max_bytes: config.cache_bytes,
@@ -378,9 +477,7 @@ impl Store {
     }
 
     fn drop_cache(&mut self) {
-        self.stats.invalidations += self.cache.len() as u64;
-        self.stats.bytes = 0;
-        self.cache.clear();
+        self.cache.retain(|_| false);
     }
 
     fn health(&self) -> CatalogHealth {
@@ -392,13 +489,10 @@ impl Store {
         }
     }
 
-    fn get(&mut self, key: AssetKey) -> Result<Option<Arc<StoredAsset>>> {
-        let hit = {
-            let _s = causal::site!(CACHE_LOOKUP);
-            self.cache.get(&key).cloned()
-        };
-        if let Some(hit) = hit {
-            self.stats.hits += 1;
+    /// A miss in the workers' view of the cache. Another worker's miss for
+    /// the same key may have filled it meanwhile.
+    fn get(&mut self, key: AssetKey) -> Result<Option<Asset>> {
+        if let Some(hit) = self.cache.get(&key) {
             return Ok(Some(hit));
         }
         self.stats.misses += 1;
@@ -408,10 +502,10 @@ impl Store {
             let _s = causal::site!(SQLITE_QUERY);
             catalog.lookup(&key.package, &key.version, &key.path)?
         };
-        let Some(asset) = found else {
+        let Some(stored) = found else {
             return Ok(None);
         };
-        if let Err(wrong) = asset.check() {
+        if let Err(wrong) = stored.check() {
             self.stats.corrupt += 1;
             return Err(Error::Corrupt {
                 path: self.config.db.clone(),
@@ -420,51 +514,28 @@ impl Store {
                     key.package,
                     key.version,
                     key.path,
-                    hex::encode(asset.sha256)
+                    hex::encode(stored.sha256)
                 ),
             });
         }
-        let asset = Arc::new(asset);
         if self.config.log_misses {
             log::err(format_args!(
                 "cache miss: {}@{}/{} ({} bytes, {} us)",
                 key.package,
                 key.version,
                 key.path,
-                asset.body.len(),
+                stored.body.len(),
                 started.elapsed().as_micros()
             ));
         }
-        {
-            let _s = causal::site!(CACHE_INSERT);
-            self.insert(key, asset.clone());
+        let _s = causal::site!(CACHE_INSERT);
+        let prepared = Prepared::new(stored);
+        let weight = prepared.weight();
+        if self.cache.admits(weight) {
+            // Entering the cache: its common response is built now, once.
+            prepared.ok(true);
         }
-        Ok(Some(asset))
-    }
-
-    /// Caches an asset, evicting least recently used entries to stay within
-    /// both budgets.
-    fn insert(&mut self, key: AssetKey, asset: Arc<StoredAsset>) {
-        let size = asset.body.len() as u64;
-        if self.config.cache_entries == 0 || size > self.config.cache_bytes {
-            return;
-        }
-        while self.cache.len() >= self.config.cache_entries
-            || self.stats.bytes + size > self.config.cache_bytes
-        {
-            match self.cache.pop_lru() {
-                Some((_, old)) => {
-                    self.stats.bytes -= old.body.len() as u64;
-                    self.stats.evictions += 1;
-                }
-                None => break,
-            }
-        }
-        self.stats.bytes += size;
-        if let Some(old) = self.cache.put(key, asset) {
-            // Two misses for one key raced through the inbox: keep one.
-            self.stats.bytes -= old.body.len() as u64;
-        }
+        Ok(Some(self.cache.insert(key, prepared, weight)))
     }
 
     /// Checks for changes by other processes: first the file (see the
@@ -487,29 +558,29 @@ impl Store {
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
-        let version_ids: HashSet<i64> = self.cache.iter().map(|(_, a)| a.version_id).collect();
+        let version_ids: HashSet<i64> = self.cache.values().map(|p| p.stored.version_id).collect();
         let mut gone = HashSet::new();
         for id in version_ids {
             if !catalog.version_exists(id)? {
                 gone.insert(id);
             }
         }
-        if gone.is_empty() {
-            return Ok(());
-        }
-        let doomed: Vec<AssetKey> = self
-            .cache
-            .iter()
-            .filter(|(_, a)| gone.contains(&a.version_id))
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in doomed {
-            if let Some(old) = self.cache.pop(&key) {
-                self.stats.bytes -= old.body.len() as u64;
-                self.stats.invalidations += 1;
-            }
+        if !gone.is_empty() {
+            self.cache.retain(|p| !gone.contains(&p.stored.version_id));
         }
         Ok(())
+    }
+
+    fn stats(&self) -> CacheStats {
+        let counts = self.cache.stats();
+        CacheStats {
+            hits: counts.hits,
+            evictions: counts.evictions,
+            invalidations: counts.invalidations,
+            entries: counts.entries,
+            bytes: counts.bytes,
+            ..self.stats.clone()
+        }
     }
 
     fn resolve(&mut self, package: &str, selector: &Selector) -> Result<Option<String>> {
@@ -542,11 +613,7 @@ impl Actor for Store {
             Msg::Get(key, reply) => reply.send(self.get(key)),
             Msg::Resolve(package, selector, reply) => reply.send(self.resolve(&package, &selector)),
             Msg::List(package, version, reply) => reply.send(self.list(&package, &version)),
-            Msg::Stats(reply) => {
-                let mut stats = self.stats.clone();
-                stats.entries = self.cache.len() as u64;
-                reply.send(stats);
-            }
+            Msg::Stats(reply) => reply.send(self.stats()),
             Msg::Health(reply) => reply.send(self.health()),
         }
     }
@@ -556,6 +623,7 @@ impl Actor for Store {
     }
 
     fn housekeeping(&mut self) {
+        self.cache.replay();
         if let Err(e) = self.check_staleness() {
             log::err(format_args!(
                 "warning: checking the catalog for changes failed: {e}"
@@ -623,13 +691,18 @@ mod tests {
     }
 
     fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
-        Store::open(Config {
+        let config = Config {
             db,
             cache_entries: entries,
             cache_bytes: bytes,
             log_misses: false,
-        })
-        .unwrap()
+        };
+        let cache = Cache::new(entries, bytes);
+        Store::open(config, cache).unwrap()
+    }
+
+    fn cached(s: &Store, path: &str) -> bool {
+        s.cache.reader().get(&key(path)).is_some()
     }
 
     #[test]
@@ -640,14 +713,15 @@ mod tests {
         let first = s.get(key("a")).unwrap().unwrap();
         let again = s.get(key("a")).unwrap().unwrap();
         assert!(
-            Arc::ptr_eq(&first.body, &again.body),
+            Arc::ptr_eq(&first.value().stored.body, &again.value().stored.body),
             "a hit copies no body bytes"
         );
         s.get(key("b")).unwrap();
         s.get(key("a")).unwrap(); // a is now most recent
         s.get(key("c")).unwrap(); // evicts b
-        assert_eq!((s.stats.hits, s.stats.misses, s.stats.evictions), (2, 3, 1));
-        assert!(s.cache.contains(&key("a")) && !s.cache.contains(&key("b")));
+        let stats = s.stats();
+        assert_eq!((stats.hits, stats.misses, stats.evictions), (2, 3, 1));
+        assert!(!cached(&s, "b") && cached(&s, "a"));
         assert!(s.get(key("nope")).unwrap().is_none());
     }
 
@@ -656,20 +730,63 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 600), ("b", 600), ("big", 5000)]);
         let mut s = store(db, 100, 1000);
-        let size = |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().body.len() as u64;
+        let size =
+            |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().value().stored.body.len();
         assert_eq!(size(&mut s, "a"), 600);
         size(&mut s, "b");
-        assert_eq!(s.cache.len(), 1, "600 + 600 bytes do not fit in 1000");
-        assert_eq!((s.stats.bytes, s.stats.evictions), (600, 1));
-        size(&mut s, "big");
-        assert!(
-            !s.cache.contains(&key("big")),
-            "larger than the budget: never cached"
-        );
-        assert!(s.stats.bytes <= 1000);
+        assert_eq!(s.stats().entries, 1, "600 + 600 bytes do not fit in 1000");
+        assert_eq!((s.stats().bytes, s.stats().evictions), (600, 1));
+        assert_eq!(size(&mut s, "big"), 5000);
+        assert!(!cached(&s, "big"), "larger than the budget: never cached");
+        assert!(s.stats().bytes <= 1000);
         let mut off = store(dir.path().join("cdn.db"), 0, 1000);
         off.get(key("a")).unwrap();
-        assert_eq!(off.cache.len(), 0, "capacity 0 turns the cache off");
+        assert_eq!(off.stats().entries, 0, "capacity 0 turns the cache off");
+    }
+
+    #[test]
+    fn the_default_byte_budget_parses() {
+        assert_eq!(crate::units::parse_size(DEFAULT_CACHE_BYTES), Ok(64 << 20));
+    }
+
+    #[test]
+    fn hits_are_served_without_the_actor() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let mut owner = store(db, 10, 1 << 20);
+        owner.get(key("a")).unwrap().unwrap();
+        // A handle whose actor serves an empty catalog, reading the cache
+        // the first store filled: an answer for `a` can only come from the
+        // cache, without a call.
+        let empty = tempfile::tempdir().unwrap();
+        Catalog::open(&empty.path().join("cdn.db"), Access::Create).unwrap();
+        let other = start(Config {
+            db: empty.path().join("cdn.db"),
+            cache_entries: 10,
+            cache_bytes: 1 << 20,
+            log_misses: false,
+        })
+        .unwrap();
+        let handle = Handle {
+            actor: other.handle.actor.clone(),
+            cache: owner.cache.reader(),
+        };
+        let hit = handle
+            .get(&key("a"))
+            .unwrap()
+            .expect("served from the cache");
+        assert_eq!(hit.value().stored.body.len(), 100);
+        assert!(
+            handle.get(&key("b")).unwrap().is_none(),
+            "a miss asks the actor"
+        );
+        assert_eq!(
+            handle.stats().unwrap().misses,
+            1,
+            "the actor saw only the miss"
+        );
+        drop(handle);
+        other.join();
     }
 
     #[test]
@@ -678,16 +795,24 @@ mod tests {
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let mut s = store(db.clone(), 10, 1 << 20);
         s.get(key("a")).unwrap().unwrap();
+        assert!(cached(&s, "a"));
         let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
         let id = writer.versions("app").unwrap()[0].id;
         writer.remove_versions(&[id], false).unwrap();
         s.housekeeping();
-        assert_eq!(s.stats.invalidations, 1);
+        assert_eq!(s.stats().invalidations, 1);
+        assert!(!cached(&s, "a"), "gone from the workers' view too");
         assert!(s.get(key("a")).unwrap().is_none());
     }
 
     fn body(s: &mut Store, path: &str) -> Vec<u8> {
-        s.get(key(path)).unwrap().unwrap().body.to_vec()
+        s.get(key(path))
+            .unwrap()
+            .unwrap()
+            .value()
+            .stored
+            .body
+            .to_vec()
     }
 
     /// Renames `from` over `to`, as `mv` does.
@@ -719,7 +844,7 @@ mod tests {
         assert_eq!(v11(&mut s).unwrap(), None, "nothing of the old file's log");
         let health = s.health();
         assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
-        assert_eq!(s.stats.invalidations, 1);
+        assert_eq!(s.stats().invalidations, 1);
         s.housekeeping();
         assert_eq!(s.health().reloads, 1, "one replacement, one reload");
     }
@@ -910,10 +1035,9 @@ mod tests {
         );
         let mut s = store(db.clone(), 10, 1 << 20);
         let text_asset = s.get(key("text.js")).unwrap().unwrap();
-        assert!(text_asset.gzip, "text is stored gzip");
-        let text_sha = hex::encode(text_asset.sha256);
-        s.cache.clear();
-        s.stats.bytes = 0;
+        assert!(text_asset.value().stored.gzip, "text is stored gzip");
+        let text_sha = hex::encode(text_asset.value().stored.sha256);
+        s.cache.retain(|_| false);
 
         let mut raw = noise(1000);
         raw[500] ^= 1;
@@ -935,6 +1059,6 @@ mod tests {
             }
         }
         assert_eq!(s.stats.corrupt, 4);
-        assert_eq!(s.cache.len(), 0, "nothing that failed was cached");
+        assert_eq!(s.stats().entries, 0, "nothing that failed was cached");
     }
 }

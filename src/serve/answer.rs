@@ -1,0 +1,501 @@
+//! Response building, in process and without sockets: a request's method,
+//! target and validators in ([`Ask`]), a status, header lines and a body
+//! out ([`Answer`]). Cached assets answer with their prepared header lines
+//! ([`crate::serve::prepared`]); everything else asks the store through its
+//! handle. The HTTP rules themselves are pure functions in [`crate::http`].
+
+use crate::causal;
+use crate::error::{Error, Result};
+use crate::frontend::{self, Reply};
+use crate::http::conditional::not_modified;
+use crate::http::negotiate::{self, Coding};
+use crate::http::not_found;
+use crate::http::route::{self, Route, RouteError};
+use crate::log;
+use crate::serve::counters::Counters;
+use crate::serve::prepared::{self, IMMUTABLE};
+use crate::serve::store::{self, AssetKey, CatalogState};
+use crate::spec::Selector;
+use serde::Serialize;
+use std::io::Read;
+use std::sync::Arc;
+use tiny_http::{Header, Response, StatusCode};
+
+/// `Cache-Control` of redirects from `latest` or a range: the target moves
+/// when a new version is published.
+const SHORT: &str = "public, max-age=60";
+const NO_STORE: &str = "no-store";
+
+/// The parts of a request that decide the answer.
+#[derive(Debug)]
+pub struct Ask<'a> {
+    pub method: &'a str,
+    pub target: &'a str,
+    pub accept_encoding: Vec<&'a str>,
+    pub if_none_match: Option<&'a str>,
+    pub if_modified_since: Option<&'a str>,
+}
+
+/// A response before it meets the socket.
+pub struct Answer {
+    pub status: u16,
+    /// Header lines, `Server` first (tiny_http adds `Date` and
+    /// `Content-Length`).
+    pub headers: Vec<Header>,
+    pub body: Body,
+    /// Content-Length when it differs from the body held (HEAD, 304).
+    pub length: Option<usize>,
+    /// Whether this answers for an asset (the profiler's unit of progress).
+    pub asset: bool,
+}
+
+/// A response body: shared with the cache, or owned.
+pub enum Body {
+    Empty,
+    Shared(store::Asset),
+    Owned(Vec<u8>),
+}
+
+impl Body {
+    pub(super) fn len(&self) -> usize {
+        self.as_ref().len()
+    }
+}
+
+impl AsRef<[u8]> for Body {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Body::Empty => &[],
+            Body::Shared(asset) => &asset.value().stored.body,
+            Body::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl Answer {
+    pub(super) fn into_reply(self) -> Reply<Body> {
+        let length = self.length.unwrap_or_else(|| self.body.len());
+        // Every body's length is known: send Content-Length, never chunked
+        // (tiny_http would chunk bodies over 32 KiB), so clients and HEAD
+        // requests see sizes.
+        let head = Response::new(
+            StatusCode(self.status),
+            self.headers,
+            std::io::empty(),
+            Some(length),
+            None,
+        )
+        .with_chunked_threshold(usize::MAX);
+        Reply {
+            head,
+            body: self.body,
+        }
+    }
+
+    fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {
+        Answer::json_bytes(
+            status,
+            cache_control,
+            serde_json::to_vec(value).unwrap_or_default(),
+        )
+    }
+
+    fn json_bytes(status: u16, cache_control: &'static str, body: Vec<u8>) -> Answer {
+        Answer {
+            status,
+            headers: prepared::headers([
+                ("Server", frontend::SERVER),
+                ("Content-Type", "application/json"),
+                ("Cache-Control", cache_control),
+            ]),
+            body: Body::Owned(body),
+            length: None,
+            asset: false,
+        }
+    }
+
+    fn error(status: u16, detail: &str) -> Answer {
+        Answer::json_bytes(status, NO_STORE, frontend::error_body(status, detail))
+    }
+
+    fn redirect(location: String) -> Answer {
+        Answer {
+            status: 302,
+            headers: prepared::headers([
+                ("Server", frontend::SERVER),
+                ("Location", &location),
+                ("Cache-Control", SHORT),
+            ]),
+            body: Body::Empty,
+            length: None,
+            asset: false,
+        }
+    }
+
+    fn internal(e: &dyn std::fmt::Display) -> Answer {
+        log::err(format_args!("error: {e}"));
+        Answer::error(500, "internal error")
+    }
+
+    /// 503 for a server that has no catalog to answer from (see `store`).
+    fn unavailable(e: &dyn std::fmt::Display) -> Answer {
+        log::err(format_args!("error: {e}"));
+        let mut a = Answer::error(503, "the catalog is unavailable");
+        a.headers.extend(prepared::headers([("Retry-After", "1")]));
+        a
+    }
+}
+
+/// Decides the answer to one request.
+pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answer {
+    let routed = {
+        let _s = causal::site!(HTTP_PARSE);
+        route::route(ask.method, ask.target)
+    };
+    let route = match routed {
+        Ok(route) => route,
+        Err(RouteError::MethodNotAllowed) => {
+            let mut a = Answer::error(405, "only GET and HEAD are supported");
+            a.headers
+                .extend(prepared::headers([("Allow", "GET, HEAD")]));
+            return a;
+        }
+        Err(RouteError::TargetTooLong) => {
+            return Answer::error(414, "the request target is too long");
+        }
+        Err(RouteError::BadRequest(why)) => return Answer::error(400, &why),
+        Err(RouteError::NotFound(why)) => return Answer::error(404, &why),
+    };
+    let result = match route {
+        Route::Asset {
+            package,
+            version,
+            path,
+        } => asset(ask, store, package, version, path),
+        Route::Listing { package, version } => listing(store, ask.target, package, version),
+        Route::VersionRoot { package, version } => Ok(Answer::redirect(route::redirect_url(
+            &package, &version, "", ask.target,
+        ))),
+        Route::Package { package } => redirect_to(store, ask.target, &package, "latest", ""),
+        Route::Stats => store
+            .stats()
+            .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
+        Route::Health => store.health().map(health),
+    };
+    result.unwrap_or_else(|e| match e {
+        Error::Unavailable { .. } => Answer::unavailable(&e),
+        e => Answer::internal(&e),
+    })
+}
+
+/// `/healthz`: 200 while the server answers from a catalog, `degraded` when
+/// that is no longer the file its path names (it still answers exactly
+/// what it did); 503 when it has no catalog to answer from.
+fn health(catalog: store::CatalogHealth) -> Answer {
+    let (code, status) = match catalog.state {
+        CatalogState::Current => (200, "ok"),
+        CatalogState::Deleted | CatalogState::Rejected => (200, "degraded"),
+        CatalogState::Unavailable => (503, "unavailable"),
+    };
+    Answer::json(
+        code,
+        NO_STORE,
+        &serde_json::json!({"status": status, "catalog": catalog}),
+    )
+}
+
+fn asset(
+    ask: &Ask<'_>,
+    store: &store::Handle,
+    package: String,
+    version: String,
+    path: String,
+) -> Result<Answer> {
+    let Ok(exact) = semver::Version::parse(&version) else {
+        return redirect_to(store, ask.target, &package, &version, &path);
+    };
+    let key = AssetKey {
+        package,
+        version,
+        path,
+    };
+    let Some(mut asset) = store.get(&key)? else {
+        return missing(store, &key.package, &Selector::Exact(exact), &key.path);
+    };
+    let prepared = asset.value();
+    let send_gzip = prepared.has_gzip()
+        && negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
+    // Either representation's tag validates.
+    let conditional = ask.if_none_match.is_some() || ask.if_modified_since.is_some();
+    if conditional
+        && not_modified(
+            ask.if_none_match,
+            ask.if_modified_since,
+            &prepared.tags(),
+            prepared.stored.published_at,
+        )
+    {
+        return Ok(Answer {
+            status: 304,
+            headers: prepared.not_modified(send_gzip).to_vec(),
+            body: Body::Empty,
+            length: Some(prepared.length(send_gzip)),
+            asset: true,
+        });
+    }
+    let length = prepared.length(send_gzip);
+    let decode = prepared.has_gzip() && !send_gzip;
+    let headers = match Arc::get_mut(&mut asset) {
+        Some(uncached) => uncached.value_mut().take_ok(send_gzip),
+        None => asset.value().ok(send_gzip).to_vec(),
+    };
+    let prepared = asset.value();
+    let body = if ask.method == "HEAD" {
+        Body::Empty
+    } else if decode {
+        let mut raw = Vec::with_capacity(prepared.length(false));
+        let decoded = {
+            let _s = causal::site!(GZIP_DECODE);
+            // Every member, as the check on load decoded it.
+            flate2::read::MultiGzDecoder::new(&prepared.stored.body[..]).read_to_end(&mut raw)
+        };
+        if let Err(e) = decoded {
+            return Ok(Answer::internal(&format!(
+                "stored gzip of {} does not decode: {e}",
+                hex::encode(prepared.stored.sha256)
+            )));
+        }
+        Body::Owned(raw)
+    } else {
+        Body::Shared(asset.clone())
+    };
+    Ok(Answer {
+        status: 200,
+        headers,
+        body,
+        length: Some(length),
+        asset: true,
+    })
+}
+
+/// 302 to the exact version a selector picks (query string kept), or 404.
+fn redirect_to(
+    store: &store::Handle,
+    target: &str,
+    package: &str,
+    selector: &str,
+    path: &str,
+) -> Result<Answer> {
+    let Ok(parsed) = Selector::parse(package, selector) else {
+        return Ok(Answer::error(
+            400,
+            "the version is not a version, `latest` or a semver range",
+        ));
+    };
+    let picked = store.resolve(package, parsed.clone())?;
+    match picked {
+        Some(exact) => Ok(Answer::redirect(route::redirect_url(
+            package, &exact, path, target,
+        ))),
+        None => missing(store, package, &parsed, path),
+    }
+}
+
+fn listing(
+    store: &store::Handle,
+    target: &str,
+    package: String,
+    version: String,
+) -> Result<Answer> {
+    let Ok(exact) = semver::Version::parse(&version) else {
+        return redirect_to(store, target, &package, &version, "");
+    };
+    match store.list(package.clone(), version)? {
+        Some(listing) => Ok(Answer::json(200, IMMUTABLE, &listing)),
+        None => missing(store, &package, &Selector::Exact(exact), ""),
+    }
+}
+
+/// The 404 after a miss, naming the missing package, version or file; the
+/// store is asked what it holds only now, off the hot path.
+fn missing(store: &store::Handle, package: &str, asked: &Selector, path: &str) -> Result<Answer> {
+    let missing = not_found::diagnose(package, asked, path, |selector| {
+        let picked = store.resolve(package, selector.clone())?;
+        Ok::<bool, Error>(picked.is_some())
+    })?;
+    Ok(Answer::json(404, NO_STORE, &not_found::Body::new(&missing)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+    use crate::catalog::{Access, Catalog};
+
+    const SCRIPT: &[u8] = b"export const answer = 42;\n";
+
+    /// A store over a catalog holding `app@1.0.0/app.js` (stored gzip).
+    fn store(dir: &std::path::Path) -> store::Running {
+        let db = dir.join("cdn.db");
+        let mut catalog = Catalog::open(&db, Access::Create).unwrap();
+        let body = SCRIPT.repeat(100);
+        let files = vec![FileEntry {
+            path: "app.js".into(),
+            size: body.len() as u64,
+            source: Source::Memory(Arc::from(body)),
+        }];
+        let version = semver::Version::new(1, 0, 0);
+        let options = Options::default();
+        publish::publish(
+            &mut catalog,
+            "app",
+            &version,
+            files,
+            vec![],
+            &options,
+            &NoProgress,
+        )
+        .unwrap();
+        store::start(store::Config {
+            db,
+            cache_entries: 16,
+            cache_bytes: 1 << 20,
+            log_misses: false,
+        })
+        .unwrap()
+    }
+
+    fn ask<'a>(method: &'a str, target: &'a str, headers: &[(&str, &'a str)]) -> Ask<'a> {
+        let first = |name: &str| headers.iter().find(|(n, _)| *n == name).map(|(_, v)| *v);
+        Ask {
+            method,
+            target,
+            accept_encoding: first("Accept-Encoding").into_iter().collect(),
+            if_none_match: first("If-None-Match"),
+            if_modified_since: first("If-Modified-Since"),
+        }
+    }
+
+    fn header<'a>(answer: &'a Answer, name: &'static str) -> Option<&'a str> {
+        answer
+            .headers
+            .iter()
+            .find(|h| h.field.equiv(name))
+            .map(|h| h.value.as_str())
+    }
+
+    fn gunzip(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    const URL: &str = "/assets/app/1.0.0/app.js";
+    const GZIP: (&str, &str) = ("Accept-Encoding", "gzip");
+
+    #[test]
+    fn hits_share_the_cached_body_and_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = store(dir.path());
+        let (store, counters) = (&running.handle, Counters::new());
+        let first = answer(&ask("GET", URL, &[GZIP]), store, &counters);
+        let second = answer(&ask("GET", URL, &[GZIP]), store, &counters);
+        for a in [&first, &second] {
+            assert_eq!(a.status, 200);
+            assert_eq!(header(a, "Content-Encoding"), Some("gzip"));
+            assert_eq!(header(a, "Server"), Some(frontend::SERVER));
+            assert_eq!(gunzip(a.body.as_ref()), SCRIPT.repeat(100));
+            assert_eq!(a.length, Some(a.body.len()));
+            assert!(a.asset);
+        }
+        let (Body::Shared(one), Body::Shared(two)) = (&first.body, &second.body) else {
+            panic!("gzip bodies are shared with the cache");
+        };
+        assert!(
+            Arc::ptr_eq(one, two),
+            "the second answer is the cached entry"
+        );
+        let lines = |a: &Answer| a.headers.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+        assert_eq!(lines(&first), lines(&second));
+        let stats = store.stats().unwrap();
+        assert_eq!((stats.hits, stats.misses), (1, 1));
+        running.join();
+    }
+
+    #[test]
+    fn identity_head_and_not_modified() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = store(dir.path());
+        let (store, counters) = (&running.handle, Counters::new());
+        let plain = answer(&ask("GET", URL, &[]), store, &counters);
+        assert_eq!(plain.status, 200);
+        assert_eq!(plain.body.as_ref(), &SCRIPT.repeat(100)[..]);
+        assert_eq!(header(&plain, "Content-Encoding"), None);
+        let tag = header(&plain, "ETag").unwrap().to_string();
+        assert!(!tag.ends_with("-gz\""), "{tag}");
+
+        let head = answer(&ask("HEAD", URL, &[GZIP]), store, &counters);
+        assert_eq!(head.status, 200);
+        assert!(head.body.as_ref().is_empty());
+        let gz_tag = header(&head, "ETag").unwrap().to_string();
+        assert_eq!(gz_tag, format!("{}-gz\"", &tag[..tag.len() - 1]));
+        let gz_length = head.length.unwrap();
+        assert!(gz_length > 0 && gz_length < SCRIPT.len() * 100);
+
+        // Either tag validates; the 304 names the representation it stands
+        // for and carries no content headers.
+        for validator in [&tag, &gz_tag] {
+            let a = answer(
+                &ask("GET", URL, &[GZIP, ("If-None-Match", validator)]),
+                store,
+                &counters,
+            );
+            assert_eq!(a.status, 304, "{validator}");
+            assert_eq!(header(&a, "ETag"), Some(gz_tag.as_str()));
+            assert_eq!(header(&a, "Content-Type"), None);
+            assert_eq!(header(&a, "Content-Encoding"), None);
+            assert_eq!(a.length, Some(gz_length));
+            assert!(a.body.as_ref().is_empty());
+        }
+        let changed = answer(
+            &ask("GET", URL, &[("If-None-Match", "\"other\"")]),
+            store,
+            &counters,
+        );
+        assert_eq!(changed.status, 200);
+        running.join();
+    }
+
+    #[test]
+    fn redirects_and_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = store(dir.path());
+        let (store, counters) = (&running.handle, Counters::new());
+        let latest = answer(
+            &ask("GET", "/assets/app/latest/app.js?v=1", &[]),
+            store,
+            &counters,
+        );
+        assert_eq!(latest.status, 302);
+        assert_eq!(
+            header(&latest, "Location"),
+            Some("/assets/app/1.0.0/app.js?v=1")
+        );
+        let post = answer(&ask("POST", URL, &[]), store, &counters);
+        assert_eq!(
+            (post.status, header(&post, "Allow")),
+            (405, Some("GET, HEAD"))
+        );
+        let missing = answer(
+            &ask("GET", "/assets/app/1.0.0/nope.js", &[]),
+            store,
+            &counters,
+        );
+        assert_eq!(missing.status, 404);
+        assert_eq!(header(&missing, "Content-Type"), Some("application/json"));
+        assert!(!missing.asset);
+        running.join();
+    }
+}

@@ -1,0 +1,89 @@
+//! The HTTP loop: each worker takes requests from the frontend, reads what
+//! decides the answer, has [`answer`] build it, counts it, and hands it
+//! back to be sent.
+
+use crate::causal;
+use crate::frontend::{self, Frontend};
+use crate::http::access_log;
+use crate::log;
+use crate::serve::answer::{Ask, answer};
+use crate::serve::counters::Counters;
+use crate::serve::store;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub(super) struct Worker<'a> {
+    pub(super) http: &'a Frontend,
+    pub(super) store: store::Handle,
+    pub(super) counters: &'a Counters,
+    pub(super) access_log: bool,
+}
+
+impl Worker<'_> {
+    pub(super) fn run(&self, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            causal::check();
+            // A request already waiting found this worker busy; only an empty
+            // queue makes it idle (the profiler's receive rule differs).
+            let next = self.http.try_recv().or_else(|| {
+                causal::idle_begin();
+                self.http.recv_timeout(Duration::from_millis(100))
+            });
+            if let Some(request) = next {
+                causal::receive_external(request.remote_addr());
+                self.serve(request)
+            }
+        }
+    }
+
+    fn serve(&self, request: frontend::Request) {
+        let received = request.received();
+        // The clock is read only for the access log: a clock read is a
+        // visible share of a cache hit's cost.
+        let started = self.access_log.then(Instant::now);
+        let ask = Ask {
+            method: request.method(),
+            target: request.url(),
+            accept_encoding: request.header("Accept-Encoding").collect(),
+            if_none_match: request.header("If-None-Match").next(),
+            if_modified_since: request.header("If-Modified-Since").next(),
+        };
+        let answer = answer(&ask, &self.store, self.counters);
+        let status = answer.status;
+        let body_bytes = if ask.method == "HEAD" || status == 304 {
+            0
+        } else {
+            answer.body.len() as u64
+        };
+        self.counters.record(status, body_bytes);
+        let log_line = started.map(|started| {
+            access_log::line(&access_log::Entry {
+                received,
+                peer: request.remote_addr().map(|a| a.ip()),
+                method: ask.method,
+                target: ask.target,
+                status,
+                body_bytes,
+                elapsed: started.elapsed(),
+            })
+        });
+        let served_asset = answer.asset && matches!(status, 200 | 304);
+        let peer = request.remote_addr().copied();
+        causal::before_respond();
+        let sent = {
+            let _s = causal::site!(HTTP_RESPOND);
+            request.respond(answer.into_reply())
+        };
+        causal::after_respond(peer.as_ref());
+        match sent {
+            Ok(()) if served_asset => causal::progress!(ASSET_SERVED),
+            Ok(()) => {}
+            Err(e) => log::err(format_args!("warning: sending a response failed: {e}")),
+        }
+        if let Some(line) = log_line {
+            // Queued, never blocking: a stalled or broken stdout costs lines,
+            // not requests.
+            log::out(line);
+        }
+    }
+}
