@@ -34,6 +34,10 @@
 # the machine under this % busy),
 # SKIP_INSTALL=1, SKIP_BUILD=1, SKIP_SEED=1 (reuse what $WORK has),
 # SUMMARY_ONLY=1 (print the tables again from $WORK/runs.tsv),
+# BASE_BIN (another build of ccc, say the commit before a change: adds the
+# configurations base-256-hot, base-all-hot and base-10pct-uniform, run
+# with that binary in the same rounds, for before/after ratios; BASE_COMMIT
+# names it in machine.txt),
 # QUIET_MAX_OTHERS (10: the second table keeps only runs where other
 # processes took at most this % of the server's CPU), CCC_COMMIT
 # (what to report as the commit when the tree is not a git work tree).
@@ -98,6 +102,7 @@ build() {
     mkdir -p "$WORK/bin"
     cp "$target/release/ccc" "$target/release/examples/seed" \
         "$target/release/examples/ceiling" "$WORK/bin/"
+    [ -z "${BASE_BIN:-}" ] || cp "$BASE_BIN" "$WORK/bin/ccc-base"
 }
 
 seed() {
@@ -166,20 +171,30 @@ wait_http() { # URL: until it answers at all, 10 s at most
     return 1
 }
 
-# Checks one asset URL answers 200 with Content-Encoding: gzip.
+# Checks one asset URL answers 200 with Content-Encoding: gzip; three tries,
+# since a loaded machine can make one curl time out. (No `echo | head`:
+# under pipefail, head closing the pipe early can fail the check.)
 check_gzip() {
-    local url=$1 headers
-    headers=$(curl -s -D - -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$url" | tr -d '\r')
-    echo "$headers" | head -1 | grep -q ' 200' || { echo "$headers" >&2; return 1; }
-    echo "$headers" | grep -qi '^content-encoding: gzip' || { echo "$headers" >&2; return 1; }
+    local url=$1 headers try
+    for try in 1 2 3; do
+        headers=$(curl -s -D - -o /dev/null --max-time 5 -H 'Accept-Encoding: gzip' "$url" | tr -d '\r')
+        case ${headers%%$'\n'*} in
+            *' 200'*) grep -qi '^content-encoding: gzip' <<<"$headers" && return 0 ;;
+        esac
+        sleep 1
+    done
+    echo "$headers" >&2
+    return 1
 }
 
 # ---------------------------------------------------------------- servers
 SERVER_PID=
 SERVER_PIDS=()
 
-start_ccc() { # cache-capacity cache-bytes [VAR=value...]
-    env "${@:3}" taskset -c "$SERVER_CPU" "${CCC_BIN:-$WORK/bin/ccc}" --db "$WORK/data/cdn.db" serve \
+start_ccc() { # binary cache-capacity cache-bytes [VAR=value...]
+    local bin=$1
+    shift
+    env "${@:3}" taskset -c "$SERVER_CPU" "$bin" --db "$WORK/data/cdn.db" serve \
         --port "$CCC_PORT_" --threads "$THREADS" \
         --cache-capacity "$1" --cache-bytes "$2" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
@@ -315,6 +330,14 @@ CONFIGS=(
     "ceiling|ceiling|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
 )
 
+if [ -n "${BASE_BIN:-}" ]; then
+    CONFIGS+=(
+        "base-256-hot|base|256|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
+        "base-all-hot|base|50000|2GiB|urls_hot.txt|seq|urls.txt|fill"
+        "base-10pct-uniform|base|4000|2GiB|urls.txt|random|urls.txt|random"
+    )
+fi
+
 run_one() { # config round
     local name server entries bytes list mode wlist wmode
     local server_env
@@ -326,7 +349,8 @@ run_one() { # config round
     loadavg=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086 # $server_env: VAR=value words, split on purpose
     case $server in
-        ccc) start_ccc "$entries" "$bytes" $server_env ;;
+        ccc) start_ccc "${CCC_BIN:-$WORK/bin/ccc}" "$entries" "$bytes" $server_env ;;
+        base) start_ccc "$WORK/bin/ccc-base" "$entries" "$bytes" $server_env ;;
         nginx) start_nginx ;;
         ceiling) start_ceiling ;;
     esac
@@ -347,7 +371,7 @@ run_one() { # config round
     result=$(load "$DURATION" "$WORK/data/$list" "$mode") || die "$name: wrk failed"
     core_after=$(core_busy "$SERVER_CPU")
     after=$(cpu_ticks "${SERVER_PIDS[@]}")
-    if [ "$server" = ccc ]; then
+    if [ "$server" = ccc ] || [ "$server" = base ]; then
         curl -s --max-time 5 "$base/_stats" >"$WORK/stats/$name.r$round.json" || true
     fi
     stop_server
@@ -388,10 +412,15 @@ column_of() {
     awk -F'\t' -v n="$1" -v c="$2" -v m="$MAX_OTHERS" 'NR > 1 && $1 == n && $16 <= m { print $c }' "$WORK/runs.tsv"
 }
 med() { column_of "$1" "$2" | median; }
-ratio() { awk -v a="$(med "$1" 3)" -v b="$(med "$2" 3)" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "n/a" }'; }
+ratio_of() { awk -v a="$(med "$2" "$1")" -v b="$(med "$3" "$1")" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else printf "n/a" }'; }
+ratio() { ratio_of 3 "$1" "$2"; }
 verdict() { # ratio target
     case $1 in n/a) echo "no data"; return ;; esac
     awk -v r="${1%x}" -v t="$2" 'BEGIN { print ((r >= t) ? "met" : "MISSED") }'
+}
+at_most() { # ratio bound
+    case $1 in n/a) echo "no data"; return ;; esac
+    awk -v r="${1%x}" -v t="$2" 'BEGIN { print ((r <= t) ? "met" : "MISSED") }'
 }
 
 tables() {
@@ -416,26 +445,36 @@ tables() {
             "$(med "$name" 16)"
     done
     echo
-    echo "| ratio (median RPS) | value | target |"
+    echo "| ratio (medians) | value | target |"
     echo "|---|---:|---|"
     local r
-    r=$(ratio ccc-256-hot ccc-off-hot)
-    echo "| ccc-256-hot / ccc-off-hot | $r | >= 1.4x: $(verdict "$r" 1.4) |"
-    r=$(ratio ccc-all-hot ccc-off-hot)
-    echo "| ccc-all-hot / ccc-off-hot | $r | >= 1.4x: $(verdict "$r" 1.4) |"
-    r=$(ratio ccc-10pct-uniform ccc-off-uniform)
-    echo "| ccc-10pct-uniform / ccc-off-uniform | $r | >= 0.98x: $(verdict "$r" 0.98) |"
     r=$(ratio ccc-256-hot ceiling)
-    echo "| ccc-256-hot / ceiling | $r | >= 0.85x: $(verdict "$r" 0.85) |"
+    echo "| RPS ccc-256-hot / ceiling | $r | >= 0.85x: $(verdict "$r" 0.85) |"
     r=$(ratio ccc-all-hot ceiling)
-    echo "| ccc-all-hot / ceiling | $r | >= 0.85x: $(verdict "$r" 0.85) |"
-    for name in ccc-off-hot ccc-256-hot ccc-all-hot; do
-        echo "| $name / nginx-hot | $(ratio "$name" nginx-hot) | - |"
+    echo "| RPS ccc-all-hot / ceiling | $r | >= 0.9x: $(verdict "$r" 0.9) |"
+    r=$(ratio ccc-256-hot ccc-off-hot)
+    echo "| RPS ccc-256-hot / ccc-off-hot | $r | >= 1.4x: $(verdict "$r" 1.4) |"
+    r=$(ratio ccc-all-hot ccc-off-hot)
+    echo "| RPS ccc-all-hot / ccc-off-hot | $r | - |"
+    r=$(ratio ccc-10pct-uniform ccc-off-uniform)
+    echo "| RPS ccc-10pct-uniform / ccc-off-uniform | $r | >= 0.98x: $(verdict "$r" 0.98) |"
+    r=$(ratio_of 6 ccc-256-hot ceiling)
+    echo "| CPU-s per 1000 req, ccc-256-hot / ceiling | $r | <= 1.2x: $(at_most "$r" 1.2) |"
+    r=$(ratio_of 11 ccc-256-hot ceiling)
+    echo "| p99 latency, ccc-256-hot / ceiling | $r | <= 2x (at 200 connections): $(at_most "$r" 2) |"
+    for name in ccc-off-hot ccc-256-hot ccc-all-hot ceiling; do
+        echo "| RPS $name / nginx-hot | $(ratio "$name" nginx-hot) | - |"
     done
     for name in ccc-10pct-uniform ccc-off-uniform; do
-        echo "| $name / nginx-uniform | $(ratio "$name" nginx-uniform) | - |"
+        echo "| RPS $name / nginx-uniform | $(ratio "$name" nginx-uniform) | - |"
     done
-    echo "| ceiling / nginx-hot | $(ratio ceiling nginx-hot) | - |"
+    if [ -n "$(column_of base-256-hot 3)" ]; then
+        for name in 256-hot all-hot 10pct-uniform; do
+            echo "| RPS ccc-$name / base-$name (after / before) | $(ratio "ccc-$name" "base-$name") | - |"
+        done
+        echo "| RPS base-256-hot / ceiling (before) | $(ratio base-256-hot ceiling) | - |"
+        echo "| CPU-s per 1000 req, base-256-hot / ceiling (before) | $(ratio_of 6 base-256-hot ceiling) | - |"
+    fi
 }
 
 summary() {
@@ -475,6 +514,7 @@ main() {
         else
             echo "ccc commit: ${CCC_COMMIT:-unknown (not a git work tree)}"
         fi
+        [ -z "${BASE_BIN:-}" ] || echo "base: $BASE_BIN (${BASE_COMMIT:-commit not given})"
         echo "cpus: $(nproc); $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
         echo "memory: $(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
         echo "kernel: $(uname -r)"
