@@ -505,7 +505,7 @@ main() {
     HZ=$(getconf CLK_TCK)
     [ "${SKIP_BUILD:-0}" = 1 ] || build
     [ "${SKIP_SEED:-0}" = 1 ] || seed
-    MEDIAN_SIZE=$(find "$WORK/export" -name '*.gz' -printf '%s\n' | median)
+    MEDIAN_SIZE=$(find -L "$WORK/export" -name '*.gz' -printf '%s\n' | median)
     write_nginx_conf
     {
         echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
