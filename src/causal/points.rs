@@ -7,9 +7,11 @@
 
 use super::{Progress, Site};
 
-/// Store actor: looking a key up in the LRU cache.
+/// HTTP worker: looking a key up in the shared asset cache (a hit then
+/// needs no call on the store actor).
 pub static CACHE_LOOKUP: Site = Site::new(0, "cache-lookup");
-/// Store actor: inserting a fetched asset into the cache (and evicting).
+/// Store actor: preparing a fetched asset's responses and inserting it into
+/// the cache (and evicting).
 pub static CACHE_INSERT: Site = Site::new(1, "cache-insert");
 /// Store actor: the prepared asset query, body copied out of SQLite.
 pub static SQLITE_QUERY: Site = Site::new(2, "sqlite-query");
