@@ -12,6 +12,8 @@ use crate::serve::store;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+/// One worker thread's view of the server: where requests come from, the
+/// store, the shared counters.
 pub(super) struct Worker<'a> {
     pub(super) http: &'a Frontend,
     pub(super) store: store::Handle,
