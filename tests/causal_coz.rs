@@ -1,4 +1,4 @@
-//! `ccc causal --coz-out`: the profile `causal::coz::render` writes is read
+//! `ccc causal --coz-out`: the profile `cmd::causal::coz::render` writes is read
 //! the way Coz's own viewer reads it.
 //!
 //! [`viewer`] restates, in Rust, the rules of plasma-umass/coz
@@ -12,10 +12,10 @@
 
 #![cfg(feature = "causal")]
 
-use ccc::causal::coz::{self, Format};
 use ccc::causal::points::{ASSET_SERVED, SITES};
-use ccc::causal::report::{self, Summary};
-use ccc::causal::run::Cell;
+use ccc::cmd::causal::coz::{self, Format};
+use ccc::cmd::causal::report::{self, Summary};
+use ccc::cmd::causal::sweep::Cell;
 
 /// The rules of Coz's viewer, restated.
 ///

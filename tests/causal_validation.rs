@@ -21,9 +21,9 @@
 
 use ccc::actor::{self, Actor, Handle, Reply};
 use ccc::causal::engine::{ExternalWake, SiteClock};
-use ccc::causal::plan::{CellSpec, SplitMix64};
-use ccc::causal::run::{Session, Timing, run_cell};
 use ccc::causal::{self, GLOBALS, Progress, Site};
+use ccc::cmd::causal::plan::{CellSpec, SplitMix64};
+use ccc::cmd::causal::sweep::{Session, Timing, run_cell};
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

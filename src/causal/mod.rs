@@ -16,8 +16,13 @@
 //! compile to nothing. With it on but no profiling session (`ccc serve`),
 //! each costs one relaxed atomic load and a branch.
 //!
-//! The rest of the profiler: [`engine`] (the delay rules), [`points`] (ccc's
-//! sites), the experiment controller and its reports.
+//! This module is only the hooks that compile into the serve path:
+//! [`engine`] (the delay rules, on an injected clock), the per-thread
+//! runtime that applies them, and [`points`] (ccc's sites). The experiment
+//! driver (the controller's sweep, the load generator, the ledger audit,
+//! the reports, the plot and the Coz file) lives beside the command that
+//! runs it, in `cmd::causal`, and reaches the hooks only through what this
+//! module exports.
 
 pub mod points;
 
@@ -35,21 +40,7 @@ impl Site {
 }
 
 #[cfg(feature = "causal")]
-pub mod coz;
-#[cfg(feature = "causal")]
 pub mod engine;
-#[cfg(feature = "causal")]
-pub mod ledger;
-#[cfg(feature = "causal")]
-pub mod load;
-#[cfg(feature = "causal")]
-pub mod plan;
-#[cfg(feature = "causal")]
-pub mod plot;
-#[cfg(feature = "causal")]
-pub mod report;
-#[cfg(feature = "causal")]
-pub mod run;
 #[cfg(feature = "causal")]
 mod runtime;
 #[cfg(feature = "causal")]

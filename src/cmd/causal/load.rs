@@ -8,17 +8,17 @@
 //! like an outside load generator, they are not delayed.
 //!
 //! URLs come from a file (one per line, used in order, as `urls_hot.txt`
-//! already encodes a skew) or from the catalog with a hot-set skew: 80% of
-//! requests go to the first 50 assets, 20% to any asset.
+//! already encodes a skew) or from a list the command gives, with a hot-set
+//! skew: 80% of requests go to the first 50 assets, 20% to any asset. The
+//! generator knows nothing of the catalog or of how URLs are built: it is
+//! an HTTP client like any other.
 //!
 //! A request fails on a status outside 2xx/3xx or an I/O error; failures are
 //! counted by cause (`HTTP 404`, `connection reset`), so a run can say what
 //! went wrong rather than only how often.
 
 use super::plan::SplitMix64;
-use crate::catalog::{Access, Catalog};
 use crate::error::{Error, Result};
-use crate::http::route::asset_url;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -57,23 +57,11 @@ impl Urls {
         Ok(Urls::InOrder(urls))
     }
 
-    /// Every asset of the catalog, in catalog order, with the hot-set skew.
-    pub fn from_catalog(db: &Path) -> Result<Urls> {
-        let catalog = Catalog::open(db, Access::ReadOnly)?;
-        let mut urls = Vec::new();
-        for package in catalog.packages()? {
-            for version in catalog.versions(&package.package)? {
-                for file in catalog.files(version.id)? {
-                    urls.push(asset_url(
-                        &package.package,
-                        &version.version.to_string(),
-                        &file.path,
-                    ));
-                }
-            }
-        }
+    /// The given targets with the hot-set skew: the first `HOT_ASSETS` take
+    /// 80% of the requests.
+    pub fn hot_set(urls: Vec<String>, source: &Path) -> Result<Urls> {
         if urls.is_empty() {
-            return Err(Error::bad_input(db, "has no assets to request"));
+            return Err(Error::bad_input(source, "has no assets to request"));
         }
         Ok(Urls::HotSet(urls))
     }

@@ -191,46 +191,105 @@ fn f(v: f64) -> String {
     }
 }
 
+/// Where everything goes: the canvas, the plot area and both axes.
+struct Frame {
+    width: f64,
+    height: f64,
+    x0: f64,
+    x1: f64,
+    y0: f64,
+    y1: f64,
+    xaxis: Axis,
+    yaxis: Axis,
+}
+
+impl Frame {
+    /// Sizes the canvas for the legend's rows and longest name, and scales
+    /// x from 0 to the largest speedup, y over every median and interval
+    /// end, always with 0 and at least ±1%.
+    fn new(summary: &Summary, curves: &[Curve]) -> Frame {
+        let longest = curves
+            .iter()
+            .map(|c| c.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let legend_w = (70.0 + 7.2 * longest as f64).clamp(280.0, 440.0);
+        let width = (LEFT + PLOT_W + 24.0 + legend_w).max(WIDTH_MIN);
+        let legend_h = (curves.len() as f64 + 5.0) * ROW;
+        let height = (TOP + legend_h + BOTTOM).max(HEIGHT_MIN);
+        let max_pct = summary
+            .lines
+            .iter()
+            .map(|l| f64::from(l.speedup_pct))
+            .fold(0.0, f64::max);
+        let xaxis = Axis::new(0.0, if max_pct > 0.0 { max_pct } else { 100.0 }, 5.0);
+        let (lo, hi) = summary
+            .lines
+            .iter()
+            .filter(|l| l.speedup_pct != 0)
+            .flat_map(|l| [pct(l.change_median), pct(l.change_lo), pct(l.change_hi)])
+            .flatten()
+            .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        let pad = (hi - lo) * 0.05;
+        let yaxis = Axis::new((lo - pad).min(-1.0), (hi + pad).max(1.0), 6.0);
+        Frame {
+            width,
+            height,
+            x0: LEFT,
+            x1: LEFT + PLOT_W,
+            y0: height - BOTTOM,
+            y1: TOP,
+            xaxis,
+            yaxis,
+        }
+    }
+
+    /// A speedup's x; markers at 0% and at the largest speedup stay inside
+    /// the frame.
+    fn px(&self, v: f64) -> f64 {
+        self.xaxis.map(v, self.x0 + INSET, self.x1 - INSET)
+    }
+
+    fn py(&self, v: f64) -> f64 {
+        self.yaxis.map(v, self.y0, self.y1)
+    }
+}
+
 /// Renders `summary` as an SVG document titled `title`.
 pub fn svg(summary: &Summary, title: &str) -> String {
     let curves = curves(summary);
-    let longest = curves
-        .iter()
-        .map(|c| c.name.chars().count())
-        .max()
-        .unwrap_or(0);
-    let legend_w = (70.0 + 7.2 * longest as f64).clamp(280.0, 440.0);
-    let width = (LEFT + PLOT_W + 24.0 + legend_w).max(WIDTH_MIN);
-    let legend_h = (curves.len() as f64 + 5.0) * ROW;
-    let height = (TOP + legend_h + BOTTOM).max(HEIGHT_MIN);
-    let (x0, x1) = (LEFT, LEFT + PLOT_W);
-    let (y0, y1) = (height - BOTTOM, TOP);
-
-    // Scales: x from 0 to the largest speedup, y over every median and
-    // interval end, always with 0 and at least ±1%.
-    let max_pct = summary
-        .lines
-        .iter()
-        .map(|l| f64::from(l.speedup_pct))
-        .fold(0.0, f64::max);
-    let xaxis = Axis::new(0.0, if max_pct > 0.0 { max_pct } else { 100.0 }, 5.0);
-    let values: Vec<f64> = summary
-        .lines
-        .iter()
-        .filter(|l| l.speedup_pct != 0)
-        .flat_map(|l| [pct(l.change_median), pct(l.change_lo), pct(l.change_hi)])
-        .flatten()
-        .collect();
-    let (lo, hi) = values
-        .iter()
-        .fold((0.0f64, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
-    let pad = (hi - lo) * 0.05;
-    let yaxis = Axis::new((lo - pad).min(-1.0), (hi + pad).max(1.0), 6.0);
-    // Markers at 0% and at the largest speedup stay inside the frame.
-    let px = |v: f64| xaxis.map(v, x0 + INSET, x1 - INSET);
-    let py = |v: f64| yaxis.map(v, y0, y1);
-
+    let frame = Frame::new(summary, &curves);
     let mut s = String::new();
+    heading(&mut s, &frame, summary, title);
+    grid(&mut s, &frame, summary.noise_floor);
+    axes(&mut s, &frame);
+    if !curves.iter().any(|c| c.measured) {
+        let _ = writeln!(
+            s,
+            r##"<text x="{}" y="{}" text-anchor="middle" fill="#888">no reliable measurement to plot</text>"##,
+            f((frame.x0 + frame.x1) / 2.0),
+            f(frame.py(0.0) - 12.0)
+        );
+    }
+    // Sites side by side (dodged) where they share a speedup.
+    let n = curves.len();
+    let dodge = if n > 1 {
+        (24.0 / (n - 1) as f64).min(4.0)
+    } else {
+        0.0
+    };
+    for (i, c) in curves.iter().enumerate() {
+        let dx = (i as f64 - (n as f64 - 1.0) / 2.0) * dodge;
+        curve(&mut s, &frame, c, &color(i), dx);
+    }
+    legend(&mut s, &frame, &curves);
+    let _ = writeln!(s, "</svg>");
+    s
+}
+
+/// The document's opening, background, title and the line under it.
+fn heading(s: &mut String, frame: &Frame, summary: &Summary, title: &str) {
+    let (width, height) = (frame.width, frame.height);
     let _ = writeln!(s, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
     let _ = writeln!(
         s,
@@ -272,8 +331,22 @@ pub fn svg(summary: &Summary, title: &str) -> String {
         f(LEFT),
         esc(&sub)
     );
+}
 
-    // Grid, ticks and labels.
+/// The grid lines at every tick, the noise floor's band and the dashed
+/// y = 0 line.
+fn grid(s: &mut String, frame: &Frame, noise_floor: Option<f64>) {
+    let Frame {
+        x0,
+        x1,
+        y0,
+        y1,
+        ref xaxis,
+        ref yaxis,
+        ..
+    } = *frame;
+    let px = |v| frame.px(v);
+    let py = |v| frame.py(v);
     let _ = writeln!(s, r##"<g stroke="#e6e6e6" stroke-width="1">"##);
     for t in xaxis.ticks() {
         let _ = writeln!(
@@ -294,7 +367,7 @@ pub fn svg(summary: &Summary, title: &str) -> String {
         );
     }
     let _ = writeln!(s, "</g>");
-    if let Some(floor) = summary.noise_floor.and_then(|x| pct(Some(x))) {
+    if let Some(floor) = noise_floor.and_then(|x| pct(Some(x))) {
         let top = py(floor.min(yaxis.hi));
         let bottom = py((-floor).max(yaxis.lo));
         if bottom > top {
@@ -316,6 +389,21 @@ pub fn svg(summary: &Summary, title: &str) -> String {
         f(x1),
         y = f(py(0.0))
     );
+}
+
+/// The frame's two axes with their ticks, tick labels and titles.
+fn axes(s: &mut String, frame: &Frame) {
+    let Frame {
+        x0,
+        x1,
+        y0,
+        y1,
+        ref xaxis,
+        ref yaxis,
+        ..
+    } = *frame;
+    let px = |v| frame.px(v);
+    let py = |v| frame.py(v);
     let _ = writeln!(
         s,
         r##"<g stroke="#333" stroke-width="1"><line x1="{x0}" y1="{y0}" x2="{x1}" y2="{y0}"/><line x1="{x0}" y1="{y0}" x2="{x0}" y2="{y1}"/>"##,
@@ -377,105 +465,94 @@ pub fn svg(summary: &Summary, title: &str) -> String {
         );
     }
     let _ = writeln!(s, "</g>");
-    if !curves.iter().any(|c| c.measured) {
-        let _ = writeln!(
-            s,
-            r##"<text x="{}" y="{}" text-anchor="middle" fill="#888">no reliable measurement to plot</text>"##,
-            f((x0 + x1) / 2.0),
-            f(py(0.0) - 12.0)
-        );
-    }
+}
 
-    // Curves, sites side by side (dodged) where they share a speedup.
-    let n = curves.len();
-    let dodge = if n > 1 {
-        (24.0 / (n - 1) as f64).min(4.0)
+/// One site's polyline, whiskers and markers, each with a tooltip.
+fn curve(s: &mut String, frame: &Frame, c: &Curve, col: &str, dx: f64) {
+    let px = |v| frame.px(v);
+    let py = |v| frame.py(v);
+    let style = if c.noisy {
+        r#" stroke-dasharray="6 4" opacity="0.5""#
     } else {
-        0.0
+        ""
     };
-    for (i, c) in curves.iter().enumerate() {
-        let col = color(i);
-        let dx = (i as f64 - (n as f64 - 1.0) / 2.0) * dodge;
-        let style = if c.noisy {
-            r#" stroke-dasharray="6 4" opacity="0.5""#
-        } else {
-            ""
-        };
-        let _ = writeln!(s, r#"<g stroke="{col}" fill="{col}"{style}>"#);
-        let mut points: Vec<(f64, f64)> = vec![(0.0, 0.0)];
-        points.extend(
-            c.lines
-                .iter()
-                .filter(|l| l.speedup_pct != 0)
-                .filter_map(|l| Some((f64::from(l.speedup_pct), pct(l.change_median)?))),
-        );
-        let coords: Vec<String> = points
+    let _ = writeln!(s, r#"<g stroke="{col}" fill="{col}"{style}>"#);
+    let mut points: Vec<(f64, f64)> = vec![(0.0, 0.0)];
+    points.extend(
+        c.lines
             .iter()
-            .map(|(x, y)| format!("{},{}", f(px(*x) + dx), f(py(*y))))
-            .collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline points="{}" fill="none" stroke-width="2" stroke-linejoin="round"><title>{}</title></polyline>"#,
-            coords.join(" "),
-            esc(c.name)
-        );
-        for l in &c.lines {
-            let x = px(f64::from(l.speedup_pct)) + dx;
-            if l.speedup_pct == 0 {
-                // The baseline: drawn only if measured.
-                if l.n > 0 && l.rate_median.is_finite() {
-                    let _ = writeln!(
-                        s,
-                        r#"<circle cx="{}" cy="{}" r="3"><title>{} at 0%: {}/s, n={}</title></circle>"#,
-                        f(x),
-                        f(py(0.0)),
-                        esc(c.name),
-                        thousands(l.rate_median),
-                        l.n
-                    );
-                }
-                continue;
-            }
-            let Some(m) = pct(l.change_median) else {
-                continue;
-            };
-            if let (Some(a), Some(b)) = (pct(l.change_lo), pct(l.change_hi)) {
-                let (ya, yb) = (py(a), py(b));
+            .filter(|l| l.speedup_pct != 0)
+            .filter_map(|l| Some((f64::from(l.speedup_pct), pct(l.change_median)?))),
+    );
+    let coords: Vec<String> = points
+        .iter()
+        .map(|(x, y)| format!("{},{}", f(px(*x) + dx), f(py(*y))))
+        .collect();
+    let _ = writeln!(
+        s,
+        r#"<polyline points="{}" fill="none" stroke-width="2" stroke-linejoin="round"><title>{}</title></polyline>"#,
+        coords.join(" "),
+        esc(c.name)
+    );
+    for l in &c.lines {
+        let x = px(f64::from(l.speedup_pct)) + dx;
+        if l.speedup_pct == 0 {
+            // The baseline: drawn only if measured.
+            if l.n > 0 && l.rate_median.is_finite() {
                 let _ = writeln!(
                     s,
-                    r#"<path d="M{x} {ya}V{yb}M{l} {ya}H{r}M{l} {yb}H{r}" fill="none" stroke-width="1.2" stroke-dasharray="none"/>"#,
-                    x = f(x),
-                    ya = f(ya),
-                    yb = f(yb),
-                    l = f(x - 3.5),
-                    r = f(x + 3.5)
+                    r#"<circle cx="{}" cy="{}" r="3"><title>{} at 0%: {}/s, n={}</title></circle>"#,
+                    f(x),
+                    f(py(0.0)),
+                    esc(c.name),
+                    thousands(l.rate_median),
+                    l.n
                 );
             }
-            let tip = format!(
-                "{} at {}%: {} ({} … {}), coz {}, n={}{}",
-                c.name,
-                l.speedup_pct,
-                label(m, 1, true),
-                pct(l.change_lo).map_or("?".into(), |v| label(v, 1, true)),
-                pct(l.change_hi).map_or("?".into(), |v| label(v, 1, true)),
-                pct(l.coz_pooled).map_or("—".into(), |v| label(v, 1, true)),
-                l.n,
-                if l.noise { ", ~ noise" } else { "" }
-            );
-            let fill = if l.noise { r##" fill="#fff""## } else { "" };
+            continue;
+        }
+        let Some(m) = pct(l.change_median) else {
+            continue;
+        };
+        if let (Some(a), Some(b)) = (pct(l.change_lo), pct(l.change_hi)) {
+            let (ya, yb) = (py(a), py(b));
             let _ = writeln!(
                 s,
-                r#"<circle cx="{}" cy="{}" r="4"{fill} stroke-width="1.5" stroke-dasharray="none"><title>{}</title></circle>"#,
-                f(x),
-                f(py(m)),
-                esc(&tip)
+                r#"<path d="M{x} {ya}V{yb}M{l} {ya}H{r}M{l} {yb}H{r}" fill="none" stroke-width="1.2" stroke-dasharray="none"/>"#,
+                x = f(x),
+                ya = f(ya),
+                yb = f(yb),
+                l = f(x - 3.5),
+                r = f(x + 3.5)
             );
         }
-        let _ = writeln!(s, "</g>");
+        let tip = format!(
+            "{} at {}%: {} ({} … {}), coz {}, n={}{}",
+            c.name,
+            l.speedup_pct,
+            label(m, 1, true),
+            pct(l.change_lo).map_or("?".into(), |v| label(v, 1, true)),
+            pct(l.change_hi).map_or("?".into(), |v| label(v, 1, true)),
+            pct(l.coz_pooled).map_or("—".into(), |v| label(v, 1, true)),
+            l.n,
+            if l.noise { ", ~ noise" } else { "" }
+        );
+        let fill = if l.noise { r##" fill="#fff""## } else { "" };
+        let _ = writeln!(
+            s,
+            r#"<circle cx="{}" cy="{}" r="4"{fill} stroke-width="1.5" stroke-dasharray="none"><title>{}</title></circle>"#,
+            f(x),
+            f(py(m)),
+            esc(&tip)
+        );
     }
+    let _ = writeln!(s, "</g>");
+}
 
-    // Legend.
-    let lx = x1 + 24.0;
+/// The legend to the right of the plot: one row per site, then what the
+/// marks mean.
+fn legend(s: &mut String, frame: &Frame, curves: &[Curve]) {
+    let lx = frame.x1 + 24.0;
     let mut ly = TOP + 6.0;
     let _ = writeln!(s, "<g>");
     let _ = writeln!(
@@ -547,8 +624,7 @@ pub fn svg(summary: &Summary, title: &str) -> String {
         l = f(lx + 9.5),
         r = f(lx + 16.5)
     );
-    let _ = writeln!(s, "</g>\n</g>\n</svg>");
-    s
+    let _ = writeln!(s, "</g>\n</g>");
 }
 
 #[cfg(test)]

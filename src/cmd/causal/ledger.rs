@@ -21,7 +21,7 @@
 //! [`advice`] says, for each check, what a failure means for the results and
 //! what the user can do; `ccc causal` prints it once per failed check.
 
-use super::engine::{Field, Snapshot};
+use crate::causal::engine::{Field, Snapshot};
 use serde::Serialize;
 
 /// One thread's accounts for one cell.

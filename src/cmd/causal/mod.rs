@@ -9,6 +9,21 @@ use crate::cli::CausalArgs;
 #[cfg(feature = "causal")]
 pub use enabled::run;
 
+#[cfg(feature = "causal")]
+pub mod coz;
+#[cfg(feature = "causal")]
+pub mod ledger;
+#[cfg(feature = "causal")]
+pub mod load;
+#[cfg(feature = "causal")]
+pub mod plan;
+#[cfg(feature = "causal")]
+pub mod plot;
+#[cfg(feature = "causal")]
+pub mod report;
+#[cfg(feature = "causal")]
+pub mod sweep;
+
 #[cfg(not(feature = "causal"))]
 pub fn run(_db: &std::path::Path, _args: CausalArgs) -> crate::Result<std::process::ExitCode> {
     eprintln!(
@@ -20,16 +35,19 @@ pub fn run(_db: &std::path::Path, _args: CausalArgs) -> crate::Result<std::proce
 #[cfg(feature = "causal")]
 mod enabled {
     use super::CausalArgs;
-    use crate::causal::coz::{self, Format};
+    use super::coz::{self, Format};
+    use super::ledger;
+    use super::load::{self, Load, Urls};
+    use super::plan::Plan;
+    use super::plot;
+    use super::report::{self, Summary};
+    use super::sweep::{self, Cell, Session, Timing, WarmUpError};
+    use crate::catalog::{Access, Catalog};
     use crate::causal::engine::{ExternalWake, SiteClock};
-    use crate::causal::ledger;
-    use crate::causal::load::{self, Load, Urls};
-    use crate::causal::plan::Plan;
     use crate::causal::points::{ASSET_SERVED, SITES};
-    use crate::causal::report::{self, Summary};
-    use crate::causal::run::{self, Cell, Session, Timing, WarmUpError};
     use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
     use crate::error::{Error, Result};
+    use crate::http::route::asset_url;
     use crate::output::{Column, Table};
     use crate::serve::Server;
     use crate::{interrupt, output};
@@ -49,6 +67,22 @@ mod enabled {
     /// How long to wait for someone else's load to start, and for ccc's own.
     const EXTERNAL_LOAD_PATIENCE: Duration = Duration::from_secs(30);
     const BUILTIN_LOAD_PATIENCE: Duration = Duration::from_secs(5);
+
+    /// Every asset's URL, in catalog order, for the built-in load: the
+    /// catalog says what exists, the HTTP layer how it is addressed.
+    fn every_asset_url(db: &Path) -> Result<Vec<String>> {
+        let catalog = Catalog::open(db, Access::ReadOnly)?;
+        let mut urls = Vec::new();
+        for package in catalog.packages()? {
+            for version in catalog.versions(&package.package)? {
+                let version_text = version.version.to_string();
+                for file in catalog.files(version.id)? {
+                    urls.push(asset_url(&package.package, &version_text, &file.path));
+                }
+            }
+        }
+        Ok(urls)
+    }
 
     fn site_name(id: u16) -> String {
         SITES
@@ -118,154 +152,80 @@ mod enabled {
         load: load::Report,
     }
 
-    pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
-        let sites: Vec<u16> = if args.sites.is_empty() {
-            SITES.iter().map(|s| s.id).collect()
-        } else {
-            // A site named twice is profiled once.
-            let mut sites = args.sites.clone();
-            sites.sort_unstable();
-            sites.dedup();
-            sites
-        };
-        let seed = args.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(1, |d| d.as_nanos() as u64 % 1_000_000)
-        });
-        let plan = Plan::new(sites.clone(), args.speedups.clone(), args.rounds, seed);
-        let timing = Timing {
-            warmup: args.warmup,
-            window: args.window,
-            max_window: args.max_window,
-            settle: args.settle,
-            min_delta: args.min_delta,
-            ..Timing::default()
-        };
-        let urls = match (args.load, &args.urls) {
-            (LoadArg::Builtin(_), Some(file)) => Some(Urls::from_file(file)?),
-            (LoadArg::Builtin(_), None) => Some(Urls::from_catalog(db)?),
-            (LoadArg::External, _) => None,
-        };
-        let external_wake = match args.external_wake {
-            ExternalWakeArg::Conn => ExternalWake::Conn,
-            ExternalWakeArg::Owe => ExternalWake::Owe,
-            ExternalWakeArg::Skip => ExternalWake::Skip,
-        };
-        let site_clock = match args.site_clock {
-            SiteClockArg::Wall => SiteClock::Wall,
-            SiteClockArg::Cpu => SiteClock::Cpu,
-        };
+    /// What the flags resolve to before anything starts.
+    struct Settings {
+        sites: Vec<u16>,
+        seed: u64,
+        plan: Plan,
+        timing: Timing,
+        /// The built-in load's targets; `None` with external load.
+        urls: Option<Urls>,
+        external_wake: ExternalWake,
+        site_clock: SiteClock,
+    }
 
+    impl Settings {
+        fn from_args(db: &Path, args: &CausalArgs) -> Result<Settings> {
+            let sites: Vec<u16> = if args.sites.is_empty() {
+                SITES.iter().map(|s| s.id).collect()
+            } else {
+                // A site named twice is profiled once.
+                let mut sites = args.sites.clone();
+                sites.sort_unstable();
+                sites.dedup();
+                sites
+            };
+            let seed = args.seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64 % 1_000_000)
+            });
+            let urls = match (args.load, &args.urls) {
+                (LoadArg::Builtin(_), Some(file)) => Some(Urls::from_file(file)?),
+                (LoadArg::Builtin(_), None) => Some(Urls::hot_set(every_asset_url(db)?, db)?),
+                (LoadArg::External, _) => None,
+            };
+            Ok(Settings {
+                plan: Plan::new(sites.clone(), args.speedups.clone(), args.rounds, seed),
+                sites,
+                seed,
+                timing: Timing {
+                    warmup: args.warmup,
+                    window: args.window,
+                    max_window: args.max_window,
+                    settle: args.settle,
+                    min_delta: args.min_delta,
+                    ..Timing::default()
+                },
+                urls,
+                external_wake: match args.external_wake {
+                    ExternalWakeArg::Conn => ExternalWake::Conn,
+                    ExternalWakeArg::Owe => ExternalWake::Owe,
+                    ExternalWakeArg::Skip => ExternalWake::Skip,
+                },
+                site_clock: match args.site_clock {
+                    SiteClockArg::Wall => SiteClock::Wall,
+                    SiteClockArg::Cpu => SiteClock::Cpu,
+                },
+            })
+        }
+    }
+
+    pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
+        let mut settings = Settings::from_args(db, &args)?;
         let started = Instant::now();
         let startup_unix_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let signals = interrupt::watch()?;
         let interrupted = || signals.load(Ordering::Relaxed);
-        // Arm before the server starts, so its threads register.
-        let session = Session::arm_with(external_wake, site_clock);
-        let server = Server::start(super::super::serve::config(db, &args.server))?;
-        let addr = server.addr();
-        eprintln!("profiling http://{addr} (seed {seed})");
-        let stop_server = AtomicBool::new(false);
 
-        let outcome = std::thread::scope(|scope| -> Result<Outcome> {
-            let serving = scope.spawn(|| server.run(&stop_server));
-            let load = match (args.load, urls) {
-                (LoadArg::Builtin(n), Some(urls)) => {
-                    Some(Load::start(addr, Arc::new(urls), n, seed)?)
-                }
-                _ => {
-                    eprintln!(
-                        "waiting for load on http://{addr} (up to {}s; Ctrl-C stops)...",
-                        EXTERNAL_LOAD_PATIENCE.as_secs()
-                    );
-                    None
-                }
-            };
-            let result = (|| -> Result<(Vec<Cell>, f64, Duration)> {
-                let patience = if load.is_some() {
-                    BUILTIN_LOAD_PATIENCE
-                } else {
-                    EXTERNAL_LOAD_PATIENCE
-                };
-                let rate = match run::warm_up(&ASSET_SERVED, &timing, patience, &interrupted) {
-                    Ok(rate) => rate,
-                    Err(WarmUpError::Interrupted) => {
-                        return Err(Error::Interrupted(
-                            interrupt::requested().unwrap_or(libc::SIGINT),
-                        ));
-                    }
-                    Err(WarmUpError::NoProgress(waited)) => {
-                        return Err(Error::NoLoad {
-                            addr,
-                            waited,
-                            external: load.is_none(),
-                            failures: load.as_ref().and_then(|l| l.report().failure_summary()),
-                        });
-                    }
-                };
-                let window = run::window_for(rate, &timing);
-                eprintln!(
-                    "warm-up: {rate:.0} {}/s; window {} ms; {}",
-                    ASSET_SERVED.name,
-                    window.as_millis(),
-                    output::count(plan.schedule().len() as u64, "cell")
-                );
-                let mut on_cell = |cell: &Cell, done: usize, total: usize| {
-                    eprintln!(
-                        "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}{}",
-                        cell.round + 1,
-                        site_name(cell.site),
-                        cell.speedup_pct,
-                        cell.rate(),
-                        cell.delta,
-                        if cell.visits == 0 {
-                            "  (site not visited)"
-                        } else {
-                            ""
-                        },
-                        cell.reason
-                            .as_deref()
-                            .map(|r| format!("  (unreliable: {r})"))
-                            .unwrap_or_default()
-                    );
-                };
-                let cells = run::sweep(
-                    &session,
-                    &plan,
-                    &ASSET_SERVED,
-                    window,
-                    &timing,
-                    &mut on_cell,
-                    &interrupted,
-                );
-                Ok((cells, rate, window))
-            })();
-            let load_report = load.map(Load::stop).unwrap_or_default();
-            stop_server.store(true, Ordering::Relaxed);
-            let served = serving.join();
-            let (cells, rate, window) = result?;
-            match served {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(e),
-                Err(_) => return Err(Error::Internal("the server thread panicked".into())),
-            }
-            Ok(Outcome {
-                cells,
-                warmup_rate: rate,
-                window,
-                load: load_report,
-            })
-        });
-        drop(session);
         let Outcome {
             cells,
             warmup_rate,
             window,
             load: load_report,
-        } = outcome?;
+        } = profile(db, &args, &mut settings, &interrupted)?;
         let stopped_by = interrupt::requested();
         if let Some(signal) = stopped_by {
             if cells.is_empty() {
@@ -274,15 +234,14 @@ mod enabled {
             eprintln!(
                 "interrupted after {} of {}: reporting those",
                 output::count(cells.len() as u64, "cell"),
-                plan.schedule().len()
+                settings.plan.schedule().len()
             );
         }
 
         let summary = report::summarize(&cells, &site_name);
         let warnings = warnings(&summary, &cells, &load_report);
         let command = std::env::args().collect::<Vec<_>>().join(" ");
-
-        print_table(&summary, &plan, args.load, window, seed)?;
+        print_table(&summary, &settings.plan, args.load, window, settings.seed)?;
         if let Some(level) = args.ledger {
             print_ledger(&cells, level)?;
         }
@@ -296,20 +255,19 @@ mod enabled {
         ))?;
 
         if let Some(path) = &args.json {
-            let site_names: Vec<String> = sites.iter().map(|s| site_name(*s)).collect();
             let report = JsonReport {
                 version: env!("CARGO_PKG_VERSION"),
                 config: Config {
-                    sites: site_names,
-                    speedups: &plan.speedups,
-                    rounds: plan.rounds,
-                    seed,
+                    sites: settings.sites.iter().map(|s| site_name(*s)).collect(),
+                    speedups: &settings.plan.speedups,
+                    rounds: settings.plan.rounds,
+                    seed: settings.seed,
                     load: args.load.to_string(),
-                    external_wake: format!("{:?}", external_wake).to_lowercase(),
-                    site_clock: format!("{:?}", site_clock).to_lowercase(),
-                    timing: &timing,
+                    external_wake: format!("{:?}", settings.external_wake).to_lowercase(),
+                    site_clock: format!("{:?}", settings.site_clock).to_lowercase(),
+                    timing: &settings.timing,
                     window_ms: window.as_millis() as u64,
-                    command: command.clone(),
+                    command,
                 },
                 baseline: Baseline {
                     warmup_rate,
@@ -339,7 +297,7 @@ mod enabled {
         }
         if let Some(path) = &args.plot {
             let title = format!("ccc causal: {} served/s", ASSET_SERVED.name);
-            write_out(path, &crate::causal::plot::svg(&summary, &title), false)?;
+            write_out(path, &plot::svg(&summary, &title), false)?;
         }
         if let Some(signal) = stopped_by {
             return Ok(ExitCode::from(interrupt::exit_code(signal)));
@@ -348,6 +306,125 @@ mod enabled {
             return Ok(ExitCode::from(LEDGER_ERROR_EXIT));
         }
         Ok(ExitCode::SUCCESS)
+    }
+
+    /// Starts the server in this process with the profiler armed, starts
+    /// the built-in load (or waits for someone else's), sweeps, and stops
+    /// both, whatever happened in between.
+    fn profile(
+        db: &Path,
+        args: &CausalArgs,
+        settings: &mut Settings,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<Outcome> {
+        // Arm before the server starts, so its threads register.
+        let session = Session::arm_with(settings.external_wake, settings.site_clock);
+        let server = Server::start(super::super::serve::config(db, &args.server))?;
+        let addr = server.addr();
+        eprintln!("profiling http://{addr} (seed {})", settings.seed);
+        let stop_server = AtomicBool::new(false);
+
+        std::thread::scope(|scope| -> Result<Outcome> {
+            let serving = scope.spawn(|| server.run(&stop_server));
+            let load = match (args.load, settings.urls.take()) {
+                (LoadArg::Builtin(n), Some(urls)) => {
+                    Some(Load::start(addr, Arc::new(urls), n, settings.seed)?)
+                }
+                _ => {
+                    eprintln!(
+                        "waiting for load on http://{addr} (up to {}s; Ctrl-C stops)...",
+                        EXTERNAL_LOAD_PATIENCE.as_secs()
+                    );
+                    None
+                }
+            };
+            let swept = warm_up_and_sweep(addr, &session, settings, load.as_ref(), interrupted);
+            let load_report = load.map(Load::stop).unwrap_or_default();
+            stop_server.store(true, Ordering::Relaxed);
+            let served = serving.join();
+            let (cells, warmup_rate, window) = swept?;
+            match served {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(Error::Internal("the server thread panicked".into())),
+            }
+            Ok(Outcome {
+                cells,
+                warmup_rate,
+                window,
+                load: load_report,
+            })
+        })
+    }
+
+    /// Waits for a steady rate, sizes the window from it and runs every
+    /// cell of the plan, printing each as it ends.
+    fn warm_up_and_sweep(
+        addr: std::net::SocketAddr,
+        session: &Session,
+        settings: &Settings,
+        load: Option<&Load>,
+        interrupted: &dyn Fn() -> bool,
+    ) -> Result<(Vec<Cell>, f64, Duration)> {
+        let patience = if load.is_some() {
+            BUILTIN_LOAD_PATIENCE
+        } else {
+            EXTERNAL_LOAD_PATIENCE
+        };
+        let rate = match sweep::warm_up(&ASSET_SERVED, &settings.timing, patience, interrupted) {
+            Ok(rate) => rate,
+            Err(WarmUpError::Interrupted) => {
+                return Err(Error::Interrupted(
+                    interrupt::requested().unwrap_or(libc::SIGINT),
+                ));
+            }
+            Err(WarmUpError::NoProgress(waited)) => {
+                return Err(Error::NoLoad {
+                    addr,
+                    waited,
+                    external: load.is_none(),
+                    failures: load.and_then(|l| l.report().failure_summary()),
+                });
+            }
+        };
+        let window = sweep::window_for(rate, &settings.timing);
+        eprintln!(
+            "warm-up: {rate:.0} {}/s; window {} ms; {}",
+            ASSET_SERVED.name,
+            window.as_millis(),
+            output::count(settings.plan.schedule().len() as u64, "cell")
+        );
+        let cells = sweep::sweep(
+            session,
+            &settings.plan,
+            &ASSET_SERVED,
+            window,
+            &settings.timing,
+            &mut print_cell,
+            interrupted,
+        );
+        Ok((cells, rate, window))
+    }
+
+    /// One line per finished cell on stderr, so a long sweep shows progress.
+    fn print_cell(cell: &Cell, done: usize, total: usize) {
+        eprintln!(
+            "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}{}",
+            cell.round + 1,
+            site_name(cell.site),
+            cell.speedup_pct,
+            cell.rate(),
+            cell.delta,
+            if cell.visits == 0 {
+                "  (site not visited)"
+            } else {
+                ""
+            },
+            cell.reason
+                .as_deref()
+                .map(|r| format!("  (unreliable: {r})"))
+                .unwrap_or_default()
+        );
     }
 
     /// What the reader should know about this run's results, one line each.
@@ -642,8 +719,8 @@ mod enabled {
 
     #[cfg(test)]
     mod tests {
+        use super::super::ledger::Finding;
         use super::*;
-        use crate::causal::ledger::Finding;
 
         fn cell(site: u16, pct: u8, findings: Vec<Finding>) -> Cell {
             Cell {

@@ -19,7 +19,7 @@
 //! load does not reach that code); each line counts such cells so the
 //! report can flag them.
 
-use super::run::Cell;
+use super::sweep::Cell;
 use serde::Serialize;
 
 /// One line of the result: a site at one speedup.

@@ -17,7 +17,7 @@
 //! entries with fewer than 5 progress counts, which reliable cells exceed by
 //! far (`--min-delta`, default 1000).
 
-use super::run::Cell;
+use super::sweep::Cell;
 use std::fmt::Write as _;
 
 /// Coz's viewer ignores an entry with fewer progress counts than this.

@@ -23,10 +23,10 @@
 //! ends early once the caller's `interrupted()` says so, so Ctrl-C stops a
 //! session within a few milliseconds; a cell cut short is dropped.
 
-use super::engine::{ExternalWake, Field, Phase, SiteClock, Slot};
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
 use super::plan::{CellSpec, Plan};
-use super::{GLOBALS, Progress, measure_clock_cost, now_ns, registry};
+use crate::causal::engine::{ExternalWake, Field, Phase, SiteClock, Slot};
+use crate::causal::{GLOBALS, Progress, measure_clock_cost, now_ns, registry};
 use serde::Serialize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -208,7 +208,7 @@ pub fn window_for(rate: f64, timing: &Timing) -> Duration {
     wanted.clamp(timing.window, timing.max_window.max(timing.window))
 }
 
-fn snapshot_all(slots: &[&'static Slot]) -> Vec<super::engine::Snapshot> {
+fn snapshot_all(slots: &[&'static Slot]) -> Vec<crate::causal::engine::Snapshot> {
     slots.iter().map(|s| s.snapshot()).collect()
 }
 
@@ -254,7 +254,7 @@ fn run_cell_until(
     interrupted: &dyn Fn() -> bool,
 ) -> Cell {
     GLOBALS.publish(now_ns(), spec.site, spec.pct, Phase::Active);
-    super::clear_connection_stamps();
+    crate::causal::clear_connection_stamps();
     sleep_until(now_ns() + timing.settle.as_nanos() as u64, interrupted);
 
     let slots = session.slots();
