@@ -10,6 +10,7 @@
 use super::conn::Conn;
 use super::head::Head;
 use super::{ConnStats, Shared, lock};
+use crate::http::cors;
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
@@ -149,7 +150,7 @@ pub(super) fn early_response(
         ("Content-Type", "application/json"),
         ("Cache-Control", "no-store"),
     ];
-    for (name, value) in fixed.iter().chain(extra) {
+    for (name, value) in fixed.iter().chain(&cors::EVERY_RESPONSE).chain(extra) {
         if let Ok(header) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
             head.add_header(header);
         }

@@ -7,6 +7,9 @@
 //! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
 //!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;
+//! - [`range`]: `Range` and `If-Range` -> whole, one part (206) or 416;
+//! - [`cors`]: the cross-origin and security headers of every response,
+//!   and the answer to `OPTIONS`;
 //! - [`not_found`]: which of package, version or file a 404 names;
 //! - [`access_log`]: the line `--access-log` prints per request.
 //!
@@ -21,6 +24,8 @@
 
 pub mod access_log;
 pub mod conditional;
+pub mod cors;
 pub mod negotiate;
 pub mod not_found;
+pub mod range;
 pub mod route;

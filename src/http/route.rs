@@ -9,6 +9,7 @@
 //! /assets/<pkg>/<version>             -> redirect to the list
 //! /assets/<pkg>[/]                    -> redirect to the latest version's list
 //! /_stats, /healthz
+//! OPTIONS on any target               the CORS answer (204)
 //! ```
 //!
 //! Redirects keep the request's query string ([`redirect_url`]), as nginx's
@@ -43,12 +44,14 @@ pub enum Route {
     },
     Stats,
     Health,
+    /// `OPTIONS`, on any target: a CORS preflight or a plain question.
+    Options,
 }
 
 /// Why a request cannot be routed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RouteError {
-    /// 405, with `Allow: GET, HEAD`.
+    /// 405, with `Allow: GET, HEAD, OPTIONS`.
     MethodNotAllowed,
     /// 414.
     TargetTooLong,
@@ -58,10 +61,14 @@ pub enum RouteError {
     NotFound(String),
 }
 
-/// Routes a request; only GET and HEAD exist.
+/// Routes a request; GET and HEAD read, OPTIONS answers the same on
+/// every target (`*` included, RFC 9110 9.3.7), other methods do not exist.
 pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
     if target.len() > MAX_TARGET_LEN {
         return Err(RouteError::TargetTooLong);
+    }
+    if method == "OPTIONS" {
+        return Ok(Route::Options);
     }
     // RFC 9112 3.2.2: the absolute form (`GET http://host/path`) must be
     // accepted too; the authority is not ours to check.
@@ -320,6 +327,14 @@ mod tests {
         assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
         assert_eq!(route("GET", "http://h:1/_stats"), Ok(Route::Stats));
         assert_eq!(route("GET", "/healthz"), Ok(Route::Health));
+        for any in ["*", "/nope", "/assets/app/1.0.0/a", "/assets/App/../x"] {
+            assert_eq!(route("OPTIONS", any), Ok(Route::Options), "{any}");
+        }
+        assert_eq!(
+            route("options", "/_stats"),
+            Err(RouteError::MethodNotAllowed),
+            "methods are case-sensitive (RFC 9110 9.1)"
+        );
         let long = format!("/assets/app/1.0.0/{}", "a".repeat(MAX_TARGET_LEN));
         assert_eq!(route("GET", &long), Err(RouteError::TargetTooLong));
     }

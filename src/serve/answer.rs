@@ -8,8 +8,10 @@ use crate::causal;
 use crate::error::{Error, Result};
 use crate::frontend::{self, Reply};
 use crate::http::conditional::not_modified;
+use crate::http::cors;
 use crate::http::negotiate::{self, Coding};
 use crate::http::not_found;
+use crate::http::range::{self, Ranged};
 use crate::http::route::{self, Route, RouteError};
 use crate::log;
 use crate::serve::counters::Counters;
@@ -34,6 +36,11 @@ pub struct Ask<'a> {
     pub accept_encoding: Vec<&'a str>,
     pub if_none_match: Option<&'a str>,
     pub if_modified_since: Option<&'a str>,
+    /// `Range`, when the request has exactly one.
+    pub range: Option<&'a str>,
+    pub if_range: Option<&'a str>,
+    /// `Access-Control-Request-Headers` of a preflight.
+    pub access_control_request_headers: Option<&'a str>,
 }
 
 /// A response before it meets the socket.
@@ -49,10 +56,12 @@ pub struct Answer {
     pub asset: bool,
 }
 
-/// A response body: shared with the cache, or owned.
+/// A response body: shared with the cache (whole or a range of it), or
+/// owned.
 pub enum Body {
     Empty,
     Shared(store::Asset),
+    Part(store::Asset, std::ops::Range<usize>),
     Owned(Vec<u8>),
 }
 
@@ -67,6 +76,7 @@ impl AsRef<[u8]> for Body {
         match self {
             Body::Empty => &[],
             Body::Shared(asset) => &asset.value().stored.body,
+            Body::Part(asset, part) => &asset.value().stored.body[part.clone()],
             Body::Owned(bytes) => bytes,
         }
     }
@@ -103,8 +113,7 @@ impl Answer {
     fn json_bytes(status: u16, cache_control: &'static str, body: Vec<u8>) -> Answer {
         Answer {
             status,
-            headers: prepared::headers([
-                ("Server", frontend::SERVER),
+            headers: with_cors([
                 ("Content-Type", "application/json"),
                 ("Cache-Control", cache_control),
             ]),
@@ -121,11 +130,7 @@ impl Answer {
     fn redirect(location: String) -> Answer {
         Answer {
             status: 302,
-            headers: prepared::headers([
-                ("Server", frontend::SERVER),
-                ("Location", &location),
-                ("Cache-Control", SHORT),
-            ]),
+            headers: with_cors([("Location", location.as_str()), ("Cache-Control", SHORT)]),
             body: Body::Empty,
             length: None,
             asset: false,
@@ -137,6 +142,43 @@ impl Answer {
         Answer::error(500, "internal error")
     }
 
+    /// 204 to `OPTIONS`: what a cross-origin request may be (a preflight)
+    /// and what the resource allows (a plain `OPTIONS`, RFC 9110 9.3.7).
+    fn options(requested_headers: Option<&str>) -> Answer {
+        let allow_headers = cors::allow_headers(requested_headers);
+        Answer {
+            status: 204,
+            headers: with_cors([
+                ("Allow", cors::METHODS),
+                ("Access-Control-Allow-Methods", cors::METHODS),
+                ("Access-Control-Allow-Headers", &allow_headers),
+                ("Access-Control-Max-Age", cors::MAX_AGE),
+                // The allowed headers echo the preflight's.
+                ("Vary", "Access-Control-Request-Headers"),
+            ]),
+            body: Body::Empty,
+            length: Some(0),
+            asset: false,
+        }
+    }
+
+    /// 416 to a `Range` past the end of the `len` bytes of the
+    /// representation the client would get.
+    fn unsatisfiable(len: usize) -> Answer {
+        let mut a = Answer::error(
+            416,
+            &format!("the Range lies past the end of the file's {len} bytes"),
+        );
+        a.headers.extend(prepared::headers([
+            (
+                "Content-Range",
+                range::unsatisfied_range(len as u64).as_str(),
+            ),
+            ("Vary", "Accept-Encoding"),
+        ]));
+        a
+    }
+
     /// 503 for a server that has no catalog to answer from (see `store`).
     fn unavailable(e: &dyn std::fmt::Display) -> Answer {
         log::err(format_args!("error: {e}"));
@@ -144,6 +186,14 @@ impl Answer {
         a.headers.extend(prepared::headers([("Retry-After", "1")]));
         a
     }
+}
+
+/// The header lines of an answer that is not an asset's: `Server`, then
+/// `lines`, then the headers every response carries (an asset's come
+/// prepared, with the same [`cors::EVERY_RESPONSE`]).
+fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Header> {
+    let server = [("Server", frontend::SERVER)];
+    prepared::headers(server.into_iter().chain(lines).chain(cors::EVERY_RESPONSE))
 }
 
 /// Decides the answer to one request.
@@ -155,9 +205,9 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
     let route = match routed {
         Ok(route) => route,
         Err(RouteError::MethodNotAllowed) => {
-            let mut a = Answer::error(405, "only GET and HEAD are supported");
+            let mut a = Answer::error(405, "only GET, HEAD and OPTIONS are supported");
             a.headers
-                .extend(prepared::headers([("Allow", "GET, HEAD")]));
+                .extend(prepared::headers([("Allow", cors::METHODS)]));
             return a;
         }
         Err(RouteError::TargetTooLong) => {
@@ -181,6 +231,7 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
         Route::Health => store.health().map(health),
+        Route::Options => Ok(Answer::options(ask.access_control_request_headers)),
     };
     result.unwrap_or_else(|e| match e {
         Error::Unavailable { .. } => Answer::unavailable(&e),
@@ -243,37 +294,71 @@ fn asset(
             asset: true,
         });
     }
+    // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
+    // range of the representation selected (tags are [decoded, gzip]).
     let length = prepared.length(send_gzip);
+    let ranged = range::evaluate(
+        ask.range,
+        ask.if_range,
+        prepared.tags()[usize::from(send_gzip)],
+        prepared.stored.published_at,
+        length as u64,
+    );
+    // A part lies within `length`, a usize: the conversions are exact.
+    let (status, part) = match ranged {
+        Ranged::Whole => (200, 0..length),
+        Ranged::Part(part) => (206, part.start as usize..part.end as usize),
+        Ranged::Unsatisfiable => return Ok(Answer::unsatisfiable(length)),
+    };
     let decode = prepared.has_gzip() && !send_gzip;
-    let headers = match Arc::get_mut(&mut asset) {
+    let mut headers = match Arc::get_mut(&mut asset) {
         Some(uncached) => uncached.value_mut().take_ok(send_gzip),
         None => asset.value().ok(send_gzip).to_vec(),
     };
+    if status == 206 {
+        let content_range =
+            range::content_range(&(part.start as u64..part.end as u64), length as u64);
+        headers.extend(prepared::headers([(
+            "Content-Range",
+            content_range.as_str(),
+        )]));
+    }
     let prepared = asset.value();
     let body = if ask.method == "HEAD" {
         Body::Empty
     } else if decode {
-        let mut raw = Vec::with_capacity(prepared.length(false));
+        let mut raw = Vec::with_capacity(part.end);
         let decoded = {
             let _s = causal::site!(GZIP_DECODE);
-            // Every member, as the check on load decoded it.
-            flate2::read::MultiGzDecoder::new(&prepared.stored.body[..]).read_to_end(&mut raw)
+            // Every member, as the check on load decoded it; no further
+            // than the range needs.
+            flate2::read::MultiGzDecoder::new(&prepared.stored.body[..])
+                .take(part.end as u64)
+                .read_to_end(&mut raw)
         };
-        if let Err(e) = decoded {
+        let problem = match decoded {
+            Ok(n) if n == part.end => None,
+            Ok(n) => Some(format!("it ends after {n} of {} bytes", part.end)),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(problem) = problem {
             return Ok(Answer::internal(&format!(
-                "stored gzip of {} does not decode: {e}",
+                "stored gzip of {} does not decode: {problem}",
                 hex::encode(prepared.stored.sha256)
             )));
         }
+        raw.drain(..part.start);
         Body::Owned(raw)
-    } else {
+    } else if status == 200 {
         Body::Shared(asset.clone())
+    } else {
+        Body::Part(asset.clone(), part.clone())
     };
     Ok(Answer {
-        status: 200,
+        status,
         headers,
         body,
-        length: Some(length),
+        length: Some(part.len()),
         asset: true,
     })
 }
@@ -373,6 +458,9 @@ mod tests {
             accept_encoding: first("Accept-Encoding").into_iter().collect(),
             if_none_match: first("If-None-Match"),
             if_modified_since: first("If-Modified-Since"),
+            range: first("Range"),
+            if_range: first("If-Range"),
+            access_control_request_headers: first("Access-Control-Request-Headers"),
         }
     }
 
@@ -469,6 +557,102 @@ mod tests {
     }
 
     #[test]
+    fn ranges_of_either_representation() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = store(dir.path());
+        let (store, counters) = (&running.handle, Counters::new());
+        let original = SCRIPT.repeat(100);
+        let gz = answer(&ask("GET", URL, &[GZIP]), store, &counters);
+        let stream = gz.body.as_ref().to_vec();
+        let gz_tag = header(&gz, "ETag").unwrap().to_string();
+        assert_eq!(header(&gz, "Accept-Ranges"), Some("bytes"));
+        for (accept, whole) in [(None, &original), (Some(GZIP), &stream)] {
+            let with = |range: &str| {
+                let mut headers = vec![("Range", range)];
+                headers.extend(accept);
+                answer(&ask("GET", URL, &headers), store, &counters)
+            };
+            let len = whole.len();
+            let a = with("bytes=10-19");
+            assert_eq!(a.status, 206);
+            assert_eq!(a.body.as_ref(), &whole[10..20]);
+            assert_eq!(a.length, Some(10));
+            let expected = format!("bytes 10-19/{len}");
+            assert_eq!(header(&a, "Content-Range"), Some(expected.as_str()));
+            assert_eq!(
+                header(&a, "Content-Encoding"),
+                accept.map(|_| "gzip"),
+                "a range of the gzip stream stays gzip-coded"
+            );
+            assert_eq!(with("bytes=-7").body.as_ref(), &whole[len - 7..]);
+            assert_eq!(with("bytes=5-").body.as_ref(), &whole[5..]);
+            let past = with(&format!("bytes={len}-"));
+            assert_eq!(past.status, 416);
+            let expected = format!("bytes */{len}");
+            assert_eq!(header(&past, "Content-Range"), Some(expected.as_str()));
+            assert_eq!(with("bytes=0-1,4-5").status, 200);
+        }
+        // If-None-Match comes first (RFC 9110 13.2.2); If-Range names one
+        // representation only.
+        let both = [GZIP, ("Range", "bytes=0-3"), ("If-None-Match", &gz_tag)];
+        assert_eq!(
+            answer(&ask("GET", URL, &both), store, &counters).status,
+            304
+        );
+        let if_range = [GZIP, ("Range", "bytes=0-3"), ("If-Range", &gz_tag)];
+        assert_eq!(
+            answer(&ask("GET", URL, &if_range), store, &counters).status,
+            206
+        );
+        let other = [("Range", "bytes=0-3"), ("If-Range", &gz_tag)];
+        assert_eq!(
+            answer(&ask("GET", URL, &other), store, &counters).status,
+            200
+        );
+        running.join();
+    }
+
+    #[test]
+    fn options_and_cors_on_every_answer() {
+        let dir = tempfile::tempdir().unwrap();
+        let running = store(dir.path());
+        let (store, counters) = (&running.handle, Counters::new());
+        let preflight = answer(
+            &ask(
+                "OPTIONS",
+                URL,
+                &[("Access-Control-Request-Headers", "range,traceparent")],
+            ),
+            store,
+            &counters,
+        );
+        assert_eq!(preflight.status, 204);
+        assert_eq!(
+            header(&preflight, "Access-Control-Allow-Headers"),
+            Some("range, traceparent")
+        );
+        assert_eq!(
+            header(&preflight, "Access-Control-Allow-Methods"),
+            Some("GET, HEAD, OPTIONS")
+        );
+        for (method, target, status) in [
+            ("GET", URL, 200),
+            ("GET", "/assets/app/latest/app.js", 302),
+            ("GET", "/assets/app/1.0.0/", 200),
+            ("GET", "/assets/app/1.0.0/nope", 404),
+            ("PUT", URL, 405),
+            ("OPTIONS", "*", 204),
+        ] {
+            let a = answer(&ask(method, target, &[]), store, &counters);
+            assert_eq!(a.status, status, "{method} {target}");
+            for (name, value) in cors::EVERY_RESPONSE {
+                assert_eq!(header(&a, name), Some(value), "{method} {target} {name}");
+            }
+        }
+        running.join();
+    }
+
+    #[test]
     fn redirects_and_errors() {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
@@ -486,7 +670,7 @@ mod tests {
         let post = answer(&ask("POST", URL, &[]), store, &counters);
         assert_eq!(
             (post.status, header(&post, "Allow")),
-            (405, Some("GET, HEAD"))
+            (405, Some("GET, HEAD, OPTIONS"))
         );
         let missing = answer(
             &ask("GET", "/assets/app/1.0.0/nope.js", &[]),

@@ -5,7 +5,7 @@
 //! Per representation (the stored gzip stream, and the decoded bytes), the
 //! header lines of the 200 and of the 304 are built as tiny_http headers,
 //! so a response clones a ready list instead of formatting ETags from the
-//! sha256, formatting `Last-Modified` and validating nine header lines.
+//! sha256, formatting `Last-Modified` and validating fifteen header lines.
 //! The store builds the validators and the list almost every response
 //! uses (the 200 of the gzip stream) when it loads the asset; each other
 //! list is built by the first response that needs it and kept, so a miss
@@ -15,6 +15,7 @@
 
 use crate::frontend::SERVER;
 use crate::http::conditional::{etag, http_date};
+use crate::http::cors;
 use crate::serve::store::StoredAsset;
 use std::sync::OnceLock;
 use tiny_http::Header;
@@ -133,10 +134,10 @@ impl Prepared {
             ("Cache-Control", IMMUTABLE),
             ("ETag", &self.tags[usize::from(r.gzip)]),
             ("Last-Modified", &self.last_modified),
-            ("Access-Control-Allow-Origin", "*"),
         ]);
+        lines.extend(cors::EVERY_RESPONSE);
         if ok {
-            lines.push(("X-Content-Type-Options", "nosniff"));
+            lines.push(("Accept-Ranges", "bytes"));
             if r.gzip {
                 lines.push(("Content-Encoding", "gzip"));
             }
@@ -206,7 +207,11 @@ mod tests {
                 "ETag",
                 "Last-Modified",
                 "Access-Control-Allow-Origin",
+                "Access-Control-Expose-Headers",
+                "Cross-Origin-Resource-Policy",
+                "Timing-Allow-Origin",
                 "X-Content-Type-Options",
+                "Accept-Ranges",
                 "Content-Encoding"
             ]
         );
@@ -241,7 +246,11 @@ mod tests {
                     "Cache-Control",
                     "ETag",
                     "Last-Modified",
-                    "Access-Control-Allow-Origin"
+                    "Access-Control-Allow-Origin",
+                    "Access-Control-Expose-Headers",
+                    "Cross-Origin-Resource-Policy",
+                    "Timing-Allow-Origin",
+                    "X-Content-Type-Options"
                 ]
             );
         }

@@ -49,6 +49,9 @@ impl Worker<'_> {
             accept_encoding: request.header("Accept-Encoding").collect(),
             if_none_match: request.header("If-None-Match").next(),
             if_modified_since: request.header("If-Modified-Since").next(),
+            range: only(request.header("Range")),
+            if_range: only(request.header("If-Range")),
+            access_control_request_headers: request.header("Access-Control-Request-Headers").next(),
         };
         let answer = answer(&ask, &self.store, self.counters);
         let status = answer.status;
@@ -88,4 +91,12 @@ impl Worker<'_> {
             log::out(line);
         }
     }
+}
+
+/// The value of a header that may appear once. `Range` and `If-Range` are
+/// not lists (RFC 9110 14.2, 13.1.5): a request with two is ignored
+/// rather than read one way here and another by a cache in front.
+fn only<'a>(mut values: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    let first = values.next();
+    if values.next().is_some() { None } else { first }
 }
