@@ -8,8 +8,8 @@
 //! decompressed, so a diff of two 10,000-file versions costs two index
 //! walks. `tests::diff_uses_only_index_searches` checks the plan.
 
-use super::Catalog;
 use super::query::{VersionRow, as_hex};
+use super::{Catalog, content_type};
 use crate::error::Result;
 use serde::Serialize;
 
@@ -69,7 +69,7 @@ impl Diff {
 /// that only one has), by path: the files of ?1 against their namesakes in
 /// ?2, then the files only ?2 has. Each step is a search of a primary key.
 pub(crate) const DIFF_SQL: &str = "
-SELECT a.path, a.content_type,
+SELECT a.path,
        ba.encoding, ba.raw_size, length(ba.body), ba.sha256,
        bb.encoding, bb.raw_size, length(bb.body), bb.sha256
   FROM assets a
@@ -78,7 +78,7 @@ SELECT a.path, a.content_type,
   LEFT JOIN blobs bb ON bb.id = b.blob_id
  WHERE a.version_id = ?1 AND b.blob_id IS NOT a.blob_id
 UNION ALL
-SELECT b.path, b.content_type,
+SELECT b.path,
        NULL, NULL, NULL, NULL,
        bb.encoding, bb.raw_size, length(bb.body), bb.sha256
   FROM assets b
@@ -100,12 +100,9 @@ impl Catalog {
         let mut stmt = self.conn().prepare(DIFF_SQL).map_err(err)?;
         let rows = stmt
             .query_map([from.id, to.id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, String>(1)?,
-                    side(r, 2)?,
-                    side(r, 6)?,
-                ))
+                let path = r.get::<_, String>(0)?;
+                let content_type = content_type::for_path(&path);
+                Ok((path, content_type, side(r, 1)?, side(r, 5)?))
             })
             .map_err(err)?;
         let (mut added, mut removed, mut changed) = (Vec::new(), Vec::new(), Vec::new());

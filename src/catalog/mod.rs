@@ -79,6 +79,7 @@
 //! open transaction back.
 
 pub mod archive;
+pub mod content_type;
 pub mod diff;
 pub mod export;
 pub mod gc;

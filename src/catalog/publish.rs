@@ -36,7 +36,7 @@
 //!
 //! Other SQLite files are ordinary assets.
 
-use super::{CATALOG_HEADER_LEN, Catalog, Encoding, is_catalog_header};
+use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::units::unix_now;
 use flate2::{Compression, Crc, write::DeflateEncoder};
@@ -963,7 +963,12 @@ fn run(
                     .map_err(err)?,
             };
             insert_asset
-                .execute(params![version_id, path, blob_id, content_type(path)])
+                .execute(params![
+                    version_id,
+                    path,
+                    blob_id,
+                    content_type::for_path(path)
+                ])
                 .map_err(err)?;
             raw_bytes += raw_size;
             stored_bytes += stored;
@@ -1201,67 +1206,9 @@ fn compress(bytes: &[u8], level: Compression) -> NewBlob {
     Deflater::new(level).compress(bytes, Sha256::digest(bytes).into())
 }
 
-/// The `Content-Type` a file is served with, from its extension; text
-/// types carry `charset=utf-8`.
-pub fn content_type(path: &str) -> String {
-    let ext = path
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    // RFC 9239 makes text/javascript the one JavaScript type; source maps
-    // are JSON; mime_guess has no entry for a few web types. TypeScript
-    // (every npm package's `.d.ts`) has no type browsers act on, and
-    // mime_guess takes `.ts` for an MPEG transport stream (video): plain
-    // text shows it as what it is.
-    let mime = match ext.as_str() {
-        "js" | "mjs" | "cjs" => "text/javascript".to_string(),
-        "ts" | "mts" | "cts" | "tsx" => "text/plain".to_string(),
-        "map" => "application/json".to_string(),
-        "webmanifest" => "application/manifest+json".to_string(),
-        "wasm" => "application/wasm".to_string(),
-        _ => mime_guess::from_path(path)
-            .first_raw()
-            .unwrap_or("application/octet-stream")
-            .to_string(),
-    };
-    let texty = mime.starts_with("text/")
-        || matches!(
-            mime.as_str(),
-            "application/json"
-                | "application/manifest+json"
-                | "application/xml"
-                | "image/svg+xml"
-                | "application/javascript"
-        );
-    if texty {
-        format!("{mime}; charset=utf-8")
-    } else {
-        mime
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn content_types() {
-        assert_eq!(content_type("a/b.js"), "text/javascript; charset=utf-8");
-        assert_eq!(content_type("index.HTML"), "text/html; charset=utf-8");
-        assert_eq!(content_type("x.css"), "text/css; charset=utf-8");
-        assert_eq!(content_type("logo.svg"), "image/svg+xml; charset=utf-8");
-        assert_eq!(content_type("a.png"), "image/png");
-        assert_eq!(content_type("f.woff2"), "font/woff2");
-        assert_eq!(content_type("m.json"), "application/json; charset=utf-8");
-        assert_eq!(content_type("noext"), "application/octet-stream");
-        for typescript in ["types/index.d.ts", "a.mts", "a.d.cts", "App.tsx"] {
-            assert_eq!(
-                content_type(typescript),
-                "text/plain; charset=utf-8",
-                "{typescript}"
-            );
-        }
-    }
 
     #[test]
     fn incompressible_bytes_stay_raw() {

@@ -4,7 +4,7 @@
 //! Everything here is plain data out of SQL; tables and JSON are built from
 //! these rows by the commands, and the server builds responses from them.
 
-use super::{Catalog, Encoding};
+use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
 use crate::serve::store::StoredAsset;
 use crate::spec::Selector;
@@ -54,6 +54,7 @@ pub struct VersionRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct AssetRow {
     pub path: String,
+    /// From the path, by the running ccc's table ([`content_type`]).
     pub content_type: String,
     pub encoding: Encoding,
     /// The file's size.
@@ -311,24 +312,24 @@ impl Catalog {
     }
 }
 
-const ASSET_SELECT: &str =
-    "SELECT a.path, a.content_type, b.raw_size, length(b.body), b.encoding, b.sha256, b.id
+const ASSET_SELECT: &str = "SELECT a.path, b.raw_size, length(b.body), b.encoding, b.sha256, b.id
    FROM assets a JOIN blobs b ON b.id = a.blob_id";
 
 fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
-    let sha: Vec<u8> = r.get(5)?;
+    let sha: Vec<u8> = r.get(4)?;
     let mut sha256 = [0u8; 32];
     if sha.len() == 32 {
         sha256.copy_from_slice(&sha);
     }
+    let path: String = r.get(0)?;
     Ok(AssetRow {
-        path: r.get(0)?,
-        content_type: r.get(1)?,
-        raw_bytes: r.get::<_, i64>(2)? as u64,
-        stored_bytes: r.get::<_, i64>(3)? as u64,
-        encoding: r.get(4)?,
+        content_type: content_type::for_path(&path),
+        path,
+        raw_bytes: r.get::<_, i64>(1)? as u64,
+        stored_bytes: r.get::<_, i64>(2)? as u64,
+        encoding: r.get(3)?,
         sha256,
-        blob_id: r.get(6)?,
+        blob_id: r.get(5)?,
     })
 }
 
@@ -340,7 +341,7 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
 macro_rules! lookup_sql {
     ($stored:literal) => {
         concat!(
-            "SELECT v.id, b.body, b.encoding, b.sha256, a.content_type, b.raw_size, v.published_at, ",
+            "SELECT v.id, b.body, b.encoding, b.sha256, b.raw_size, v.published_at, ",
             $stored,
             "
    FROM packages p
@@ -384,10 +385,12 @@ impl Catalog {
                 body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),
                 gzip: r.get_ref(2)?.as_str()? == "gzip",
                 sha256,
-                stored_sha256: digest(r.get_ref(7)?)?,
-                content_type: r.get(4)?,
-                raw_size: r.get::<_, i64>(5)? as u64,
-                published_at: r.get(6)?,
+                stored_sha256: digest(r.get_ref(6)?)?,
+                // Not the stored column: catalogs published by an older
+                // ccc are served with today's table.
+                content_type: content_type::for_path(path),
+                raw_size: r.get::<_, i64>(4)? as u64,
+                published_at: r.get(5)?,
             })
         })
         .optional()

@@ -1,0 +1,110 @@
+//! The `Content-Type` a file is served with, from its name alone.
+//!
+//! Publish records it in `assets.content_type`, and `ccc serve`, `ls` and
+//! `inspect` compute it again from the path with the running ccc's table
+//! ([`crate::catalog::query`]): a catalog published by an older ccc, which
+//! stored `.ts` files as MPEG video (`video/mp2t`), is served right without
+//! rewriting a row, and a file keeps one type wherever it shows.
+//!
+//! The table is what front-end builds contain, checked against what
+//! browsers act on. mime_guess answers for the rest of the world.
+//!
+//! - JavaScript in every module flavour (`.js`, `.mjs`, `.cjs`) is
+//!   `text/javascript`, the one type RFC 9239 keeps; browsers refuse a
+//!   module script with another type (with `nosniff`, any other).
+//! - TypeScript (`.ts`, `.tsx`, `.mts`, `.cts`, every package's `.d.ts`)
+//!   is `text/plain`, as unpkg served it for years: no browser runs it,
+//!   plain text displays inline where `application/typescript` would be
+//!   downloaded, and a `<script>` that points at it fails with a type
+//!   error instead of running what it is not.
+//! - Source maps are JSON (`application/json`), `.webmanifest` is
+//!   `application/manifest+json`, `.wasm` is `application/wasm` (which
+//!   `WebAssembly.instantiateStreaming` insists on).
+//! - Fonts use the `font/*` types of RFC 8081; mime_guess still gives the
+//!   retired `application/font-woff` and `application/font-sfnt`.
+//! - Text types carry `charset=utf-8`.
+
+/// The `Content-Type` of the file at `path` (its extension, any case).
+pub fn for_path(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let ext = name
+        .rsplit_once('.')
+        .map(|(_, e)| e.to_ascii_lowercase())
+        .unwrap_or_default();
+    let mime = match ext.as_str() {
+        "js" | "mjs" | "cjs" => "text/javascript",
+        "ts" | "mts" | "cts" | "tsx" => "text/plain",
+        "map" => "application/json",
+        "webmanifest" => "application/manifest+json",
+        "wasm" => "application/wasm",
+        "woff" => "font/woff",
+        "woff2" => "font/woff2",
+        "ttf" => "font/ttf",
+        "otf" => "font/otf",
+        _ => mime_guess::from_path(name)
+            .first_raw()
+            .unwrap_or("application/octet-stream"),
+    };
+    let texty = mime.starts_with("text/")
+        || matches!(
+            mime,
+            "application/json"
+                | "application/manifest+json"
+                | "application/xml"
+                | "image/svg+xml"
+                | "application/javascript"
+        );
+    if texty {
+        format!("{mime}; charset=utf-8")
+    } else {
+        mime.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_front_end_builds_contain() {
+        const JS: &str = "text/javascript; charset=utf-8";
+        const TEXT: &str = "text/plain; charset=utf-8";
+        const JSON: &str = "application/json; charset=utf-8";
+        for (path, expected) in [
+            ("a/b.js", JS),
+            ("esm/index.mjs", JS),
+            ("cjs/index.cjs", JS),
+            ("BUNDLE.JS", JS),
+            ("src/index.ts", TEXT),
+            ("types/index.d.ts", TEXT),
+            ("App.tsx", TEXT),
+            ("a.mts", TEXT),
+            ("a.d.mts", TEXT),
+            ("a.cts", TEXT),
+            ("a.d.cts", TEXT),
+            ("app.js.map", JSON),
+            ("style.css.map", JSON),
+            ("package.json", JSON),
+            (
+                "site.webmanifest",
+                "application/manifest+json; charset=utf-8",
+            ),
+            ("pkg/lib.wasm", "application/wasm"),
+            ("f.woff", "font/woff"),
+            ("f.woff2", "font/woff2"),
+            ("f.ttf", "font/ttf"),
+            ("f.otf", "font/otf"),
+            ("logo.svg", "image/svg+xml; charset=utf-8"),
+            ("a.avif", "image/avif"),
+            ("a.webp", "image/webp"),
+            ("a.png", "image/png"),
+            ("README.md", "text/markdown; charset=utf-8"),
+            ("index.HTML", "text/html; charset=utf-8"),
+            ("x.css", "text/css; charset=utf-8"),
+            ("LICENSE", "application/octet-stream"),
+            ("v1.2/noext", "application/octet-stream"),
+        ] {
+            assert_eq!(for_path(path), expected, "{path}");
+        }
+    }
+}
