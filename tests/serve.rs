@@ -750,8 +750,9 @@ fn errors_are_small_json_with_the_right_status() {
         let r = raw_get(server.addr, "GET", target, &[]);
         check_error(&r, 404, &format!("GET {target}"));
     }
-    // 405 with Allow, for every method but GET and HEAD, on every route.
-    for method in ["POST", "PUT", "DELETE", "PATCH", "OPTIONS"] {
+    // 405 with Allow, for every method but GET, HEAD and OPTIONS, on every
+    // route.
+    for method in ["POST", "PUT", "DELETE", "PATCH", "TRACE"] {
         for target in [
             "/assets/site/1.0.0/v.txt",
             "/assets/site/1.0.0/",
@@ -760,12 +761,19 @@ fn errors_are_small_json_with_the_right_status() {
         ] {
             let r = raw_get(server.addr, method, target, &["Content-Length: 0"]);
             check_error(&r, 405, &format!("{method} {target}"));
-            assert_eq!(r.header("allow"), Some("GET, HEAD"), "{method} {target}");
+            assert_eq!(
+                r.header("allow"),
+                Some("GET, HEAD, OPTIONS"),
+                "{method} {target}"
+            );
         }
     }
     // The same through an ordinary client that sends a body.
     let r = request("POST", &server.url("/assets/site/1.0.0/v.txt"), &[]);
-    assert_eq!((r.status, r.header("allow")), (405, Some("GET, HEAD")));
+    assert_eq!(
+        (r.status, r.header("allow")),
+        (405, Some("GET, HEAD, OPTIONS"))
+    );
 
     // 414 past 8 KiB of request target; tiny_http itself has no limit on
     // the request line, so the answer is ccc's.

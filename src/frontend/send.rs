@@ -168,9 +168,19 @@ fn print_head(
     minor: u8,
     connection: Option<&str>,
 ) -> Vec<u8> {
+    let no_content = head.status_code().0 == 204;
     let mut bytes = Vec::with_capacity(512);
     // Printing into a Vec cannot fail; the head ends with an empty line.
     let _ = head.raw_print(&mut bytes, HTTPVersion(1, minor), &[], true, None);
+    // RFC 9110 8.6: no Content-Length on a 204, which tiny_http prints.
+    const ZERO_LENGTH: &[u8] = b"\r\nContent-Length: 0\r\n";
+    if no_content
+        && let Some(at) = bytes
+            .windows(ZERO_LENGTH.len())
+            .position(|w| w == ZERO_LENGTH)
+    {
+        bytes.drain(at..at + ZERO_LENGTH.len() - 2);
+    }
     if let Some(value) = connection {
         if bytes.ends_with(b"\r\n\r\n") {
             bytes.truncate(bytes.len() - 2);

@@ -19,7 +19,9 @@ pub struct Counters {
 }
 
 /// Statuses counted one by one; anything else counts as "other".
-const STATUSES: [u16; 12] = [200, 302, 304, 400, 404, 405, 413, 414, 431, 500, 503, 505];
+const STATUSES: [u16; 15] = [
+    200, 204, 206, 302, 304, 400, 404, 405, 413, 414, 416, 431, 500, 503, 505,
+];
 
 impl Counters {
     pub(super) fn new() -> Counters {
