@@ -1,8 +1,8 @@
 //! The `Content-Type` a file is served with, from its name alone.
 //!
-//! Publish records it in `assets.content_type`, and `ccc serve`, `ls` and
-//! `inspect` compute it again from the path with the running ccc's table
-//! ([`crate::catalog::query`]): a catalog published by an older ccc, which
+//! Publish records it in `assets.content_type`, and `ccc serve`, `ls`,
+//! `inspect` and `diff` compute it again from the path with the running
+//! ccc's table ([`crate::catalog::query`]): a catalog published by an older ccc, which
 //! stored `.ts` files as MPEG video (`video/mp2t`), is served right without
 //! rewriting a row, and a file keeps one type wherever it shows.
 //!

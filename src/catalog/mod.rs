@@ -17,6 +17,9 @@
 //! A blob is stored once however many versions use it; deleting a version
 //! leaves its blobs until `gc` drops the ones no asset references.
 //!
+//! `assets.content_type` records the type a file was published with;
+//! readers compute it from the path instead ([`content_type`] says why).
+//!
 //! `sha256` is the digest of the original file; `stored_sha256` that of
 //! `body` as stored (the gzip stream, or the file itself when stored
 //! `identity`, where the two are equal). The server checks every body it

@@ -18,7 +18,9 @@
 //! representation is sent.
 //!
 //! The order with the other conditionals is the caller's: 13.2.2 puts
-//! `If-None-Match`/`If-Modified-Since` (304) before `Range`.
+//! `If-None-Match`/`If-Modified-Since` (304) before `Range`. A HEAD gets
+//! the head of the 206 a GET would get (9.3.2: the same header fields),
+//! as nginx answers it, so a client can ask a range's length first.
 
 use std::ops::Range;
 use std::time::{Duration, UNIX_EPOCH};

@@ -72,7 +72,7 @@ impl Worker<'_> {
                 elapsed: started.elapsed(),
             })
         });
-        let served_asset = answer.asset && matches!(status, 200 | 304);
+        let served_asset = answer.asset && matches!(status, 200 | 206 | 304);
         let peer = request.remote_addr().copied();
         causal::before_respond();
         let sent = {
