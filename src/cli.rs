@@ -380,9 +380,12 @@ pub struct VerifyArgs {
 ///
 /// GET/HEAD /assets/PKG/VERSION/PATH returns a file: the stored gzip stream
 /// to clients that accept gzip, the original bytes to others, with a strong
-/// ETag, Last-Modified and a one-year immutable Cache-Control. VERSION may
-/// be `latest` or a range (`^1.2`, `1`, `~1.4.0`): those answer 302 to the
-/// newest matching version. /assets/PKG/VERSION/ lists the files as JSON;
+/// ETag, Last-Modified and a one-year immutable Cache-Control; one
+/// `Range: bytes=` range of it answers 206. VERSION may be `latest` or a
+/// semver range (`^1.2`, `1`, `~1.4.0`): those answer 302 to the newest
+/// matching version. Every answer carries `Access-Control-Allow-Origin: *`
+/// and OPTIONS answers CORS preflights. /assets/PKG/VERSION/ lists the
+/// files as JSON;
 /// /_stats and /healthz report on the server. SIGINT or SIGTERM stops it
 /// after the requests in flight.
 #[derive(Debug, Args)]
