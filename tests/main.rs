@@ -23,6 +23,7 @@ mod exit_codes;
 mod export;
 mod gc;
 mod generated;
+mod integrity;
 mod json_docs;
 mod ls_inspect;
 mod publish;

@@ -51,7 +51,7 @@ pub struct VersionRow {
 }
 
 /// One file of a version.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone)]
 pub struct AssetRow {
     pub path: String,
     /// From the path, by the running ccc's table ([`content_type`]).
@@ -61,10 +61,47 @@ pub struct AssetRow {
     pub raw_bytes: u64,
     /// The size of its stored body (gzip stream or original bytes).
     pub stored_bytes: u64,
-    #[serde(serialize_with = "as_hex")]
     pub sha256: [u8; 32],
-    #[serde(skip)]
     pub blob_id: i64,
+}
+
+impl AssetRow {
+    /// The file's Subresource Integrity value (`integrity="..."` in HTML,
+    /// W3C SRI 3.5): `sha256-` and the base64 of the original bytes'
+    /// digest, the one the catalog already holds.
+    pub fn integrity(&self) -> String {
+        use base64::Engine;
+        format!(
+            "sha256-{}",
+            base64::engine::general_purpose::STANDARD.encode(self.sha256)
+        )
+    }
+}
+
+/// A file as JSON: the row, its digest in hex and as an SRI value.
+impl Serialize for AssetRow {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct File<'a> {
+            path: &'a str,
+            content_type: &'a str,
+            encoding: Encoding,
+            raw_bytes: u64,
+            stored_bytes: u64,
+            sha256: String,
+            integrity: String,
+        }
+        File {
+            path: &self.path,
+            content_type: &self.content_type,
+            encoding: self.encoding,
+            raw_bytes: self.raw_bytes,
+            stored_bytes: self.stored_bytes,
+            sha256: hex::encode(self.sha256),
+            integrity: self.integrity(),
+        }
+        .serialize(s)
+    }
 }
 
 /// A version with its files, by path: `ccc ls PKG@VERSION --json` and the
