@@ -32,6 +32,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a version''s sizes, compression and dedup, or one file in detail')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
+            [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
@@ -44,12 +45,13 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;publish' {
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole')
             [CompletionResult]::new('--level', '--level', [CompletionResultType]::ParameterName, 'Gzip level, 1 (fastest) to 9 (smallest)')
+            [CompletionResult]::new('--tag', '--tag', [CompletionResultType]::ParameterName, 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version')
             [CompletionResult]::new('--max-file-size', '--max-file-size', [CompletionResultType]::ParameterName, 'Refuse files larger than SIZE')
             [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'Refuse an archive whose tar stream, decompressed, is larger than SIZE')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
-            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the version if it exists, atomically')
+            [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the version if it exists, atomically (its dist-tags stay on it)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything except commit, and report what would be stored')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no progress and no summary')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no progress and no summary')
@@ -105,13 +107,69 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ccc;tag' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Point TAG at PKG@VERSION (moving it if it names another version)')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove TAG from PKG (`latest` then is the newest release again)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List PKG''s tags, `latest` first, with the versions they name')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;tag;add' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;tag;rm' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;tag;ls' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;tag;help' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Point TAG at PKG@VERSION (moving it if it names another version)')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove TAG from PKG (`latest` then is the newest release again)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List PKG''s tags, `latest` first, with the versions they name')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;tag;help;add' {
+            break
+        }
+        'ccc;tag;help;rm' {
+            break
+        }
+        'ccc;tag;help;ls' {
+            break
+        }
+        'ccc;tag;help;help' {
+            break
+        }
         'ccc;rm' {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Remove every version of the named packages')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be removed, and change nothing')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print what was removed as JSON')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -214,6 +272,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('inspect', 'inspect', [CompletionResultType]::ParameterValue, 'Show a version''s sizes, compression and dedup, or one file in detail')
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
+            [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
@@ -236,6 +295,21 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;cat' {
+            break
+        }
+        'ccc;help;tag' {
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Point TAG at PKG@VERSION (moving it if it names another version)')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove TAG from PKG (`latest` then is the newest release again)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List PKG''s tags, `latest` first, with the versions they name')
+            break
+        }
+        'ccc;help;tag;add' {
+            break
+        }
+        'ccc;help;tag;rm' {
+            break
+        }
+        'ccc;help;tag;ls' {
             break
         }
         'ccc;help;rm' {

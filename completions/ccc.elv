@@ -29,6 +29,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
             cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
+            cand tag 'Add, remove or list a package''s dist-tags'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
@@ -40,12 +41,13 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;publish'= {
             cand --exclude 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
+            cand --tag 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version'
             cand --max-file-size 'Refuse files larger than SIZE'
             cand --max-unpacked-size 'Refuse an archive whose tar stream, decompressed, is larger than SIZE'
             cand -j 'Compression threads, at least 1 [default: one per core]'
             cand --jobs 'Compression threads, at least 1 [default: one per core]'
             cand --db 'The catalog file'
-            cand --force 'Replace the version if it exists, atomically'
+            cand --force 'Replace the version if it exists, atomically (its dist-tags stay on it)'
             cand --dry-run 'Do everything except commit, and report what would be stored'
             cand -q 'Print no progress and no summary'
             cand --quiet 'Print no progress and no summary'
@@ -95,13 +97,60 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;tag'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand add 'Point TAG at PKG@VERSION (moving it if it names another version)'
+            cand rm 'Remove TAG from PKG (`latest` then is the newest release again)'
+            cand ls 'List PKG''s tags, `latest` first, with the versions they name'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;tag;add'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;tag;rm'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;tag;ls'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;tag;help'= {
+            cand add 'Point TAG at PKG@VERSION (moving it if it names another version)'
+            cand rm 'Remove TAG from PKG (`latest` then is the newest release again)'
+            cand ls 'List PKG''s tags, `latest` first, with the versions they name'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;tag;help;add'= {
+        }
+        &'ccc;tag;help;rm'= {
+        }
+        &'ccc;tag;help;ls'= {
+        }
+        &'ccc;tag;help;help'= {
+        }
         &'ccc;rm'= {
             cand --db 'The catalog file'
             cand --all 'Remove every version of the named packages'
             cand --dry-run 'Show what would be removed, and change nothing'
             cand --json 'Print what was removed as JSON'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -198,6 +247,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand inspect 'Show a version''s sizes, compression and dedup, or one file in detail'
             cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
+            cand tag 'Add, remove or list a package''s dist-tags'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
@@ -215,6 +265,17 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;diff'= {
         }
         &'ccc;help;cat'= {
+        }
+        &'ccc;help;tag'= {
+            cand add 'Point TAG at PKG@VERSION (moving it if it names another version)'
+            cand rm 'Remove TAG from PKG (`latest` then is the newest release again)'
+            cand ls 'List PKG''s tags, `latest` first, with the versions they name'
+        }
+        &'ccc;help;tag;add'= {
+        }
+        &'ccc;help;tag;rm'= {
+        }
+        &'ccc;help;tag;ls'= {
         }
         &'ccc;help;rm'= {
         }

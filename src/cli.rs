@@ -57,6 +57,7 @@ pub enum Command {
     Inspect(InspectArgs),
     Diff(DiffArgs),
     Cat(CatArgs),
+    Tag(TagArgs),
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
@@ -81,6 +82,11 @@ pub enum Command {
 /// entry named with `..`, an absolute path, a NUL byte or non-UTF-8 fails
 /// the publish. A published version is immutable: publishing it again
 /// fails unless --force.
+///
+/// Without --tag, `latest` moves to the version only when it is a release
+/// newer than every other release of the package; --tag TAG points TAG at
+/// it instead and leaves `latest` where it was (--tag latest moves
+/// `latest` to it, whatever the version).
 #[derive(Debug, Args)]
 pub struct PublishArgs {
     /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`
@@ -98,9 +104,14 @@ pub struct PublishArgs {
     #[arg(long, default_value_t = 9, value_parser = parse_level)]
     pub level: u32,
 
-    /// Replace the version if it exists, atomically.
+    /// Replace the version if it exists, atomically (its dist-tags stay
+    /// on it).
     #[arg(long)]
     pub force: bool,
+
+    /// Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version.
+    #[arg(long, value_name = "TAG", value_parser = parse_tag)]
+    pub tag: Option<String>,
 
     /// Do everything except commit, and report what would be stored.
     #[arg(long)]
@@ -214,7 +225,8 @@ pub struct DiffArgs {
     pub from: Target,
 
     /// The version to compare to: `app@1.5.0`, `other@2.0.0`, or just
-    /// `1.5.0` (`latest`, `^1`) for another version of the same package.
+    /// `1.5.0` (`latest`, `next`, `^1`) for another version of the same
+    /// package.
     #[arg(value_name = "[PKG@]VERSION", value_parser = parse_other_version)]
     pub to: OtherVersion,
 
@@ -245,7 +257,54 @@ pub struct CatArgs {
     pub gzip: bool,
 }
 
+/// Add, remove or list a package's dist-tags.
+///
+/// A dist-tag (`latest`, `next`, `beta`) names one version of a package:
+/// `PKG@TAG` on the command line and /assets/PKG/TAG/... on the server
+/// resolve to it. Tag names are npm's: letters, digits and `-_.!~*'()`,
+/// never a version or a range. Without a `latest` tag, `latest` is the
+/// newest release; a `latest` tag overrides that until removed.
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    #[command(subcommand)]
+    pub action: TagAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TagAction {
+    /// Point TAG at PKG@VERSION (moving it if it names another version).
+    Add {
+        /// The version, exact, like `app@2.0.0-rc.1`.
+        #[arg(value_name = "PKG@VERSION", value_parser = parse_exact_version)]
+        target: PackageVersion,
+        /// The tag, like `next` or `latest`.
+        #[arg(value_name = "TAG", value_parser = parse_tag)]
+        tag: String,
+    },
+    /// Remove TAG from PKG (`latest` then is the newest release again).
+    Rm {
+        /// The package, like `app`.
+        #[arg(value_name = "PKG", value_parser = parse_package)]
+        package: String,
+        /// The tag to remove.
+        #[arg(value_name = "TAG", value_parser = parse_tag)]
+        tag: String,
+    },
+    /// List PKG's tags, `latest` first, with the versions they name.
+    Ls {
+        /// The package, like `app`.
+        #[arg(value_name = "PKG", value_parser = parse_package)]
+        package: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
 /// Remove versions from the catalog (their blobs stay until `ccc gc`).
+///
+/// The dist-tags that name a removed version go with it, as with npm's
+/// unpublish; without its tag, `latest` is the newest release left.
 #[derive(Debug, Args)]
 pub struct RmArgs {
     /// Versions to remove, like `app@1.4.0`; with --all, package names.
@@ -298,7 +357,8 @@ impl CheckArgs for RmArgs {
 /// superseded. --older-than removes versions published longer ago. With
 /// both, a version goes only when both allow it; with neither, only blobs no
 /// version uses are removed. Whatever the rules, the version `latest`
-/// resolves to is never removed, unless --keep 0 --delete-all-versions.
+/// resolves to and every version a dist-tag names are never removed,
+/// unless --keep 0 --delete-all-versions.
 /// --dry-run lists every version with why it would be kept or removed.
 #[derive(Debug, Args)]
 pub struct GcArgs {
@@ -861,13 +921,30 @@ fn parse_glob(s: &str) -> Result<String, String> {
 /// input, so an `InvalidSpec` says only what was expected; a hint follows.
 fn spec_error(e: crate::Error) -> String {
     let text = match &e {
-        crate::Error::InvalidSpec { why, .. } => why.clone(),
+        crate::Error::InvalidSpec { why, .. } | crate::Error::InvalidTag { why, .. } => why.clone(),
         other => other.to_string(),
     };
     match e.hint() {
         Some(hint) => format!("{text}\n  hint: {hint}"),
         None => text,
     }
+}
+
+fn parse_tag(s: &str) -> Result<String, String> {
+    crate::spec::tag_name(s)
+        .map(str::to_string)
+        .map_err(spec_error)
+}
+
+fn parse_package(s: &str) -> Result<String, String> {
+    let form = "PKG, like app or @scope/app";
+    Target::parse_as(s, Part::Refused, Part::Refused, form)
+        .map(|t| t.package)
+        .map_err(spec_error)
+}
+
+fn parse_exact_version(s: &str) -> Result<PackageVersion, String> {
+    PackageVersion::parse(s).map_err(spec_error)
 }
 
 fn parse_package_or_version(s: &str) -> Result<Target, String> {
@@ -895,7 +972,7 @@ fn parse_other_version(s: &str) -> Result<OtherVersion, String> {
         .map(OtherVersion::SamePackage)
         .map_err(|_| {
             "expected PKG@VERSION, or a version of the first package: exact (1.5.0), \
-             `latest` or a range (^1)"
+             a range (^1) or a dist-tag (`latest`, `next`)"
                 .to_string()
         })
 }

@@ -66,6 +66,12 @@ pub enum Error {
         why: String,
     },
 
+    #[error("invalid dist-tag `{tag}`: {why}")]
+    InvalidTag { tag: String, why: String },
+
+    #[error("{package} has no dist-tag `{tag}`")]
+    TagNotFound { package: String, tag: String },
+
     #[error("invalid {what} `{input}`: {why}")]
     InvalidSpec {
         what: &'static str,
@@ -193,6 +199,9 @@ impl Error {
             Error::PackageNotFound(_) => Some("`ccc ls` lists what the catalog holds".into()),
             Error::VersionNotFound { package, .. } => {
                 Some(format!("`ccc ls {package}` lists its versions"))
+            }
+            Error::TagNotFound { package, .. } => {
+                Some(format!("`ccc tag ls {package}` lists its dist-tags"))
             }
             Error::Bind { addr, source } => bind_hint(*addr, source),
             Error::NoLoad { addr, external: true, .. } => Some(format!(

@@ -67,6 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Inspect(args) => cmd::inspect::run(db, args),
         Command::Diff(args) => cmd::diff::run(db, args),
         Command::Cat(args) => cmd::cat::run(db, args),
+        Command::Tag(args) => cmd::tag::run(db, args),
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),

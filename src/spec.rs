@@ -6,7 +6,14 @@
 //! semver (`1.4.0`, `2.0.0-rc.1`). Selectors, used by read-only commands and
 //! later by the server's redirects, follow npm's meaning rather than cargo's:
 //! a bare partial version `1.4` is `1.4.x`, `1` is `1.x`, `latest` is the
-//! newest release (or the newest pre-release when there is no release).
+//! version the package's `latest` dist-tag names, or without one the newest
+//! release (or the newest pre-release when there is no release); any other
+//! name is a dist-tag.
+//!
+//! Dist-tag names follow npm: nothing `encodeURIComponent` would escape
+//! (letters, digits and `-_.!~*'()`), and never something that parses as a
+//! version or a range (npm refuses those too, so that `app@1` always means
+//! a range); ccc also refuses `.` and `..`, which no URL path can carry.
 
 use crate::error::{Error, Result};
 use semver::{Version, VersionReq};
@@ -74,16 +81,62 @@ pub fn version(package: &str, input: &str) -> Result<Version> {
     })
 }
 
+/// Longest dist-tag name, as for package names.
+const MAX_TAG_LEN: usize = 214;
+
+/// Checks a dist-tag name (see the module doc) and returns it unchanged.
+pub fn tag_name(tag: &str) -> Result<&str> {
+    let bad = |why: String| Error::InvalidTag {
+        tag: tag.to_string(),
+        why,
+    };
+    if tag.is_empty() {
+        return Err(bad("it is empty".into()));
+    }
+    if tag.len() > MAX_TAG_LEN {
+        return Err(bad("it is longer than 214 characters".into()));
+    }
+    if let Some(c) = tag
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "-_.!~*'()".contains(*c)))
+    {
+        return Err(bad(format!(
+            "it cannot contain `{c}` (allowed: letters, digits and - _ . ! ~ * ' ( ))"
+        )));
+    }
+    if tag == "." || tag == ".." {
+        return Err(bad("`.` and `..` cannot be part of a URL path".into()));
+    }
+    if tag != "latest" && looks_like_a_version(tag) {
+        return Err(bad(
+            "it parses as a semver version or range, so `PKG@TAG` would not mean the tag; pick a name such as `next` or `beta`".into(),
+        ));
+    }
+    Ok(tag)
+}
+
+/// Whether `input` reads as a version or a range, here or to npm (which
+/// also takes a leading `v` or `=`, as in `v1` or `=1.2.0`).
+fn looks_like_a_version(input: &str) -> bool {
+    let bare = input.trim_start_matches(['v', 'V', '=']);
+    [input, bare]
+        .iter()
+        .any(|s| !s.is_empty() && version_or_range(s).is_some())
+}
+
 /// What a user may write where a version is expected by a read-only command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Selector {
     /// One exact version.
     Exact(Version),
-    /// The newest release, or the newest pre-release if there is no release.
+    /// What the `latest` dist-tag names; without one, the newest release,
+    /// or the newest pre-release if there is no release.
     Latest,
     /// The newest version that satisfies an npm-style range, with the
     /// range as typed (the semver crate spells some ranges differently).
     Range(VersionReq, String),
+    /// The version a dist-tag other than `latest` names.
+    Tag(String),
 }
 
 impl std::fmt::Display for Selector {
@@ -92,35 +145,50 @@ impl std::fmt::Display for Selector {
             Selector::Exact(v) => write!(f, "{v}"),
             Selector::Latest => f.write_str("latest"),
             Selector::Range(_, typed) => f.write_str(typed),
+            Selector::Tag(tag) => f.write_str(tag),
         }
     }
 }
 
+/// An exact version or an npm-style range, if `input` is one.
+fn version_or_range(input: &str) -> Option<Selector> {
+    if let Ok(v) = Version::parse(input) {
+        return Some(Selector::Exact(v));
+    }
+    // npm reads a bare partial version as a wildcard on the missing parts;
+    // the semver crate spells that `=1.4`, while a bare `1.4` would be `^1.4`.
+    let starts_bare = input.starts_with(|c: char| c.is_ascii_digit());
+    let req = if starts_bare && !input.contains([',', ' ', '<', '>', '=', '^', '~']) {
+        VersionReq::parse(&format!("={input}"))
+    } else {
+        VersionReq::parse(input)
+    };
+    req.ok().map(|req| Selector::Range(req, input.to_string()))
+}
+
 impl Selector {
+    /// An exact version, a range, `latest`, or another dist-tag's name.
     pub fn parse(package: &str, input: &str) -> Result<Selector> {
         if input == "latest" {
             return Ok(Selector::Latest);
         }
-        if let Ok(v) = Version::parse(input) {
-            return Ok(Selector::Exact(v));
+        if let Some(selector) = version_or_range(input) {
+            return Ok(selector);
         }
-        // npm reads a bare partial version as a wildcard on the missing parts;
-        // the semver crate spells that `=1.4`, while a bare `1.4` would be `^1.4`.
-        let starts_bare = input.starts_with(|c: char| c.is_ascii_digit());
-        let req = if starts_bare && !input.contains([',', ' ', '<', '>', '=', '^', '~']) {
-            VersionReq::parse(&format!("={input}"))
-        } else {
-            VersionReq::parse(input)
-        };
-        req.map(|req| Selector::Range(req, input.to_string()))
-            .map_err(|e| Error::InvalidVersion {
+        match tag_name(input) {
+            Ok(tag) => Ok(Selector::Tag(tag.to_string())),
+            Err(_) => Err(Error::InvalidVersion {
                 package: package.to_string(),
                 version: input.to_string(),
-                why: format!("not a version, `latest` or a range: {e}"),
-            })
+                why: "not a version, a range or a dist-tag name".into(),
+            }),
+        }
     }
 
-    /// Picks the newest of `versions` that this selector accepts.
+    /// Picks the newest of `versions` that this selector accepts, without
+    /// dist-tags: `latest` is the newest release (or pre-release), and
+    /// another tag picks nothing. [`crate::catalog::Catalog::resolve`]
+    /// consults the tags first.
     pub fn pick<'a>(&self, versions: impl IntoIterator<Item = &'a Version>) -> Option<&'a Version> {
         let versions = versions.into_iter();
         match self {
@@ -131,6 +199,7 @@ impl Selector {
                 newest_release.or_else(|| all.into_iter().max())
             }
             Selector::Range(req, _) => versions.filter(|v| req.matches(v)).max(),
+            Selector::Tag(_) => None,
         }
     }
 }
@@ -302,8 +371,12 @@ mod tests {
         assert_eq!(t.version.map(|s| s.to_string()).as_deref(), Some("^1.2"));
         assert!(Target::parse("app@/x").is_err());
         assert!(Target::parse("App@1.0.0").is_err());
+        assert_eq!(
+            Target::parse("app@beta").unwrap().version,
+            Some(Selector::Tag("beta".into()))
+        );
         assert!(
-            Target::parse("app@banana").is_err(),
+            Target::parse("app@ba nana").is_err(),
             "the selector is checked"
         );
     }
@@ -338,6 +411,45 @@ mod tests {
     }
 
     #[test]
+    fn tag_names_follow_npm() {
+        for ok in [
+            "latest",
+            "next",
+            "beta",
+            "v1-lts",
+            "latest-1",
+            "Canary",
+            "rc.2",
+            "x-y_z!~*'()",
+        ] {
+            assert_eq!(tag_name(ok).ok(), Some(ok), "{ok}");
+        }
+        for (bad, why) in [
+            ("", "empty"),
+            ("a b", "cannot contain ` `"),
+            ("a/b", "cannot contain `/`"),
+            ("né", "cannot contain `é`"),
+            ("^1.2", "cannot contain `^`"),
+            ("..", "URL path"),
+            ("1", "parses as a semver"),
+            ("1.4", "parses as a semver"),
+            ("1.2.3", "parses as a semver"),
+            ("2.0.0-rc.1", "parses as a semver"),
+            ("~1.2", "parses as a semver"),
+            ("*", "parses as a semver"),
+            ("x", "parses as a semver"),
+            ("1.x", "parses as a semver"),
+            ("v1", "parses as a semver"),
+            ("v1.2.3", "parses as a semver"),
+        ] {
+            let err = tag_name(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad:?}: {err}");
+            assert!(err.contains(&format!("`{bad}`")), "{bad:?}: {err}");
+        }
+        assert!(tag_name(&"t".repeat(215)).is_err());
+    }
+
+    #[test]
     fn selectors_follow_npm() {
         let vs: Vec<Version> = ["1.3.9", "1.4.0", "1.4.7", "1.5.0", "2.0.0-rc.1"]
             .iter()
@@ -357,7 +469,8 @@ mod tests {
         assert_eq!(pick("1.4.0").as_deref(), Some("1.4.0"));
         assert_eq!(pick("2").as_deref(), None);
         assert_eq!(pick("2.0.0-rc.1").as_deref(), Some("2.0.0-rc.1"));
-        assert!(Selector::parse("p", "banana").is_err());
+        assert_eq!(pick("banana"), None, "a tag picks nothing by itself");
+        assert!(Selector::parse("p", "ban ana").is_err());
         let only_pre = [Version::parse("3.0.0-beta.2").unwrap()];
         assert_eq!(
             Selector::Latest

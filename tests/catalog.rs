@@ -115,7 +115,7 @@ fn serve_refuses_a_catalog_from_a_newer_ccc() {
     ws.write("dist/a.js", "a\n");
     ws.publish("app@1.0.0", "dist", &[]);
     ws.conn()
-        .pragma_update(None, "user_version", 3)
+        .pragma_update(None, "user_version", ccc::catalog::SCHEMA_VERSION + 1)
         .expect("set user_version");
     serve_refuses(&ws, "newer ccc");
 }
@@ -136,12 +136,13 @@ fn schema(ws: &Workspace) -> (i64, bool) {
     (version, column == 1)
 }
 
-/// Makes the catalog what the previous ccc wrote: schema 1, the same
-/// tables without `blobs.stored_sha256`.
+/// Makes the catalog what an older ccc wrote: schema 1, the same tables
+/// without `blobs.stored_sha256` and `dist_tags`.
 fn downgrade_to_schema_1(ws: &Workspace) {
     ws.conn()
         .execute_batch(
             "ALTER TABLE blobs DROP COLUMN stored_sha256;
+             DROP TABLE dist_tags;
              UPDATE meta SET value = '1' WHERE key = 'schema_version';
              PRAGMA user_version = 1;",
         )
@@ -233,7 +234,7 @@ fn a_catalog_of_the_previous_schema_is_served_as_it_is_until_a_writer_upgrades_i
     // A writing command upgrades it; the old blobs keep no digest (nothing
     // rewritten), and are still checked by decoding.
     ws.ok(&["gc", "--dry-run"]);
-    assert_eq!(schema(&ws), (2, true));
+    assert_eq!(schema(&ws), (ccc::catalog::SCHEMA_VERSION, true));
     assert_eq!(stored_digest(&ws, &noise), None);
     ws.write("v2/app.js", Rng::new(6).text(40_000));
     ws.write("v2/logo.bin", Rng::new(7).bytes(5_000));

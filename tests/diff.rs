@@ -127,8 +127,12 @@ fn versions_resolve_and_the_second_may_be_a_bare_version() {
     assert_eq!(diff["to"]["package"], "other");
     assert_eq!(paths(&diff["removed"]), ["js/app.js", "old.css"]);
     assert_eq!(diff["unchanged_count"], 1);
+    // A bare name is a dist-tag of the first package.
+    let out = ws.fails(&["diff", "app@1.0.0", "other"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("app has no dist-tag `other`"), "{err}");
     // What is neither is a usage error.
-    for bad in ["other", "app@", "app@1.0.0/index.html"] {
+    for bad in ["o ther", "app@", "app@1.0.0/index.html"] {
         ws.fails(&["diff", "app@1.0.0", bad], 2);
     }
     // Unknown versions are named.

@@ -162,8 +162,14 @@ fn run(ws: &Workspace, name: &str) -> Value {
             ws.json(&["diff", "app@1.0.0", "latest", "--json"])
         }
         "ccc rm PKG@VERSION... --json" => {
-            ws.json(&["rm", "app@1.0.0", "old-app@0.1.0", "--dry-run", "--json"])
+            // A tag of its own, so that `tags_removed` has one; gone after,
+            // so that gc may remove the version.
+            ws.ok(&["tag", "add", "app@1.0.0", "legacy"]);
+            let out = ws.json(&["rm", "app@1.0.0", "old-app@0.1.0", "--dry-run", "--json"]);
+            ws.ok(&["tag", "rm", "app", "legacy"]);
+            out
         }
+        "ccc tag ls PKG --json" => ws.json(&["tag", "ls", "app", "--json"]),
         // app@1.0.0 is an older release; each package's latest stays.
         "ccc gc --json" => ws.json(&["gc", "--keep", "1", "--dry-run", "--json"]),
         "ccc export [PKG[@VERSION]] DIR --json" => {
@@ -267,6 +273,7 @@ fn the_documented_json_is_the_printed_json() {
         "ccc publish PKG@VERSION DIR --json".into(),
         ws.publish_json("app@1.1.0", "v2", &[]),
     );
+    ws.ok(&["tag", "add", "app@1.1.0", "next"]);
     real.extend(server_answers(&ws));
     #[cfg(feature = "causal")]
     real.insert("ccc causal --json FILE".into(), causal(&ws));
@@ -304,6 +311,7 @@ fn the_documented_json_is_the_printed_json() {
     for (name, field) in [
         ("ccc publish PKG@VERSION DIR --json", "skipped"),
         ("ccc rm PKG@VERSION... --json", "packages_removed"),
+        ("ccc rm PKG@VERSION... --json", "tags_removed"),
         ("ccc gc --json", "versions"),
         ("ccc gc --json", "kept"),
         ("ccc verify --json", "problems"),

@@ -33,6 +33,7 @@ mod serve_faults;
 mod serve_limits;
 mod serve_logs;
 mod serve_ranges;
+mod tags;
 mod under_attack;
 mod verify;
 mod words;

@@ -731,7 +731,7 @@ fn errors_are_small_json_with_the_right_status() {
         "/assets/site/1.0.0/v%00.txt",
         "/assets/site/1.0.0/%FF.txt",
         "/assets/Site/1.0.0/v.txt",
-        "/assets/site/not-a-version!/v.txt",
+        "/assets/site/not%20a%20version/v.txt",
     ] {
         let r = raw_get(server.addr, "GET", target, &[]);
         check_error(&r, 400, &format!("GET {target}"));

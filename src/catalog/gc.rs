@@ -16,8 +16,8 @@
 //!   neither, no version goes and gc only drops orphan blobs (left by
 //!   `ccc rm` or a `--force` publish).
 //! - Whatever the rules, the [`pinned`] versions stay: the one `latest`
-//!   resolves to (and, once ccc has them, those dist-tags point to), so
-//!   gc never changes what those names serve. Only
+//!   resolves to and every one a dist-tag names, so gc never changes what
+//!   those names serve. Only
 //!   `--keep 0 --delete-all-versions` ([`Keep::Nothing`]) lifts that, as
 //!   its name says.
 //!
@@ -65,6 +65,8 @@ pub struct Options {
 pub enum Reason {
     /// Kept: `latest` resolves to it.
     Latest,
+    /// Kept: a dist-tag other than `latest` names it.
+    Tagged,
     /// Kept: one of the `--keep` newest releases.
     NewestRelease,
     /// Kept: a prerelease newer than the package's newest release.
@@ -123,15 +125,32 @@ pub struct Report {
 
 /// The versions of one package (newest first) that gc never removes, with
 /// the reason: the one `latest` resolves to, as the server and every
-/// command resolve it. This is the one place such protection is decided:
-/// dist-tags, once ccc has them, join here with the versions they point
-/// to, and gc keeps honouring every name users are served by.
-pub fn pinned(versions: &[VersionRow]) -> Vec<(&Version, Reason)> {
-    Selector::Latest
-        .pick(versions.iter().map(|v| &v.version))
-        .map(|latest| (latest, Reason::Latest))
-        .into_iter()
-        .collect()
+/// command resolve it (its tag, else the newest release), and every one
+/// another dist-tag names. `tags` are the package's tag rows, as
+/// `(tag, version row id)`. This is the one place such protection is
+/// decided, so gc keeps honouring every name users are served by.
+pub fn pinned<'a>(
+    versions: &'a [VersionRow],
+    tags: &[(String, i64)],
+) -> Vec<(&'a Version, Reason)> {
+    let by_id = |id: i64| versions.iter().find(|v| v.id == id).map(|v| &v.version);
+    let latest = match tags.iter().find(|(tag, _)| tag == "latest") {
+        Some((_, id)) => by_id(*id),
+        None => Selector::Latest.pick(versions.iter().map(|v| &v.version)),
+    };
+    let tagged = tags
+        .iter()
+        .filter(|(tag, _)| tag != "latest")
+        .filter_map(|(_, id)| by_id(*id))
+        .map(|v| (v, Reason::Tagged));
+    let mut out: Vec<(&Version, Reason)> =
+        latest.map(|v| (v, Reason::Latest)).into_iter().collect();
+    for (v, why) in tagged {
+        if !out.contains(&(v, why)) {
+            out.push((v, why));
+        }
+    }
+    out
 }
 
 /// Judges every version of one package (newest first, as
@@ -140,13 +159,14 @@ pub fn pinned(versions: &[VersionRow]) -> Vec<(&Version, Reason)> {
 /// first.
 fn judge(
     versions: Vec<VersionRow>,
+    tags: &[(String, i64)],
     keep: Option<Keep>,
     cutoff: Option<i64>,
 ) -> (Vec<Choice>, Vec<Choice>) {
     let pinned: Vec<(Version, Reason)> = if keep == Some(Keep::Nothing) {
         Vec::new()
     } else {
-        pinned(&versions)
+        pinned(&versions, tags)
             .into_iter()
             .map(|(v, why)| (v.clone(), why))
             .collect()
@@ -219,7 +239,16 @@ fn judge(
     (kept, removed)
 }
 
-/// Deletes versions (their assets go with them) and then the packages left
+/// What removing versions removed besides them.
+#[derive(Debug, Clone, Default)]
+pub struct Removal {
+    /// `(version row id, tag)` of every dist-tag that named a removed
+    /// version.
+    pub tags_removed: Vec<(i64, String)>,
+    pub packages_removed: Vec<String>,
+}
+
+/// Deletes versions (their assets and dist-tags go with them) and then the packages left
 /// without versions, whose names are returned. Blobs stay for gc.
 fn delete_versions(tx: &rusqlite::Transaction<'_>, ids: &[i64]) -> rusqlite::Result<Vec<String>> {
     let mut delete = tx.prepare("DELETE FROM versions WHERE id = ?1")?;
@@ -237,22 +266,32 @@ fn delete_versions(tx: &rusqlite::Transaction<'_>, ids: &[i64]) -> rusqlite::Res
 
 impl Catalog {
     /// Removes versions in one transaction (or, with `dry_run`, checks
-    /// that it could and rolls back); returns the packages left empty and
-    /// so removed too. Blobs stay until gc.
-    pub fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Vec<String>> {
+    /// that it could and rolls back); returns the dist-tags that named
+    /// them, which go with them, and the packages left empty and so
+    /// removed too. Blobs stay until gc.
+    pub fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Removal> {
         let path = self.path().to_path_buf();
         let err = |e| super::sqlite_err(&path, e);
         let tx = self
             .conn_mut()
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(err)?;
+        let mut tags_removed = Vec::new();
+        for id in ids {
+            for tag in super::tags::of_version(&tx, *id).map_err(err)? {
+                tags_removed.push((*id, tag));
+            }
+        }
         let packages_removed = delete_versions(&tx, ids).map_err(err)?;
         if dry_run {
             tx.rollback().map_err(err)?;
         } else {
             tx.commit().map_err(err)?;
         }
-        Ok(packages_removed)
+        Ok(Removal {
+            tags_removed,
+            packages_removed,
+        })
     }
 
     /// Runs gc; see the module doc for the rules.
@@ -325,7 +364,8 @@ impl Catalog {
             .older_than
             .map(|d| unix_now().saturating_sub(d.as_secs() as i64));
         for package in self.package_names()? {
-            let (k, r) = judge(self.versions(&package)?, options.keep, cutoff);
+            let tags = self.tag_rows(&package)?;
+            let (k, r) = judge(self.versions(&package)?, &tags, options.keep, cutoff);
             kept.extend(k);
             removed.extend(r);
         }
@@ -388,6 +428,7 @@ mod tests {
         };
         let (kept, removed) = judge(
             history(versions),
+            &[],
             keep,
             older_than_days.map(|d| NOW - d * DAY),
         );
@@ -524,13 +565,13 @@ mod tests {
                 .map(|v| (v.as_str(), next(100) as i64))
                 .collect();
             let all = history(&versions);
-            let latest = pinned(&all)[0].0.clone();
+            let latest = pinned(&all, &[])[0].0.clone();
             for keep in [None, keep(1, 0), keep(2, 1), keep(4, 0)] {
                 for cutoff in [None, Some(NOW - 50 * DAY), Some(NOW)] {
                     if keep.is_none() && cutoff.is_none() {
                         continue;
                     }
-                    let (kept, _) = judge(all.clone(), keep, cutoff);
+                    let (kept, _) = judge(all.clone(), &[], keep, cutoff);
                     let after = Selector::Latest.pick(kept.iter().map(|c| &c.version));
                     assert_eq!(after, Some(&latest), "{versions:?} {keep:?} {cutoff:?}");
                 }

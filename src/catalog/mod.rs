@@ -12,10 +12,14 @@
 //! assets   (version_id -> versions, path, blob_id -> blobs, content_type,
 //!           PRIMARY KEY(version_id, path)) WITHOUT ROWID
 //! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
+//! dist_tags (package_id -> packages, tag, version_id -> versions,
+//!           PRIMARY KEY(package_id, tag)) WITHOUT ROWID
 //! ```
 //!
 //! A blob is stored once however many versions use it; deleting a version
 //! leaves its blobs until `gc` drops the ones no asset references.
+//! A dist-tag names one version of its package and goes with it; [`tags`]
+//! has the rules, `latest`'s included.
 //!
 //! `assets.content_type` records the type a file was published with;
 //! readers compute it from the path instead ([`content_type`] says why).
@@ -89,6 +93,7 @@ pub mod gc;
 pub mod manifest;
 pub mod publish;
 pub mod query;
+pub mod tags;
 pub mod verify;
 
 use crate::error::{Error, Result};
@@ -174,6 +179,18 @@ CREATE INDEX assets_by_blob ON assets(blob_id);
 ALTER TABLE blobs ADD COLUMN stored_sha256 BLOB
     CHECK (stored_sha256 IS NULL OR length(stored_sha256) = 32);
 "#,
+    // 2 -> 3: dist-tags. A tag names one version of its package; deleting
+    // the version deletes its tags (rm and gc report them first).
+    r#"
+CREATE TABLE dist_tags (
+    package_id INTEGER NOT NULL REFERENCES packages(id) ON DELETE CASCADE,
+    tag        TEXT NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    PRIMARY KEY (package_id, tag)
+) WITHOUT ROWID;
+
+CREATE INDEX dist_tags_by_version ON dist_tags(version_id);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -185,6 +202,9 @@ pub const OLDEST_READABLE_SCHEMA: i64 = 1;
 
 /// The first schema with `blobs.stored_sha256`.
 pub const STORED_DIGEST_SCHEMA: i64 = 2;
+
+/// The first schema with the `dist_tags` table.
+pub const TAGS_SCHEMA: i64 = 3;
 
 /// How a blob's body is stored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -376,6 +396,12 @@ impl Catalog {
     /// before it existed).
     pub fn has_stored_digests(&self) -> bool {
         self.schema >= STORED_DIGEST_SCHEMA
+    }
+
+    /// Whether the catalog has dist-tags (an older one read as it is has
+    /// none: `latest` is then always the newest release).
+    pub fn has_tags(&self) -> bool {
+        self.schema >= TAGS_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {

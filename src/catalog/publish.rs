@@ -432,6 +432,9 @@ pub struct Options {
     pub jobs: usize,
     /// Largest file accepted, in bytes.
     pub max_file_size: u64,
+    /// The dist-tag to point at the version (`--tag`); None moves `latest`
+    /// only to a newest release (see [`super::tags`]).
+    pub tag: Option<String>,
 }
 
 impl Default for Options {
@@ -442,6 +445,7 @@ impl Default for Options {
             dry_run: false,
             jobs: 0,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            tag: None,
         }
     }
 }
@@ -468,6 +472,9 @@ pub struct Report {
     pub repeated_in_version: Group,
     /// Whether an existing version was replaced.
     pub replaced: bool,
+    /// The dist-tags that name the version once published, `latest` first
+    /// when it resolves to it.
+    pub tags: Vec<String>,
     pub dry_run: bool,
     pub elapsed_ms: u64,
     pub skipped: Vec<Skipped>,
@@ -701,6 +708,9 @@ fn run(
     if let Some((package, _)) = &identity {
         crate::spec::package_name(package)?;
     }
+    if let Some(tag) = &options.tag {
+        crate::spec::tag_name(tag)?;
+    }
     let reader_path = catalog.is_file().then(|| catalog.path().to_path_buf());
     let catalog_path = catalog.path().to_path_buf();
     let err = |e| super::sqlite_err(&catalog_path, e);
@@ -921,6 +931,7 @@ fn run(
     crate::interrupt::check()?;
 
     let now = unix_now();
+    let tags_before = super::tags::before_publish(&tx, package, existing).map_err(err)?;
     if let Some(id) = existing {
         tx.execute("DELETE FROM versions WHERE id = ?1", [id])
             .map_err(err)?;
@@ -991,6 +1002,15 @@ fn run(
         ],
     )
     .map_err(err)?;
+    let tags = super::tags::after_publish(
+        &tx,
+        package,
+        tags_before,
+        version_id,
+        &identity.1,
+        options.tag.as_deref(),
+    )
+    .map_err(err)?;
     // The last moment to stop: after the commit the version is published.
     crate::interrupt::check()?;
     if options.dry_run {
@@ -1008,6 +1028,7 @@ fn run(
         already_stored,
         repeated_in_version,
         replaced: existing.is_some(),
+        tags,
         dry_run: options.dry_run,
         elapsed_ms: started.elapsed().as_millis() as u64,
         skipped,

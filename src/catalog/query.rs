@@ -4,6 +4,7 @@
 //! Everything here is plain data out of SQL; tables and JSON are built from
 //! these rows by the commands, and the server builds responses from them.
 
+use super::tags::TagRow;
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
 use crate::serve::store::StoredAsset;
@@ -21,8 +22,8 @@ use serde::Serialize;
 pub struct PackageRow {
     pub package: String,
     pub version_count: u64,
-    /// What `latest` resolves to: the newest release, or the newest
-    /// prerelease when there is no release.
+    /// What `latest` resolves to: the version its dist-tag names, else the
+    /// newest release, or the newest prerelease when there is no release.
     pub latest: Option<String>,
     /// Files in the latest version.
     pub latest_file_count: u64,
@@ -48,6 +49,27 @@ pub struct VersionRow {
     /// Stored bytes of the version's files, each file's blob counted once
     /// per file.
     pub stored_bytes: u64,
+}
+
+/// A version with the dist-tags that name it: an element of `ccc ls PKG
+/// --json` and of the `versions` of `GET /assets/PKG/`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaggedVersion {
+    #[serde(flatten)]
+    pub version: VersionRow,
+    /// By name, `latest` first.
+    pub tags: Vec<String>,
+}
+
+/// A package with its dist-tags and versions: `GET /assets/PKG/`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PackageVersions {
+    pub package: String,
+    #[serde(serialize_with = "crate::units::serialize_rfc3339")]
+    pub created_at: i64,
+    pub tags: Vec<TagRow>,
+    /// Newest first by semver precedence.
+    pub versions: Vec<TaggedVersion>,
 }
 
 /// One file of a version.
@@ -155,9 +177,7 @@ impl Catalog {
         let mut out = Vec::with_capacity(rows.len());
         for (name, created_at, stored) in rows {
             let versions = self.versions(&name)?;
-            let latest = Selector::Latest
-                .pick(versions.iter().map(|v| &v.version))
-                .and_then(|want| versions.iter().find(|v| &v.version == want));
+            let latest = self.pick(&versions, &name, &Selector::Latest)?;
             out.push(PackageRow {
                 version_count: versions.len() as u64,
                 latest: latest.map(|v| v.version.to_string()),
@@ -215,19 +235,88 @@ impl Catalog {
         Ok(out)
     }
 
-    /// The newest version of `package` that `selector` accepts.
+    /// The version of `package` that `selector` names: the exact one, the
+    /// newest in a range, or the one a dist-tag names (`latest` without a
+    /// tag: the newest release; see [`super::tags`]).
     pub fn resolve(&self, package: &str, selector: &Selector) -> Result<VersionRow> {
         let versions = self.versions(package)?;
         if versions.is_empty() {
             return Err(Error::PackageNotFound(package.to_string()));
         }
-        let picked = selector.pick(versions.iter().map(|v| &v.version)).cloned();
-        picked
-            .and_then(|want| versions.into_iter().find(|v| v.version == want))
-            .ok_or_else(|| Error::VersionNotFound {
+        match self.pick(&versions, package, selector)? {
+            Some(v) => Ok(v.clone()),
+            None if matches!(selector, Selector::Tag(_)) => Err(Error::TagNotFound {
+                package: package.to_string(),
+                tag: selector.to_string(),
+            }),
+            None => Err(Error::VersionNotFound {
                 package: package.to_string(),
                 version: selector.to_string(),
+            }),
+        }
+    }
+
+    /// The one of `versions` (all of `package`'s) that `selector` names.
+    fn pick<'a>(
+        &self,
+        versions: &'a [VersionRow],
+        package: &str,
+        selector: &Selector,
+    ) -> Result<Option<&'a VersionRow>> {
+        let tag = match selector {
+            Selector::Latest => "latest",
+            Selector::Tag(tag) => tag.as_str(),
+            Selector::Exact(_) | Selector::Range(..) => "",
+        };
+        if !tag.is_empty() && self.has_tags() {
+            let named = super::tags::named(self.conn(), package, tag).map_err(|e| self.err(e))?;
+            if let Some(id) = named {
+                return Ok(versions.iter().find(|v| v.id == id));
+            }
+        }
+        let picked = selector.pick(versions.iter().map(|v| &v.version));
+        Ok(picked.and_then(|want| versions.iter().find(|v| v.version == *want)))
+    }
+
+    /// The versions of `package`, newest first, each with the dist-tags
+    /// that name it.
+    pub fn tagged_versions(&self, package: &str) -> Result<Vec<TaggedVersion>> {
+        let versions = self.versions(package)?;
+        let tags = if versions.is_empty() {
+            Vec::new()
+        } else {
+            self.tags(package)?
+        };
+        Ok(versions
+            .into_iter()
+            .map(|version| TaggedVersion {
+                tags: tags
+                    .iter()
+                    .filter(|t| t.version == version.version)
+                    .map(|t| t.tag.clone())
+                    .collect(),
+                version,
             })
+            .collect())
+    }
+
+    /// A package's tags and versions, or None when it has no version.
+    pub fn package_versions(&self, package: &str) -> Result<Option<PackageVersions>> {
+        let versions = self.tagged_versions(package)?;
+        if versions.is_empty() {
+            return Ok(None);
+        }
+        let created_at = self
+            .conn()
+            .prepare_cached("SELECT created_at FROM packages WHERE name = ?1")
+            .and_then(|mut s| s.query_row([package], |r| r.get(0)))
+            .map_err(|e| self.err(e))?;
+        Ok(Some(PackageVersions {
+            package: package.to_string(),
+            created_at,
+            tags: self.tags(package)?,
+            versions,
+        }))
     }
 
     /// A version with its files.
@@ -266,6 +355,60 @@ impl Catalog {
                 version: version.version.to_string(),
                 path: path.to_string(),
             })
+    }
+
+    /// The file a version's bare URL leads to (see
+    /// [`super::manifest::entry_file`]); None when no rule finds one.
+    pub fn entry(&self, version_id: i64) -> Result<Option<String>> {
+        let manifest = self.manifest(version_id)?;
+        let mut exists = self
+            .conn()
+            .prepare_cached("SELECT 1 FROM assets WHERE version_id = ?1 AND path = ?2")
+            .map_err(|e| self.err(e))?;
+        let mut failed = None;
+        let entry = super::manifest::entry_file(manifest.as_deref(), |path| {
+            exists
+                .exists(rusqlite::params![version_id, path])
+                .unwrap_or_else(|e| {
+                    failed = Some(e);
+                    false
+                })
+        });
+        match failed {
+            Some(e) => Err(self.err(e)),
+            None => Ok(entry),
+        }
+    }
+
+    /// The `package.json` at a version's root, decoded, if it has one no
+    /// larger than [`super::manifest::MAX_MANIFEST_SIZE`].
+    fn manifest(&self, version_id: i64) -> Result<Option<Vec<u8>>> {
+        use std::io::Read;
+        let found: Option<(Vec<u8>, Encoding)> = self
+            .conn()
+            .prepare_cached(
+                "SELECT b.body, b.encoding FROM assets a JOIN blobs b ON b.id = a.blob_id
+                  WHERE a.version_id = ?1 AND a.path = 'package.json'",
+            )
+            .and_then(|mut s| {
+                s.query_row([version_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
+            })
+            .map_err(|e| self.err(e))?;
+        let Some((body, encoding)) = found else {
+            return Ok(None);
+        };
+        let limit = super::manifest::MAX_MANIFEST_SIZE;
+        let mut bytes = Vec::new();
+        let read = match encoding {
+            Encoding::Identity => (&body[..]).take(limit + 1).read_to_end(&mut bytes),
+            Encoding::Gzip => flate2::read::MultiGzDecoder::new(&body[..])
+                .take(limit + 1)
+                .read_to_end(&mut bytes),
+        };
+        // A manifest that does not decode or is too large names no entry;
+        // `ccc verify` reports a damaged blob.
+        Ok((read.is_ok() && bytes.len() as u64 <= limit).then_some(bytes))
     }
 
     /// The stored body of a blob.

@@ -109,6 +109,7 @@ fn explain(reason: Reason, options: &Options) -> String {
     };
     match reason {
         Reason::Latest => "`latest` resolves to it".into(),
+        Reason::Tagged => "a dist-tag names it".into(),
         Reason::NewestRelease => newest(releases, "release"),
         Reason::NewerPrerelease => "prerelease newer than every release".into(),
         Reason::NewestOlderPrerelease => format!(

@@ -1,5 +1,5 @@
-//! `ccc ls [PKG[@VERSION]]`: packages, a package's versions, or a version's
-//! files. A tag or range (`app@latest`, `app@^1`) lists the exact version it
+//! `ccc ls [PKG[@VERSION]]`: packages, a package's versions (with the
+//! dist-tags that name them), or a version's files. A tag or range (`app@latest`, `app@^1`) lists the exact version it
 //! resolves to, named in the title and in the JSON.
 
 use super::{resolve_version, version_title};
@@ -87,7 +87,7 @@ fn packages(catalog: &Catalog, json: bool) -> Result<ExitCode> {
 }
 
 fn versions(catalog: &Catalog, package: &str, json: bool) -> Result<ExitCode> {
-    let versions = catalog.versions(package)?;
+    let versions = catalog.tagged_versions(package)?;
     if versions.is_empty() {
         return Err(Error::PackageNotFound(package.to_string()));
     }
@@ -101,14 +101,17 @@ fn versions(catalog: &Catalog, package: &str, json: bool) -> Result<ExitCode> {
         Column::number("files"),
         Column::number("size"),
         Column::number("stored"),
+        Column::text("tags"),
     ]);
-    for v in &versions {
+    for tagged in &versions {
+        let v = &tagged.version;
         table.add_row([
             v.version.to_string(),
             human_time(v.published_at),
             v.file_count.to_string(),
             human_size(v.raw_bytes),
             human_size(v.stored_bytes),
+            tagged.tags.join(" "),
         ]);
     }
     output::print(table)?;

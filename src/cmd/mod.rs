@@ -12,6 +12,7 @@ pub mod ls;
 pub mod publish;
 pub mod rm;
 pub mod serve;
+pub mod tag;
 pub mod verify;
 
 use crate::catalog::Catalog;

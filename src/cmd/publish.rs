@@ -99,6 +99,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         dry_run: args.dry_run,
         jobs: args.jobs.unwrap_or(0),
         max_file_size: args.max_file_size,
+        tag: args.tag.clone(),
     };
     let warn = |skipped: &[publish::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {
@@ -223,6 +224,13 @@ fn summary(report: &publish::Report) -> String {
         lines.push(format!(
             "  {} skipped",
             count(report.skipped.len() as u64, "path")
+        ));
+    }
+    if !report.tags.is_empty() {
+        let names = if report.dry_run { "would name" } else { "name" };
+        lines.push(format!(
+            "  dist-tags that {names} it: {}",
+            report.tags.join(", ")
         ));
     }
     lines.join("\n")
@@ -418,6 +426,7 @@ mod tests {
             already_stored: group(2, 2000, 1000),
             repeated_in_version: group(1, 1000, 500),
             replaced: false,
+            tags: vec!["latest".into()],
             dry_run: false,
             elapsed_ms: 1234,
             skipped: vec![],
@@ -446,6 +455,7 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("skipped"), "{text}");
+        assert!(text.ends_with("dist-tags that name it: latest"), "{text}");
 
         let mut one = report();
         one.file_count = 1;

@@ -10,13 +10,23 @@ use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
-/// `rm --json`: the versions removed (or, dry, that would be), and the
-/// packages left without versions, which go with them.
+/// `rm --json`: the versions removed (or, dry, that would be), the
+/// dist-tags that named them and the packages left without versions,
+/// which go with them.
 #[derive(Serialize)]
 struct Removed {
     versions: Vec<VersionRow>,
+    tags_removed: Vec<RemovedTag>,
     packages_removed: Vec<String>,
     dry_run: bool,
+}
+
+/// A dist-tag removed with the version it named.
+#[derive(Serialize)]
+struct RemovedTag {
+    package: String,
+    tag: String,
+    version: String,
 }
 
 /// Every target names an exact version, or (with --all) only a package:
@@ -48,10 +58,24 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     removed.retain(|v| seen.insert(v.id));
     let mut ids: Vec<i64> = removed.iter().map(|v| v.id).collect();
     ids.sort_unstable();
-    let packages = catalog.remove_versions(&ids, args.dry_run)?;
+    let removal = catalog.remove_versions(&ids, args.dry_run)?;
+    let tags: Vec<RemovedTag> = removal
+        .tags_removed
+        .iter()
+        .filter_map(|(id, tag)| {
+            let v = removed.iter().find(|v| v.id == *id)?;
+            Some(RemovedTag {
+                package: v.package.clone(),
+                tag: tag.clone(),
+                version: v.version.to_string(),
+            })
+        })
+        .collect();
+    let packages = removal.packages_removed;
     if args.json {
         output::print_json(&Removed {
             versions: removed,
+            tags_removed: tags,
             packages_removed: packages,
             dry_run: args.dry_run,
         })?;
@@ -63,6 +87,12 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         };
         for v in &removed {
             output::print(format_args!("{verb} {}@{}", v.package, v.version))?;
+        }
+        for t in &tags {
+            output::print(format_args!(
+                "{verb} dist-tag {}@{} (named {})",
+                t.package, t.tag, t.version
+            ))?;
         }
         for package in &packages {
             output::print(format_args!("{verb} package {package} (no versions left)"))?;

@@ -10,11 +10,12 @@
 //! /assets/nope/1.0.0/a.js   package `nope` is not in the catalog
 //! /assets/app/1.2.3/a.js    app has no version 1.2.3
 //! /assets/app/^9/a.js       no version of app matches ^9
+//! /assets/app/beta/a.js     app has no dist-tag `beta`
 //! /assets/app/1.0.0/b.js    app@1.0.0 has no file b.js
 //! ```
 //!
 //! The JSON body keeps the `{status, error}` shape of every error ccc
-//! sends and adds `missing` (`package`, `version` or `file`) with the
+//! sends and adds `missing` (`package`, `version`, `tag` or `file`) with the
 //! parts of the request it concerns, as asked:
 //! `{"status":404,"error":"app has no version 1.2.3","missing":"version","package":"app","version":"1.2.3"}`.
 //! A part longer than [`ECHO_MAX`] characters is shortened in the middle
@@ -41,6 +42,8 @@ pub enum Missing {
         #[serde(rename = "version")]
         range: String,
     },
+    /// The package exists; it has no such dist-tag.
+    Tag { package: String, tag: String },
     /// The version exists; this file is not in it.
     File {
         package: String,
@@ -59,6 +62,7 @@ impl std::fmt::Display for Missing {
             Missing::NoMatch { package, range } => {
                 write!(f, "no version of {package} matches {range}")
             }
+            Missing::Tag { package, tag } => write!(f, "{package} has no dist-tag `{tag}`"),
             Missing::File {
                 package,
                 version,
@@ -117,6 +121,10 @@ pub fn diagnose<E>(
         Selector::Latest | Selector::Range(..) => Missing::NoMatch {
             package,
             range: echo(&asked.to_string()),
+        },
+        Selector::Tag(tag) => Missing::Tag {
+            package,
+            tag: echo(tag),
         },
     })
 }
@@ -177,6 +185,7 @@ mod tests {
             ("app", "1.2.3", "", "app has no version 1.2.3"),
             ("app", "^9", "a.js", "no version of app matches ^9"),
             ("app", "~1.4.0", "", "no version of app matches ~1.4.0"),
+            ("app", "beta", "a.js", "app has no dist-tag `beta`"),
             ("app", "1.0.0", "a/b.js", "app@1.0.0 has no file a/b.js"),
         ];
         for (package, asked, path, want) in cases {
@@ -246,6 +255,16 @@ mod tests {
                 "missing": "version",
                 "package": "app",
                 "version": "^9",
+            })
+        );
+        assert_eq!(
+            body(diagnosed("app", "next", "")),
+            serde_json::json!({
+                "status": 404,
+                "error": "app has no dist-tag `next`",
+                "missing": "tag",
+                "package": "app",
+                "tag": "next",
             })
         );
         assert_eq!(

@@ -586,7 +586,11 @@ impl Store {
     fn resolve(&mut self, package: &str, selector: &Selector) -> Result<Option<String>> {
         match self.catalog()?.resolve(package, selector) {
             Ok(v) => Ok(Some(v.version.to_string())),
-            Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => Ok(None),
+            Err(
+                Error::PackageNotFound(_)
+                | Error::VersionNotFound { .. }
+                | Error::TagNotFound { .. },
+            ) => Ok(None),
             Err(e) => Err(e),
         }
     }

@@ -1,0 +1,72 @@
+//! `ccc tag add PKG@VERSION TAG`, `ccc tag rm PKG TAG`, `ccc tag ls PKG`:
+//! a package's dist-tags (see [`crate::catalog::tags`] for the rules).
+
+use crate::catalog::tags::TagChange;
+use crate::catalog::{Access, Catalog};
+use crate::cli::{TagAction, TagArgs};
+use crate::error::Result;
+use crate::output::{self, Column, Table};
+use crate::spec::Selector;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
+    match args.action {
+        TagAction::Add { target, tag } => {
+            let mut catalog = Catalog::open(db, Access::ReadWrite)?;
+            let version = catalog.resolve(&target.package, &Selector::Exact(target.version))?;
+            report(&catalog.add_tag(&version, &tag)?)
+        }
+        TagAction::Rm { package, tag } => {
+            let mut catalog = Catalog::open(db, Access::ReadWrite)?;
+            report(&catalog.remove_tag(&package, &tag)?)
+        }
+        TagAction::Ls { package, json } => {
+            let catalog = Catalog::open(db, Access::ReadOnly)?;
+            let tags = catalog.tags(&package)?;
+            if json {
+                output::print_json(&tags)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut table = Table::new(vec![
+                Column::text("tag"),
+                Column::text("version"),
+                Column::prose("set by"),
+            ]);
+            for t in &tags {
+                let set_by = if t.explicit {
+                    "tag"
+                } else {
+                    "newest release (no tag)"
+                };
+                table.add_row([t.tag.clone(), t.version.to_string(), set_by.to_string()]);
+            }
+            output::print(table)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// One line for a tag that was added, moved or removed.
+fn report(change: &TagChange) -> Result<ExitCode> {
+    let TagChange {
+        package,
+        tag,
+        from,
+        to,
+        removed,
+    } = change;
+    let name = format!("{package}@{tag}");
+    let line = match (from.as_deref(), to.as_deref(), removed) {
+        (Some(from), Some(to), true) => {
+            format!("Removed {name} (was {from}); {name} is the newest release again: {to}")
+        }
+        (Some(from), _, true) => format!("Removed {name} (was {from})"),
+        (Some(from), Some(to), false) if from == to => format!("{name} already is {to}"),
+        (Some(from), Some(to), false) => format!("{name}: {from} -> {to}"),
+        (None, Some(to), false) => format!("{name}: {to} (new tag)"),
+        _ => format!("{name}: nothing changed"),
+    };
+    output::print(line)?;
+    Ok(ExitCode::SUCCESS)
+}
