@@ -173,7 +173,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -196,6 +196,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alias-max-age)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -703,7 +707,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -726,6 +730,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alias-max-age)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

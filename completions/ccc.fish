@@ -120,6 +120,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to liste
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
@@ -138,6 +139,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to list
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r

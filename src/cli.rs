@@ -441,13 +441,15 @@ pub struct VerifyArgs {
 /// GET/HEAD /assets/PKG/VERSION/PATH returns a file: the stored gzip stream
 /// to clients that accept gzip, the original bytes to others, with a strong
 /// ETag, Last-Modified and a one-year immutable Cache-Control; one
-/// `Range: bytes=` range of it answers 206. VERSION may be `latest` or a
-/// semver range (`^1.2`, `1`, `~1.4.0`): those answer 302 to the newest
-/// matching version. Every answer carries `Access-Control-Allow-Origin: *`
-/// and OPTIONS answers CORS preflights. /assets/PKG/VERSION/ lists the
-/// files as JSON;
-/// /_stats and /healthz report on the server. SIGINT or SIGTERM stops it
-/// after the requests in flight.
+/// `Range: bytes=` range of it answers 206. VERSION may be a dist-tag
+/// (`latest`, `next`) or a semver range (`^1.2`, `1`, `~1.4.0`): those
+/// answer 302 to the version they name, with an ETag naming it, so a cache
+/// revalidates them with a 304 until the tag or range moves. Every answer
+/// carries `Access-Control-Allow-Origin: *` and OPTIONS answers CORS
+/// preflights. /assets/PKG/VERSION/ lists the files as JSON, /assets/PKG/
+/// the package's versions and tags; /assets/PKG/VERSION redirects to the
+/// version's entry file. /_stats and /healthz report on the server.
+/// SIGINT or SIGTERM stops it after the requests in flight.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -493,6 +495,12 @@ pub struct ServerArgs {
     /// Print a line to stderr for every cache miss.
     #[arg(long)]
     pub log_misses: bool,
+
+    /// How long caches may reuse a redirect from a dist-tag or a range
+    /// (`max-age`) before they revalidate it; 0 makes them revalidate
+    /// every time (a 304 while the alias has not moved).
+    #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = crate::serve::alias::DEFAULT_ALIAS_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    pub alias_max_age: Duration,
 
     /// Print a line to stdout for every request: time received (RFC 3339,
     /// UTC), client, request, status, body bytes, time taken.

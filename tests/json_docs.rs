@@ -194,6 +194,9 @@ fn run(ws: &Workspace, name: &str) -> Value {
 fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
     let server = Server::start(ws, &[]);
     let mut out = BTreeMap::new();
+    let package = get(&server.url("/assets/app/"), &[]);
+    assert_eq!(package.status, 200, "{}", package.text());
+    out.insert("GET /assets/PKG/".into(), package.json());
     let listing = get(&server.url("/assets/app/1.1.0/"), &[]);
     assert_eq!(listing.status, 200, "{}", listing.text());
     out.insert("GET /assets/PKG/VERSION/".into(), listing.json());
@@ -328,6 +331,15 @@ fn the_documented_json_is_the_printed_json() {
     assert_eq!(
         real["ccc ls PKG@VERSION --json"],
         real["GET /assets/PKG/VERSION/"]
+    );
+    // The package document is the tags and versions ls prints.
+    assert_eq!(
+        real["GET /assets/PKG/"]["versions"],
+        real["ccc ls PKG --json"]
+    );
+    assert_eq!(
+        real["GET /assets/PKG/"]["tags"],
+        real["ccc tag ls PKG --json"]
     );
     let published = &real["ccc ls PKG --json"][0]["published_at"];
     assert!(unix_time(published) > 0);

@@ -28,6 +28,7 @@ mod json_docs;
 mod ls_inspect;
 mod publish;
 mod serve;
+mod serve_aliases;
 mod serve_cors;
 mod serve_faults;
 mod serve_limits;

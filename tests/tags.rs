@@ -258,6 +258,8 @@ fn a_catalog_without_tags_works_until_a_writer_upgrades_it() {
         let r = crate::serve_util::get(&server.url("/assets/app/latest/v.txt"), &[]);
         assert_eq!(r.status, 302);
         assert_eq!(r.must("location"), "/assets/app/1.1.0/v.txt");
+        let r = crate::serve_util::get(&server.url("/assets/app/"), &[]);
+        assert_eq!(r.json()["tags"][0]["version"], "1.1.0");
     }
     let version = |ws: &Workspace| -> i64 {
         ws.conn()

@@ -35,6 +35,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
         port: args.port,
         threads: args.threads.unwrap_or(2 * cores).max(1),
         access_log: args.access_log,
+        aliases: serve::alias::Policy::new(args.alias_max_age),
         limits: Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: args.header_timeout,

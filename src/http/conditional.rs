@@ -14,6 +14,13 @@ pub fn etag(sha256_hex: &str, gzip: bool) -> String {
     }
 }
 
+/// The strong ETag of a redirect from an alias (`latest`, a dist-tag, a
+/// range): what it resolved to, the version and its row id (new on a
+/// forced republish), so it changes exactly when the redirect does.
+pub fn alias_etag(version: &str, version_id: i64) -> String {
+    format!("\"alias/{version}/{version_id}\"")
+}
+
 /// `Last-Modified` for a Unix time in seconds (IMF-fixdate).
 pub fn http_date(unix_secs: i64) -> String {
     httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64))
@@ -75,6 +82,14 @@ mod tests {
     fn etags_differ_per_representation() {
         assert_eq!(etag(SHA, false), "\"ab12\"");
         assert_eq!(etag(SHA, true), "\"ab12-gz\"");
+    }
+
+    #[test]
+    fn alias_tags_name_the_version_and_its_row() {
+        assert_eq!(alias_etag("1.4.0", 17), "\"alias/1.4.0/17\"");
+        assert_ne!(alias_etag("1.4.0", 17), alias_etag("1.4.0", 18));
+        let tag = alias_etag("2.0.0-rc.1+b.7", 3);
+        assert!(not_modified(Some(&tag), None, &[&tag], 0));
     }
 
     #[test]

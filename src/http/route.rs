@@ -6,8 +6,9 @@
 //! ```text
 //! /assets/<pkg>/<version>/<path...>   an asset (pkg may be @scope/name)
 //! /assets/<pkg>/<version>/            the version's file list (JSON)
-//! /assets/<pkg>/<version>             -> redirect to the list
-//! /assets/<pkg>[/]                    -> redirect to the latest version's list
+//! /assets/<pkg>/<version>             -> redirect to the version's entry file
+//! /assets/<pkg>/                      the package's versions and tags (JSON)
+//! /assets/<pkg>                       -> redirect to `latest`'s entry file
 //! /_stats, /healthz
 //! OPTIONS on any target               the CORS answer (204)
 //! ```
@@ -38,8 +39,12 @@ pub enum Route {
         package: String,
         version: String,
     },
-    /// A package without a version.
+    /// A package with the trailing slash: its versions and tags.
     Package {
+        package: String,
+    },
+    /// A package without the trailing slash.
+    PackageRoot {
         package: String,
     },
     Stats,
@@ -126,7 +131,11 @@ fn asset_route(raw: &str) -> Result<Route, RouteError> {
     };
     crate::spec::package_name(&package).map_err(|e| bad(&e.to_string()))?;
     let Some(version) = segments.next() else {
-        return Ok(Route::Package { package });
+        return Ok(if trailing_slash {
+            Route::Package { package }
+        } else {
+            Route::PackageRoot { package }
+        });
     };
     let version = version.to_string();
     let path: Vec<&str> = segments.collect();
@@ -303,6 +312,10 @@ mod tests {
             package: "@s/app".into(),
         };
         assert_eq!(route("GET", "/assets/@s/app/"), Ok(package));
+        let root = Route::PackageRoot {
+            package: "@s/app".into(),
+        };
+        assert_eq!(route("GET", "/assets/@s/app"), Ok(root));
         assert_eq!(
             route("GET", "/assets/app/1.0.0/js/lib/"),
             Err(RouteError::NotFound(

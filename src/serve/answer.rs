@@ -14,6 +14,7 @@ use crate::http::not_found;
 use crate::http::range::{self, Ranged};
 use crate::http::route::{self, Route, RouteError};
 use crate::log;
+use crate::serve::alias;
 use crate::serve::counters::Counters;
 use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKey, CatalogState};
@@ -23,9 +24,6 @@ use std::io::Read;
 use std::sync::Arc;
 use tiny_http::{Header, Response, StatusCode};
 
-/// `Cache-Control` of redirects from `latest` or a range: the target moves
-/// when a new version is published.
-const SHORT: &str = "public, max-age=60";
 const NO_STORE: &str = "no-store";
 
 /// The parts of a request that decide the answer.
@@ -110,7 +108,7 @@ impl Answer {
         )
     }
 
-    fn json_bytes(status: u16, cache_control: &'static str, body: Vec<u8>) -> Answer {
+    pub(super) fn json_bytes(status: u16, cache_control: &str, body: Vec<u8>) -> Answer {
         Answer {
             status,
             headers: with_cors([
@@ -123,16 +121,31 @@ impl Answer {
         }
     }
 
-    fn error(status: u16, detail: &str) -> Answer {
+    pub(super) fn error(status: u16, detail: &str) -> Answer {
         Answer::json_bytes(status, NO_STORE, frontend::error_body(status, detail))
     }
 
-    fn redirect(location: String) -> Answer {
+    /// A 302 to `location`; `etag` names what an alias resolved to.
+    pub(super) fn redirect(location: &str, cache_control: &str, etag: Option<&str>) -> Answer {
+        let mut lines = vec![("Location", location), ("Cache-Control", cache_control)];
+        lines.extend(etag.map(|tag| ("ETag", tag)));
         Answer {
             status: 302,
-            headers: with_cors([("Location", location.as_str()), ("Cache-Control", SHORT)]),
+            headers: with_cors(lines),
             body: Body::Empty,
             length: None,
+            asset: false,
+        }
+    }
+
+    /// A 304 for something other than an asset: its validator and how
+    /// long it may be cached (RFC 9110 15.4.5).
+    pub(super) fn not_modified(cache_control: &str, etag: &str) -> Answer {
+        Answer {
+            status: 304,
+            headers: with_cors([("Cache-Control", cache_control), ("ETag", etag)]),
+            body: Body::Empty,
+            length: Some(0),
             asset: false,
         }
     }
@@ -197,7 +210,12 @@ fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Hea
 }
 
 /// Decides the answer to one request.
-pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answer {
+pub fn answer(
+    ask: &Ask<'_>,
+    store: &store::Handle,
+    counters: &Counters,
+    policy: &alias::Policy,
+) -> Answer {
     let routed = {
         let _s = causal::site!(HTTP_PARSE);
         route::route(ask.method, ask.target)
@@ -221,12 +239,15 @@ pub fn answer(ask: &Ask<'_>, store: &store::Handle, counters: &Counters) -> Answ
             package,
             version,
             path,
-        } => asset(ask, store, package, version, path),
-        Route::Listing { package, version } => listing(store, ask.target, package, version),
-        Route::VersionRoot { package, version } => Ok(Answer::redirect(route::redirect_url(
-            &package, &version, "", ask.target,
-        ))),
-        Route::Package { package } => redirect_to(store, ask.target, &package, "latest", ""),
+        } => asset(ask, store, policy, package, version, path),
+        Route::Listing { package, version } => listing(ask, store, policy, package, version),
+        Route::VersionRoot { package, version } => {
+            alias::version_root(ask, store, policy, &package, &version)
+        }
+        Route::PackageRoot { package } => {
+            alias::version_root(ask, store, policy, &package, "latest")
+        }
+        Route::Package { package } => alias::package(ask, store, policy, package),
         Route::Stats => store
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
@@ -258,12 +279,13 @@ fn health(catalog: store::CatalogHealth) -> Answer {
 fn asset(
     ask: &Ask<'_>,
     store: &store::Handle,
+    policy: &alias::Policy,
     package: String,
     version: String,
     path: String,
 ) -> Result<Answer> {
     let Ok(exact) = semver::Version::parse(&version) else {
-        return redirect_to(store, ask.target, &package, &version, &path);
+        return alias::redirect(ask, store, policy, &package, &version, &path);
     };
     let key = AssetKey {
         package,
@@ -363,37 +385,15 @@ fn asset(
     })
 }
 
-/// 302 to the exact version a selector picks (query string kept), or 404.
-fn redirect_to(
-    store: &store::Handle,
-    target: &str,
-    package: &str,
-    selector: &str,
-    path: &str,
-) -> Result<Answer> {
-    let Ok(parsed) = Selector::parse(package, selector) else {
-        return Ok(Answer::error(
-            400,
-            "the version is not a version, `latest` or a semver range",
-        ));
-    };
-    let picked = store.resolve(package, parsed.clone())?;
-    match picked {
-        Some(exact) => Ok(Answer::redirect(route::redirect_url(
-            package, &exact, path, target,
-        ))),
-        None => missing(store, package, &parsed, path),
-    }
-}
-
 fn listing(
+    ask: &Ask<'_>,
     store: &store::Handle,
-    target: &str,
+    policy: &alias::Policy,
     package: String,
     version: String,
 ) -> Result<Answer> {
     let Ok(exact) = semver::Version::parse(&version) else {
-        return redirect_to(store, target, &package, &version, "");
+        return alias::redirect(ask, store, policy, &package, &version, "");
     };
     match store.list(package.clone(), version)? {
         Some(listing) => Ok(Answer::json(200, IMMUTABLE, &listing)),
@@ -403,7 +403,12 @@ fn listing(
 
 /// The 404 after a miss, naming the missing package, version or file; the
 /// store is asked what it holds only now, off the hot path.
-fn missing(store: &store::Handle, package: &str, asked: &Selector, path: &str) -> Result<Answer> {
+pub(super) fn missing(
+    store: &store::Handle,
+    package: &str,
+    asked: &Selector,
+    path: &str,
+) -> Result<Answer> {
     let missing = not_found::diagnose(package, asked, path, |selector| {
         let picked = store.resolve(package, selector.clone())?;
         Ok::<bool, Error>(picked.is_some())
@@ -488,8 +493,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
         let (store, counters) = (&running.handle, Counters::new());
-        let first = answer(&ask("GET", URL, &[GZIP]), store, &counters);
-        let second = answer(&ask("GET", URL, &[GZIP]), store, &counters);
+        let policy = alias::Policy::default();
+        let first = answer(&ask("GET", URL, &[GZIP]), store, &counters, &policy);
+        let second = answer(&ask("GET", URL, &[GZIP]), store, &counters, &policy);
         for a in [&first, &second] {
             assert_eq!(a.status, 200);
             assert_eq!(header(a, "Content-Encoding"), Some("gzip"));
@@ -517,14 +523,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
         let (store, counters) = (&running.handle, Counters::new());
-        let plain = answer(&ask("GET", URL, &[]), store, &counters);
+        let policy = alias::Policy::default();
+        let plain = answer(&ask("GET", URL, &[]), store, &counters, &policy);
         assert_eq!(plain.status, 200);
         assert_eq!(plain.body.as_ref(), &SCRIPT.repeat(100)[..]);
         assert_eq!(header(&plain, "Content-Encoding"), None);
         let tag = header(&plain, "ETag").unwrap().to_string();
         assert!(!tag.ends_with("-gz\""), "{tag}");
 
-        let head = answer(&ask("HEAD", URL, &[GZIP]), store, &counters);
+        let head = answer(&ask("HEAD", URL, &[GZIP]), store, &counters, &policy);
         assert_eq!(head.status, 200);
         assert!(head.body.as_ref().is_empty());
         let gz_tag = header(&head, "ETag").unwrap().to_string();
@@ -539,6 +546,7 @@ mod tests {
                 &ask("GET", URL, &[GZIP, ("If-None-Match", validator)]),
                 store,
                 &counters,
+                &policy,
             );
             assert_eq!(a.status, 304, "{validator}");
             assert_eq!(header(&a, "ETag"), Some(gz_tag.as_str()));
@@ -551,6 +559,7 @@ mod tests {
             &ask("GET", URL, &[("If-None-Match", "\"other\"")]),
             store,
             &counters,
+            &policy,
         );
         assert_eq!(changed.status, 200);
         running.join();
@@ -561,8 +570,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
         let (store, counters) = (&running.handle, Counters::new());
+        let policy = alias::Policy::default();
         let original = SCRIPT.repeat(100);
-        let gz = answer(&ask("GET", URL, &[GZIP]), store, &counters);
+        let gz = answer(&ask("GET", URL, &[GZIP]), store, &counters, &policy);
         let stream = gz.body.as_ref().to_vec();
         let gz_tag = header(&gz, "ETag").unwrap().to_string();
         assert_eq!(header(&gz, "Accept-Ranges"), Some("bytes"));
@@ -570,7 +580,7 @@ mod tests {
             let with = |range: &str| {
                 let mut headers = vec![("Range", range)];
                 headers.extend(accept);
-                answer(&ask("GET", URL, &headers), store, &counters)
+                answer(&ask("GET", URL, &headers), store, &counters, &policy)
             };
             let len = whole.len();
             let a = with("bytes=10-19");
@@ -596,17 +606,17 @@ mod tests {
         // representation only.
         let both = [GZIP, ("Range", "bytes=0-3"), ("If-None-Match", &gz_tag)];
         assert_eq!(
-            answer(&ask("GET", URL, &both), store, &counters).status,
+            answer(&ask("GET", URL, &both), store, &counters, &policy).status,
             304
         );
         let if_range = [GZIP, ("Range", "bytes=0-3"), ("If-Range", &gz_tag)];
         assert_eq!(
-            answer(&ask("GET", URL, &if_range), store, &counters).status,
+            answer(&ask("GET", URL, &if_range), store, &counters, &policy).status,
             206
         );
         let other = [("Range", "bytes=0-3"), ("If-Range", &gz_tag)];
         assert_eq!(
-            answer(&ask("GET", URL, &other), store, &counters).status,
+            answer(&ask("GET", URL, &other), store, &counters, &policy).status,
             200
         );
         running.join();
@@ -617,6 +627,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
         let (store, counters) = (&running.handle, Counters::new());
+        let policy = alias::Policy::default();
         let preflight = answer(
             &ask(
                 "OPTIONS",
@@ -625,6 +636,7 @@ mod tests {
             ),
             store,
             &counters,
+            &policy,
         );
         assert_eq!(preflight.status, 204);
         assert_eq!(
@@ -643,7 +655,7 @@ mod tests {
             ("PUT", URL, 405),
             ("OPTIONS", "*", 204),
         ] {
-            let a = answer(&ask(method, target, &[]), store, &counters);
+            let a = answer(&ask(method, target, &[]), store, &counters, &policy);
             assert_eq!(a.status, status, "{method} {target}");
             for (name, value) in cors::EVERY_RESPONSE {
                 assert_eq!(header(&a, name), Some(value), "{method} {target} {name}");
@@ -657,17 +669,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let running = store(dir.path());
         let (store, counters) = (&running.handle, Counters::new());
+        let policy = alias::Policy::default();
         let latest = answer(
             &ask("GET", "/assets/app/latest/app.js?v=1", &[]),
             store,
             &counters,
+            &policy,
         );
         assert_eq!(latest.status, 302);
         assert_eq!(
             header(&latest, "Location"),
             Some("/assets/app/1.0.0/app.js?v=1")
         );
-        let post = answer(&ask("POST", URL, &[]), store, &counters);
+        let post = answer(&ask("POST", URL, &[]), store, &counters, &policy);
         assert_eq!(
             (post.status, header(&post, "Allow")),
             (405, Some("GET, HEAD, OPTIONS"))
@@ -676,6 +690,7 @@ mod tests {
             &ask("GET", "/assets/app/1.0.0/nope.js", &[]),
             store,
             &counters,
+            &policy,
         );
         assert_eq!(missing.status, 404);
         assert_eq!(header(&missing, "Content-Type"), Some("application/json"));

@@ -24,6 +24,7 @@
 //! becomes a JSON error response, and an internal error is logged to
 //! stderr, never sent to the client.
 
+pub mod alias;
 pub mod answer;
 pub mod cache;
 pub mod counters;
@@ -53,6 +54,8 @@ pub struct Config {
     pub threads: usize,
     /// Print one line per request to stdout.
     pub access_log: bool,
+    /// How redirects from aliases are cached (`--alias-max-age`).
+    pub aliases: alias::Policy,
     /// Connection limits; `max_connections` is replaced by the effective
     /// cap at start when `max_connections_asked` is None.
     pub limits: Limits,
@@ -126,6 +129,7 @@ impl Server {
                     store: self.store.handle.clone(),
                     counters: &self.counters,
                     access_log: self.config.access_log,
+                    aliases: &self.config.aliases,
                 };
                 let name = format!("http-worker-{i}");
                 let thread_name = name.clone();

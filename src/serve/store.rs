@@ -82,7 +82,7 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::VersionFiles;
+use crate::catalog::query::{PackageVersions, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
@@ -193,12 +193,26 @@ pub struct CatalogHealth {
     pub reloads: u64,
 }
 
+/// The exact version an alias (`latest`, a dist-tag, a range) names now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub version: String,
+    /// The version's row id: a forced republish gives it a new one.
+    pub id: i64,
+}
+
+/// Most versions whose entry file the store remembers; past it, it
+/// forgets them all and starts again.
+const ENTRY_MEMO: usize = 4096;
+
 /// Messages the store actor handles; callers use [`Handle`]'s methods.
 enum Msg {
     Get(AssetKey, Reply<Result<Option<Asset>>>),
     /// The exact version a selector picks, if any.
-    Resolve(String, Selector, Reply<Result<Option<String>>>),
+    Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
     List(String, String, Reply<Result<Option<VersionFiles>>>),
+    Package(String, Reply<Result<Option<PackageVersions>>>),
+    Entry(String, String, Reply<Result<Option<Option<String>>>>),
     Stats(Reply<CacheStats>),
     Health(Reply<CatalogHealth>),
 }
@@ -226,9 +240,21 @@ impl Handle {
     }
 
     /// The exact version `selector` picks for `package`, if any.
-    pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<String>> {
+    pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<Resolved>> {
         self.actor
             .call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
+    }
+
+    /// The versions and dist-tags of `package`, if it has any version.
+    pub fn package(&self, package: String) -> Result<Option<PackageVersions>> {
+        self.actor.call(|reply| Msg::Package(package, reply))?
+    }
+
+    /// The entry file of `package@version` (an exact version): None when
+    /// there is no such version, `Some(None)` when no rule finds a file.
+    pub fn entry(&self, package: String, version: String) -> Result<Option<Option<String>>> {
+        self.actor
+            .call(|reply| Msg::Entry(package, version, reply))?
     }
 
     /// The files of `package@version`, if that exact version exists.
@@ -332,6 +358,10 @@ fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
 struct Store {
     served: Served,
     cache: Cache<AssetKey, Prepared>,
+    /// Entry files by version row id: a row's files never change, and a
+    /// forced republish makes a new row. Emptied with the cache when the
+    /// catalog file is replaced (row ids are per file).
+    entries: std::collections::HashMap<i64, Option<String>>,
     config: Config,
     /// Misses and corrupt bodies; the cache keeps the rest of the counters.
     stats: CacheStats,
@@ -351,6 +381,7 @@ impl Store {
                 data_version,
             },
             cache,
+            entries: std::collections::HashMap::new(),
             stats: CacheStats {
                 max_entries: config.cache_entries as u64,
                 max_bytes: config.cache_bytes,
@@ -478,6 +509,7 @@ impl Store {
 
     fn drop_cache(&mut self) {
         self.cache.retain(|_| false);
+        self.entries.clear();
     }
 
     fn health(&self) -> CatalogHealth {
@@ -583,9 +615,12 @@ impl Store {
         }
     }
 
-    fn resolve(&mut self, package: &str, selector: &Selector) -> Result<Option<String>> {
+    fn resolve(&mut self, package: &str, selector: &Selector) -> Result<Option<Resolved>> {
         match self.catalog()?.resolve(package, selector) {
-            Ok(v) => Ok(Some(v.version.to_string())),
+            Ok(v) => Ok(Some(Resolved {
+                version: v.version.to_string(),
+                id: v.id,
+            })),
             Err(
                 Error::PackageNotFound(_)
                 | Error::VersionNotFound { .. }
@@ -593,6 +628,28 @@ impl Store {
             ) => Ok(None),
             Err(e) => Err(e),
         }
+    }
+
+    fn package(&mut self, package: &str) -> Result<Option<PackageVersions>> {
+        self.catalog()?.package_versions(package)
+    }
+
+    fn entry(&mut self, package: &str, version: &str) -> Result<Option<Option<String>>> {
+        let Ok(exact) = semver::Version::parse(version) else {
+            return Ok(None);
+        };
+        let Some(found) = self.resolve(package, &Selector::Exact(exact))? else {
+            return Ok(None);
+        };
+        if let Some(entry) = self.entries.get(&found.id) {
+            return Ok(Some(entry.clone()));
+        }
+        let entry = self.catalog()?.entry(found.id)?;
+        if self.entries.len() >= ENTRY_MEMO {
+            self.entries.clear();
+        }
+        self.entries.insert(found.id, entry.clone());
+        Ok(Some(entry))
     }
 
     fn list(&mut self, package: &str, version: &str) -> Result<Option<VersionFiles>> {
@@ -617,6 +674,8 @@ impl Actor for Store {
             Msg::Get(key, reply) => reply.send(self.get(key)),
             Msg::Resolve(package, selector, reply) => reply.send(self.resolve(&package, &selector)),
             Msg::List(package, version, reply) => reply.send(self.list(&package, &version)),
+            Msg::Package(package, reply) => reply.send(self.package(&package)),
+            Msg::Entry(package, version, reply) => reply.send(self.entry(&package, &version)),
             Msg::Stats(reply) => reply.send(self.stats()),
             Msg::Health(reply) => reply.send(self.health()),
         }

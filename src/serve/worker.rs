@@ -6,6 +6,7 @@ use crate::causal;
 use crate::frontend::{self, Frontend};
 use crate::http::access_log;
 use crate::log;
+use crate::serve::alias;
 use crate::serve::answer::{Ask, answer};
 use crate::serve::counters::Counters;
 use crate::serve::store;
@@ -19,6 +20,7 @@ pub(super) struct Worker<'a> {
     pub(super) store: store::Handle,
     pub(super) counters: &'a Counters,
     pub(super) access_log: bool,
+    pub(super) aliases: &'a alias::Policy,
 }
 
 impl Worker<'_> {
@@ -53,7 +55,7 @@ impl Worker<'_> {
             if_range: only(request.header("If-Range")),
             access_control_request_headers: request.header("Access-Control-Request-Headers").next(),
         };
-        let answer = answer(&ask, &self.store, self.counters);
+        let answer = answer(&ask, &self.store, self.counters, self.aliases);
         let status = answer.status;
         let body_bytes = if ask.method == "HEAD" || status == 304 {
             0
