@@ -165,6 +165,7 @@ where
     let thread = std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
+            causal::thread_started();
             causal::register_thread(name);
             let actor = match init() {
                 Ok(actor) => {

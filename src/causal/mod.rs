@@ -78,28 +78,60 @@ macro_rules! site {
     };
 }
 
-/// Counts one unit of progress at a point from [`points`].
+/// Counts one unit of progress at a point from [`points`] (and at real
+/// Coz's point of the same name, with the `coz` feature).
 #[cfg(feature = "causal")]
 #[macro_export]
 macro_rules! progress {
-    ($point:ident) => {
-        $crate::causal::progress(&$crate::causal::points::$point)
-    };
+    ($point:ident) => {{
+        $crate::causal::progress(&$crate::causal::points::$point);
+        $crate::coz_progress!($point);
+    }};
     ($point:expr) => {
         $crate::causal::progress($point)
     };
 }
 
-/// Without the `causal` feature a progress point is nothing.
+/// Without the `causal` feature a progress point is nothing to ccc's
+/// profiler (real Coz's point stays, with the `coz` feature).
 #[cfg(not(feature = "causal"))]
 #[macro_export]
 macro_rules! progress {
     ($point:ident) => {
-        ()
+        $crate::coz_progress!($point)
     };
     ($point:expr) => {
         ()
     };
+}
+
+/// Real Coz's throughput point named like ccc's point `$point`: with the
+/// `coz` feature, `coz run --- ccc serve` sees the same progress as
+/// `ccc causal`.
+#[cfg(feature = "coz")]
+#[macro_export]
+macro_rules! coz_progress {
+    ($point:ident) => {
+        ::coz::progress!($crate::causal::points::names::$point)
+    };
+}
+
+/// Without the `coz` feature there is no Coz point.
+#[cfg(not(feature = "coz"))]
+#[macro_export]
+macro_rules! coz_progress {
+    ($point:ident) => {
+        ()
+    };
+}
+
+/// Prepares the calling thread for real Coz's sampling signals (the `coz`
+/// feature; see the `coz` crate on Rust's alternate signal stacks).
+/// Every thread of the serve path calls it first.
+#[inline(always)]
+pub fn thread_started() {
+    #[cfg(feature = "coz")]
+    coz::thread_init();
 }
 
 pub use crate::{progress, site};

@@ -33,7 +33,13 @@ pub static SITES: [&Site; 6] = [
 ];
 
 /// One successful asset response (200 or 304).
-pub static ASSET_SERVED: Progress = Progress::new("asset-served");
+pub static ASSET_SERVED: Progress = Progress::new(names::ASSET_SERVED);
+
+/// Progress points' names as constants, so that real Coz's points (the
+/// `coz` feature) carry the same names as ccc's.
+pub mod names {
+    pub const ASSET_SERVED: &str = "asset-served";
+}
 
 #[cfg(test)]
 mod tests {

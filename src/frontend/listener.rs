@@ -124,7 +124,10 @@ fn admit(stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) -> io::Resul
     let spawned = std::thread::Builder::new()
         .name("http-conn".into())
         .stack_size(CONNECTION_STACK)
-        .spawn(move || conn::serve(conn));
+        .spawn(move || {
+            crate::causal::thread_started();
+            conn::serve(conn)
+        });
     // On failure the connection went down with the closure: closed, and
     // no longer counted.
     spawned.map(drop)

@@ -188,7 +188,10 @@ impl Frontend {
         let for_thread = shared.clone();
         let accept = std::thread::Builder::new()
             .name("http-accept".into())
-            .spawn(move || listener::accept_loop(&accepting, &for_thread))?;
+            .spawn(move || {
+                crate::causal::thread_started();
+                listener::accept_loop(&accepting, &for_thread)
+            })?;
         Ok(Frontend {
             shared,
             listener,

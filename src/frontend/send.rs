@@ -306,7 +306,10 @@ impl Pool {
         let started = std::thread::Builder::new()
             .name("http-send".into())
             .stack_size(SENDER_STACK)
-            .spawn(move || while Pool::send_next(&for_thread, SENDER_IDLE) {});
+            .spawn(move || {
+                crate::causal::thread_started();
+                while Pool::send_next(&for_thread, SENDER_IDLE) {}
+            });
         if started.is_err() {
             // No thread to spare: this one sends it.
             Pool::send_next(shared, Duration::ZERO);

@@ -136,6 +136,7 @@ impl Server {
                 std::thread::Builder::new()
                     .name(name.clone())
                     .spawn_scoped(scope, move || {
+                        causal::thread_started();
                         causal::register_thread(&thread_name);
                         worker.run(stop)
                     })
