@@ -1,8 +1,11 @@
-//! Content-coding negotiation (`Accept-Encoding`, RFC 9110 12.5.3).
+//! Content negotiation (RFC 9110 12.5).
 //!
-//! ccc stores most assets gzipped and can send them as stored (gzip) or
-//! decoded (identity); nothing else. So the question is only: may this client
-//! get gzip, and would it rather not?
+//! - `Accept-Encoding` ([`choose`]): ccc stores most assets gzipped and can
+//!   send them as stored (gzip) or decoded (identity); nothing else. So the
+//!   question is only: may this client get gzip, and would it rather not?
+//! - `Accept` ([`format`]): the listings are JSON, or HTML pages
+//!   ([`crate::serve::browse`]) for a client that ranks `text/html` above
+//!   JSON, as a browser navigating does.
 
 /// The coding to send when the stored body is gzip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,21 +32,9 @@ pub fn choose<'a>(accept_encoding: impl IntoIterator<Item = &'a str>) -> Coding 
     for value in accept_encoding {
         seen_header = true;
         for item in value.split(',') {
-            let mut parts = item.split(';');
-            let coding = parts.next().unwrap_or("").trim();
-            if coding.is_empty() {
+            let Some((coding, q)) = weighted(item) else {
                 continue;
-            }
-            let q = parts
-                .find_map(|p| {
-                    let (k, v) = p.split_once('=')?;
-                    k.trim()
-                        .eq_ignore_ascii_case("q")
-                        .then(|| parse_q(v.trim()))
-                })
-                .unwrap_or(Some(1.0));
-            // A malformed q-value makes the item meaningless; skip it.
-            let Some(q) = q else { continue };
+            };
             let slot =
                 if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
                     &mut gzip
@@ -70,6 +61,84 @@ pub fn choose<'a>(accept_encoding: impl IntoIterator<Item = &'a str>) -> Coding 
     } else {
         Coding::Identity
     }
+}
+
+/// What a listing is answered with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Json,
+    Html,
+}
+
+/// Chooses JSON or HTML for a listing from the request's `Accept` values
+/// (all of them, in order).
+///
+/// Each type's q is the one of the most specific range that matches it
+/// (`text/html` before `text/*` before `*/*`; the highest when a range is
+/// named twice), and HTML is sent only when its q is above JSON's. So a
+/// browser's `text/html,...,*/*;q=0.8` gets HTML, while no header, `*/*`
+/// (curl, `fetch`), `application/json`, or a malformed header get JSON:
+/// scripts keep the answer they always had.
+pub fn format<'a>(accept: impl IntoIterator<Item = &'a str>) -> Format {
+    // Per type: (specificity, q) of the best match so far.
+    let (mut html, mut json) = (None::<(u8, f32)>, None::<(u8, f32)>);
+    for value in accept {
+        for item in value.split(',') {
+            let Some((range, q)) = weighted(item) else {
+                continue;
+            };
+            let Some((kind, sub)) = range.split_once('/') else {
+                continue;
+            };
+            for (slot, want_kind, want_sub) in [
+                (&mut html, "text", "html"),
+                (&mut json, "application", "json"),
+            ] {
+                let specificity = match (kind.trim(), sub.trim()) {
+                    ("*", "*") => 1,
+                    (k, "*") if k.eq_ignore_ascii_case(want_kind) => 2,
+                    (k, s)
+                        if k.eq_ignore_ascii_case(want_kind)
+                            && s.eq_ignore_ascii_case(want_sub) =>
+                    {
+                        3
+                    }
+                    _ => continue,
+                };
+                *slot = match *slot {
+                    Some((best, old)) if best > specificity => Some((best, old)),
+                    Some((best, old)) if best == specificity => Some((best, old.max(q))),
+                    _ => Some((specificity, q)),
+                };
+            }
+        }
+    }
+    let q = |slot: Option<(u8, f32)>| slot.map_or(0.0, |(_, q)| q);
+    if q(html) > q(json) {
+        Format::Html
+    } else {
+        Format::Json
+    }
+}
+
+/// One element of a list header (`gzip;q=0.5`, `text/html`): its value
+/// and its q (1 when absent). None when the value is empty or the q-value
+/// malformed, which makes the element meaningless: it is skipped.
+fn weighted(item: &str) -> Option<(&str, f32)> {
+    let mut parts = item.split(';');
+    let value = parts.next().unwrap_or("").trim();
+    if value.is_empty() {
+        return None;
+    }
+    let q = parts
+        .find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            k.trim()
+                .eq_ignore_ascii_case("q")
+                .then(|| parse_q(v.trim()))
+        })
+        .unwrap_or(Some(1.0))?;
+    Some((value, q))
 }
 
 /// A q-value: 0 to 1 with at most three decimals (RFC 9110 12.4.2).
@@ -123,6 +192,43 @@ mod tests {
         assert_eq!(c("identity;q=0"), Identity);
         assert_eq!(c("gzip;q=0.1, identity;q=0"), Gzip);
         assert_eq!(c("br, *;q=0.2"), Gzip);
+    }
+
+    #[test]
+    fn browsers_get_html_and_everyone_else_json() {
+        use Format::{Html, Json};
+        let f = |header: &str| format([header]);
+        // Chromium's and Firefox's navigation headers.
+        assert_eq!(
+            f(
+                "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7"
+            ),
+            Html
+        );
+        assert_eq!(
+            f("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"),
+            Html
+        );
+        assert_eq!(format([]), Json);
+        assert_eq!(f("*/*"), Json);
+        assert_eq!(f("application/json"), Json);
+        assert_eq!(f("application/json, text/html"), Json);
+        assert_eq!(f("text/html;q=0.5, application/json"), Json);
+        assert_eq!(f("text/html, application/json;q=0.9"), Html);
+        assert_eq!(f("TEXT/HTML"), Html);
+        assert_eq!(f("text/*"), Html);
+        // The most specific range decides, whatever its order.
+        assert_eq!(f("text/html;q=0, text/*, */*;q=0.5"), Json);
+        assert_eq!(f("*/*;q=0.1, text/html;q=0.2"), Html);
+        assert_eq!(
+            f("text/html;q=0.5, text/html;q=0.9, application/*;q=0.8"),
+            Html
+        );
+        // Malformed: nothing ranks HTML, so JSON.
+        assert_eq!(f("text/html;q=2"), Json);
+        assert_eq!(f("html"), Json);
+        assert_eq!(f(""), Json);
+        assert_eq!(format(["application/json;q=0.1", "text/html"]), Html);
     }
 
     #[test]
