@@ -5,13 +5,17 @@
 //!
 //! ```text
 //! /assets/<pkg>/<version>/<path...>   an asset (pkg may be @scope/name)
-//! /assets/<pkg>/<version>/            the version's file list (JSON)
+//! /assets/<pkg>/<version>/            the version's file list (JSON, or HTML)
 //! /assets/<pkg>/<version>             -> redirect to the version's entry file
-//! /assets/<pkg>/                      the package's versions and tags (JSON)
+//! /assets/<pkg>/                      the package's versions and tags (JSON, or HTML)
 //! /assets/<pkg>                       -> redirect to `latest`'s entry file
+//! /assets[/]                          the packages (JSON, or HTML)
 //! /_stats, /healthz
 //! OPTIONS on any target               the CORS answer (204)
 //! ```
+//!
+//! Which listings answer in HTML is [`crate::http::negotiate::format`]'s
+//! choice, by `Accept`.
 //!
 //! Redirects keep the request's query string ([`redirect_url`]), as nginx's
 //! `rewrite` does: cache-busting and tracking parameters survive the hop
@@ -47,6 +51,8 @@ pub enum Route {
     PackageRoot {
         package: String,
     },
+    /// `/assets/`: every package.
+    Index,
     Stats,
     Health,
     /// `OPTIONS`, on any target: a CORS preflight or a plain question.
@@ -88,6 +94,7 @@ pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
     let route = match raw_path {
         "/_stats" => Route::Stats,
         "/healthz" => Route::Health,
+        "/assets" | "/assets/" => Route::Index,
         _ => {
             let rest = raw_path.strip_prefix("/assets/").ok_or_else(unknown_path)?;
             asset_route(rest)?
@@ -207,9 +214,9 @@ pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> S
     url
 }
 
-/// The URL of an asset, a version's list (`path` empty) or a version's
-/// root, with every segment percent-encoded as needed.
-pub fn asset_url(package: &str, version: &str, path: &str) -> String {
+/// The URL of a package (`/assets/@scope/name/`), its segments
+/// percent-encoded as needed.
+pub fn package_url(package: &str) -> String {
     let mut url = String::from("/assets/");
     for (i, part) in package.split('/').enumerate() {
         if i > 0 {
@@ -218,6 +225,13 @@ pub fn asset_url(package: &str, version: &str, path: &str) -> String {
         url.extend(utf8_percent_encode(part, SEGMENT));
     }
     url.push('/');
+    url
+}
+
+/// The URL of an asset, a version's list (`path` empty) or a version's
+/// root, with every segment percent-encoded as needed.
+pub fn asset_url(package: &str, version: &str, path: &str) -> String {
+    let mut url = package_url(package);
     url.extend(utf8_percent_encode(version, SEGMENT));
     url.push('/');
     for (i, seg) in path.split('/').filter(|s| !s.is_empty()).enumerate() {
@@ -334,7 +348,7 @@ mod tests {
             route("DELETE", "/_stats"),
             Err(RouteError::MethodNotAllowed)
         );
-        for unknown in ["/nope", "/", "/assets/", "/assets", "http://h:1"] {
+        for unknown in ["/nope", "/", "/assetsx", "/assets//", "http://h:1"] {
             assert_eq!(route("GET", unknown), Err(unknown_path()), "{unknown}");
         }
         assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
@@ -348,6 +362,8 @@ mod tests {
             Err(RouteError::MethodNotAllowed),
             "methods are case-sensitive (RFC 9110 9.1)"
         );
+        assert_eq!(route("GET", "/assets/"), Ok(Route::Index));
+        assert_eq!(route("HEAD", "/assets?x=1"), Ok(Route::Index));
         let long = format!("/assets/app/1.0.0/{}", "a".repeat(MAX_TARGET_LEN));
         assert_eq!(route("GET", &long), Err(RouteError::TargetTooLong));
     }
@@ -359,6 +375,11 @@ mod tests {
             assert_eq!(route("GET", &url), asset("@s/app", "1.0.0", name), "{url}");
         }
         assert_eq!(asset_url("app", "1.0.0", ""), "/assets/app/1.0.0/");
+        assert_eq!(package_url("@s/app"), "/assets/@s/app/");
+        let package = Route::Package {
+            package: "@s/app".into(),
+        };
+        assert_eq!(route("GET", &package_url("@s/app")), Ok(package));
     }
 
     #[test]
