@@ -82,7 +82,7 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{PackageVersions, VersionFiles};
+use crate::catalog::query::{PackageRow, PackageVersions, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
@@ -213,6 +213,8 @@ enum Msg {
     List(String, String, Reply<Result<Option<VersionFiles>>>),
     Package(String, Reply<Result<Option<PackageVersions>>>),
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
+    /// Every package with its totals.
+    Packages(Reply<Result<Vec<PackageRow>>>),
     Stats(Reply<CacheStats>),
     Health(Reply<CatalogHealth>),
 }
@@ -261,6 +263,11 @@ impl Handle {
     pub fn list(&self, package: String, version: String) -> Result<Option<VersionFiles>> {
         self.actor
             .call(|reply| Msg::List(package, version, reply))?
+    }
+
+    /// Every package with its totals, by name.
+    pub fn packages(&self) -> Result<Vec<PackageRow>> {
+        self.actor.call(Msg::Packages)?
     }
 
     /// The cache's counters.
@@ -676,6 +683,7 @@ impl Actor for Store {
             Msg::List(package, version, reply) => reply.send(self.list(&package, &version)),
             Msg::Package(package, reply) => reply.send(self.package(&package)),
             Msg::Entry(package, version, reply) => reply.send(self.entry(&package, &version)),
+            Msg::Packages(reply) => reply.send(self.catalog().and_then(|c| c.packages())),
             Msg::Stats(reply) => reply.send(self.stats()),
             Msg::Health(reply) => reply.send(self.health()),
         }
