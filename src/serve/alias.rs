@@ -47,6 +47,12 @@ impl Policy {
             cache_control: format!("public, max-age={}", max_age.as_secs()),
         }
     }
+
+    /// `Cache-Control` of what moves with a publish, `rm` or tag change:
+    /// aliases, and the browse pages.
+    pub fn cache_control(&self) -> &str {
+        &self.cache_control
+    }
 }
 
 impl Default for Policy {

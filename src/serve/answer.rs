@@ -9,12 +9,13 @@ use crate::error::{Error, Result};
 use crate::frontend::{self, Reply};
 use crate::http::conditional::not_modified;
 use crate::http::cors;
-use crate::http::negotiate::{self, Coding};
+use crate::http::negotiate::{self, Coding, Format};
 use crate::http::not_found;
 use crate::http::range::{self, Ranged};
 use crate::http::route::{self, Route, RouteError};
 use crate::log;
 use crate::serve::alias;
+use crate::serve::browse;
 use crate::serve::counters::Counters;
 use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKey, CatalogState};
@@ -32,6 +33,8 @@ pub struct Ask<'a> {
     pub method: &'a str,
     pub target: &'a str,
     pub accept_encoding: Vec<&'a str>,
+    /// `Accept`: only the listings look at it (HTML for browsers).
+    pub accept: Vec<&'a str>,
     pub if_none_match: Option<&'a str>,
     pub if_modified_since: Option<&'a str>,
     /// `Range`, when the request has exactly one.
@@ -119,6 +122,56 @@ impl Answer {
             length: None,
             asset: false,
         }
+    }
+
+    /// A browse page ([`browse`]), gzipped for a client that takes gzip.
+    /// Pages show what is published now and which versions tags name, so
+    /// they are cached like aliases (`cache_control`), never as immutable.
+    fn html(status: u16, ask: &Ask<'_>, cache_control: &str, page: String) -> Answer {
+        let gzip = negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
+        let mut headers = with_cors([
+            ("Content-Type", "text/html; charset=utf-8"),
+            (
+                "Cache-Control",
+                if status == 200 {
+                    cache_control
+                } else {
+                    NO_STORE
+                },
+            ),
+            ("Content-Security-Policy", browse::CSP.as_str()),
+            ("Vary", "Accept, Accept-Encoding"),
+        ]);
+        let mut body = page.into_bytes();
+        if gzip {
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 4), COMPRESSION);
+            // Writing into a Vec cannot fail.
+            if std::io::Write::write_all(&mut encoder, &body).is_ok()
+                && let Ok(compressed) = encoder.finish()
+            {
+                body = compressed;
+                headers.extend(prepared::headers([("Content-Encoding", "gzip")]));
+            }
+        }
+        let length = body.len();
+        Answer {
+            status,
+            headers,
+            body: if ask.method == "HEAD" {
+                Body::Empty
+            } else {
+                Body::Owned(body)
+            },
+            length: Some(length),
+            asset: false,
+        }
+    }
+
+    /// Marks an answer that another `Accept` would change.
+    fn varies_by_accept(mut self) -> Answer {
+        self.headers.extend(prepared::headers([("Vary", "Accept")]));
+        self
     }
 
     pub(super) fn error(status: u16, detail: &str) -> Answer {
@@ -247,7 +300,8 @@ pub fn answer(
         Route::PackageRoot { package } => {
             alias::version_root(ask, store, policy, &package, "latest")
         }
-        Route::Package { package } => alias::package(ask, store, policy, package),
+        Route::Package { package } => package_listing(ask, store, policy, package),
+        Route::Index => index(ask, store, policy),
         Route::Stats => store
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
@@ -385,6 +439,12 @@ fn asset(
     })
 }
 
+/// gzip level of browse pages, made per request: the fastest. A
+/// 10,000-file page still shrinks from 3.2 MB to 0.57 MB (see [`browse`]).
+const COMPRESSION: flate2::Compression = flate2::Compression::fast();
+
+/// `/assets/PKG/VERSION/`: the version's files, as JSON or, for a browser,
+/// as a page that also shows the dist-tags naming the version.
 fn listing(
     ask: &Ask<'_>,
     store: &store::Handle,
@@ -395,10 +455,77 @@ fn listing(
     let Ok(exact) = semver::Version::parse(&version) else {
         return alias::redirect(ask, store, policy, &package, &version, "");
     };
-    match store.list(package.clone(), version)? {
-        Some(listing) => Ok(Answer::json(200, IMMUTABLE, &listing)),
-        None => missing(store, &package, &Selector::Exact(exact), ""),
+    let format = negotiate::format(ask.accept.iter().copied());
+    let Some(listing) = store.list(package.clone(), version)? else {
+        return missing_listing(ask, format, store, &package, &Selector::Exact(exact));
+    };
+    Ok(match format {
+        Format::Json => Answer::json(200, IMMUTABLE, &listing).varies_by_accept(),
+        Format::Html => {
+            // The tags may move between the two questions; the page then
+            // shows the version without them, as it is now.
+            let tags = store
+                .package(package)?
+                .and_then(|p| {
+                    p.versions
+                        .into_iter()
+                        .find(|v| v.version.id == listing.version.id)
+                })
+                .map(|v| v.tags)
+                .unwrap_or_default();
+            let page = browse::version(&listing, &tags);
+            Answer::html(200, ask, policy.cache_control(), page)
+        }
+    })
+}
+
+/// `/assets/PKG/`: the package's dist-tags and versions, as JSON or, for a
+/// browser, as a page.
+fn package_listing(
+    ask: &Ask<'_>,
+    store: &store::Handle,
+    policy: &alias::Policy,
+    package: String,
+) -> Result<Answer> {
+    let format = negotiate::format(ask.accept.iter().copied());
+    if format == Format::Json {
+        return Ok(alias::package(ask, store, policy, package)?.varies_by_accept());
     }
+    let Some(versions) = store.package(package.clone())? else {
+        return missing_listing(ask, format, store, &package, &Selector::Latest);
+    };
+    let page = browse::package(&versions);
+    Ok(Answer::html(200, ask, policy.cache_control(), page))
+}
+
+/// `/assets/`: every package, as JSON (the rows of `ccc ls --json`) or a
+/// page; it changes with every publish, so it is cached like aliases.
+fn index(ask: &Ask<'_>, store: &store::Handle, policy: &alias::Policy) -> Result<Answer> {
+    let packages = store.packages()?;
+    let cache_control = policy.cache_control();
+    Ok(match negotiate::format(ask.accept.iter().copied()) {
+        Format::Json => {
+            let body = serde_json::to_vec(&packages).unwrap_or_default();
+            Answer::json_bytes(200, cache_control, body).varies_by_accept()
+        }
+        Format::Html => Answer::html(200, ask, cache_control, browse::index(&packages)),
+    })
+}
+
+/// The 404 of a listing: JSON, or a page for a browser.
+fn missing_listing(
+    ask: &Ask<'_>,
+    format: Format,
+    store: &store::Handle,
+    package: &str,
+    asked: &Selector,
+) -> Result<Answer> {
+    let missing = diagnose(store, package, asked, "")?;
+    Ok(match format {
+        Format::Json => Answer::json(404, NO_STORE, &not_found::Body::new(&missing)),
+        Format::Html => Answer::html(404, ask, NO_STORE, browse::not_found(&missing)),
+    }
+    .varies_by_accept())
 }
 
 /// The 404 after a miss, naming the missing package, version or file; the
@@ -409,11 +536,20 @@ pub(super) fn missing(
     asked: &Selector,
     path: &str,
 ) -> Result<Answer> {
-    let missing = not_found::diagnose(package, asked, path, |selector| {
+    let missing = diagnose(store, package, asked, path)?;
+    Ok(Answer::json(404, NO_STORE, &not_found::Body::new(&missing)))
+}
+
+fn diagnose(
+    store: &store::Handle,
+    package: &str,
+    asked: &Selector,
+    path: &str,
+) -> Result<not_found::Missing> {
+    not_found::diagnose(package, asked, path, |selector| {
         let picked = store.resolve(package, selector.clone())?;
         Ok::<bool, Error>(picked.is_some())
-    })?;
-    Ok(Answer::json(404, NO_STORE, &not_found::Body::new(&missing)))
+    })
 }
 
 #[cfg(test)]
@@ -461,6 +597,7 @@ mod tests {
             method,
             target,
             accept_encoding: first("Accept-Encoding").into_iter().collect(),
+            accept: first("Accept").into_iter().collect(),
             if_none_match: first("If-None-Match"),
             if_modified_since: first("If-Modified-Since"),
             range: first("Range"),
@@ -651,6 +788,7 @@ mod tests {
             ("GET", URL, 200),
             ("GET", "/assets/app/latest/app.js", 302),
             ("GET", "/assets/app/1.0.0/", 200),
+            ("GET", "/assets/", 200),
             ("GET", "/assets/app/1.0.0/nope", 404),
             ("PUT", URL, 405),
             ("OPTIONS", "*", 204),

@@ -26,6 +26,7 @@
 
 pub mod alias;
 pub mod answer;
+pub mod browse;
 pub mod cache;
 pub mod counters;
 pub mod prepared;

@@ -49,6 +49,7 @@ impl Worker<'_> {
             method: request.method(),
             target: request.url(),
             accept_encoding: request.header("Accept-Encoding").collect(),
+            accept: request.header("Accept").collect(),
             if_none_match: request.header("If-None-Match").next(),
             if_modified_since: request.header("If-Modified-Since").next(),
             range: only(request.header("Range")),
