@@ -2,12 +2,14 @@
 //! `ccc` binary in temporary directories with a hermetic environment.
 
 mod attack;
+mod chromium;
 mod serve_util;
 mod util;
 
 mod archive;
 mod backup;
 mod bad_input;
+mod browse;
 mod catalog;
 #[cfg(feature = "causal")]
 mod causal_coz;
