@@ -115,6 +115,7 @@ fn browsers_get_pages_and_everyone_else_json() {
             "{path}"
         );
         assert!(page.text().starts_with("<!doctype html>"), "{path}");
+        assert_eq!(page.must("access-control-allow-origin"), "*", "{path}");
         // Gzipped for a browser that takes it; HEAD has the same length.
         let gz = get(&url, &[BROWSER, ("Accept-Encoding", "gzip, deflate, br")]);
         assert_eq!(gz.must("content-encoding"), "gzip", "{path}");
