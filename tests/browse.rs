@@ -88,7 +88,8 @@ fn unescape(text: &str) -> String {
         .replace("&amp;", "&")
 }
 
-/// A catalog with `app@1.0.0`, `app@1.1.0` and `@scope/lib@0.1.0`.
+/// A catalog with `app@1.0.0` (dist-tag `stable`), `app@1.1.0` (`latest`)
+/// and `@scope/lib@0.1.0`.
 fn catalog() -> Workspace {
     let ws = Workspace::new();
     ws.write_tree("site", &hostile_tree());
@@ -96,6 +97,7 @@ fn catalog() -> Workspace {
     ws.publish("app@1.0.0", "site", &[]);
     ws.publish("app@1.1.0", "site", &[]);
     ws.publish("@scope/lib@0.1.0", "lib", &[]);
+    ws.ok(&["tag", "add", "app@1.0.0", "stable"]);
     ws
 }
 
@@ -135,14 +137,9 @@ fn browsers_get_pages_and_everyone_else_json() {
             let r = get(&url, &headers);
             assert_eq!(r.must("vary"), "Accept", "{path} {accept:?}");
             assert!(r.header("content-security-policy").is_none());
-            if path == "/assets/app/" {
-                assert_eq!(r.status, 302, "{path} {accept:?}");
-                assert_eq!(r.must("location"), "/assets/app/1.1.0/");
-            } else {
-                assert_eq!(r.status, 200, "{path} {accept:?}");
-                assert_eq!(r.must("content-type"), "application/json");
-                r.json();
-            }
+            assert_eq!(r.status, 200, "{path} {accept:?}");
+            assert_eq!(r.must("content-type"), "application/json");
+            r.json();
         }
     }
 
@@ -158,13 +155,33 @@ fn browsers_get_pages_and_everyone_else_json() {
     ] {
         assert!(hrefs(&page).contains(&link.to_string()), "{link} in {page}");
     }
-    // A package: its versions newest first, `latest` beside 1.1.0.
+    // A package: its versions newest first, each with its dist-tags, as
+    // the JSON has them.
+    let json = get(&server.url("/assets/app/"), &[]).json();
+    assert_eq!(json["versions"][0]["tags"], serde_json::json!(["latest"]));
+    assert_eq!(json["versions"][1]["tags"], serde_json::json!(["stable"]));
     let page = get(&server.url("/assets/app/"), &[BROWSER]).text();
     let newer = page.find(">1.1.0</a>").expect("1.1.0 listed");
     let older = page.find(">1.0.0</a>").expect("1.0.0 listed");
     assert!(newer < older);
-    let row = &page[newer..older];
-    assert!(row.contains("<span class=\"tag\">latest</span>"), "{row}");
+    let chip = |tag: &str| format!("<span class=\"tag\">{tag}</span>");
+    assert!(page[newer..older].contains(&chip("latest")), "{page}");
+    assert!(page[older..].contains(&chip("stable")), "{page}");
+    assert!(!page[older..].contains(&chip("latest")), "{page}");
+    // A version's page names its tags beside the heading; they move.
+    let h1 = |page: &str| {
+        let start = page.find("<h1>").expect("a heading");
+        page[start..start + page[start..].find("</h1>").expect("its end")].to_string()
+    };
+    let page = get(&server.url("/assets/app/1.0.0/"), &[BROWSER]).text();
+    assert_eq!(h1(&page), format!("<h1>app@1.0.0 {}", chip("stable")));
+    ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
+    let page = get(&server.url("/assets/app/1.0.0/"), &[BROWSER]).text();
+    assert_eq!(
+        h1(&page),
+        format!("<h1>app@1.0.0 {}{}", chip("latest"), chip("stable"))
+    );
+    ws.ok(&["tag", "rm", "app", "latest"]);
     // A version: each file's integrity as a browser computes it.
     let page = get(&server.url("/assets/app/1.0.0/"), &[BROWSER]).text();
     for (name, bytes) in hostile_tree() {
