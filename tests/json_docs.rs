@@ -194,6 +194,9 @@ fn run(ws: &Workspace, name: &str) -> Value {
 fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
     let server = Server::start(ws, &[]);
     let mut out = BTreeMap::new();
+    let index = get(&server.url("/assets/"), &[]);
+    assert_eq!(index.status, 200, "{}", index.text());
+    out.insert("GET /assets/".into(), index.json());
     let package = get(&server.url("/assets/app/"), &[]);
     assert_eq!(package.status, 200, "{}", package.text());
     out.insert("GET /assets/PKG/".into(), package.json());
