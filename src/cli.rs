@@ -448,8 +448,9 @@ pub struct VerifyArgs {
 /// carries `Access-Control-Allow-Origin: *` and OPTIONS answers CORS
 /// preflights. /assets/PKG/VERSION/ lists the files as JSON, /assets/PKG/
 /// the package's versions and tags; /assets/PKG/VERSION redirects to the
-/// version's entry file. /_stats and /healthz report on the server.
-/// SIGINT or SIGTERM stops it after the requests in flight.
+/// version's entry file. /_stats (JSON), /metrics (Prometheus) and
+/// /healthz report on the server. SIGINT or SIGTERM stops it after the
+/// requests in flight.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
@@ -502,10 +503,21 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = crate::serve::alias::DEFAULT_ALIAS_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
     pub alias_max_age: Duration,
 
-    /// Print a line to stdout for every request: time received (RFC 3339,
-    /// UTC), client, request, status, body bytes, time taken.
+    /// Print a line to stdout for every request, in --log-format.
     #[arg(long)]
     pub access_log: bool,
+
+    /// The access log's format: `combined` is nginx's default format,
+    /// `json` one object per line (fields in docs/JSON.md). Needs
+    /// --access-log.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = LogFormat::Combined,
+        requires = "access_log",
+        value_name = "FORMAT"
+    )]
+    pub log_format: LogFormat,
 
     /// Most client connections open at once; past it a new connection is
     /// answered 503 with `Retry-After: 1` and closed, never queued
@@ -718,6 +730,15 @@ impl std::fmt::Display for LoadArg {
             LoadArg::External => f.write_str("external"),
         }
     }
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// nginx's default: addr - - [time] "request" status bytes "referer" "agent".
+    Combined,
+    /// One JSON object per line.
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

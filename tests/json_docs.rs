@@ -5,11 +5,12 @@
 //! RFC 3339, `*_bytes` and `*_count` are unsigned integers, `sha256` is 64
 //! hex digits).
 
-use crate::serve_util::{Server, get};
+use crate::serve_util::{Server, get, poll_until};
 use crate::util::{Rng, Workspace, repo_root, unix_time};
 use clap::CommandFactory;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 /// In a documented object, this key stands for fields the page does not
 /// list: the listed ones must be there, others may be too.
@@ -192,7 +193,7 @@ fn run(ws: &Workspace, name: &str) -> Value {
 
 /// The JSON the server answers for each documented endpoint.
 fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
-    let server = Server::start(ws, &[]);
+    let server = Server::start(ws, &["--access-log", "--log-format", "json"]);
     let mut out = BTreeMap::new();
     let index = get(&server.url("/assets/"), &[]);
     assert_eq!(index.status, 200, "{}", index.text());
@@ -203,9 +204,23 @@ fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
     let listing = get(&server.url("/assets/app/1.1.0/"), &[]);
     assert_eq!(listing.status, 200, "{}", listing.text());
     out.insert("GET /assets/PKG/VERSION/".into(), listing.json());
+    let from_a_page = [
+        ("Referer", "https://example.com/"),
+        ("User-Agent", "Mozilla/5.0"),
+    ];
     assert_eq!(
-        get(&server.url("/assets/app/1.1.0/js/app.js"), &[]).status,
+        get(&server.url("/assets/app/1.1.0/js/app.js"), &from_a_page).status,
         200
+    );
+    let logged = |line: &&str| line.contains("\"target\":\"/assets/app/1.1.0/js/app.js\"");
+    poll_until(Duration::from_secs(10), || {
+        server.stdout().lines().any(|l| logged(&l))
+    });
+    let stdout = server.stdout();
+    let line = stdout.lines().find(logged).expect("the asset's log line");
+    out.insert(
+        "ccc serve --access-log --log-format json".into(),
+        serde_json::from_str(line).expect("a JSON log line"),
     );
     out.insert("GET /_stats".into(), server.stats());
     out.insert(

@@ -6,6 +6,7 @@ mod chromium;
 mod serve_util;
 mod util;
 
+mod access_log;
 mod archive;
 mod backup;
 mod bad_input;
@@ -28,6 +29,7 @@ mod generated;
 mod integrity;
 mod json_docs;
 mod ls_inspect;
+mod metrics;
 mod publish;
 mod serve;
 mod serve_aliases;

@@ -957,65 +957,6 @@ fn redirects_keep_the_query_string() {
 }
 
 #[test]
-fn access_log_lines_carry_a_timestamp() {
-    let ws = Workspace::new();
-    publish(&ws, "site@1.0.0", &versions_tree("1.0.0"), &[]);
-    let server = Server::start(&ws, &["--access-log"]);
-    let requests = [
-        ("GET", "/assets/site/1.0.0/v.txt", 200),
-        ("HEAD", "/assets/site/1.0.0/v.txt", 200),
-        ("GET", "/assets/site/latest/v.txt?v=2", 302),
-        ("GET", "/assets/site/1.0.0/nope.txt", 404),
-    ];
-    let mut sent = Vec::new();
-    for (method, target, status) in requests {
-        let before = std::time::SystemTime::now();
-        let r = raw_get(server.addr, method, target, &[]);
-        let after = std::time::SystemTime::now();
-        assert_eq!(r.status, status, "{method} {target}");
-        let logged = format!(
-            "127.0.0.1 \"{method} {target}\" {status} {} ",
-            r.body().len()
-        );
-        sent.push((logged, before, after));
-    }
-    // Each line is written once its response has been sent, by whichever
-    // worker served it: lines may come in another order.
-    let lines = || -> Vec<String> {
-        let out = server.stdout();
-        out.lines().skip(1).map(str::to_string).collect()
-    };
-    poll_until(Duration::from_secs(10), || lines().len() >= requests.len());
-    let lines = lines();
-    assert_eq!(lines.len(), requests.len(), "{lines:#?}");
-    for (logged, before, after) in sent {
-        let found: Vec<&String> = lines.iter().filter(|l| l.contains(&logged)).collect();
-        let [line] = found[..] else {
-            panic!("want one line with `{logged}`: {lines:#?}")
-        };
-        let (time, rest) = line.split_once(' ').expect("fields");
-        let time = humantime::parse_rfc3339(time)
-            .unwrap_or_else(|e| panic!("`{time}` is not RFC 3339 ({e}): {line}"));
-        // The stamp is the receipt, to the millisecond.
-        let slack = Duration::from_millis(1);
-        assert!(
-            time + slack >= before && time <= after,
-            "{line}: not between {before:?} and {after:?}"
-        );
-        assert!(rest.starts_with(&logged), "{line}: want `{logged}...`");
-        let micros = rest[logged.len()..].strip_suffix("us");
-        assert!(
-            micros.is_some_and(|m| m.parse::<u64>().is_ok()),
-            "{line}: ends with the time taken in microseconds"
-        );
-    }
-    // Lines are in UTC with milliseconds: `2026-11-30T12:53:31.207Z`.
-    let stamp = lines[0].split(' ').next().expect("time");
-    assert_eq!(stamp.len(), "2026-11-30T12:53:31.207Z".len(), "{stamp}");
-    assert!(stamp.ends_with('Z'), "{stamp}");
-}
-
-#[test]
 fn sixteen_clients_share_a_one_entry_cache() {
     let ws = Workspace::new();
     let tree = awkward_tree();

@@ -98,6 +98,7 @@ fn every_status_class_carries_the_cross_origin_and_security_headers() {
         ("HEAD", asset, vec![], 200),
         ("GET", "/assets/app/1.0.0/", vec![], 200),
         ("GET", "/_stats", vec![], 200),
+        ("GET", "/metrics", vec![], 200),
         ("GET", "/healthz", vec![], 200),
         ("GET", asset, vec!["Range: bytes=0-9"], 206),
         (

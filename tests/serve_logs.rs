@@ -268,7 +268,7 @@ fn a_stdout_nobody_reads_never_stalls_the_server() {
         &log[..80.min(log.len())]
     );
     assert!(
-        log.contains("\"GET /assets/app/1.0.0/v.txt\" 200"),
+        log.contains("\"GET /assets/app/1.0.0/v.txt HTTP/1.1\" 200 "),
         "new lines are written"
     );
 }

@@ -5,10 +5,11 @@
 //! Everything it prints goes through [`crate::log`], so a closed or full
 //! stdout or stderr never stops it from serving.
 
-use crate::cli::{ServeArgs, ServerArgs};
+use crate::cli::{LogFormat, ServeArgs, ServerArgs};
 use crate::error::Result;
 use crate::frontend::Limits;
 use crate::frontend::limits::DEFAULT_MAX_CONNECTIONS;
+use crate::http::access_log;
 use crate::output::count;
 use crate::serve::store;
 use crate::serve::{self, Server};
@@ -34,7 +35,10 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
         bind: args.bind,
         port: args.port,
         threads: args.threads.unwrap_or(2 * cores).max(1),
-        access_log: args.access_log,
+        access_log: args.access_log.then_some(match args.log_format {
+            LogFormat::Combined => access_log::Format::Combined,
+            LogFormat::Json => access_log::Format::Json,
+        }),
         aliases: serve::alias::Policy::new(args.alias_max_age),
         limits: Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,

@@ -17,7 +17,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 /// First size of a connection's input buffer; it grows to [`MAX_HEAD`]
 /// only for heads that need it.
@@ -103,7 +103,7 @@ pub(super) fn serve(conn: Arc<Conn>) {
             Err(End::Reject(reject)) => return refuse(&conn, reject),
             Err(End::Closed) => return,
         };
-        let received = SystemTime::now();
+        let received = Instant::now();
         let framing = match head.framing() {
             Ok(framing) => framing,
             Err(reject) => return refuse(&conn, reject),

@@ -96,6 +96,14 @@ impl Head {
             .filter_map(|(_, v)| self.text(v))
     }
 
+    /// The first value of the header named `name` (any case), as sent.
+    pub fn raw_value(&self, name: &str) -> Option<&[u8]> {
+        self.headers
+            .iter()
+            .find(|(n, _)| self.bytes[n.clone()].eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| &self.bytes[v.clone()])
+    }
+
     /// Whether a comma-separated header (like `Connection`) lists `token`.
     pub fn has_token(&self, name: &str, token: &str) -> bool {
         self.values(name)

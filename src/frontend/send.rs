@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 use tiny_http::{HTTPVersion, Header, StatusCode};
 
 /// The `Server` header of every response.
@@ -41,8 +41,9 @@ pub struct Request {
     head: Head,
     /// The connection ends after this response.
     close: bool,
-    /// When its head was complete.
-    received: SystemTime,
+    /// When its head was complete (the monotonic clock: it times the
+    /// request; the access log derives the wall-clock time from it).
+    received: Instant,
 }
 
 /// A response due on a connection; dropping it marks the response written,
@@ -56,7 +57,7 @@ impl Drop for Flight {
 }
 
 impl Request {
-    pub(super) fn new(conn: Arc<Conn>, head: Head, close: bool, received: SystemTime) -> Request {
+    pub(super) fn new(conn: Arc<Conn>, head: Head, close: bool, received: Instant) -> Request {
         Request {
             flight: Some(Flight(conn)),
             head,
@@ -66,8 +67,17 @@ impl Request {
     }
 
     /// When the request's head was complete (before it waited for a worker).
-    pub fn received(&self) -> SystemTime {
+    pub fn received(&self) -> Instant {
         self.received
+    }
+
+    /// The protocol of the request line, `HTTP/1.1` or `HTTP/1.0`.
+    pub fn protocol(&self) -> &'static str {
+        if self.head.minor == 0 {
+            "HTTP/1.0"
+        } else {
+            "HTTP/1.1"
+        }
     }
 
     pub fn method(&self) -> &str {
@@ -82,6 +92,11 @@ impl Request {
     /// The values of every header named `name` (any case).
     pub fn header<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         self.head.values(name)
+    }
+
+    /// The first header named `name` (any case) as sent, UTF-8 or not.
+    pub fn header_bytes(&self, name: &str) -> Option<&[u8]> {
+        self.head.raw_value(name)
     }
 
     pub fn remote_addr(&self) -> Option<&SocketAddr> {

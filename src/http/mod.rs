@@ -2,7 +2,7 @@
 //! catalog rows, unit-tested without sockets:
 //!
 //! - [`route`]: request target -> what is asked for (asset, listing, stats,
-//!   health), percent-decoding once and refusing unsafe paths; the URLs of
+//!   metrics, health), percent-decoding once and refusing unsafe paths; the URLs of
 //!   redirects, query string kept;
 //! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
@@ -11,7 +11,8 @@
 //! - [`cors`]: the cross-origin and security headers of every response,
 //!   and the answer to `OPTIONS`;
 //! - [`not_found`]: which of package, version or file a 404 names;
-//! - [`access_log`]: the line `--access-log` prints per request.
+//! - [`access_log`]: the line `--access-log` prints per request (nginx's
+//!   `combined`, or JSON).
 //!
 //! # Validators
 //!

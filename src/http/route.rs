@@ -10,7 +10,7 @@
 //! /assets/<pkg>/                      the package's versions and tags (JSON, or HTML)
 //! /assets/<pkg>                       -> redirect to `latest`'s entry file
 //! /assets[/]                          the packages (JSON, or HTML)
-//! /_stats, /healthz
+//! /_stats, /metrics, /healthz
 //! OPTIONS on any target               the CORS answer (204)
 //! ```
 //!
@@ -54,6 +54,8 @@ pub enum Route {
     /// `/assets/`: every package.
     Index,
     Stats,
+    /// The counters in Prometheus's text format.
+    Metrics,
     Health,
     /// `OPTIONS`, on any target: a CORS preflight or a plain question.
     Options,
@@ -93,6 +95,7 @@ pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
     let raw_path = origin_form.split(['?', '#']).next().unwrap_or("");
     let route = match raw_path {
         "/_stats" => Route::Stats,
+        "/metrics" => Route::Metrics,
         "/healthz" => Route::Health,
         "/assets" | "/assets/" => Route::Index,
         _ => {
@@ -354,6 +357,8 @@ mod tests {
         assert_eq!(route("GET", "/_stats"), Ok(Route::Stats));
         assert_eq!(route("GET", "http://h:1/_stats"), Ok(Route::Stats));
         assert_eq!(route("GET", "/healthz"), Ok(Route::Health));
+        assert_eq!(route("GET", "/metrics"), Ok(Route::Metrics));
+        assert_eq!(route("HEAD", "/metrics?x=1"), Ok(Route::Metrics));
         for any in ["*", "/nope", "/assets/app/1.0.0/a", "/assets/App/../x"] {
             assert_eq!(route("OPTIONS", any), Ok(Route::Options), "{any}");
         }

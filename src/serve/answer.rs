@@ -17,6 +17,7 @@ use crate::log;
 use crate::serve::alias;
 use crate::serve::browse;
 use crate::serve::counters::Counters;
+use crate::serve::metrics;
 use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKey, CatalogState};
 use crate::spec::Selector;
@@ -168,6 +169,17 @@ impl Answer {
         }
     }
 
+    /// A 200 that no cache keeps, such as `/metrics`.
+    fn text(content_type: &str, body: Vec<u8>) -> Answer {
+        Answer {
+            status: 200,
+            headers: with_cors([("Content-Type", content_type), ("Cache-Control", NO_STORE)]),
+            body: Body::Owned(body),
+            length: None,
+            asset: false,
+        }
+    }
+
     /// Marks an answer that another `Accept` would change.
     fn varies_by_accept(mut self) -> Answer {
         self.headers.extend(prepared::headers([("Vary", "Accept")]));
@@ -305,6 +317,10 @@ pub fn answer(
         Route::Stats => store
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
+        Route::Metrics => store.stats().map(|cache| {
+            let page = metrics::render(counters, &cache, &log::stats());
+            Answer::text(metrics::CONTENT_TYPE, page.into_bytes())
+        }),
         Route::Health => store.health().map(health),
         Route::Options => Ok(Answer::options(ask.access_control_request_headers)),
     };

@@ -1,68 +1,232 @@
 //! Request counters the workers share, and the report `/_stats` returns
-//! and `ccc serve` prints when it stops.
+//! and `ccc serve` prints when it stops; `/metrics` renders the same
+//! counters for Prometheus ([`super::metrics`]).
+//!
+//! Every request costs a few relaxed atomic increments and no lock: a slot
+//! per (method, status), the body bytes, one latency bucket and the latency
+//! sum. Sums and cumulative views are made when a report is read, not when
+//! a request is counted.
 
 use crate::frontend::{ConnReport, ConnStats};
 use crate::log::{self, LogStats};
 use crate::serve::store::CacheStats;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The methods counted apart; the rest count as [`Method::Other`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Get,
+    Head,
+    Options,
+    /// Any other method, and the requests the frontend refused before a
+    /// worker saw them (a connection over the cap, a head too large).
+    Other,
+}
+
+impl Method {
+    pub const ALL: [Method; 4] = [Method::Get, Method::Head, Method::Options, Method::Other];
+
+    pub fn of(method: &str) -> Method {
+        match method {
+            "GET" => Method::Get,
+            "HEAD" => Method::Head,
+            "OPTIONS" => Method::Options,
+            _ => Method::Other,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Head => "HEAD",
+            Method::Options => "OPTIONS",
+            Method::Other => "other",
+        }
+    }
+}
+
+/// Status codes 100 to 599 each have a slot; the last slot counts any
+/// other code (none is sent today).
+const FIRST_STATUS: u16 = 100;
+const STATUS_SLOTS: usize = 500 + 1;
+
+fn status_slot(status: u16) -> usize {
+    usize::from(status.wrapping_sub(FIRST_STATUS)).min(STATUS_SLOTS - 1)
+}
+
+/// The status a slot counts, `None` for the last ("other").
+fn slot_status(slot: usize) -> Option<u16> {
+    (slot < STATUS_SLOTS - 1).then(|| FIRST_STATUS + slot as u16)
+}
+
+/// Upper bounds of the latency histogram's buckets. A cache hit takes tens
+/// of microseconds, a miss that reads SQLite and checks the body's sha256
+/// up to a few milliseconds for a large file, a request that waited behind
+/// busy workers longer: the buckets run from 25 µs to 10 s, about three per
+/// decade, and a last bucket (`+Inf`) takes the rest.
+pub const LATENCY_BOUNDS: [Duration; 18] = [
+    Duration::from_micros(25),
+    Duration::from_micros(50),
+    Duration::from_micros(100),
+    Duration::from_micros(250),
+    Duration::from_micros(500),
+    Duration::from_millis(1),
+    Duration::from_micros(2_500),
+    Duration::from_millis(5),
+    Duration::from_millis(10),
+    Duration::from_millis(25),
+    Duration::from_millis(50),
+    Duration::from_millis(100),
+    Duration::from_millis(250),
+    Duration::from_millis(500),
+    Duration::from_secs(1),
+    Duration::from_millis(2_500),
+    Duration::from_secs(5),
+    Duration::from_secs(10),
+];
+
+/// Request latencies: a count per bucket (not cumulative: one increment per
+/// request) and the sum in nanoseconds (u64 holds 584 years of it).
+#[derive(Debug)]
+struct Histogram {
+    buckets: [AtomicU64; LATENCY_BOUNDS.len() + 1],
+    sum_nanos: AtomicU64,
+}
+
+impl Histogram {
+    fn observe(&self, elapsed: Duration) {
+        // The first bucket whose bound is at least `elapsed` (`le`).
+        let slot = LATENCY_BOUNDS.partition_point(|bound| *bound < elapsed);
+        self.buckets[slot].fetch_add(1, Ordering::Relaxed);
+        let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> Latency {
+        let mut total = 0;
+        let cumulative = self
+            .buckets
+            .iter()
+            .map(|bucket| {
+                total += bucket.load(Ordering::Relaxed);
+                total
+            })
+            .collect();
+        Latency {
+            cumulative,
+            sum: Duration::from_nanos(self.sum_nanos.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// A snapshot of the latency histogram.
+#[derive(Debug, Clone)]
+pub struct Latency {
+    /// Requests at or under each of [`LATENCY_BOUNDS`], then all of them
+    /// (`+Inf`): one more entry than there are bounds.
+    pub cumulative: Vec<u64>,
+    pub sum: Duration,
+}
+
+impl Latency {
+    pub fn count(&self) -> u64 {
+        self.cumulative.last().copied().unwrap_or(0)
+    }
+}
 
 /// Request counters, shared by the workers.
 #[derive(Debug)]
 pub struct Counters {
     started: Instant,
-    by_status: [AtomicU64; STATUSES.len() + 1],
+    started_at: SystemTime,
+    by_method_status: [[AtomicU64; STATUS_SLOTS]; Method::ALL.len()],
     bytes_sent: AtomicU64,
+    latency: Histogram,
     pub(super) connections: Arc<ConnStats>,
 }
-
-/// Statuses counted one by one; anything else counts as "other".
-const STATUSES: [u16; 15] = [
-    200, 204, 206, 302, 304, 400, 404, 405, 413, 414, 416, 431, 500, 503, 505,
-];
 
 impl Counters {
     pub(super) fn new() -> Counters {
         Counters {
             started: Instant::now(),
-            by_status: Default::default(),
+            started_at: SystemTime::now(),
+            by_method_status: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             bytes_sent: AtomicU64::new(0),
+            latency: Histogram {
+                buckets: Default::default(),
+                sum_nanos: AtomicU64::new(0),
+            },
             connections: Arc::default(),
         }
     }
 
-    pub(super) fn record(&self, status: u16, body_bytes: u64) {
-        let slot = STATUSES
-            .iter()
-            .position(|s| *s == status)
-            .unwrap_or(STATUSES.len());
-        self.by_status[slot].fetch_add(1, Ordering::Relaxed);
+    /// Counts a request a worker answered, `elapsed` after its head was
+    /// received.
+    pub(super) fn record(&self, method: Method, status: u16, body_bytes: u64, elapsed: Duration) {
+        self.by_method_status[method as usize][status_slot(status)].fetch_add(1, Ordering::Relaxed);
         self.bytes_sent.fetch_add(body_bytes, Ordering::Relaxed);
+        self.latency.observe(elapsed);
+    }
+
+    /// Counts an answer the frontend gave itself (its body is not counted:
+    /// it is a few bytes of JSON, sent before any request was read whole).
+    pub(super) fn record_refused(&self, status: u16) {
+        self.by_method_status[Method::Other as usize][status_slot(status)]
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Requests by method and status, those with a count only; `None` for
+    /// a status outside 100 to 599.
+    pub fn requests(&self) -> Vec<(Method, Option<u16>, u64)> {
+        let mut out = Vec::new();
+        for method in Method::ALL {
+            for (slot, count) in self.by_method_status[method as usize].iter().enumerate() {
+                let n = count.load(Ordering::Relaxed);
+                if n > 0 {
+                    out.push((method, slot_status(slot), n));
+                }
+            }
+        }
+        out
+    }
+
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent.load(Ordering::Relaxed)
+    }
+
+    pub fn latency(&self) -> Latency {
+        self.latency.snapshot()
+    }
+
+    /// When the server started, as wall-clock time.
+    pub fn started_at(&self) -> SystemTime {
+        self.started_at
+    }
+
+    pub fn connections(&self) -> ConnReport {
+        self.connections.report()
     }
 
     /// A snapshot, with the cache's counters.
     pub fn snapshot(&self, cache: CacheStats) -> StatsReport {
-        let mut by_status = std::collections::BTreeMap::new();
+        let mut by_status = BTreeMap::new();
         let mut total = 0;
-        for (i, count) in self.by_status.iter().enumerate() {
-            let n = count.load(Ordering::Relaxed);
+        for (_, status, n) in self.requests() {
             total += n;
-            if n > 0 {
-                let key = STATUSES
-                    .get(i)
-                    .map_or("other".to_string(), |s| s.to_string());
-                by_status.insert(key, n);
-            }
+            let key = status.map_or("other".to_string(), |s| s.to_string());
+            *by_status.entry(key).or_insert(0) += n;
         }
         StatsReport {
             uptime_secs: self.started.elapsed().as_secs_f64(),
             requests: total,
             by_status,
-            bytes_sent: self.bytes_sent.load(Ordering::Relaxed),
+            bytes_sent: self.bytes_sent(),
             cache,
-            connections: self.connections.report(),
+            connections: self.connections(),
             log: log::stats(),
         }
     }
@@ -73,11 +237,80 @@ impl Counters {
 pub struct StatsReport {
     pub uptime_secs: f64,
     pub requests: u64,
-    pub by_status: std::collections::BTreeMap<String, u64>,
+    pub by_status: BTreeMap<String, u64>,
     /// Body bytes sent (headers not included).
     pub bytes_sent: u64,
     pub cache: CacheStats,
     pub connections: ConnReport,
     /// Log lines written and dropped (a stream not writable or not read).
     pub log: LogStats,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_status_has_its_own_slot() {
+        let counters = Counters::new();
+        let ms = Duration::from_millis(1);
+        counters.record(Method::Get, 200, 10, ms);
+        counters.record(Method::Get, 200, 5, ms);
+        counters.record(Method::Head, 200, 0, ms);
+        counters.record(Method::Options, 204, 0, ms);
+        counters.record(Method::of("DELETE"), 405, 30, ms);
+        counters.record(Method::Get, 416, 0, ms);
+        counters.record_refused(503);
+        counters.record(Method::Get, 99, 0, ms);
+        counters.record(Method::Get, 600, 0, ms);
+        let mut got = counters.requests();
+        // By status, "other" (None) first.
+        got.sort_by_key(|(m, s, _)| (*s, m.as_str()));
+        assert_eq!(
+            got,
+            vec![
+                (Method::Get, None, 2),
+                (Method::Get, Some(200), 2),
+                (Method::Head, Some(200), 1),
+                (Method::Options, Some(204), 1),
+                (Method::Other, Some(405), 1),
+                (Method::Get, Some(416), 1),
+                (Method::Other, Some(503), 1),
+            ]
+        );
+        assert_eq!(counters.bytes_sent(), 45);
+        let stats = counters.snapshot(CacheStats::default());
+        assert_eq!(stats.requests, 9);
+        assert_eq!(stats.by_status["200"], 3);
+        assert_eq!(stats.by_status["other"], 2);
+        // Refused answers are requests, but no worker timed them.
+        assert_eq!(counters.latency().count(), 8);
+    }
+
+    #[test]
+    fn latencies_fall_in_the_first_bucket_that_holds_them() {
+        let counters = Counters::new();
+        for micros in [0, 25, 26, 100, 999, 1_000, 7_000_000, 60_000_000] {
+            counters.record(Method::Get, 200, 0, Duration::from_micros(micros));
+        }
+        let latency = counters.latency();
+        let at = |bound: Duration| {
+            let i = LATENCY_BOUNDS
+                .iter()
+                .position(|b| *b == bound)
+                .expect("a bound");
+            latency.cumulative[i]
+        };
+        assert_eq!(latency.cumulative.len(), LATENCY_BOUNDS.len() + 1);
+        // `le` includes the bound itself.
+        assert_eq!(at(Duration::from_micros(25)), 2);
+        assert_eq!(at(Duration::from_micros(50)), 3);
+        assert_eq!(at(Duration::from_micros(100)), 4);
+        assert_eq!(at(Duration::from_millis(1)), 6);
+        assert_eq!(at(Duration::from_secs(5)), 6);
+        assert_eq!(at(Duration::from_secs(10)), 7);
+        assert_eq!(latency.count(), 8);
+        assert!(latency.cumulative.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!(latency.sum, Duration::from_micros(67_002_150));
+    }
 }

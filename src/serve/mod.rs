@@ -29,6 +29,7 @@ pub mod answer;
 pub mod browse;
 pub mod cache;
 pub mod counters;
+pub mod metrics;
 pub mod prepared;
 pub mod store;
 mod worker;
@@ -40,6 +41,7 @@ pub use counters::{Counters, StatsReport};
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::frontend::{self, Frontend, Limits, OpenFiles};
+use crate::http::access_log;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -53,8 +55,8 @@ pub struct Config {
     pub port: u16,
     /// Worker threads answering requests.
     pub threads: usize,
-    /// Print one line per request to stdout.
-    pub access_log: bool,
+    /// Print one line per request to stdout, in this format.
+    pub access_log: Option<access_log::Format>,
     /// How redirects from aliases are cached (`--alias-max-age`).
     pub aliases: alias::Policy,
     /// Connection limits; `max_connections` is replaced by the effective
@@ -86,7 +88,7 @@ impl Server {
         let counters = Arc::new(Counters::new());
         let record = {
             let counters = counters.clone();
-            Box::new(move |status| counters.record(status, 0))
+            Box::new(move |status| counters.record_refused(status))
         };
         let http = Frontend::start(
             listener,

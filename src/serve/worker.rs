@@ -1,6 +1,6 @@
 //! The HTTP loop: each worker takes requests from the frontend, reads what
-//! decides the answer, has [`answer`] build it, counts it, and hands it
-//! back to be sent.
+//! decides the answer, has [`answer`] build it, counts it, logs it with
+//! `--access-log`, and hands it back to be sent.
 
 use crate::causal;
 use crate::frontend::{self, Frontend};
@@ -8,10 +8,10 @@ use crate::http::access_log;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::{Ask, answer};
-use crate::serve::counters::Counters;
+use crate::serve::counters::{Counters, Method};
 use crate::serve::store;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, SystemTime};
 
 /// One worker thread's view of the server: where requests come from, the
 /// store, the shared counters.
@@ -19,7 +19,8 @@ pub(super) struct Worker<'a> {
     pub(super) http: &'a Frontend,
     pub(super) store: store::Handle,
     pub(super) counters: &'a Counters,
-    pub(super) access_log: bool,
+    /// The access log's format, when there is one.
+    pub(super) access_log: Option<access_log::Format>,
     pub(super) aliases: &'a alias::Policy,
 }
 
@@ -41,10 +42,6 @@ impl Worker<'_> {
     }
 
     fn serve(&self, request: frontend::Request) {
-        let received = request.received();
-        // The clock is read only for the access log: a clock read is a
-        // visible share of a cache hit's cost.
-        let started = self.access_log.then(Instant::now);
         let ask = Ask {
             method: request.method(),
             target: request.url(),
@@ -63,17 +60,32 @@ impl Worker<'_> {
         } else {
             answer.body.len() as u64
         };
-        self.counters.record(status, body_bytes);
-        let log_line = started.map(|started| {
-            access_log::line(&access_log::Entry {
-                received,
-                peer: request.remote_addr().map(|a| a.ip()),
-                method: ask.method,
-                target: ask.target,
-                status,
-                body_bytes,
-                elapsed: started.elapsed(),
-            })
+        // Counted before the response leaves, so a client that has its
+        // answer finds it in /_stats and /metrics. The latency costs one
+        // monotonic clock read here (the frontend stamped the receipt).
+        let elapsed = request.received().elapsed();
+        self.counters
+            .record(Method::of(ask.method), status, body_bytes, elapsed);
+        let log_line = self.access_log.map(|format| {
+            access_log::line(
+                format,
+                &access_log::Entry {
+                    // The wall clock is read only for the log line.
+                    received: {
+                        let now = SystemTime::now();
+                        now.checked_sub(elapsed).unwrap_or(now)
+                    },
+                    peer: request.remote_addr().map(|a| a.ip()),
+                    method: ask.method,
+                    target: ask.target,
+                    protocol: request.protocol(),
+                    status,
+                    body_bytes,
+                    referer: request.header_bytes("Referer"),
+                    user_agent: request.header_bytes("User-Agent"),
+                    elapsed,
+                },
+            )
         });
         let served_asset = answer.asset && matches!(status, 200 | 206 | 304);
         let peer = request.remote_addr().copied();

@@ -1,0 +1,290 @@
+//! `/metrics`: the server's counters in the Prometheus text exposition
+//! format, version 0.0.4 (`# HELP` and `# TYPE` before each family, one
+//! sample a line, histograms as cumulative `_bucket{le=...}` lines with
+//! `_sum` and `_count`).
+//!
+//! The numbers are the ones `/_stats` reports ([`Counters`], the store's
+//! [`CacheStats`], the frontend's connection counters, the log's line
+//! counts), read when a scrape arrives; nothing here runs per request.
+//! They are rendered here rather than kept in a metrics crate's registry:
+//! the counters are ccc's own atomics, shared with `/_stats` and the final
+//! report, and the `prometheus` crate's labelled vectors look label values
+//! up under a lock on every increment, while `prometheus-client` writes
+//! OpenMetrics rather than this format.
+
+use crate::log::LogStats;
+use crate::serve::counters::{Counters, LATENCY_BOUNDS};
+use crate::serve::store::CacheStats;
+use std::fmt::{Display, Write};
+use std::time::UNIX_EPOCH;
+
+/// The `Content-Type` of the text format.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The whole `/metrics` page.
+pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String {
+    let mut page = Page::default();
+
+    page.family(
+        "ccc_build_info",
+        "gauge",
+        "The ccc version serving; always 1.",
+    );
+    page.sample(
+        "ccc_build_info",
+        &[("version", env!("CARGO_PKG_VERSION"))],
+        1,
+    );
+    let started = counters
+        .started_at()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    page.family(
+        "process_start_time_seconds",
+        "gauge",
+        "When the server started, in seconds since the Unix epoch.",
+    );
+    page.sample("process_start_time_seconds", &[], started.as_secs_f64());
+
+    page.family(
+        "ccc_http_requests_total",
+        "counter",
+        "Responses sent, by method (GET, HEAD, OPTIONS, other) and status code; \
+         answers to refused connections and heads count under method=\"other\".",
+    );
+    for (method, status, n) in counters.requests() {
+        let status = status.map_or("other".to_string(), |s| s.to_string());
+        page.sample(
+            "ccc_http_requests_total",
+            &[("method", method.as_str()), ("status", &status)],
+            n,
+        );
+    }
+    page.counter(
+        "ccc_http_response_body_bytes_total",
+        "Response body bytes sent (headers not included; 0 for HEAD and 304).",
+        counters.bytes_sent(),
+    );
+
+    let latency = counters.latency();
+    let name = "ccc_http_request_duration_seconds";
+    page.family(
+        name,
+        "histogram",
+        "Time from a request's head being received to its response being handed to the socket.",
+    );
+    let bucket = format!("{name}_bucket");
+    for (bound, n) in LATENCY_BOUNDS.iter().zip(&latency.cumulative) {
+        page.sample(&bucket, &[("le", &bound.as_secs_f64().to_string())], n);
+    }
+    page.sample(&bucket, &[("le", "+Inf")], latency.count());
+    page.sample(&format!("{name}_sum"), &[], latency.sum.as_secs_f64());
+    page.sample(&format!("{name}_count"), &[], latency.count());
+
+    page.counter(
+        "ccc_cache_hits_total",
+        "Asset requests answered from the cache.",
+        cache.hits,
+    );
+    page.counter(
+        "ccc_cache_misses_total",
+        "Asset requests that read the catalog.",
+        cache.misses,
+    );
+    page.counter(
+        "ccc_cache_evictions_total",
+        "Cache entries dropped to make room.",
+        cache.evictions,
+    );
+    page.counter(
+        "ccc_cache_invalidations_total",
+        "Cache entries dropped because their version was deleted or replaced.",
+        cache.invalidations,
+    );
+    page.counter(
+        "ccc_cache_corrupt_total",
+        "Loaded bodies that failed their recorded size or sha256 (answered 500, never cached).",
+        cache.corrupt,
+    );
+    page.gauge("ccc_cache_entries", "Assets in the cache.", cache.entries);
+    page.gauge(
+        "ccc_cache_bytes",
+        "Body bytes held by the cache.",
+        cache.bytes,
+    );
+    page.gauge(
+        "ccc_cache_max_entries",
+        "Most assets the cache holds (--cache-capacity).",
+        cache.max_entries,
+    );
+    page.gauge(
+        "ccc_cache_max_bytes",
+        "Most body bytes the cache holds (--cache-bytes).",
+        cache.max_bytes,
+    );
+
+    let conns = counters.connections();
+    page.gauge(
+        "ccc_connections_open",
+        "Client connections open now.",
+        conns.open,
+    );
+    page.counter(
+        "ccc_connections_accepted_total",
+        "Connections accepted and served.",
+        conns.accepted,
+    );
+    page.counter(
+        "ccc_connections_refused_total",
+        "Connections refused with 503 at --max-connections.",
+        conns.refused,
+    );
+    page.counter(
+        "ccc_connections_header_timeouts_total",
+        "Connections closed because a request head was not complete within --header-timeout.",
+        conns.header_timeouts,
+    );
+    page.counter(
+        "ccc_connections_idle_closed_total",
+        "Keep-alive connections closed after --keepalive-timeout idle.",
+        conns.idle_closed,
+    );
+    page.counter(
+        "ccc_connections_send_timeouts_total",
+        "Connections dropped because the client took nothing for --send-timeout.",
+        conns.send_timeouts,
+    );
+    page.counter(
+        "ccc_accept_errors_total",
+        "Failed accept calls (out of descriptors, memory or buffers).",
+        conns.accept_errors,
+    );
+
+    for (name, help, stdout, stderr) in [
+        (
+            "ccc_log_lines_written_total",
+            "Log lines written, by stream (stdout carries the access log).",
+            log.stdout.written,
+            log.stderr.written,
+        ),
+        (
+            "ccc_log_lines_dropped_total",
+            "Log lines dropped because their stream was not writable or not read.",
+            log.stdout.dropped,
+            log.stderr.dropped,
+        ),
+    ] {
+        page.family(name, "counter", help);
+        page.sample(name, &[("stream", "stdout")], stdout);
+        page.sample(name, &[("stream", "stderr")], stderr);
+    }
+    page.text
+}
+
+/// The page being written.
+#[derive(Default)]
+struct Page {
+    text: String,
+}
+
+impl Page {
+    fn family(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.text, "# HELP {name} {}", escape(help, false));
+        let _ = writeln!(self.text, "# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl Display) {
+        self.text.push_str(name);
+        if !labels.is_empty() {
+            self.text.push('{');
+            for (i, (label, value)) in labels.iter().enumerate() {
+                if i > 0 {
+                    self.text.push(',');
+                }
+                let _ = write!(self.text, "{label}=\"{}\"", escape(value, true));
+            }
+            self.text.push('}');
+        }
+        let _ = writeln!(self.text, " {value}");
+    }
+
+    fn counter(&mut self, name: &str, help: &str, value: u64) {
+        self.family(name, "counter", help);
+        self.sample(name, &[], value);
+    }
+
+    fn gauge(&mut self, name: &str, help: &str, value: impl Display) {
+        self.family(name, "gauge", help);
+        self.sample(name, &[], value);
+    }
+}
+
+/// The format's escapes: `\` and newline in help text, and `"` too in
+/// label values.
+fn escape(text: &str, label_value: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '"' if label_value => out.push_str("\\\""),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::counters::Method;
+    use std::time::Duration;
+
+    #[test]
+    fn help_and_labels_are_escaped() {
+        assert_eq!(escape("a\\b\nc \"d\"", false), "a\\\\b\\nc \"d\"");
+        assert_eq!(escape("a\\b\nc \"d\"", true), "a\\\\b\\nc \\\"d\\\"");
+    }
+
+    #[test]
+    fn a_family_is_help_type_then_samples() {
+        let counters = Counters::new();
+        counters.record(Method::Get, 200, 7, Duration::from_micros(30));
+        counters.record(Method::Head, 304, 0, Duration::from_millis(3));
+        let page = render(&counters, &CacheStats::default(), &LogStats::default());
+        let want = "# HELP ccc_http_requests_total ";
+        let at = page.find(want).expect("the requests family");
+        let family: Vec<&str> = page[at..].lines().take(4).collect();
+        assert_eq!(family[1], "# TYPE ccc_http_requests_total counter");
+        assert_eq!(
+            &family[2..],
+            [
+                "ccc_http_requests_total{method=\"GET\",status=\"200\"} 1",
+                "ccc_http_requests_total{method=\"HEAD\",status=\"304\"} 1",
+            ]
+        );
+        for line in [
+            "ccc_http_request_duration_seconds_bucket{le=\"0.000025\"} 0",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.00005\"} 1",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.0025\"} 1",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.005\"} 2",
+            "ccc_http_request_duration_seconds_bucket{le=\"10\"} 2",
+            "ccc_http_request_duration_seconds_bucket{le=\"+Inf\"} 2",
+            "ccc_http_request_duration_seconds_sum 0.00303",
+            "ccc_http_request_duration_seconds_count 2",
+            "ccc_http_response_body_bytes_total 7",
+            "ccc_log_lines_dropped_total{stream=\"stderr\"} 0",
+        ] {
+            assert!(page.lines().any(|l| l == line), "no `{line}` in\n{page}");
+        }
+        // Every sample line belongs to the family declared above it.
+        let mut family = "";
+        for line in page.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                family = rest.split(' ').next().unwrap_or_default();
+            } else if !line.starts_with('#') {
+                assert!(line.starts_with(family), "`{line}` outside {family}");
+            }
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! `ccc serve --access-log`: nginx's `combined` lines and JSON lines, one
+//! per request, from a real server, including what hostile clients put in
+//! request lines and headers.
+
+use crate::serve_util::{STARTUP, Server, parse_raw, poll_until};
+use crate::util::Workspace;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, SystemTime};
+
+/// `app@1.0.0` with `v.txt` (10 bytes).
+fn site() -> Workspace {
+    let ws = Workspace::new();
+    ws.write("dist/v.txt", "version 1\n");
+    ws.publish("app@1.0.0", "dist", &[]);
+    ws
+}
+
+/// Sends `head` (the request line and headers, each ending in CRLF; the
+/// blank line and `Connection: close` are added) as raw bytes; returns the
+/// status and body length.
+fn send(server: &Server, head: &[u8]) -> (u16, usize) {
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(15)))
+        .expect("timeout");
+    let mut message = head.to_vec();
+    message.extend_from_slice(b"Connection: close\r\n\r\n");
+    stream.write_all(&message).expect("send");
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).expect("the answer");
+    let r = parse_raw(&all).unwrap_or_else(|| panic!("no answer: {all:?}"));
+    (r.status, r.after_headers.len())
+}
+
+/// The request lines, in order; each waits for its log line (lines of
+/// concurrent requests could come in either order).
+fn requests(server: &Server, heads: &[&[u8]]) -> Vec<(String, (u16, usize))> {
+    let mut out = Vec::new();
+    for (i, head) in heads.iter().enumerate() {
+        let answer = send(server, head);
+        let line = poll_until(STARTUP, || server.stdout().lines().count() > i + 1)
+            .map(|_| {
+                server
+                    .stdout()
+                    .lines()
+                    .nth(i + 1)
+                    .unwrap_or_default()
+                    .to_string()
+            })
+            .unwrap_or_else(|| panic!("no log line for {:?}", String::from_utf8_lossy(head)));
+        out.push((line, answer));
+    }
+    out
+}
+
+/// `30/Nov/2026:12:53:31 +0000` as a time.
+fn time_local(text: &str) -> SystemTime {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let (date, rest) = text.split_once(':').expect("date:time");
+    let (time, zone) = rest.split_once(' ').expect("time zone");
+    assert_eq!(zone, "+0000", "UTC: {text}");
+    let [day, month, year] = date.split('/').collect::<Vec<_>>()[..] else {
+        panic!("{text}")
+    };
+    let month = MONTHS.iter().position(|m| *m == month).expect("month") + 1;
+    humantime::parse_rfc3339(&format!("{year}-{month:02}-{day}T{time}Z"))
+        .unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
+const UA: &[u8] = b"User-Agent: Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0\r\n";
+
+#[test]
+fn combined_lines_are_nginx_combined() {
+    let ws = site();
+    let server = Server::start(&ws, &["--access-log"]);
+    let before = SystemTime::now() - Duration::from_secs(1);
+    let got = requests(
+        &server,
+        &[
+            &[b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n".as_slice(), UA].concat(),
+            b"HEAD /assets/app/1.0.0/v.txt HTTP/1.0\r\nReferer: https://example.com/a?b=1\r\n",
+            b"GET /assets/app/latest/v.txt?v=2 HTTP/1.1\r\nUser-Agent:\r\n",
+            b"GET /assets/app/1.0.0/nope.txt HTTP/1.1\r\n",
+        ],
+    );
+    let after = SystemTime::now() + Duration::from_secs(1);
+    let ua = "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0";
+    let want = [
+        format!("\"GET /assets/app/1.0.0/v.txt HTTP/1.1\" 200 10 \"-\" \"{ua}\""),
+        "\"HEAD /assets/app/1.0.0/v.txt HTTP/1.0\" 200 0 \"https://example.com/a?b=1\" \"-\""
+            .into(),
+        "\"GET /assets/app/latest/v.txt?v=2 HTTP/1.1\" 302 0 \"-\" \"\"".into(),
+        format!(
+            "\"GET /assets/app/1.0.0/nope.txt HTTP/1.1\" 404 {} \"-\" \"-\"",
+            got[3].1.1
+        ),
+    ];
+    for ((line, (status, _)), want) in got.iter().zip(want) {
+        let rest = line
+            .strip_prefix("127.0.0.1 - - [")
+            .unwrap_or_else(|| panic!("`{line}`: addr - user [time]"));
+        let (time, rest) = rest.split_once("] ").expect("[time]");
+        let time = time_local(time);
+        assert!(before <= time && time <= after, "{line}: time");
+        assert_eq!(rest, want, "{line}");
+        assert!(rest.contains(&format!("\" {status} ")), "{line}");
+    }
+}
+
+#[test]
+fn hostile_request_lines_and_agents_cannot_forge_lines() {
+    let ws = site();
+    for format in ["combined", "json"] {
+        let server = Server::start(&ws, &["--access-log", "--log-format", format]);
+        let got = requests(
+            &server,
+            &[
+                b"GET /assets/app/1.0.0/a\"b\\c HTTP/1.1\r\nUser-Agent: x\" 200 0 \"-\" \"y\\\t\xff\xc3\xa9\r\nReferer: \"\r\n",
+            ],
+        );
+        let (line, (status, body)) = &got[0];
+        assert_eq!(*status, 404, "{line}");
+        match format {
+            "combined" => {
+                let (_, rest) = line.split_once("] ").expect("[time]");
+                assert_eq!(
+                    rest,
+                    format!(
+                        "\"GET /assets/app/1.0.0/a\\x22b\\x5Cc HTTP/1.1\" 404 {body} \"\\x22\" \"x\\x22 200 0 \\x22-\\x22 \\x22y\\x5C\\x09\\xFF\\xC3\\xA9\""
+                    )
+                );
+            }
+            _ => {
+                let v: Value = serde_json::from_str(line).expect("one JSON object");
+                assert_eq!(v["target"], "/assets/app/1.0.0/a\"b\\c");
+                assert_eq!(v["user_agent"], "x\" 200 0 \"-\" \"y\\\t\u{fffd}é");
+                assert_eq!(v["referer"], "\"");
+                assert_eq!(v["status"], 404);
+            }
+        }
+    }
+}
+
+#[test]
+fn json_lines_carry_every_field() {
+    let ws = site();
+    let server = Server::start(&ws, &["--access-log", "--log-format", "json"]);
+    let before = SystemTime::now();
+    let got = requests(
+        &server,
+        &[
+            &[b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n".as_slice(), UA].concat(),
+            b"HEAD /assets/app/1.0.0/v.txt HTTP/1.0\r\nReferer: https://example.com/\r\n",
+        ],
+    );
+    let after = SystemTime::now();
+    let lines: Vec<Value> = got
+        .iter()
+        .map(|(line, _)| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}")))
+        .collect();
+    for v in &lines {
+        let at = humantime::parse_rfc3339(v["received_at"].as_str().expect("received_at"))
+            .expect("RFC 3339");
+        // Milliseconds: the stamp may be up to 1 ms before `before`.
+        assert!(
+            at + Duration::from_millis(1) >= before && at <= after,
+            "{v}"
+        );
+        assert_eq!(v["remote_addr"], "127.0.0.1");
+        let ms = v["duration_ms"].as_f64().expect("duration_ms");
+        assert!((0.0..10_000.0).contains(&ms), "{v}");
+    }
+    let fields = |v: &Value| {
+        let mut v = v.clone();
+        let map = v.as_object_mut().expect("object");
+        map.remove("received_at");
+        map.remove("duration_ms");
+        v
+    };
+    assert_eq!(
+        fields(&lines[0]),
+        serde_json::json!({
+            "remote_addr": "127.0.0.1",
+            "method": "GET",
+            "target": "/assets/app/1.0.0/v.txt",
+            "protocol": "HTTP/1.1",
+            "status": 200,
+            "body_bytes": 10,
+            "referer": null,
+            "user_agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
+        })
+    );
+    assert_eq!(
+        fields(&lines[1]),
+        serde_json::json!({
+            "remote_addr": "127.0.0.1",
+            "method": "HEAD",
+            "target": "/assets/app/1.0.0/v.txt",
+            "protocol": "HTTP/1.0",
+            "status": 200,
+            "body_bytes": 0,
+            "referer": "https://example.com/",
+            "user_agent": null,
+        })
+    );
+}
+
+#[test]
+fn a_log_format_needs_the_access_log() {
+    let ws = site();
+    let out = ws
+        .ccc()
+        .args(["serve", "--port", "0", "--log-format", "json"])
+        .output()
+        .expect("run ccc serve");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--access-log"), "{stderr}");
+    let out = ws
+        .ccc()
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--access-log",
+            "--log-format",
+            "nginx",
+        ])
+        .output()
+        .expect("run ccc serve");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("combined") && stderr.contains("json"),
+        "{stderr}"
+    );
+}
