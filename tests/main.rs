@@ -31,6 +31,7 @@ mod json_docs;
 mod ls_inspect;
 mod metrics;
 mod publish;
+mod readme;
 mod serve;
 mod serve_aliases;
 mod serve_cors;
