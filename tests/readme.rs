@@ -85,14 +85,18 @@ fn the_cdn_snippet_integrity_is_what_ccc_serves() {
             .unwrap_or_else(|e| panic!("examples/site/{path}: {e}"));
         assert_eq!(integrity, sri(&on_disk), "README's integrity for {path}");
 
-        // What ccc computed at publish time.
+        // What ccc computes, as the README says to get it, and as its
+        // file list says.
         let file = ws.json(&["inspect", &format!("{spec}/{path}"), "--json"]);
-        let digest = hex::decode(file["sha256"].as_str().expect("sha256")).expect("hex");
-        assert_eq!(
-            integrity,
-            format!("sha256-{}", STANDARD.encode(digest)),
-            "{path}"
-        );
+        assert_eq!(file["integrity"], integrity, "ccc inspect {spec}/{path}");
+        let listing = ws.json(&["ls", &spec, "--json"]);
+        let listed = listing["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .find(|f| f["path"] == path)
+            .unwrap_or_else(|| panic!("{path} not in ccc ls {spec}"));
+        assert_eq!(listed["integrity"], integrity, "ccc ls {spec}");
 
         // What a browser gets (no gzip asked, the bytes it hashes).
         let server = server.as_ref().expect("started");
