@@ -9,8 +9,11 @@
 //!                      (full or busy: the record is dropped)          (promotes in the LRU order)
 //! ```
 //!
-//! - **Reads.** A worker hashes the key once, takes one shard's read lock
-//!   and clones the entry's `Arc`. No message, no wake-up of another thread.
+//! - **Reads.** A worker hashes the key once (it may be a borrowed form of
+//!   the key, see [`Lookup`]), takes one shard's read lock and clones the
+//!   entry's `Arc`. No message, no wake-up of another thread, no
+//!   allocation. Each key is held once, in its entry: the shards are hash
+//!   tables of entries, not maps from a second copy of the key.
 //! - **Recency.** The worker then writes the entry's id into a small read
 //!   buffer (its thread's stripe). This is lossy on purpose, as in
 //!   Caffeine: when the stripe is full or being drained the record is
@@ -29,9 +32,9 @@
 //! are checked by the tests below.
 
 use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as Slot;
 use lru::LruCache;
-use std::borrow::Borrow;
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, TryLockError};
@@ -50,10 +53,25 @@ const STRIPE_CAPACITY: usize = 256;
 #[derive(Debug)]
 pub struct Entry<K, V> {
     key: K,
+    /// The key's hash, kept for the shard tables (growing, removing).
+    hash: u64,
     /// Unique per insertion: the read buffers carry ids, not keys.
     id: u64,
     weight: u64,
     value: V,
+}
+
+/// What a lookup may be given: the key itself, or a borrowed form of it
+/// that hashes exactly as the key does (a request's `&str`s for a key of
+/// `String`s), so a hit needs no owned key.
+pub trait Lookup<K>: Hash {
+    fn matches(&self, key: &K) -> bool;
+}
+
+impl<K: Hash + Eq> Lookup<K> for K {
+    fn matches(&self, key: &K) -> bool {
+        self == key
+    }
 }
 
 impl<K, V> Entry<K, V> {
@@ -72,7 +90,7 @@ impl<K, V> Entry<K, V> {
     }
 }
 
-type Shard<K, V> = RwLock<HashMap<K, Arc<Entry<K, V>>, RandomState>>;
+type Shard<K, V> = RwLock<HashTable<Arc<Entry<K, V>>>>;
 
 /// The workers' side: lookups, and records of the hits they served.
 pub struct Reader<K, V> {
@@ -104,12 +122,8 @@ fn stripe_of_this_thread() -> usize {
 impl<K: Hash + Eq, V> Reader<K, V> {
     /// The cached entry for `key`, counted as a hit and recorded for the
     /// actor's recency order. Never blocks on the actor; at worst it waits
-    /// for one shard's write lock, held for one map insert or removal.
-    pub fn get<Q>(&self, key: &Q) -> Option<Arc<Entry<K, V>>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    /// for one shard's write lock, held for one table insert or removal.
+    pub fn get<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         if !self.enabled {
             return None;
         }
@@ -130,18 +144,20 @@ impl<K: Hash + Eq, V> Reader<K, V> {
         self.hits.load(Ordering::Relaxed)
     }
 
-    fn peek<Q>(&self, key: &Q) -> Option<Arc<Entry<K, V>>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
-        let shard = self.shard(key);
-        let map = shard.read().unwrap_or_else(PoisonError::into_inner);
-        map.get(key).cloned()
+    fn peek<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
+        let hash = self.hasher.hash_one(key);
+        let table = self
+            .shard(hash)
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        table.find(hash, |e| key.matches(&e.key)).cloned()
     }
 
-    fn shard<Q: Hash + ?Sized>(&self, key: &Q) -> &Shard<K, V> {
-        &self.shards[self.hasher.hash_one(key) as usize % SHARDS]
+    /// The shard of a hash: picked by bits the tables do not use (they take
+    /// the low bits for the bucket and the top seven for their tags), so
+    /// every shard's table sees well-spread hashes.
+    fn shard(&self, hash: u64) -> &Shard<K, V> {
+        &self.shards[(hash >> 32) as usize % SHARDS]
     }
 }
 
@@ -161,7 +177,7 @@ pub struct Cache<K, V> {
     drained: Vec<u64>,
 }
 
-impl<K: Hash + Eq + Clone, V> Cache<K, V> {
+impl<K: Hash + Eq, V> Cache<K, V> {
     /// A cache of at most `max_entries` entries and `max_bytes` of weight;
     /// `max_entries == 0` turns it off (lookups return at once).
     pub fn new(max_entries: usize, max_bytes: u64) -> Cache<K, V> {
@@ -171,9 +187,7 @@ impl<K: Hash + Eq + Clone, V> Cache<K, V> {
     fn with_stripe_capacity(max_entries: usize, max_bytes: u64, capacity: usize) -> Cache<K, V> {
         let hasher = RandomState::default();
         let reader = Reader {
-            shards: (0..SHARDS)
-                .map(|_| RwLock::new(HashMap::with_hasher(hasher.clone())))
-                .collect(),
+            shards: (0..SHARDS).map(|_| RwLock::new(HashTable::new())).collect(),
             hasher,
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
             stripe_capacity: capacity,
@@ -200,11 +214,7 @@ impl<K: Hash + Eq + Clone, V> Cache<K, V> {
 
     /// The owner's own lookup (a miss that raced another miss for the same
     /// key finds it here): counted as a hit and promoted at once.
-    pub fn get<Q>(&mut self, key: &Q) -> Option<Arc<Entry<K, V>>>
-    where
-        K: Borrow<Q>,
-        Q: Hash + Eq + ?Sized,
-    {
+    pub fn get<Q: Lookup<K> + ?Sized>(&mut self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         if !self.reader.enabled {
             return None;
         }
@@ -241,6 +251,7 @@ impl<K: Hash + Eq + Clone, V> Cache<K, V> {
         let id = self.next_id;
         self.next_id += 1;
         let entry = Arc::new(Entry {
+            hash: self.reader.hasher.hash_one(&key),
             key,
             id,
             weight,
@@ -259,12 +270,20 @@ impl<K: Hash + Eq + Clone, V> Cache<K, V> {
                 None => break,
             }
         }
-        let replaced = self
-            .reader
-            .shard(&entry.key)
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(entry.key.clone(), entry.clone());
+        let replaced = {
+            let mut table = self
+                .reader
+                .shard(entry.hash)
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            match table.entry(entry.hash, |e| e.key == entry.key, |e| e.hash) {
+                Slot::Occupied(mut slot) => Some(std::mem::replace(slot.get_mut(), entry.clone())),
+                Slot::Vacant(slot) => {
+                    slot.insert(entry.clone());
+                    None
+                }
+            }
+        };
         if let Some(old) = replaced {
             // Two misses for one key raced through the actor's inbox.
             self.order.pop(&old.id);
@@ -314,13 +333,13 @@ impl<K: Hash + Eq + Clone, V> Cache<K, V> {
 
     /// Takes an entry out of the workers' view and the byte count.
     fn unpublish(&mut self, old: &Entry<K, V>) {
-        let mut map = self
+        let mut table = self
             .reader
-            .shard(&old.key)
+            .shard(old.hash)
             .write()
             .unwrap_or_else(PoisonError::into_inner);
-        if map.get(&old.key).is_some_and(|e| e.id == old.id) {
-            map.remove(&old.key);
+        if let Ok(published) = table.find_entry(old.hash, |e| e.id == old.id) {
+            published.remove();
         }
         self.bytes -= old.weight;
     }
@@ -445,9 +464,9 @@ mod tests {
         cache.insert("a", (), 1);
         cache.insert("b", (), 1);
         // A worker hit on `a` makes `b` the least recently used entry.
-        assert!(reader.get("a").is_some());
+        assert!(reader.get(&"a").is_some());
         cache.insert("c", (), 1);
-        assert!(reader.get("a").is_some() && reader.get("b").is_none());
+        assert!(reader.get(&"a").is_some() && reader.get(&"b").is_none());
         let stats = cache.stats();
         assert_eq!((stats.entries, stats.evictions, stats.hits), (2, 1, 2));
     }
@@ -459,16 +478,16 @@ mod tests {
         cache.insert("a", (), 600);
         cache.insert("b", (), 600);
         assert_eq!(cache.stats().bytes, 600, "600 + 600 do not fit in 1000");
-        assert!(reader.get("a").is_none() && reader.get("b").is_some());
+        assert!(reader.get(&"a").is_none() && reader.get(&"b").is_some());
         let big = cache.insert("big", (), 5000);
         assert_eq!(big.key(), &"big", "the caller still gets its value");
-        assert!(reader.get("big").is_none(), "heavier than the budget");
+        assert!(reader.get(&"big").is_none(), "heavier than the budget");
         assert_eq!(cache.stats().bytes, 600);
 
         let mut off = Cache::new(0, 1000);
         let off_reader = off.reader();
         off.insert("a", (), 1);
-        assert!(off_reader.get("a").is_none() && off.get("a").is_none());
+        assert!(off_reader.get(&"a").is_none() && off.get(&"a").is_none());
         assert_eq!(off.stats().entries, 0, "capacity 0 turns the cache off");
     }
 
@@ -479,9 +498,9 @@ mod tests {
         cache.insert("a", 1, 10);
         cache.insert("b", 2, 10);
         assert_eq!(cache.retain(|v| *v != 1), 1);
-        assert!(reader.get("a").is_none() && reader.get("b").is_some());
+        assert!(reader.get(&"a").is_none() && reader.get(&"b").is_some());
         cache.insert("b", 3, 20);
-        assert_eq!(reader.get("b").map(|e| *e.value()), Some(3));
+        assert_eq!(reader.get(&"b").map(|e| *e.value()), Some(3));
         let stats = cache.stats();
         assert_eq!(
             (stats.entries, stats.bytes, stats.invalidations),
