@@ -26,8 +26,9 @@
 //! Results: bench/STORE_FAULTS.md.
 
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+use ccc::catalog::query::AssetRecord;
 use ccc::catalog::{Access, Catalog};
-use ccc::serve::store::{self, AssetKey, StoredAsset};
+use ccc::serve::store::{self, AssetKey};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -81,7 +82,7 @@ fn main() {
         asset.check().expect("a sound body");
         assert!(asset.stored_sha256.is_some(), "published with a digest");
         // The same blob as a schema 1 catalog gives it: no stored digest.
-        let legacy = StoredAsset {
+        let legacy = AssetRecord {
             body: asset.body.clone(),
             stored_sha256: None,
             content_type: asset.content_type.clone(),
@@ -91,7 +92,10 @@ fn main() {
         // Enough calls per batch for about a millisecond of work.
         let batch = (1 << 20) / asset.body.len().max(1024) + 1;
         let get = |handle: &store::Handle| {
-            let got = handle.get(&key).expect("no error").expect("found");
+            let got = handle
+                .get(key.borrowed())
+                .expect("no error")
+                .expect("found");
             black_box(got);
         };
         get(&cached.handle); // now cached

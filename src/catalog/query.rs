@@ -7,7 +7,6 @@
 use super::tags::TagRow;
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
-use crate::serve::store::StoredAsset;
 use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
@@ -124,6 +123,25 @@ impl Serialize for AssetRow {
         }
         .serialize(s)
     }
+}
+
+/// One file of a version as the catalog stores it, body included: what
+/// [`Catalog::lookup`] returns for the server to check
+/// ([`AssetRecord::check`]) and serve.
+#[derive(Debug)]
+pub struct AssetRecord {
+    pub version_id: i64,
+    pub body: std::sync::Arc<[u8]>,
+    /// Whether `body` is a gzip stream (else the raw bytes).
+    pub gzip: bool,
+    /// The original file's digest.
+    pub sha256: [u8; 32],
+    /// The digest of `body` as stored; `None` for a blob written before
+    /// the catalog recorded it (schema 1), which is checked by decoding.
+    pub stored_sha256: Option<[u8; 32]>,
+    pub content_type: String,
+    pub raw_size: u64,
+    pub published_at: i64,
 }
 
 /// A version with its files, by path: `ccc ls PKG@VERSION --json` and the
@@ -548,7 +566,7 @@ fn digest(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Option<[u8; 
 
 impl Catalog {
     /// Looks up one asset of an exact version, body included.
-    pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<StoredAsset>> {
+    pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
         let mut stmt = self
             .conn()
             .prepare_cached(if self.has_stored_digests() {
@@ -559,7 +577,7 @@ impl Catalog {
             .map_err(|e| self.err(e))?;
         stmt.query_row(rusqlite::params![package, version, path], |r| {
             let sha256 = digest(r.get_ref(3)?)?.unwrap_or_default();
-            Ok(StoredAsset {
+            Ok(AssetRecord {
                 version_id: r.get(0)?,
                 // One copy, from SQLite's page buffer into the shared body.
                 body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),

@@ -15,8 +15,8 @@
 //! decodes it as verify does.
 
 use super::Catalog;
+use crate::catalog::query::AssetRecord;
 use crate::error::Result;
-use crate::serve::store::StoredAsset;
 use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -204,7 +204,7 @@ impl Catalog {
     }
 }
 
-impl StoredAsset {
+impl AssetRecord {
     /// Whether the body is what its record says; what the server checks
     /// before it caches or sends a body it loaded. With a stored digest,
     /// the body as stored must hash to it (one pass, no decoding); without

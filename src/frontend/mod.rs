@@ -12,10 +12,12 @@
 //!
 //! # Why not `tiny_http::Server`
 //!
-//! ccc used tiny_http 0.12's server, and keeps tiny_http for what it does
-//! well: the response head (`Response::raw_print`, with its status lines,
-//! `Date` and `Content-Length`) and the header types. Its connection
-//! handling had to go, because no configuration reaches these:
+//! ccc used tiny_http 0.12's server, and keeps of tiny_http only its
+//! reason phrases. Response heads are printed here
+//! ([`response_head`]): tiny_http validated, allocated and copied every
+//! header line of every response, where ccc builds an asset's lines once.
+//! Its connection handling had to go, because no configuration reaches
+//! these:
 //!
 //! - a request with `Content-Length: 1000000000000` aborted the process:
 //!   dropping an unread body allocates a buffer of the declared size;
@@ -64,10 +66,12 @@ mod conn;
 pub mod head;
 pub mod limits;
 mod listener;
+pub mod response_head;
 mod send;
 
 pub use limits::{Limits, OpenFiles};
 pub use listener::bind;
+pub use response_head::HeaderLines;
 pub use send::{Reply, Request, SERVER, error_body};
 
 use serde::Serialize;

@@ -1,7 +1,8 @@
 //! Requests as the workers see them, and how their responses leave.
 //!
-//! `respond` prints the head with tiny_http, then sends head and body with
-//! one non-blocking vectored write: the body is never copied. What the
+//! `respond` prints the head around the response's prepared header lines
+//! ([`super::response_head`]), then sends head and body with one
+//! non-blocking vectored write: the body is never copied. What the
 //! socket does not take at once goes to a send thread (the module doc of
 //! [`super`] says why), which finishes it with blocking writes; the
 //! socket's `SO_SNDTIMEO` (`--send-timeout`) ends a client that takes
@@ -9,6 +10,7 @@
 
 use super::conn::Conn;
 use super::head::Head;
+use super::response_head::{HeaderLines, print_head};
 use super::{ConnStats, Shared, lock};
 use crate::http::cors;
 use serde::Serialize;
@@ -17,7 +19,6 @@ use std::io::{self, IoSlice};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
-use tiny_http::{HTTPVersion, Header, StatusCode};
 
 /// The `Server` header of every response.
 pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
@@ -25,11 +26,14 @@ pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
 const SENDER_IDLE: Duration = Duration::from_secs(10);
 const SENDER_STACK: usize = 128 * 1024;
 
-/// A response: its head (status and headers; tiny_http adds `Date` and
-/// `Content-Length` from the length given) and the body bytes to send
-/// after it (ignored for HEAD, 1xx, 204 and 304).
-pub struct Reply<B> {
-    pub head: tiny_http::Response<io::Empty>,
+/// A response: status, header lines (`Server` first; the frontend adds
+/// the status line, `Date`, `Content-Length` and `Connection`), the
+/// Content-Length to announce, and the body bytes to send after the head
+/// (none for HEAD, 1xx, 204 and 304).
+pub struct Reply<L, B> {
+    pub status: u16,
+    pub lines: L,
+    pub length: usize,
     pub body: B,
 }
 
@@ -106,7 +110,11 @@ impl Request {
     /// Sends the response. Returns once it is written, or handed to a send
     /// thread; an error is one of the server's (a client that went away is
     /// not an error).
-    pub fn respond<B: AsRef<[u8]> + Send + 'static>(mut self, reply: Reply<B>) -> io::Result<()> {
+    pub fn respond<L, B>(mut self, reply: Reply<L, B>) -> io::Result<()>
+    where
+        L: AsRef<[u8]>,
+        B: AsRef<[u8]> + Send + 'static,
+    {
         let Some(flight) = self.flight.take() else {
             return Ok(());
         };
@@ -115,8 +123,14 @@ impl Request {
         } else {
             (self.head.minor == 0).then_some("keep-alive")
         };
-        let status = reply.head.status_code().0;
-        let bytes = print_head(reply.head, self.head.minor, connection);
+        let status = reply.status;
+        let bytes = print_head(
+            status,
+            self.head.minor,
+            reply.lines.as_ref(),
+            reply.length,
+            connection,
+        );
         let bodyless = self.method() == "HEAD" || matches!(status, 100..=199 | 204 | 304);
         send(flight, bytes, (!bodyless).then_some(reply.body))
     }
@@ -153,57 +167,20 @@ pub(super) fn early_response(
     extra: &[(&str, &str)],
 ) -> Vec<u8> {
     let body = error_body(status, detail);
-    let mut head = tiny_http::Response::new(
-        StatusCode(status),
-        Vec::new(),
-        io::empty(),
-        Some(body.len()),
-        None,
-    );
     let fixed = [
         ("Server", SERVER),
         ("Content-Type", "application/json"),
         ("Cache-Control", "no-store"),
     ];
-    for (name, value) in fixed.iter().chain(&cors::EVERY_RESPONSE).chain(extra) {
-        if let Ok(header) = Header::from_bytes(name.as_bytes(), value.as_bytes()) {
-            head.add_header(header);
-        }
-    }
-    let mut bytes = print_head(head, minor, Some("close"));
+    let lines = HeaderLines::of(
+        fixed
+            .iter()
+            .chain(&cors::EVERY_RESPONSE)
+            .chain(extra)
+            .copied(),
+    );
+    let mut bytes = print_head(status, minor, lines.as_ref(), body.len(), Some("close"));
     bytes.extend_from_slice(&body);
-    bytes
-}
-
-/// The response head as tiny_http prints it (status line, `Date`,
-/// `Content-Length`), with a `Connection` header, which tiny_http leaves
-/// to its own server and refuses to add.
-fn print_head(
-    head: tiny_http::Response<io::Empty>,
-    minor: u8,
-    connection: Option<&str>,
-) -> Vec<u8> {
-    let no_content = head.status_code().0 == 204;
-    let mut bytes = Vec::with_capacity(512);
-    // Printing into a Vec cannot fail; the head ends with an empty line.
-    let _ = head.raw_print(&mut bytes, HTTPVersion(1, minor), &[], true, None);
-    // RFC 9110 8.6: no Content-Length on a 204, which tiny_http prints.
-    const ZERO_LENGTH: &[u8] = b"\r\nContent-Length: 0\r\n";
-    if no_content
-        && let Some(at) = bytes
-            .windows(ZERO_LENGTH.len())
-            .position(|w| w == ZERO_LENGTH)
-    {
-        bytes.drain(at..at + ZERO_LENGTH.len() - 2);
-    }
-    if let Some(value) = connection {
-        if bytes.ends_with(b"\r\n\r\n") {
-            bytes.truncate(bytes.len() - 2);
-            bytes.extend_from_slice(b"Connection: ");
-            bytes.extend_from_slice(value.as_bytes());
-            bytes.extend_from_slice(b"\r\n\r\n");
-        }
-    }
     bytes
 }
 

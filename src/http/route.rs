@@ -20,36 +20,42 @@
 //! Redirects keep the request's query string ([`redirect_url`]), as nginx's
 //! `rewrite` does: cache-busting and tracking parameters survive the hop
 //! from `latest` or a range to the exact version.
+//!
+//! Routing allocates nothing for a target without percent-escapes: the
+//! route's names are slices of the target. Only a decoded target is copied
+//! (once, by the decoding).
 
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
+use std::borrow::Cow;
 
 /// Longest request target served; longer ones get 414.
 pub const MAX_TARGET_LEN: usize = 8 * 1024;
 
-/// What a request asks for.
+/// What a request asks for; names are borrowed from the target unless it
+/// had to be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route {
+pub enum Route<'a> {
     Asset {
-        package: String,
-        version: String,
-        path: String,
+        package: Cow<'a, str>,
+        version: Cow<'a, str>,
+        path: Cow<'a, str>,
     },
     Listing {
-        package: String,
-        version: String,
+        package: Cow<'a, str>,
+        version: Cow<'a, str>,
     },
     /// A version without the trailing slash.
     VersionRoot {
-        package: String,
-        version: String,
+        package: Cow<'a, str>,
+        version: Cow<'a, str>,
     },
     /// A package with the trailing slash: its versions and tags.
     Package {
-        package: String,
+        package: Cow<'a, str>,
     },
     /// A package without the trailing slash.
     PackageRoot {
-        package: String,
+        package: Cow<'a, str>,
     },
     /// `/assets/`: every package.
     Index,
@@ -59,6 +65,43 @@ pub enum Route {
     Health,
     /// `OPTIONS`, on any target: a CORS preflight or a plain question.
     Options,
+}
+
+impl Route<'_> {
+    /// The same route, owning its names.
+    fn into_owned(self) -> Route<'static> {
+        let own = |s: Cow<'_, str>| Cow::Owned(s.into_owned());
+        match self {
+            Route::Asset {
+                package,
+                version,
+                path,
+            } => Route::Asset {
+                package: own(package),
+                version: own(version),
+                path: own(path),
+            },
+            Route::Listing { package, version } => Route::Listing {
+                package: own(package),
+                version: own(version),
+            },
+            Route::VersionRoot { package, version } => Route::VersionRoot {
+                package: own(package),
+                version: own(version),
+            },
+            Route::Package { package } => Route::Package {
+                package: own(package),
+            },
+            Route::PackageRoot { package } => Route::PackageRoot {
+                package: own(package),
+            },
+            Route::Index => Route::Index,
+            Route::Stats => Route::Stats,
+            Route::Metrics => Route::Metrics,
+            Route::Health => Route::Health,
+            Route::Options => Route::Options,
+        }
+    }
 }
 
 /// Why a request cannot be routed.
@@ -76,7 +119,7 @@ pub enum RouteError {
 
 /// Routes a request; GET and HEAD read, OPTIONS answers the same on
 /// every target (`*` included, RFC 9110 9.3.7), other methods do not exist.
-pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
+pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError> {
     if target.len() > MAX_TARGET_LEN {
         return Err(RouteError::TargetTooLong);
     }
@@ -109,16 +152,23 @@ pub fn route(method: &str, target: &str) -> Result<Route, RouteError> {
     Ok(route)
 }
 
-fn asset_route(raw: &str) -> Result<Route, RouteError> {
+fn asset_route(raw: &str) -> Result<Route<'_>, RouteError> {
     let decoded = percent_decode_str(raw)
         .decode_utf8()
         .map_err(|_| bad("the path is not valid UTF-8 once percent-decoded"))?;
+    match decoded {
+        Cow::Borrowed(path) => split_asset_path(path),
+        Cow::Owned(path) => split_asset_path(&path).map(Route::into_owned),
+    }
+}
+
+/// Routes a decoded path below `/assets/`; the names are slices of it.
+fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
     let trailing_slash = decoded.ends_with('/');
-    let trimmed = decoded.strip_suffix('/').unwrap_or(&decoded);
+    let trimmed = decoded.strip_suffix('/').unwrap_or(decoded);
     if trimmed.is_empty() {
         return Err(unknown_path());
     }
-    let mut segments = trimmed.split('/');
     for seg in trimmed.split('/') {
         if seg.is_empty() {
             return Err(bad("the path has an empty segment"));
@@ -130,40 +180,45 @@ fn asset_route(raw: &str) -> Result<Route, RouteError> {
             return Err(bad("the path contains NUL"));
         }
     }
-    let first = segments.next().unwrap_or("");
-    let package = if first.starts_with('@') {
-        let name = segments
-            .next()
-            .ok_or_else(|| bad("a scoped package looks like @scope/name"))?;
-        format!("{first}/{name}")
-    } else {
-        first.to_string()
+    // Segments are never empty now: the package is one segment, or two
+    // for a scope, and the version the next one; the rest is the path.
+    let package_len = match trimmed.strip_prefix('@') {
+        Some(scoped) => {
+            let scope = scoped.split('/').next().unwrap_or("");
+            if scoped.len() == scope.len() {
+                return Err(bad("a scoped package looks like @scope/name"));
+            }
+            let name = scoped[scope.len() + 1..].split('/').next().unwrap_or("");
+            1 + scope.len() + 1 + name.len()
+        }
+        None => trimmed.split('/').next().unwrap_or("").len(),
     };
-    crate::spec::package_name(&package).map_err(|e| bad(&e.to_string()))?;
-    let Some(version) = segments.next() else {
+    let package = &trimmed[..package_len];
+    crate::spec::package_name(package).map_err(|e| bad(&e.to_string()))?;
+    let Some(rest) = trimmed[package_len..].strip_prefix('/') else {
+        let package = Cow::Borrowed(package);
         return Ok(if trailing_slash {
             Route::Package { package }
         } else {
             Route::PackageRoot { package }
         });
     };
-    let version = version.to_string();
-    let path: Vec<&str> = segments.collect();
+    let (version, path) = rest.split_once('/').unwrap_or((rest, ""));
+    let (package, version) = (Cow::Borrowed(package), Cow::Borrowed(version));
     Ok(match (path.is_empty(), trailing_slash) {
         (true, true) => Route::Listing { package, version },
         (true, false) => Route::VersionRoot { package, version },
-        (false, _) if trailing_slash => {
+        (false, true) => {
             // A folder inside a version: there are no folder listings.
             return Err(RouteError::NotFound(format!(
-                "{}/ is a folder; {} lists every file of {package}@{version}",
-                path.join("/"),
+                "{path}/ is a folder; {} lists every file of {package}@{version}",
                 asset_url(&package, &version, ""),
             )));
         }
-        (false, _) => Route::Asset {
+        (false, false) => Route::Asset {
             package,
             version,
-            path: path.join("/"),
+            path: path.into(),
         },
     })
 }
@@ -250,12 +305,33 @@ pub fn asset_url(package: &str, version: &str, path: &str) -> String {
 mod tests {
     use super::*;
 
-    fn asset(p: &str, v: &str, path: &str) -> Result<Route, RouteError> {
+    fn asset(p: &str, v: &str, path: &str) -> Result<Route<'static>, RouteError> {
         Ok(Route::Asset {
-            package: p.into(),
-            version: v.into(),
-            path: path.into(),
+            package: p.to_string().into(),
+            version: v.to_string().into(),
+            path: path.to_string().into(),
         })
+    }
+
+    #[test]
+    fn plain_targets_are_routed_without_copies() {
+        let target = "/assets/@s/app/1.0.0/js/main.js?v=1";
+        let Ok(Route::Asset {
+            package: Cow::Borrowed(package),
+            version: Cow::Borrowed(version),
+            path: Cow::Borrowed(path),
+        }) = route("GET", target)
+        else {
+            panic!("a plain target borrows its names");
+        };
+        assert_eq!((package, version, path), ("@s/app", "1.0.0", "js/main.js"));
+        assert!(matches!(
+            route("GET", "/assets/app/1.0.0/a%20b.js"),
+            Ok(Route::Asset {
+                path: Cow::Owned(_),
+                ..
+            })
+        ));
     }
 
     #[test]

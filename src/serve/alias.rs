@@ -150,8 +150,6 @@ pub(super) fn package(
         return Ok(Answer::not_modified(&policy.cache_control, &etag));
     }
     let mut answer = Answer::json_bytes(200, &policy.cache_control, body);
-    answer
-        .headers
-        .extend(super::prepared::headers([("ETag", etag.as_str())]));
+    answer.headers.push("ETag", &etag);
     Ok(answer)
 }

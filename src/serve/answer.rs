@@ -3,10 +3,14 @@
 //! out ([`Answer`]). Cached assets answer with their prepared header lines
 //! ([`crate::serve::prepared`]); everything else asks the store through its
 //! handle. The HTTP rules themselves are pure functions in [`crate::http`].
+//!
+//! A cache hit allocates nothing here: the route borrows its names from
+//! the target, the cache is searched with them, and the answer holds the
+//! cached entry for both its header lines and its body.
 
 use crate::causal;
 use crate::error::{Error, Result};
-use crate::frontend::{self, Reply};
+use crate::frontend::{self, HeaderLines, Reply};
 use crate::http::conditional::not_modified;
 use crate::http::cors;
 use crate::http::negotiate::{self, Coding, Format};
@@ -18,13 +22,11 @@ use crate::serve::alias;
 use crate::serve::browse;
 use crate::serve::counters::Counters;
 use crate::serve::metrics;
-use crate::serve::prepared::{self, IMMUTABLE};
-use crate::serve::store::{self, AssetKey, CatalogState};
+use crate::serve::prepared::IMMUTABLE;
+use crate::serve::store::{self, AssetKeyRef, CatalogState};
 use crate::spec::Selector;
 use serde::Serialize;
 use std::io::Read;
-use std::sync::Arc;
-use tiny_http::{Header, Response, StatusCode};
 
 const NO_STORE: &str = "no-store";
 
@@ -48,14 +50,57 @@ pub struct Ask<'a> {
 /// A response before it meets the socket.
 pub struct Answer {
     pub status: u16,
-    /// Header lines, `Server` first (tiny_http adds `Date` and
-    /// `Content-Length`).
-    pub headers: Vec<Header>,
+    /// Header lines, `Server` first (the frontend adds `Date`,
+    /// `Content-Length` and `Connection`).
+    pub headers: Headers,
     pub body: Body,
     /// Content-Length when it differs from the body held (HEAD, 304).
     pub length: Option<usize>,
     /// Whether this answers for an asset (the profiler's unit of progress).
     pub asset: bool,
+}
+
+/// An answer's header lines: an asset's prepared lines, shared with the
+/// cache, or lines built for this answer.
+pub enum Headers {
+    Prepared {
+        asset: store::Asset,
+        /// A 200's lines, else a 304's.
+        ok: bool,
+        gzip: bool,
+    },
+    Built(HeaderLines),
+}
+
+impl Headers {
+    fn lines(&self) -> &HeaderLines {
+        match self {
+            Headers::Prepared { asset, ok, gzip } => asset.value().lines(*ok, *gzip),
+            Headers::Built(lines) => lines,
+        }
+    }
+
+    /// The value of the first header named `name` (any case).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.lines().get(name)
+    }
+
+    /// Adds a line. Prepared lines are shared, so they are copied first
+    /// (only a 206 adds to them, its `Content-Range`).
+    pub(super) fn push(&mut self, name: &str, value: &str) {
+        if let Headers::Prepared { .. } = self {
+            *self = Headers::Built(self.lines().clone());
+        }
+        if let Headers::Built(lines) = self {
+            lines.push(name, value);
+        }
+    }
+}
+
+impl AsRef<[u8]> for Headers {
+    fn as_ref(&self) -> &[u8] {
+        self.lines().as_ref()
+    }
 }
 
 /// A response body: shared with the cache (whole or a range of it), or
@@ -85,21 +130,13 @@ impl AsRef<[u8]> for Body {
 }
 
 impl Answer {
-    pub(super) fn into_reply(self) -> Reply<Body> {
-        let length = self.length.unwrap_or_else(|| self.body.len());
-        // Every body's length is known: send Content-Length, never chunked
-        // (tiny_http would chunk bodies over 32 KiB), so clients and HEAD
-        // requests see sizes.
-        let head = Response::new(
-            StatusCode(self.status),
-            self.headers,
-            std::io::empty(),
-            Some(length),
-            None,
-        )
-        .with_chunked_threshold(usize::MAX);
+    pub(super) fn into_reply(self) -> Reply<Headers, Body> {
+        // Every body's length is known: Content-Length is always sent, so
+        // clients and HEAD requests see sizes.
         Reply {
-            head,
+            status: self.status,
+            length: self.length.unwrap_or_else(|| self.body.len()),
+            lines: self.headers,
             body: self.body,
         }
     }
@@ -152,7 +189,7 @@ impl Answer {
                 && let Ok(compressed) = encoder.finish()
             {
                 body = compressed;
-                headers.extend(prepared::headers([("Content-Encoding", "gzip")]));
+                headers.push("Content-Encoding", "gzip");
             }
         }
         let length = body.len();
@@ -182,7 +219,7 @@ impl Answer {
 
     /// Marks an answer that another `Accept` would change.
     fn varies_by_accept(mut self) -> Answer {
-        self.headers.extend(prepared::headers([("Vary", "Accept")]));
+        self.headers.push("Vary", "Accept");
         self
     }
 
@@ -247,13 +284,9 @@ impl Answer {
             416,
             &format!("the Range lies past the end of the file's {len} bytes"),
         );
-        a.headers.extend(prepared::headers([
-            (
-                "Content-Range",
-                range::unsatisfied_range(len as u64).as_str(),
-            ),
-            ("Vary", "Accept-Encoding"),
-        ]));
+        a.headers
+            .push("Content-Range", &range::unsatisfied_range(len as u64));
+        a.headers.push("Vary", "Accept-Encoding");
         a
     }
 
@@ -261,7 +294,7 @@ impl Answer {
     fn unavailable(e: &dyn std::fmt::Display) -> Answer {
         log::err(format_args!("error: {e}"));
         let mut a = Answer::error(503, "the catalog is unavailable");
-        a.headers.extend(prepared::headers([("Retry-After", "1")]));
+        a.headers.push("Retry-After", "1");
         a
     }
 }
@@ -269,9 +302,11 @@ impl Answer {
 /// The header lines of an answer that is not an asset's: `Server`, then
 /// `lines`, then the headers every response carries (an asset's come
 /// prepared, with the same [`cors::EVERY_RESPONSE`]).
-fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Header> {
+fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Headers {
     let server = [("Server", frontend::SERVER)];
-    prepared::headers(server.into_iter().chain(lines).chain(cors::EVERY_RESPONSE))
+    Headers::Built(HeaderLines::of(
+        server.into_iter().chain(lines).chain(cors::EVERY_RESPONSE),
+    ))
 }
 
 /// Decides the answer to one request.
@@ -289,8 +324,7 @@ pub fn answer(
         Ok(route) => route,
         Err(RouteError::MethodNotAllowed) => {
             let mut a = Answer::error(405, "only GET, HEAD and OPTIONS are supported");
-            a.headers
-                .extend(prepared::headers([("Allow", cors::METHODS)]));
+            a.headers.push("Allow", cors::METHODS);
             return a;
         }
         Err(RouteError::TargetTooLong) => {
@@ -304,15 +338,15 @@ pub fn answer(
             package,
             version,
             path,
-        } => asset(ask, store, policy, package, version, path),
-        Route::Listing { package, version } => listing(ask, store, policy, package, version),
+        } => asset(ask, store, policy, &package, &version, &path),
+        Route::Listing { package, version } => listing(ask, store, policy, &package, &version),
         Route::VersionRoot { package, version } => {
             alias::version_root(ask, store, policy, &package, &version)
         }
         Route::PackageRoot { package } => {
             alias::version_root(ask, store, policy, &package, "latest")
         }
-        Route::Package { package } => package_listing(ask, store, policy, package),
+        Route::Package { package } => package_listing(ask, store, policy, package.into_owned()),
         Route::Index => index(ask, store, policy),
         Route::Stats => store
             .stats()
@@ -350,24 +384,33 @@ fn asset(
     ask: &Ask<'_>,
     store: &store::Handle,
     policy: &alias::Policy,
-    package: String,
-    version: String,
-    path: String,
+    package: &str,
+    version: &str,
+    path: &str,
 ) -> Result<Answer> {
-    let Ok(exact) = semver::Version::parse(&version) else {
-        return alias::redirect(ask, store, policy, &package, &version, &path);
-    };
-    let key = AssetKey {
+    let key = AssetKeyRef {
         package,
         version,
         path,
     };
-    let Some(mut asset) = store.get(&key)? else {
-        return missing(store, &key.package, &Selector::Exact(exact), &key.path);
+    let asset = match store.cached(key) {
+        Some(hit) => hit,
+        None => {
+            // Only exact versions are ever cached, so only a miss needs to
+            // know whether this is one.
+            let Ok(exact) = semver::Version::parse(version) else {
+                return alias::redirect(ask, store, policy, package, version, path);
+            };
+            match store.load(key)? {
+                Some(loaded) => loaded,
+                None => return missing(store, package, &Selector::Exact(exact), path),
+            }
+        }
     };
     let prepared = asset.value();
     let send_gzip = prepared.has_gzip()
         && negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
+    let length = prepared.length(send_gzip);
     // Either representation's tag validates.
     let conditional = ask.if_none_match.is_some() || ask.if_modified_since.is_some();
     if conditional
@@ -380,15 +423,18 @@ fn asset(
     {
         return Ok(Answer {
             status: 304,
-            headers: prepared.not_modified(send_gzip).to_vec(),
+            headers: Headers::Prepared {
+                asset,
+                ok: false,
+                gzip: send_gzip,
+            },
             body: Body::Empty,
-            length: Some(prepared.length(send_gzip)),
+            length: Some(length),
             asset: true,
         });
     }
     // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
     // range of the representation selected (tags are [decoded, gzip]).
-    let length = prepared.length(send_gzip);
     let ranged = range::evaluate(
         ask.range,
         ask.if_range,
@@ -403,19 +449,6 @@ fn asset(
         Ranged::Unsatisfiable => return Ok(Answer::unsatisfiable(length)),
     };
     let decode = prepared.has_gzip() && !send_gzip;
-    let mut headers = match Arc::get_mut(&mut asset) {
-        Some(uncached) => uncached.value_mut().take_ok(send_gzip),
-        None => asset.value().ok(send_gzip).to_vec(),
-    };
-    if status == 206 {
-        let content_range =
-            range::content_range(&(part.start as u64..part.end as u64), length as u64);
-        headers.extend(prepared::headers([(
-            "Content-Range",
-            content_range.as_str(),
-        )]));
-    }
-    let prepared = asset.value();
     let body = if ask.method == "HEAD" {
         Body::Empty
     } else if decode {
@@ -446,6 +479,18 @@ fn asset(
     } else {
         Body::Part(asset.clone(), part.clone())
     };
+    let mut headers = Headers::Prepared {
+        asset,
+        ok: true,
+        gzip: send_gzip,
+    };
+    if status == 206 {
+        let whole = length as u64;
+        headers.push(
+            "Content-Range",
+            &range::content_range(&(part.start as u64..part.end as u64), whole),
+        );
+    }
     Ok(Answer {
         status,
         headers,
@@ -465,15 +510,15 @@ fn listing(
     ask: &Ask<'_>,
     store: &store::Handle,
     policy: &alias::Policy,
-    package: String,
-    version: String,
+    package: &str,
+    version: &str,
 ) -> Result<Answer> {
-    let Ok(exact) = semver::Version::parse(&version) else {
-        return alias::redirect(ask, store, policy, &package, &version, "");
+    let Ok(exact) = semver::Version::parse(version) else {
+        return alias::redirect(ask, store, policy, package, version, "");
     };
     let format = negotiate::format(ask.accept.iter().copied());
-    let Some(listing) = store.list(package.clone(), version)? else {
-        return missing_listing(ask, format, store, &package, &Selector::Exact(exact));
+    let Some(listing) = store.list(package.to_string(), version.to_string())? else {
+        return missing_listing(ask, format, store, package, &Selector::Exact(exact));
     };
     Ok(match format {
         Format::Json => Answer::json(200, IMMUTABLE, &listing).varies_by_accept(),
@@ -481,7 +526,7 @@ fn listing(
             // The tags may move between the two questions; the page then
             // shows the version without them, as it is now.
             let tags = store
-                .package(package)?
+                .package(package.to_string())?
                 .and_then(|p| {
                     p.versions
                         .into_iter()
@@ -573,6 +618,7 @@ mod tests {
     use super::*;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
     use crate::catalog::{Access, Catalog};
+    use std::sync::Arc;
 
     const SCRIPT: &[u8] = b"export const answer = 42;\n";
 
@@ -623,11 +669,7 @@ mod tests {
     }
 
     fn header<'a>(answer: &'a Answer, name: &'static str) -> Option<&'a str> {
-        answer
-            .headers
-            .iter()
-            .find(|h| h.field.equiv(name))
-            .map(|h| h.value.as_str())
+        answer.headers.get(name)
     }
 
     fn gunzip(bytes: &[u8]) -> Vec<u8> {
@@ -664,8 +706,7 @@ mod tests {
             Arc::ptr_eq(one, two),
             "the second answer is the cached entry"
         );
-        let lines = |a: &Answer| a.headers.iter().map(|h| h.to_string()).collect::<Vec<_>>();
-        assert_eq!(lines(&first), lines(&second));
+        assert_eq!(first.headers.as_ref(), second.headers.as_ref());
         let stats = store.stats().unwrap();
         assert_eq!((stats.hits, stats.misses), (1, 1));
         running.join();

@@ -596,7 +596,7 @@ mod tests {
                 Ok(Route::Asset {
                     package: package.into(),
                     version: "1.2.3".into(),
-                    path: path.clone(),
+                    path: path.clone().into(),
                 }),
                 "{href}"
             );

@@ -3,22 +3,21 @@
 //! the asset, and shared by every response that sends it.
 //!
 //! Per representation (the stored gzip stream, and the decoded bytes), the
-//! header lines of the 200 and of the 304 are built as tiny_http headers,
-//! so a response clones a ready list instead of formatting ETags from the
-//! sha256, formatting `Last-Modified` and validating fifteen header lines.
-//! The store builds the validators and the list almost every response
-//! uses (the 200 of the gzip stream) when it loads the asset; each other
-//! list is built by the first response that needs it and kept, so a miss
-//! that is never asked again pays for one list, not four.
+//! header lines of the 200 and of the 304 are built as bytes, ready for
+//! the head ([`HeaderLines`]), so a response copies them instead of
+//! formatting ETags from the sha256 and `Last-Modified` from the time.
+//! The store builds the validators and the lines almost every response
+//! uses (the 200 of the gzip stream) when it loads the asset; the other
+//! lines are built by the first response that needs them and kept, so a
+//! miss that is never asked again builds one set, not four.
 //! Both ETags are kept for `If-None-Match`: either one validates, since
 //! both name the same content (see [`crate::http`]).
 
-use crate::frontend::SERVER;
+use crate::frontend::{HeaderLines, SERVER};
 use crate::http::conditional::{etag, http_date};
 use crate::http::cors;
 use crate::serve::store::StoredAsset;
 use std::sync::OnceLock;
-use tiny_http::Header;
 
 /// `Cache-Control` of an exact version's files: they never change.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
@@ -40,8 +39,8 @@ pub struct Prepared {
 struct Representation {
     gzip: bool,
     length: usize,
-    ok: OnceLock<Vec<Header>>,
-    not_modified: OnceLock<Vec<Header>>,
+    ok: OnceLock<HeaderLines>,
+    not_modified: OnceLock<HeaderLines>,
 }
 
 impl Prepared {
@@ -91,32 +90,17 @@ impl Prepared {
         self.representation(send_gzip).length
     }
 
-    /// The header lines of a 200, `Server` first.
-    pub fn ok(&self, send_gzip: bool) -> &[Header] {
+    /// The header lines of a 200 (`ok`) or of a 304 (not `ok`: the
+    /// validators and caching headers, no content headers, RFC 9110
+    /// 15.4.5), `Server` first.
+    pub fn lines(&self, ok: bool, send_gzip: bool) -> &HeaderLines {
         let representation = self.representation(send_gzip);
-        representation
-            .ok
-            .get_or_init(|| headers(self.lines(representation, true)))
-    }
-
-    /// The header lines of a 200, owned: moved out of an asset no one else
-    /// holds (one the cache did not keep), so a miss that is not cached
-    /// builds its lines once and copies them never.
-    pub fn take_ok(&mut self, send_gzip: bool) -> Vec<Header> {
-        let built = match (&mut self.gzip, send_gzip) {
-            (Some(gzip), true) => gzip.ok.take(),
-            _ => self.identity.ok.take(),
+        let lines = if ok {
+            &representation.ok
+        } else {
+            &representation.not_modified
         };
-        built.unwrap_or_else(|| headers(self.lines(self.representation(send_gzip), true)))
-    }
-
-    /// The header lines of a 304: the validators and caching headers, no
-    /// content headers (RFC 9110 15.4.5).
-    pub fn not_modified(&self, send_gzip: bool) -> &[Header] {
-        let representation = self.representation(send_gzip);
-        representation
-            .not_modified
-            .get_or_init(|| headers(self.lines(representation, false)))
+        lines.get_or_init(|| self.build(representation, ok))
     }
 
     /// What the cache's byte budget counts: the body held in memory.
@@ -124,36 +108,28 @@ impl Prepared {
         self.stored.body.len() as u64
     }
 
-    fn lines<'a>(&'a self, r: &Representation, ok: bool) -> Vec<(&'static str, &'a str)> {
-        let mut lines = vec![("Server", SERVER)];
+    fn build(&self, r: &Representation, ok: bool) -> HeaderLines {
+        let mut lines = HeaderLines::new();
+        lines.push("Server", SERVER);
         if ok {
-            lines.push(("Content-Type", &self.stored.content_type));
+            lines.push("Content-Type", &self.stored.content_type);
         }
-        lines.extend([
-            ("Vary", "Accept-Encoding"),
-            ("Cache-Control", IMMUTABLE),
-            ("ETag", &self.tags[usize::from(r.gzip)]),
-            ("Last-Modified", &self.last_modified),
-        ]);
-        lines.extend(cors::EVERY_RESPONSE);
+        lines
+            .push("Vary", "Accept-Encoding")
+            .push("Cache-Control", IMMUTABLE)
+            .push("ETag", &self.tags[usize::from(r.gzip)])
+            .push("Last-Modified", &self.last_modified);
+        for (name, value) in cors::EVERY_RESPONSE {
+            lines.push(name, value);
+        }
         if ok {
-            lines.push(("Accept-Ranges", "bytes"));
+            lines.push("Accept-Ranges", "bytes");
             if r.gzip {
-                lines.push(("Content-Encoding", "gzip"));
+                lines.push("Content-Encoding", "gzip");
             }
         }
         lines
     }
-}
-
-/// Header lines from names and values. Values come from ccc or the catalog
-/// and are ASCII; one that is not would be a bug, and is left out rather
-/// than failing the response.
-pub fn headers<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Header> {
-    lines
-        .into_iter()
-        .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
-        .collect()
 }
 
 #[cfg(test)]
@@ -167,22 +143,18 @@ mod tests {
             body: Arc::from(&b"0123456789"[..]),
             gzip,
             sha256: [0xab; 32],
-            stored_sha256: None,
             content_type: "text/javascript; charset=utf-8".into(),
             raw_size: 40,
             published_at: 1_700_000_000,
         }
     }
 
-    fn names(lines: &[Header]) -> Vec<String> {
-        lines.iter().map(|h| h.field.to_string()).collect()
+    fn names(lines: &HeaderLines) -> Vec<&str> {
+        lines.iter().map(|(name, _)| name).collect()
     }
 
-    fn value<'a>(lines: &'a [Header], name: &'static str) -> Option<&'a str> {
-        lines
-            .iter()
-            .find(|h| h.field.equiv(name))
-            .map(|h| h.value.as_str())
+    fn value<'a>(lines: &'a HeaderLines, name: &'static str) -> Option<&'a str> {
+        lines.get(name)
     }
 
     #[test]
@@ -191,14 +163,14 @@ mod tests {
         let sha = "ab".repeat(32);
         assert_eq!(p.tags(), [format!("\"{sha}\""), format!("\"{sha}-gz\"")]);
         assert_eq!(p.length(true), 10);
-        assert_eq!(value(p.ok(true), "ETag"), Some(p.tags()[1]));
-        assert_eq!(value(p.ok(true), "Content-Encoding"), Some("gzip"));
+        assert_eq!(value(p.lines(true, true), "ETag"), Some(p.tags()[1]));
+        assert_eq!(value(p.lines(true, true), "Content-Encoding"), Some("gzip"));
         assert_eq!(
-            value(p.ok(true), "Last-Modified"),
+            value(p.lines(true, true), "Last-Modified"),
             Some("Tue, 14 Nov 2023 22:13:20 GMT")
         );
         assert_eq!(
-            names(p.ok(true)),
+            names(p.lines(true, true)),
             [
                 "Server",
                 "Content-Type",
@@ -216,22 +188,37 @@ mod tests {
             ]
         );
         assert_eq!(p.length(false), 40);
-        assert_eq!(value(p.ok(false), "ETag"), Some(p.tags()[0]));
-        assert_eq!(value(p.ok(false), "Content-Encoding"), None);
+        assert_eq!(value(p.lines(true, false), "ETag"), Some(p.tags()[0]));
+        assert_eq!(value(p.lines(true, false), "Content-Encoding"), None);
     }
 
     #[test]
-    fn lists_are_built_once_and_moved_out_of_uncached_assets() {
-        let mut p = Prepared::new(stored(true));
+    fn lines_are_built_when_first_needed_then_shared() {
+        let p = Prepared::new(stored(true));
         let (gz, plain) = (p.representation(true), p.representation(false));
         assert!(gz.ok.get().is_none() && plain.ok.get().is_none());
-        let first = p.ok(false).as_ptr();
-        assert_eq!(p.ok(false).as_ptr(), first, "built once, then shared");
+        let first = p.lines(true, false).as_ref().as_ptr();
+        assert_eq!(p.lines(true, false).as_ref().as_ptr(), first, "built once");
         assert!(p.representation(true).not_modified.get().is_none());
-        // An uncached asset's lines are moved out, built or not.
-        let taken = p.take_ok(false);
-        assert_eq!(taken.as_ptr(), first);
-        assert_eq!(names(&p.take_ok(true)), names(p.ok(true)));
+        assert!(p.representation(true).ok.get().is_none());
+    }
+
+    #[test]
+    fn the_lines_are_the_head_as_sent() {
+        let p = Prepared::new(stored(true));
+        let text = std::str::from_utf8(p.lines(false, true).as_ref()).unwrap();
+        let cors: String = cors::EVERY_RESPONSE
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
+        assert_eq!(
+            text,
+            format!(
+                "Server: {SERVER}\r\nVary: Accept-Encoding\r\nCache-Control: {IMMUTABLE}\r\n\
+                 ETag: \"{}-gz\"\r\nLast-Modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}",
+                "ab".repeat(32)
+            )
+        );
     }
 
     #[test]
@@ -239,7 +226,7 @@ mod tests {
         let p = Prepared::new(stored(true));
         for send_gzip in [true, false] {
             assert_eq!(
-                names(p.not_modified(send_gzip)),
+                names(p.lines(false, send_gzip)),
                 [
                     "Server",
                     "Vary",
@@ -260,8 +247,8 @@ mod tests {
     fn an_asset_stored_plain_has_one_representation() {
         let p = Prepared::new(stored(false));
         assert!(!p.has_gzip());
-        assert_eq!(value(p.ok(true), "ETag"), Some(p.tags()[0]));
-        assert_eq!(value(p.ok(true), "Content-Encoding"), None);
+        assert_eq!(value(p.lines(true, true), "ETag"), Some(p.tags()[0]));
+        assert_eq!(value(p.lines(true, true), "Content-Encoding"), None);
         assert_eq!(p.length(true), 40);
         assert_eq!(p.weight(), 10);
     }

@@ -22,7 +22,7 @@
 //! # Every body is checked before it is used
 //!
 //! A body loaded from SQLite (a cache miss) is checked against its record
-//! before it is cached or sent ([`StoredAsset::check`]): the bytes as
+//! before it is cached or sent ([`AssetRecord::check`]): the bytes as
 //! stored must hash to the blob's recorded `stored_sha256`, or, for a blob
 //! older than that digest, decode to the recorded size and sha256 of the
 //! raw file. A body that fails is neither cached nor
@@ -82,12 +82,12 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{PackageRow, PackageVersions, VersionFiles};
+use crate::catalog::query::{AssetRecord, PackageRow, PackageVersions, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::log;
-use crate::serve::cache::{self, Cache, Reader};
+use crate::serve::cache::{self, Cache, Lookup, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
 use serde::Serialize;
@@ -115,23 +115,34 @@ pub struct Config {
     pub log_misses: bool,
 }
 
-/// Everything the server needs to answer for one asset, body included, as
-/// the catalog's lookup returns it: the store's own type, so the response
-/// side never names the catalog.
+/// Everything the server needs to answer for one asset, body included:
+/// the store's own type, made from the catalog's row once the body passed
+/// its check, so the response side never names the catalog.
 #[derive(Debug)]
 pub struct StoredAsset {
     pub version_id: i64,
-    pub body: std::sync::Arc<[u8]>,
+    pub body: Arc<[u8]>,
     /// Whether `body` is a gzip stream (else the raw bytes).
     pub gzip: bool,
     /// The original file's digest.
     pub sha256: [u8; 32],
-    /// The digest of `body` as stored; `None` for a blob written before
-    /// the catalog recorded it (schema 1), which is checked by decoding.
-    pub stored_sha256: Option<[u8; 32]>,
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
+}
+
+impl From<AssetRecord> for StoredAsset {
+    fn from(row: AssetRecord) -> StoredAsset {
+        StoredAsset {
+            version_id: row.version_id,
+            body: row.body,
+            gzip: row.gzip,
+            sha256: row.sha256,
+            content_type: row.content_type,
+            raw_size: row.raw_size,
+            published_at: row.published_at,
+        }
+    }
 }
 
 /// A cache key: one file of one exact version.
@@ -140,6 +151,42 @@ pub struct AssetKey {
     pub package: String,
     pub version: String,
     pub path: String,
+}
+
+/// An [`AssetKey`] borrowed from a request: what a cache hit is looked up
+/// with, so a hit copies no names. Its derived hash is the key's (a
+/// `String` hashes as its `str`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AssetKeyRef<'a> {
+    pub package: &'a str,
+    pub version: &'a str,
+    pub path: &'a str,
+}
+
+impl AssetKey {
+    pub fn borrowed(&self) -> AssetKeyRef<'_> {
+        AssetKeyRef {
+            package: &self.package,
+            version: &self.version,
+            path: &self.path,
+        }
+    }
+}
+
+impl AssetKeyRef<'_> {
+    pub fn to_key(self) -> AssetKey {
+        AssetKey {
+            package: self.package.to_string(),
+            version: self.version.to_string(),
+            path: self.path.to_string(),
+        }
+    }
+}
+
+impl Lookup<AssetKey> for AssetKeyRef<'_> {
+    fn matches(&self, key: &AssetKey) -> bool {
+        self.path == key.path && self.version == key.version && self.package == key.package
+    }
 }
 
 /// An asset as the store hands it out: shared with the cache, responses
@@ -230,15 +277,23 @@ pub struct Handle {
 impl Handle {
     /// One file of an exact version, or None when there is no such file.
     /// A cache hit returns without a message to the actor.
-    pub fn get(&self, key: &AssetKey) -> Result<Option<Asset>> {
-        let hit = {
-            let _s = causal::site!(CACHE_LOOKUP);
-            self.cache.get(key)
-        };
-        if let Some(hit) = hit {
-            return Ok(Some(hit));
+    pub fn get(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
+        match self.cached(key) {
+            Some(hit) => Ok(Some(hit)),
+            None => self.load(key),
         }
-        self.actor.call(|reply| Msg::Get(key.clone(), reply))?
+    }
+
+    /// The cached asset, if any: the worker's own lookup, no message.
+    pub fn cached(&self, key: AssetKeyRef<'_>) -> Option<Asset> {
+        let _s = causal::site!(CACHE_LOOKUP);
+        self.cache.get(&key)
+    }
+
+    /// Asks the actor for an asset the cache did not have (it may have it
+    /// by now, from another worker's miss).
+    pub fn load(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
+        self.actor.call(|reply| Msg::Get(key.to_key(), reply))?
     }
 
     /// The exact version `selector` picks for `package`, if any.
@@ -541,10 +596,10 @@ impl Store {
             let _s = causal::site!(SQLITE_QUERY);
             catalog.lookup(&key.package, &key.version, &key.path)?
         };
-        let Some(stored) = found else {
+        let Some(row) = found else {
             return Ok(None);
         };
-        if let Err(wrong) = stored.check() {
+        if let Err(wrong) = row.check() {
             self.stats.corrupt += 1;
             return Err(Error::Corrupt {
                 path: self.config.db.clone(),
@@ -553,7 +608,7 @@ impl Store {
                     key.package,
                     key.version,
                     key.path,
-                    hex::encode(stored.sha256)
+                    hex::encode(row.sha256)
                 ),
             });
         }
@@ -563,16 +618,16 @@ impl Store {
                 key.package,
                 key.version,
                 key.path,
-                stored.body.len(),
+                row.body.len(),
                 started.elapsed().as_micros()
             ));
         }
         let _s = causal::site!(CACHE_INSERT);
-        let prepared = Prepared::new(stored);
+        let prepared = Prepared::new(StoredAsset::from(row));
         let weight = prepared.weight();
         if self.cache.admits(weight) {
             // Entering the cache: its common response is built now, once.
-            prepared.ok(true);
+            prepared.lines(true, true);
         }
         Ok(Some(self.cache.insert(key, prepared, weight)))
     }
@@ -761,6 +816,22 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_borrowed_key_hashes_and_matches_as_the_key() {
+        use std::hash::BuildHasher;
+        let hasher = foldhash::fast::RandomState::default();
+        let owned = key("js/a.js");
+        let borrowed = owned.borrowed();
+        assert_eq!(hasher.hash_one(&owned), hasher.hash_one(borrowed));
+        assert!(borrowed.matches(&owned));
+        let other = AssetKeyRef {
+            path: "js/b.js",
+            ..borrowed
+        };
+        assert!(!other.matches(&owned));
+        assert_eq!(borrowed.to_key(), owned);
+    }
+
     fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         let config = Config {
             db,
@@ -843,12 +914,12 @@ mod tests {
             cache: owner.cache.reader(),
         };
         let hit = handle
-            .get(&key("a"))
+            .get(key("a").borrowed())
             .unwrap()
             .expect("served from the cache");
         assert_eq!(hit.value().stored.body.len(), 100);
         assert!(
-            handle.get(&key("b")).unwrap().is_none(),
+            handle.get(key("b").borrowed()).unwrap().is_none(),
             "a miss asks the actor"
         );
         assert_eq!(
