@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Requests per second of `ccc serve` against nginx (gzip_static) and against
-# the bare tiny_http frontend (examples/ceiling.rs), on the seeded benchmark
+# two ceilings that answer a fixed body with no lookup: the bare tiny_http
+# server (examples/ceiling.rs, configuration `ceiling`) and ccc's own
+# frontend (examples/ceiling_ccc.rs, `ceiling-ccc`), on the seeded benchmark
 # catalog (500 packages x 5 versions), all on 127.0.0.1.
 #
 #   bash bench/rps.sh                 # as root on a Debian machine with a Rust toolchain
@@ -8,7 +10,7 @@
 #
 # What it does, in one run:
 #   1. installs wrk, nginx-light and curl from Debian when they are missing;
-#   2. builds ccc, the seed example and the ceiling example in release mode
+#   2. builds ccc, the seed example and both ceiling examples in release mode
 #      and copies the binaries to $WORK/bin (a rebuild of the work tree during
 #      the run cannot swap them);
 #   3. seeds the catalog ($WORK/data: cdn.db, urls.txt, urls_hot.txt) and
@@ -57,6 +59,7 @@ IDLE_MAX_BUSY=${IDLE_MAX_BUSY:-25}
 IDLE_WAIT=${IDLE_WAIT:-30}
 CCC_PORT_=18333
 CEILING_PORT=18334
+CEILING_CCC_PORT=18336
 NGINX_PORT=18335
 LUA=$REPO/bench/lib/urls.lua
 # The server's environment must not carry someone's CCC_* settings.
@@ -93,15 +96,16 @@ install_tools() {
 
 # ---------------------------------------------------------------- build, seed, export
 build() {
-    log "building ccc, seed and ceiling (release)"
-    (cd "$REPO" && cargo build --release --locked --bin ccc --example seed --example ceiling)
+    log "building ccc, seed and the ceilings (release)"
+    (cd "$REPO" && cargo build --release --locked --bin ccc --example seed --example ceiling \
+        --example ceiling_ccc)
     local target
     target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
         | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
     target=${target:-$REPO/target}
     mkdir -p "$WORK/bin"
     cp "$target/release/ccc" "$target/release/examples/seed" \
-        "$target/release/examples/ceiling" "$WORK/bin/"
+        "$target/release/examples/ceiling" "$target/release/examples/ceiling_ccc" "$WORK/bin/"
     [ -z "${BASE_BIN:-}" ] || cp "$BASE_BIN" "$WORK/bin/ccc-base"
 }
 
@@ -202,12 +206,12 @@ start_ccc() { # binary cache-capacity cache-bytes [VAR=value...]
     PORT=$CCC_PORT_
 }
 
-start_ceiling() {
-    taskset -c "$SERVER_CPU" "$WORK/bin/ceiling" --port "$CEILING_PORT" \
+start_ceiling() { # binary port
+    taskset -c "$SERVER_CPU" "$WORK/bin/$1" --port "$2" \
         --threads "$THREADS" --size "$MEDIAN_SIZE" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS=("$SERVER_PID")
-    PORT=$CEILING_PORT
+    PORT=$2
 }
 
 write_nginx_conf() {
@@ -328,6 +332,7 @@ CONFIGS=(
     "nginx-hot|nginx|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
     "nginx-uniform|nginx|-|-|urls.txt|random|urls.txt|random"
     "ceiling|ceiling|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
+    "ceiling-ccc|ceiling-ccc|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
 )
 
 if [ -n "${BASE_BIN:-}" ]; then
@@ -352,7 +357,8 @@ run_one() { # config round
         ccc) start_ccc "${CCC_BIN:-$WORK/bin/ccc}" "$entries" "$bytes" $server_env ;;
         base) start_ccc "$WORK/bin/ccc-base" "$entries" "$bytes" $server_env ;;
         nginx) start_nginx ;;
-        ceiling) start_ceiling ;;
+        ceiling) start_ceiling ceiling "$CEILING_PORT" ;;
+        ceiling-ccc) start_ceiling ceiling_ccc "$CEILING_CCC_PORT" ;;
     esac
     local base="http://127.0.0.1:$PORT"
     local first
@@ -452,6 +458,9 @@ tables() {
     echo "| RPS ccc-256-hot / ceiling | $r | >= 0.85x: $(verdict "$r" 0.85) |"
     r=$(ratio ccc-all-hot ceiling)
     echo "| RPS ccc-all-hot / ceiling | $r | >= 0.9x: $(verdict "$r" 0.9) |"
+    echo "| RPS ccc-256-hot / ceiling-ccc (ccc's own frontend) | $(ratio ccc-256-hot ceiling-ccc) | - |"
+    echo "| RPS ccc-all-hot / ceiling-ccc | $(ratio ccc-all-hot ceiling-ccc) | - |"
+    echo "| RPS ceiling-ccc / ceiling (ccc's frontend vs tiny_http's server) | $(ratio ceiling-ccc ceiling) | - |"
     r=$(ratio ccc-256-hot ccc-off-hot)
     echo "| RPS ccc-256-hot / ccc-off-hot | $r | >= 1.4x: $(verdict "$r" 1.4) |"
     r=$(ratio ccc-all-hot ccc-off-hot)
@@ -462,7 +471,7 @@ tables() {
     echo "| CPU-s per 1000 req, ccc-256-hot / ceiling | $r | <= 1.2x: $(at_most "$r" 1.2) |"
     r=$(ratio_of 11 ccc-256-hot ceiling)
     echo "| p99 latency, ccc-256-hot / ceiling | $r | <= 2x (at 200 connections): $(at_most "$r" 2) |"
-    for name in ccc-off-hot ccc-256-hot ccc-all-hot ceiling; do
+    for name in ccc-off-hot ccc-256-hot ccc-all-hot ceiling ceiling-ccc; do
         echo "| RPS $name / nginx-hot | $(ratio "$name" nginx-hot) | - |"
     done
     for name in ccc-10pct-uniform ccc-off-uniform; do
