@@ -16,7 +16,8 @@ pub struct HeaderLines(Vec<u8>);
 
 impl HeaderLines {
     pub fn new() -> HeaderLines {
-        HeaderLines(Vec::with_capacity(256))
+        // An asset's nine lines take about 350 bytes.
+        HeaderLines(Vec::with_capacity(512))
     }
 
     /// Adds a line. A name that is not a token, or a value with a control
@@ -24,15 +25,11 @@ impl HeaderLines {
     /// names and values come from ccc and the catalog, and such a value
     /// would be a bug (a CR or LF in it would split the head).
     pub fn push(&mut self, name: &str, value: &str) -> &mut HeaderLines {
-        let name_ok = !name.is_empty()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b));
+        let name_ok = !name.is_empty() && name.bytes().all(is_token_byte);
         let value_ok = value
             .bytes()
             .all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
         if name_ok && value_ok {
-            self.0.reserve(name.len() + value.len() + 4);
             self.0.extend_from_slice(name.as_bytes());
             self.0.extend_from_slice(b": ");
             self.0.extend_from_slice(value.as_bytes());
@@ -65,6 +62,11 @@ impl HeaderLines {
             .split_terminator("\r\n")
             .filter_map(|line| line.split_once(": "))
     }
+}
+
+/// RFC 9110 5.6.2: the characters of a token (a header name).
+fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 impl AsRef<[u8]> for HeaderLines {

@@ -135,7 +135,10 @@ pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError>
         Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
         None => target,
     };
-    let raw_path = origin_form.split(['?', '#']).next().unwrap_or("");
+    let raw_path = match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
+        Some(end) => &origin_form[..end],
+        None => origin_form,
+    };
     let route = match raw_path {
         "/_stats" => Route::Stats,
         "/metrics" => Route::Metrics,
@@ -153,6 +156,10 @@ pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError>
 }
 
 fn asset_route(raw: &str) -> Result<Route<'_>, RouteError> {
+    if !raw.as_bytes().contains(&b'%') {
+        // Nothing to decode, and a &str is UTF-8 already.
+        return split_asset_path(raw);
+    }
     let decoded = percent_decode_str(raw)
         .decode_utf8()
         .map_err(|_| bad("the path is not valid UTF-8 once percent-decoded"))?;
@@ -169,29 +176,30 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
     if trimmed.is_empty() {
         return Err(unknown_path());
     }
-    for seg in trimmed.split('/') {
-        if seg.is_empty() {
-            return Err(bad("the path has an empty segment"));
-        }
-        if seg == "." || seg == ".." {
-            return Err(bad("the path has a `.` or `..` segment"));
-        }
-        if seg.contains('\0') {
-            return Err(bad("the path contains NUL"));
+    // Bytes, not chars: every byte that matters here is ASCII.
+    for seg in trimmed.as_bytes().split(|&b| b == b'/') {
+        match seg {
+            b"" => return Err(bad("the path has an empty segment")),
+            b"." | b".." => return Err(bad("the path has a `.` or `..` segment")),
+            _ if seg.contains(&0) => return Err(bad("the path contains NUL")),
+            _ => {}
         }
     }
     // Segments are never empty now: the package is one segment, or two
     // for a scope, and the version the next one; the rest is the path.
-    let package_len = match trimmed.strip_prefix('@') {
-        Some(scoped) => {
-            let scope = scoped.split('/').next().unwrap_or("");
-            if scoped.len() == scope.len() {
-                return Err(bad("a scoped package looks like @scope/name"));
-            }
-            let name = scoped[scope.len() + 1..].split('/').next().unwrap_or("");
-            1 + scope.len() + 1 + name.len()
+    let segment_end = |from: usize| {
+        trimmed[from..]
+            .find('/')
+            .map_or(trimmed.len(), |i| from + i)
+    };
+    let package_len = if trimmed.starts_with('@') {
+        let scope_end = segment_end(1);
+        if scope_end == trimmed.len() {
+            return Err(bad("a scoped package looks like @scope/name"));
         }
-        None => trimmed.split('/').next().unwrap_or("").len(),
+        segment_end(scope_end + 1)
+    } else {
+        segment_end(0)
     };
     let package = &trimmed[..package_len];
     crate::spec::package_name(package).map_err(|e| bad(&e.to_string()))?;
