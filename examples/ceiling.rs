@@ -18,13 +18,16 @@
 //!
 //! `--size` is the body length in bytes (`bench/rps.sh` passes the median
 //! stored size of the seeded catalog's assets). By default the response
-//! carries the same header lines `ccc serve` sends for a gzip asset (Server,
-//! Content-Type, Vary, Cache-Control, ETag, Last-Modified, CORS, nosniff,
-//! Content-Encoding), built once at startup, so both servers put the same
-//! bytes on the wire; `--bare` sends only Content-Type and Content-Encoding.
+//! carries the same header lines `ccc serve` sends for a gzip asset, built
+//! by ccc's own code once at startup (`examples/common/asset_lines.rs`), so
+//! both servers put the same bytes on the wire; `--bare` sends only
+//! Content-Type and Content-Encoding.
 //! `--threads` defaults to what `ccc serve` uses: two per available core.
 //! The body is shared (`Arc<[u8]>`), as a cache hit's is in ccc, so no body
 //! bytes are copied before tiny_http writes them. It runs until killed.
+
+#[path = "common/asset_lines.rs"]
+mod asset_lines;
 
 use std::io::Cursor;
 use std::net::SocketAddr;
@@ -72,29 +75,11 @@ fn parse_args() -> Result<Args, String> {
 }
 
 /// The header lines of one of ccc's gzip asset responses (tiny_http adds
-/// Date and Content-Length itself, as it does for ccc).
-fn headers(bare: bool) -> Vec<Header> {
-    let full = [
-        (
-            "Server",
-            concat!("ccc/", env!("CARGO_PKG_VERSION")).to_string(),
-        ),
-        ("Content-Type", "text/javascript; charset=utf-8".to_string()),
-        ("Vary", "Accept-Encoding".to_string()),
-        (
-            "Cache-Control",
-            "public, max-age=31536000, immutable".to_string(),
-        ),
-        ("ETag", format!("\"{}-gz\"", "0".repeat(64))),
-        (
-            "Last-Modified",
-            httpdate::fmt_http_date(std::time::SystemTime::now()),
-        ),
-        ("Access-Control-Allow-Origin", "*".to_string()),
-        ("X-Content-Type-Options", "nosniff".to_string()),
-        ("Content-Encoding", "gzip".to_string()),
-    ];
-    full.into_iter()
+/// Date and Content-Length itself, as it did for ccc).
+fn headers(bare: bool, size: usize) -> Vec<Header> {
+    let lines = asset_lines::gzip_asset_lines(size);
+    lines
+        .iter()
         .filter(|(n, _)| !bare || matches!(*n, "Content-Type" | "Content-Encoding"))
         .filter_map(|(n, v)| Header::from_bytes(n.as_bytes(), v.as_bytes()).ok())
         .collect()
@@ -146,7 +131,7 @@ fn main() {
     let body: Arc<[u8]> = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    let headers = headers(args.bare);
+    let headers = headers(args.bare, args.size);
     println!("listening on http://{addr}");
     eprintln!(
         "ceiling: {} byte gzip body, {} workers{}",

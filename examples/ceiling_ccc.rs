@@ -19,12 +19,14 @@
 //! length in bytes (`bench/rps.sh` passes the median stored size of the
 //! seeded catalog's assets), `--threads` the workers (default: two per
 //! available core, as `ccc serve`). The header lines are the ones `ccc
-//! serve` sends for a gzip asset (Server, Content-Type, Vary,
-//! Cache-Control, ETag, Last-Modified, CORS, nosniff, Content-Encoding);
-//! the frontend adds Date, Content-Length and, for HTTP/1.0,
-//! Connection, as it does for `ccc serve`. It runs until killed.
+//! serve` builds for a gzip asset (`examples/common/asset_lines.rs`); the
+//! frontend adds Date, Content-Length and, for HTTP/1.0, Connection, as
+//! it does for `ccc serve`. It runs until killed.
 
-use ccc::frontend::{ConnStats, Frontend, HeaderLines, Limits, Reply, SERVER};
+#[path = "common/asset_lines.rs"]
+mod asset_lines;
+
+use ccc::frontend::{ConnStats, Frontend, Limits, Reply};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,23 +68,6 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// The header lines of one of ccc's gzip asset responses.
-fn lines() -> HeaderLines {
-    let etag = format!("\"{}-gz\"", "0".repeat(64));
-    let modified = httpdate::fmt_http_date(std::time::SystemTime::now());
-    HeaderLines::of([
-        ("Server", SERVER),
-        ("Content-Type", "text/javascript; charset=utf-8"),
-        ("Vary", "Accept-Encoding"),
-        ("Cache-Control", "public, max-age=31536000, immutable"),
-        ("ETag", &etag),
-        ("Last-Modified", &modified),
-        ("Access-Control-Allow-Origin", "*"),
-        ("X-Content-Type-Options", "nosniff"),
-        ("Content-Encoding", "gzip"),
-    ])
-}
-
 /// A body that is a shared view of the one buffer, as a cache hit's is.
 struct Shared(Arc<[u8]>);
 
@@ -120,7 +105,7 @@ fn main() {
     let body: Arc<[u8]> = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    let lines = lines();
+    let lines = asset_lines::gzip_asset_lines(args.size);
     println!("listening on http://{}", frontend.addr());
     eprintln!(
         "ceiling_ccc: {} byte gzip body, {} workers",

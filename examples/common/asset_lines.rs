@@ -1,0 +1,25 @@
+//! The header lines `ccc serve` sends with a gzip asset, built by ccc's own
+//! code (`serve::prepared`), for the ceiling servers: they put the same
+//! bytes on the wire as ccc does for a cache hit, whatever ccc's lines are.
+
+use ccc::frontend::HeaderLines;
+use ccc::serve::prepared::Prepared;
+use ccc::serve::store::StoredAsset;
+use std::sync::Arc;
+
+/// The lines of a 200 for a gzip asset of `size` stored bytes.
+pub fn gzip_asset_lines(size: usize) -> HeaderLines {
+    let published = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let asset = Prepared::new(StoredAsset {
+        version_id: 1,
+        body: Arc::from(&[][..]),
+        gzip: true,
+        sha256: [0; 32],
+        content_type: "text/javascript; charset=utf-8".into(),
+        raw_size: 4 * size as u64,
+        published_at: published,
+    });
+    asset.lines(true, true).clone()
+}
