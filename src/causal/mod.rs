@@ -6,6 +6,10 @@
 //! - `let _s = causal::site!(SQLITE_QUERY);` times a region (the guard
 //!   credits the visit when dropped, so `?` and early returns work);
 //! - `causal::progress!(ASSET_SERVED);` counts a unit of useful work;
+//! - `let l = causal::latency!(REQUEST);` begins a request at a latency
+//!   point, which ends when the guard goes (`l.end()`), so the profile can
+//!   predict mean latency too ([`latency_begin`] / [`latency_end`] are
+//!   Coz's unpaired begin and end points);
 //! - the actor module stamps every message ([`send`], [`receive`],
 //!   [`idle_begin`]) so that delay flows with requests and replies;
 //! - HTTP workers call [`receive_external`] / [`before_respond`] around each
@@ -41,6 +45,8 @@ impl Site {
 
 #[cfg(feature = "causal")]
 pub mod engine;
+#[cfg(feature = "causal")]
+pub mod latency;
 #[cfg(feature = "causal")]
 mod runtime;
 #[cfg(feature = "causal")]
@@ -134,4 +140,30 @@ pub fn thread_started() {
     coz::thread_init();
 }
 
-pub use crate::{progress, site};
+/// Begins a request at a latency point from [`points`]; it ends when the
+/// returned guard is dropped or ended: `let l = causal::latency!(REQUEST);
+/// …; l.end();`.
+#[cfg(feature = "causal")]
+#[macro_export]
+macro_rules! latency {
+    ($point:ident) => {
+        $crate::causal::latency_guard(&$crate::causal::points::$point)
+    };
+    ($point:expr) => {
+        $crate::causal::latency_guard($point)
+    };
+}
+
+/// Without the `causal` feature a latency point is nothing.
+#[cfg(not(feature = "causal"))]
+#[macro_export]
+macro_rules! latency {
+    ($point:ident) => {
+        $crate::causal::LatencyGuard
+    };
+    ($point:expr) => {
+        $crate::causal::LatencyGuard
+    };
+}
+
+pub use crate::{latency, progress, site};

@@ -1,6 +1,6 @@
 //! The hooks when ccc is built without the `causal` feature: every one is
-//! an empty inline function or a zero-sized type, so sites, progress points
-//! and message stamps compile to nothing.
+//! an empty inline function or a zero-sized type, so sites, progress and
+//! latency points and message stamps compile to nothing.
 
 use std::net::SocketAddr;
 
@@ -18,6 +18,28 @@ impl Progress {
     }
 }
 
+pub struct Latency {
+    pub name: &'static str,
+}
+
+impl Latency {
+    pub const fn new(name: &'static str) -> Latency {
+        Latency { name }
+    }
+}
+
+/// Zero-sized: a request at a latency point costs nothing.
+pub struct LatencyGuard;
+
+impl LatencyGuard {
+    #[inline(always)]
+    pub fn end(self) {}
+}
+
+#[inline(always)]
+pub fn latency_begin(_point: &Latency) {}
+#[inline(always)]
+pub fn latency_end(_point: &Latency) {}
 #[inline(always)]
 pub fn check() {}
 #[inline(always)]

@@ -1,11 +1,11 @@
-//! ccc's instrumented sites and progress points.
+//! ccc's instrumented sites, progress point and latency point.
 //!
 //! Sites are listed in [`SITES`] with `id == index` (a unit test checks
 //! it). Names match `[a-z0-9][a-z0-9._:-]*`, safe in both of Coz's profile
 //! formats. A site marks one call site, not a shared helper: a site means
 //! "this call".
 
-use super::{Progress, Site};
+use super::{Latency, Progress, Site};
 
 /// HTTP worker: looking a key up in the shared asset cache (a hit then
 /// needs no call on the store actor).
@@ -40,6 +40,10 @@ pub static ASSET_SERVED: Progress = Progress::new(names::ASSET_SERVED);
 pub mod names {
     pub const ASSET_SERVED: &str = "asset-served";
 }
+
+/// HTTP worker: one request, from its head taken off the queue to its
+/// response written (whatever its status).
+pub static REQUEST: Latency = Latency::new("request");
 
 #[cfg(test)]
 mod tests {

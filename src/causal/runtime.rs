@@ -7,6 +7,7 @@
 
 use super::Site;
 use super::engine::{Clock, Engine, Globals, SiteClock, Slot, Stamp, ThreadState};
+use super::latency::{Mark, Tally};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -117,6 +118,112 @@ impl Progress {
     pub fn count(&self) -> u64 {
         self.count.load(Ordering::Acquire)
     }
+}
+
+/// A latency point: requests begin and end there (Coz's begin/end
+/// points), and the controller reads how many did and how long they were
+/// in flight, in virtual time (see `causal::latency`).
+pub struct Latency {
+    pub name: &'static str,
+    /// Written by any thread, so under a lock: a snapshot must see a
+    /// count and its timestamp sum together. Taken only while armed.
+    tally: Mutex<Tally>,
+}
+
+impl Latency {
+    pub const fn new(name: &'static str) -> Latency {
+        Latency {
+            name,
+            tally: Mutex::new(Tally {
+                arrivals: 0,
+                departures: 0,
+                arrival_sum: 0,
+                departure_sum: 0,
+            }),
+        }
+    }
+
+    fn record(&self, event: impl FnOnce(&mut Tally, u64)) {
+        let at = with_registered(|t| engine().virtual_now(t))
+            .unwrap_or_else(|| engine().global_virtual_now());
+        let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        event(&mut tally, at);
+    }
+
+    /// The tally now, stamped with the controller's virtual time.
+    pub fn mark(&self) -> Mark {
+        let tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        Mark {
+            tally: *tally,
+            at: engine().global_virtual_now(),
+        }
+    }
+}
+
+/// Guard of a request at a latency point: the request ends when the
+/// guard is dropped or [`LatencyGuard::end`]ed, on whichever thread that
+/// happens (a guard may travel with the request). Only a begin that was
+/// counted is ended, so a session that starts or stops mid-request leaves
+/// no request counted in flight.
+#[must_use = "a latency guard ends the request when it is dropped"]
+pub struct LatencyGuard {
+    point: Option<&'static Latency>,
+}
+
+impl LatencyGuard {
+    /// Ends the request here.
+    #[inline(always)]
+    pub fn end(self) {}
+}
+
+impl Drop for LatencyGuard {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(point) = self.point {
+            latency_end_cold(point);
+        }
+    }
+}
+
+/// A request begins at `point` and ends when the guard goes; use through
+/// `causal::latency!`.
+#[inline(always)]
+pub fn latency_guard(point: &'static Latency) -> LatencyGuard {
+    if !armed() {
+        return LatencyGuard { point: None };
+    }
+    latency_begin_cold(point);
+    LatencyGuard { point: Some(point) }
+}
+
+/// A request begins at `point` (Coz's `COZ_BEGIN`); [`latency_end`] ends
+/// it. Both count only while a session is armed: a request that straddles
+/// the start or the end of a session is better held by a guard.
+#[inline(always)]
+pub fn latency_begin(point: &Latency) {
+    if armed() {
+        latency_begin_cold(point);
+    }
+}
+
+/// A request ends at `point` (Coz's `COZ_END`).
+#[inline(always)]
+pub fn latency_end(point: &Latency) {
+    if armed() {
+        latency_end_cold(point);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn latency_begin_cold(point: &Latency) {
+    point.record(Tally::begin);
+}
+
+#[cold]
+#[inline(never)]
+fn latency_end_cold(point: &Latency) {
+    point.record(Tally::end);
 }
 
 /// Guard of a site visit; credits the visit when dropped.
