@@ -741,6 +741,7 @@ fn cell(round: usize, site: u16, pct: u8, delta: u64, duration_ns: i64, reliable
         visit_ns: delta * 40_000,
         receives: delta,
         fallbacks: 0,
+        latency: None,
         reliable,
         reason: (!reliable).then(|| "synthetic".to_string()),
         findings: Vec::new(),
@@ -1170,6 +1171,176 @@ fn every_site_written_is_plotted_even_with_a_low_min_delta() {
             !written || plotted,
             "{format:?}: `http-respond` is written (0% cells of 2+2 counts, 50% of 3+3) but the viewer \
              drops entries under 5 counts and never plots it"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Latency points.
+
+const LATENCY_POINT: &str = "request";
+
+/// The sweep with a latency point whose mean number in flight is `level`
+/// at 0%, falls by 40%·p for the strong site and stays for the others,
+/// ±2% noise; arrivals equal the progress counts.
+fn with_latency(mut cells: Vec<Cell>, level: f64) -> Vec<Cell> {
+    use ccc::causal::latency::Window;
+    use ccc::cmd::causal::sweep::LatencyCell;
+    let mut rng = Rng(11);
+    for c in &mut cells {
+        let slope = if c.site == 2 { 0.4 } else { 0.0 };
+        let p = f64::from(c.speedup_pct) / 100.0;
+        let in_flight = level * (1.0 - slope * p) * (1.0 + 0.02 * rng.unit());
+        let window = Window {
+            arrivals: c.delta,
+            departures: c.delta,
+            in_flight_ns: (in_flight * c.duration_ns.max(0) as f64) as i64,
+        };
+        c.latency = Some(LatencyCell::new(LATENCY_POINT, window, c.duration_ns));
+    }
+    cells
+}
+
+/// The latency series the viewer plots for `site`.
+fn latency_series<'a>(plots: &'a [viewer::Plot], site: &str) -> Option<&'a viewer::Series> {
+    plots
+        .iter()
+        .find(|p| p.name == site)
+        .and_then(|p| p.points.iter().find(|s| s.name == LATENCY_POINT))
+        .filter(|s| !s.measurements.is_empty())
+}
+
+#[test]
+fn latency_points_follow_their_experiment_in_both_formats() {
+    let cells = with_latency(sweep(&SPEEDUPS), 0.7);
+    let tsv = render(&cells, Format::Tsv);
+    let lines: Vec<&str> = tsv.lines().collect();
+    let mut latency_lines = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.starts_with("latency-point\t") {
+            latency_lines += 1;
+            assert!(lines[i - 1].starts_with("throughput-point\t"), "{line}");
+            assert!(lines[i - 2].starts_with("experiment\t"), "{line}");
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert_eq!(fields.len(), 5, "{line}");
+            assert_eq!(fields[1], format!("name={LATENCY_POINT}"));
+            for (field, key) in fields[2..]
+                .iter()
+                .zip(["arrivals", "departures", "difference"])
+            {
+                let value = field
+                    .strip_prefix(&format!("{key}="))
+                    .unwrap_or_else(|| panic!("{key}: {line}"));
+                assert!(is_uint(value), "whole numbers for parseInt: {line}");
+            }
+        }
+    }
+    assert_eq!(latency_lines, expected(&cells).len());
+    let jsonl = render(&cells, Format::Jsonl);
+    let json_latency: Vec<serde_json::Value> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .filter(|v| v["type"] == "latency-point")
+        .collect();
+    assert_eq!(json_latency.len(), latency_lines);
+    for v in &json_latency {
+        assert_eq!(v["name"], LATENCY_POINT);
+        assert!(v["arrivals"].is_u64() && v["departures"].is_u64(), "{v}");
+        assert!(v["difference"].as_f64().is_some_and(|d| d > 0.0), "{v}");
+    }
+}
+
+#[test]
+fn whole_tsv_differences_keep_the_in_flight_time_of_each_site_and_speedup() {
+    // 0.7 requests in flight: one cell alone would be written as 1 (or 0);
+    // carried from cell to cell, the sum of difference × duration per site
+    // and speedup misses the measured in-flight time by under half a
+    // cell's duration.
+    let cells = with_latency(sweep(&SPEEDUPS), 0.7);
+    let text = render(&cells, Format::Tsv);
+    let profile = Profile::load(&text).expect("load");
+    let mut written: std::collections::BTreeMap<(String, String), (f64, f64)> = Default::default();
+    let mut experiment: Option<viewer::Record> = None;
+    for line in text.lines() {
+        let r = viewer::parse_line(line).expect("line");
+        match r.kind() {
+            Some("experiment") => experiment = Some(r),
+            Some("latency-point") => {
+                let e = experiment.as_ref().expect("experiment first");
+                let entry = written
+                    .entry((e.key("selected"), e.key("speedup")))
+                    .or_default();
+                entry.0 += r.num("difference") * e.num("duration");
+                entry.1 = entry.1.max(e.num("duration"));
+            }
+            _ => {}
+        }
+    }
+    assert!(!written.is_empty());
+    for ((site, speedup), (sum, longest)) in &written {
+        let pct = (speedup.parse::<f64>().expect("speedup") * 100.0).round() as u8;
+        let measured: i64 = cells
+            .iter()
+            .filter(|c| c.reliable && site_name(c.site) == *site && c.speedup_pct == pct)
+            .filter_map(|c| c.latency.as_ref().map(|l| l.in_flight_ns))
+            .sum();
+        assert!(
+            (sum - measured as f64).abs() <= longest / 2.0,
+            "{site} at {speedup}: written {sum}, measured {measured}"
+        );
+    }
+    assert!(profile.warnings.is_empty(), "{:?}", profile.warnings);
+}
+
+#[test]
+fn viewer_plots_the_latency_change_the_report_says() {
+    // JSON lines carry the exact mean in flight: the viewer's latency
+    // change equals the report's pooled one. The TSV's whole numbers are
+    // close once several requests are in flight (here 6).
+    let cells = with_latency(sweep(&SPEEDUPS), 6.0);
+    let summary = report::summarize(&cells, &site_name);
+    assert_eq!(summary.latency_point.as_deref(), Some(LATENCY_POINT));
+    for (format, tolerance) in [(Format::Jsonl, 1e-9), (Format::Tsv, 0.03)] {
+        let profile = Profile::load(&render(&cells, format)).expect("load");
+        assert_eq!(profile.warnings, Vec::<String>::new(), "{format:?}");
+        assert_eq!(
+            profile.progress_points(),
+            [ASSET_SERVED.name, LATENCY_POINT]
+        );
+        let plots = profile.speedup_data(SPEEDUPS.len());
+        let mut compared = 0;
+        for line in &summary.lines {
+            let Some(expected) = line.latency_coz_pooled else {
+                continue;
+            };
+            let series = latency_series(&plots, &line.site)
+                .unwrap_or_else(|| panic!("{format:?}: {} has no latency plot", line.site));
+            let x = f64::from(line.speedup_pct) / 100.0;
+            let (_, y) = series
+                .measurements
+                .iter()
+                .find(|m| m.0 == x)
+                .unwrap_or_else(|| panic!("{} at {x}", line.site));
+            assert!(
+                (y - expected).abs() <= tolerance,
+                "{format:?} {} at {x}: viewer {y:+.4}, report {expected:+.4}",
+                line.site
+            );
+            compared += 1;
+        }
+        assert!(compared >= 4, "{compared}");
+        // At 50% the strong site has 20% fewer requests in flight and 30%
+        // more arrivals: a mean latency 0.8/1.3 of the baseline's, which
+        // the viewer plots as a negative change (a latency is minimised).
+        let strong = latency_series(&plots, "sqlite-query").expect("plotted");
+        let (_, at_half) = strong
+            .measurements
+            .iter()
+            .find(|m| m.0 == 0.5)
+            .expect("0.5");
+        assert!(
+            (at_half - (0.8 / 1.3 - 1.0)).abs() < 0.03,
+            "{format:?}: {at_half}"
         );
     }
 }

@@ -42,6 +42,9 @@ impl Worker<'_> {
     }
 
     fn serve(&self, request: frontend::Request) {
+        // The request's whole handling here, for the profiler's latency
+        // profile: from taking its head to its response written.
+        let in_flight = causal::latency!(REQUEST);
         let ask = Ask {
             method: request.method(),
             target: request.url(),
@@ -95,6 +98,7 @@ impl Worker<'_> {
             request.respond(answer.into_reply())
         };
         causal::after_respond(peer.as_ref());
+        in_flight.end();
         match sent {
             Ok(()) if served_asset => causal::progress!(ASSET_SERVED),
             Ok(()) => {}

@@ -41,10 +41,10 @@ mod enabled {
     use super::plan::Plan;
     use super::plot;
     use super::report::{self, Summary};
-    use super::sweep::{self, Cell, Session, Timing, WarmUpError};
+    use super::sweep::{self, Cell, Points, Session, Timing, WarmUpError};
     use crate::catalog::{Access, Catalog};
     use crate::causal::engine::{ExternalWake, SiteClock};
-    use crate::causal::points::{ASSET_SERVED, SITES};
+    use crate::causal::points::{ASSET_SERVED, REQUEST, SITES};
     use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
     use crate::error::{Error, Result};
     use crate::http::route::asset_url;
@@ -109,6 +109,9 @@ mod enabled {
         warmup_rate: f64,
         rate: f64,
         noise_floor: Option<f64>,
+        /// Mean latency at the latency point, in virtual ns.
+        latency_ns: Option<f64>,
+        latency_noise_floor: Option<f64>,
     }
 
     /// A cell as `--json` writes it: its site by name and its round counted
@@ -273,6 +276,8 @@ mod enabled {
                     warmup_rate,
                     rate: summary.baseline_rate,
                     noise_floor: summary.noise_floor,
+                    latency_ns: summary.baseline_latency_ns,
+                    latency_noise_floor: summary.latency_noise_floor,
                 },
                 cells: cells.iter().map(JsonCell::of).collect(),
                 summary: &summary,
@@ -394,10 +399,14 @@ mod enabled {
             window.as_millis(),
             output::count(settings.plan.schedule().len() as u64, "cell")
         );
+        let points = Points {
+            progress: &ASSET_SERVED,
+            latency: Some(&REQUEST),
+        };
         let cells = sweep::sweep(
             session,
             &settings.plan,
-            &ASSET_SERVED,
+            points,
             window,
             &settings.timing,
             &mut print_cell,
@@ -517,8 +526,9 @@ mod enabled {
     }
 
     /// The table's flags, in the order they appear, and what each means.
-    const FLAGS: [(&str, &str); 4] = [
+    const FLAGS: [(&str, &str); 5] = [
         ("~", "within the noise floor"),
+        ("~lat", "Δlatency within its noise floor"),
         ("U(k)", "k unreliable cells left out"),
         ("N(k)", "the site was not visited in k cells"),
         ("L", "ledger warnings"),
@@ -541,6 +551,18 @@ mod enabled {
             "baseline {:.0} {}/s (pooled), noise floor {noise}",
             summary.baseline_rate, ASSET_SERVED.name
         ))?;
+        if let (Some(point), Some(latency)) = (&summary.latency_point, summary.baseline_latency_ns)
+        {
+            let noise = summary
+                .latency_noise_floor
+                .map_or("n/a (one site)".to_string(), |n| {
+                    format!("±{:.1}%", n * 100.0)
+                });
+            output::print(format_args!(
+                "mean latency at {point}: {:.1} µs (pooled, Little's law), noise floor {noise}",
+                latency / 1000.0
+            ))?;
+        }
         // What a site's speedup would change comes first; in a narrow
         // terminal the measurements behind it give way, the table says
         // which, and --json has them all.
@@ -551,6 +573,8 @@ mod enabled {
             Column::number("Δrate"),
             Column::prose("range"),
             Column::number("coz").optional(),
+            Column::number("Δlatency"),
+            Column::number("latency µs").optional(),
             Column::number("visits/req").optional(),
             Column::number("visit µs").optional(),
             Column::number("n").optional(),
@@ -563,17 +587,21 @@ mod enabled {
                 flags.push("~".to_string());
                 used[0] = true;
             }
+            if line.latency_noise {
+                flags.push("~lat".to_string());
+                used[1] = true;
+            }
             if line.unreliable > 0 {
                 flags.push(format!("U({})", line.unreliable));
-                used[1] = true;
+                used[2] = true;
             }
             if line.no_visits > 0 {
                 flags.push(format!("N({})", line.no_visits));
-                used[2] = true;
+                used[3] = true;
             }
             if line.ledger_warnings > 0 {
                 flags.push("L".to_string());
-                used[3] = true;
+                used[4] = true;
             }
             let range = match (line.change_lo, line.change_hi) {
                 (Some(lo), Some(hi)) => format!("{} … {}", pct(lo), pct(hi)),
@@ -590,6 +618,9 @@ mod enabled {
                 line.change_median.map_or("—".into(), pct),
                 range,
                 line.coz_pooled.map_or("—".into(), pct),
+                line.latency_change_median.map_or("—".into(), pct),
+                line.latency_ns_median
+                    .map_or(String::new(), |ns| format!("{:.1}", ns / 1000.0)),
                 line.visits_per_unit
                     .map_or(String::new(), |v| format!("{v:.2}")),
                 line.visit_us.map_or(String::new(), |v| format!("{v:.1}")),
@@ -735,6 +766,7 @@ mod enabled {
                 visit_ns: 10_000,
                 receives: 0,
                 fallbacks: 0,
+                latency: None,
                 reliable: true,
                 reason: None,
                 findings,

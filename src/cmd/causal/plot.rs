@@ -647,6 +647,12 @@ mod tests {
             noise,
             visits_per_unit: None,
             visit_us: None,
+            latency_ns_median: None,
+            latency_change_median: None,
+            latency_change_lo: None,
+            latency_change_hi: None,
+            latency_coz_pooled: None,
+            latency_noise: false,
         }
     }
 
@@ -655,6 +661,9 @@ mod tests {
             lines,
             baseline_rate: 11_840.0,
             noise_floor: Some(0.018),
+            latency_point: None,
+            baseline_latency_ns: None,
+            latency_noise_floor: None,
             fallback_share: 0.0,
             cells: 60,
             unreliable_cells: 2,

@@ -15,6 +15,12 @@
 //! `(max − min)/median`, is A/A noise; its median over rounds is the floor.
 //! A change below it, or whose interval contains 0, is marked `~`.
 //!
+//! With a latency point, the same is done for the mean latency `W` of each
+//! cell (Little's law over the window, in virtual time): per round
+//! `W_p/W_0 − 1`, negative when requests get faster, with its own noise
+//! floor; pooled, `Σ in-flight time / Σ arrivals`, which is what Coz's
+//! viewer computes from the file's `latency-point` lines.
+//!
 //! A cell in which the site was never visited measured nothing about it (the
 //! load does not reach that code); each line counts such cells so the
 //! report can flag them.
@@ -46,6 +52,19 @@ pub struct Line {
     /// At 0%: site visits per progress unit, and mean visit length.
     pub visits_per_unit: Option<f64>,
     pub visit_us: Option<f64>,
+    /// Median of the reliable cells' mean latencies (virtual ns); None
+    /// without a latency point.
+    pub latency_ns_median: Option<f64>,
+    /// Median relative change of the mean latency against the round's
+    /// baseline (negative: faster), and its interval; None at 0%.
+    pub latency_change_median: Option<f64>,
+    pub latency_change_lo: Option<f64>,
+    pub latency_change_hi: Option<f64>,
+    /// The same change from pooled cells, as Coz's viewer plots it.
+    pub latency_coz_pooled: Option<f64>,
+    /// The latency change is below its noise floor or its interval
+    /// contains 0.
+    pub latency_noise: bool,
 }
 
 /// The whole result.
@@ -57,6 +76,12 @@ pub struct Summary {
     /// Median over rounds of the baselines' relative spread; None with a
     /// single site.
     pub noise_floor: Option<f64>,
+    /// The latency point, if the cells measured one.
+    pub latency_point: Option<String>,
+    /// Pooled mean latency of every site's 0% cells (virtual ns).
+    pub baseline_latency_ns: Option<f64>,
+    /// The noise floor of the mean latency, as for the rate.
+    pub latency_noise_floor: Option<f64>,
     /// Share of receives that had no usable stamp.
     pub fallback_share: f64,
     pub cells: usize,
@@ -100,6 +125,93 @@ pub fn median_interval(n: usize) -> (usize, usize) {
     (k - 1, n - k)
 }
 
+/// A cell's measure of the program: its rate, or its mean latency.
+type Metric = fn(&Cell) -> Option<f64>;
+
+fn rate(c: &Cell) -> Option<f64> {
+    Some(c.rate())
+}
+
+/// Median over rounds of the spread of one round's 0% cells across sites
+/// (all the same experiment), relative to their median.
+fn noise_floor(cells: &[Cell], sites: &[u16], rounds: usize, metric: Metric) -> Option<f64> {
+    let mut spreads = Vec::new();
+    for round in 0..rounds {
+        let mut values: Vec<f64> = sites
+            .iter()
+            .filter_map(|s| find(cells, *s, 0, round).and_then(metric))
+            .collect();
+        if values.len() >= 2 {
+            values.sort_by(f64::total_cmp);
+            let m = median(&values);
+            if m > 0.0 {
+                spreads.push((values[values.len() - 1] - values[0]) / m);
+            }
+        }
+    }
+    spreads.sort_by(f64::total_cmp);
+    (!spreads.is_empty()).then(|| median(&spreads))
+}
+
+fn find(cells: &[Cell], site: u16, pct: u8, round: usize) -> Option<&Cell> {
+    cells
+        .iter()
+        .find(|c| c.site == site && c.speedup_pct == pct && c.round == round && c.reliable)
+}
+
+/// A change's median, interval and noise verdict.
+struct Change {
+    median: f64,
+    lo: f64,
+    hi: f64,
+    noise: bool,
+}
+
+/// `metric` at `pct` against the same round's 0% cell, over rounds.
+fn change(
+    cells: &[Cell],
+    site: u16,
+    pct: u8,
+    rounds: usize,
+    metric: Metric,
+    floor: Option<f64>,
+) -> (usize, Option<Change>) {
+    let mut changes: Vec<f64> = (0..rounds)
+        .filter_map(|r| {
+            let treated = metric(find(cells, site, pct, r)?)?;
+            let base = metric(find(cells, site, 0, r)?)?;
+            (base > 0.0).then(|| treated / base - 1.0)
+        })
+        .collect();
+    changes.sort_by(f64::total_cmp);
+    if changes.is_empty() {
+        return (0, None);
+    }
+    let (lo, hi) = median_interval(changes.len());
+    let m = median(&changes);
+    let change = Change {
+        median: m,
+        lo: changes[lo],
+        hi: changes[hi],
+        noise: floor.is_some_and(|floor| m.abs() < floor)
+            || (changes[lo] <= 0.0 && changes[hi] >= 0.0),
+    };
+    (changes.len(), Some(change))
+}
+
+/// Pooled mean latency of the reliable cells of `site` at `pct` (all sites
+/// with None): `Σ in-flight time / Σ arrivals`.
+fn pooled_latency(cells: &[Cell], site: Option<u16>, pct: u8) -> Option<f64> {
+    let (in_flight, arrivals) = cells
+        .iter()
+        .filter(|c| site.is_none_or(|s| c.site == s) && c.speedup_pct == pct && c.reliable)
+        .filter_map(|c| c.latency.as_ref())
+        .fold((0i128, 0u64), |(f, a), l| {
+            (f + i128::from(l.in_flight_ns.max(0)), a + l.arrivals)
+        });
+    (arrivals > 0).then(|| in_flight as f64 / arrivals as f64)
+}
+
 /// Summarizes a sweep; `name` maps site ids to names.
 pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
     let mut sites: Vec<u16> = cells.iter().map(|c| c.site).collect();
@@ -109,11 +221,6 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
     speedups.sort_unstable();
     speedups.dedup();
     let rounds = cells.iter().map(|c| c.round + 1).max().unwrap_or(0);
-    let find = |site: u16, pct: u8, round: usize| {
-        cells
-            .iter()
-            .find(|c| c.site == site && c.speedup_pct == pct && c.round == round && c.reliable)
-    };
     let pooled = |site: u16, pct: u8| -> Option<f64> {
         let (d, dur) = cells
             .iter()
@@ -123,39 +230,32 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
             });
         (dur > 0 && d > 0).then(|| d as f64 * 1e9 / dur as f64)
     };
-
-    // Noise floor over rounds.
-    let mut spreads = Vec::new();
-    for round in 0..rounds {
-        let mut rates: Vec<f64> = sites
-            .iter()
-            .filter_map(|s| find(*s, 0, round).map(Cell::rate))
-            .collect();
-        if rates.len() >= 2 {
-            rates.sort_by(f64::total_cmp);
-            let m = median(&rates);
-            if m > 0.0 {
-                spreads.push((rates[rates.len() - 1] - rates[0]) / m);
-            }
-        }
-    }
-    spreads.sort_by(f64::total_cmp);
-    let noise_floor = (!spreads.is_empty()).then(|| median(&spreads));
+    let latency_point = cells
+        .iter()
+        .find_map(|c| c.latency.as_ref().map(|l| l.name.clone()));
+    let noise_floor_rate = noise_floor(cells, &sites, rounds, rate);
+    let latency_noise_floor = noise_floor(cells, &sites, rounds, Cell::latency_ns);
 
     let mut lines = Vec::new();
     for &site in &sites {
         let base_pooled = pooled(site, 0);
+        let base_latency = pooled_latency(cells, Some(site), 0);
         for &pct in &speedups {
             let of_cell: Vec<&Cell> = cells
                 .iter()
                 .filter(|c| c.site == site && c.speedup_pct == pct)
                 .collect();
-            let mut rates: Vec<f64> = of_cell
-                .iter()
-                .filter(|c| c.reliable)
-                .map(|c| c.rate())
-                .collect();
-            rates.sort_by(f64::total_cmp);
+            let sorted = |metric: Metric| {
+                let mut v: Vec<f64> = of_cell
+                    .iter()
+                    .filter(|c| c.reliable)
+                    .filter_map(|c| metric(c))
+                    .collect();
+                v.sort_by(f64::total_cmp);
+                v
+            };
+            let rates = sorted(rate);
+            let latencies = sorted(Cell::latency_ns);
             let unreliable = of_cell.iter().filter(|c| !c.reliable).count();
             let no_visits = of_cell.iter().filter(|c| c.visits == 0).count();
             let ledger_warnings = of_cell
@@ -177,6 +277,12 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
                 noise: false,
                 visits_per_unit: None,
                 visit_us: None,
+                latency_ns_median: (!latencies.is_empty()).then(|| median(&latencies)),
+                latency_change_median: None,
+                latency_change_lo: None,
+                latency_change_hi: None,
+                latency_coz_pooled: None,
+                latency_noise: false,
             };
             if pct == 0 {
                 let good: Vec<&&Cell> = of_cell.iter().filter(|c| c.reliable).collect();
@@ -186,39 +292,50 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
                 line.visits_per_unit = (delta > 0).then(|| visits as f64 / delta as f64);
                 line.visit_us = (visits > 0).then(|| visit_ns as f64 / visits as f64 / 1000.0);
             } else {
-                let mut changes: Vec<f64> = (0..rounds)
-                    .filter_map(|r| {
-                        let treated = find(site, pct, r)?;
-                        let base = find(site, 0, r)?;
-                        (base.rate() > 0.0).then(|| treated.rate() / base.rate() - 1.0)
-                    })
-                    .collect();
-                changes.sort_by(f64::total_cmp);
-                line.n = changes.len();
-                if !changes.is_empty() {
-                    let (lo, hi) = median_interval(changes.len());
-                    let m = median(&changes);
-                    line.change_median = Some(m);
-                    line.change_lo = Some(changes[lo]);
-                    line.change_hi = Some(changes[hi]);
-                    line.noise = noise_floor.is_some_and(|floor| m.abs() < floor)
-                        || (changes[lo] <= 0.0 && changes[hi] >= 0.0);
+                let (n, rate_change) = change(cells, site, pct, rounds, rate, noise_floor_rate);
+                line.n = n;
+                if let Some(c) = rate_change {
+                    line.change_median = Some(c.median);
+                    line.change_lo = Some(c.lo);
+                    line.change_hi = Some(c.hi);
+                    line.noise = c.noise;
                 }
                 if let (Some(base), Some(treated)) = (base_pooled, pooled(site, pct)) {
                     // 1 − (D_p/δ_p)/(D_0/δ_0): the share of time per unit saved.
                     line.coz_pooled = Some(1.0 - base / treated);
                 }
+                let (_, latency_change) = change(
+                    cells,
+                    site,
+                    pct,
+                    rounds,
+                    Cell::latency_ns,
+                    latency_noise_floor,
+                );
+                if let Some(c) = latency_change {
+                    line.latency_change_median = Some(c.median);
+                    line.latency_change_lo = Some(c.lo);
+                    line.latency_change_hi = Some(c.hi);
+                    line.latency_noise = c.noise;
+                }
+                if let (Some(base), Some(treated)) =
+                    (base_latency, pooled_latency(cells, Some(site), pct))
+                {
+                    // The viewer's `−(base − W)/base` for a point it minimises.
+                    line.latency_coz_pooled = (base > 0.0).then(|| treated / base - 1.0);
+                }
             }
             lines.push(line);
         }
     }
-    // Sites by their largest |Δrate|, strongest first; a site's lines stay
-    // together in speedup order.
+    // Sites by their largest change of rate or latency, strongest first; a
+    // site's lines stay together in speedup order.
     let strength = |site: &str| {
         lines
             .iter()
             .filter(|l| l.site == site)
-            .filter_map(|l| l.change_median)
+            .flat_map(|l| [l.change_median, l.latency_change_median])
+            .flatten()
             .map(f64::abs)
             .fold(0.0, f64::max)
     };
@@ -241,7 +358,10 @@ pub fn summarize(cells: &[Cell], name: &dyn Fn(u16) -> String) -> Summary {
         } else {
             0.0
         },
-        noise_floor,
+        noise_floor: noise_floor_rate,
+        baseline_latency_ns: pooled_latency(cells, None, 0),
+        latency_noise_floor: latency_point.as_ref().and(latency_noise_floor),
+        latency_point,
         fallback_share: if receives > 0 {
             fallbacks as f64 / receives as f64
         } else {
@@ -277,6 +397,7 @@ mod tests {
             visit_ns: delta * 10_000,
             receives: 0,
             fallbacks: 0,
+            latency: None,
             reliable: true,
             reason: None,
             findings: vec![],
@@ -317,6 +438,67 @@ mod tests {
         assert!(flat.noise);
         assert_eq!(s.noise_floor, Some(0.0));
         assert_eq!(s.lines[0].visits_per_unit, Some(1.0));
+    }
+
+    /// `c` with a latency point holding `in_flight` requests on average.
+    fn with_latency(mut c: Cell, in_flight: f64) -> Cell {
+        let window = crate::causal::latency::Window {
+            arrivals: c.delta,
+            departures: c.delta,
+            in_flight_ns: (in_flight * c.duration_ns as f64) as i64,
+        };
+        c.latency = Some(super::super::sweep::LatencyCell::new(
+            "request",
+            window,
+            c.duration_ns,
+        ));
+        c
+    }
+
+    #[test]
+    fn latency_changes_are_reported_where_throughput_is_pinned() {
+        // Open-loop load: both sites keep the rate; speeding up site 1
+        // halves the requests in flight, hence (same arrivals) the mean
+        // latency. Site 0 changes nothing.
+        let mut cells = Vec::new();
+        for r in 0..5 {
+            let jitter = r as u64 * 10;
+            cells.push(with_latency(cell(r, 0, 0, 1000 + jitter, 1000), 2.0));
+            cells.push(with_latency(cell(r, 0, 50, 1000 + jitter, 1000), 2.0));
+            cells.push(with_latency(cell(r, 1, 0, 1000 + jitter, 1000), 2.0));
+            cells.push(with_latency(cell(r, 1, 50, 1000 + jitter, 1000), 1.0));
+        }
+        let s = summarize(&cells, &|id| format!("site{id}"));
+        assert_eq!(s.latency_point.as_deref(), Some("request"));
+        assert_eq!(
+            s.lines[0].site, "site1",
+            "the latency change ranks it first"
+        );
+        let fast = &s.lines[1];
+        assert_eq!(fast.speedup_pct, 50);
+        assert_eq!(fast.change_median, Some(0.0));
+        assert!(fast.noise, "the rate did not move");
+        let w = fast.latency_change_median.unwrap();
+        assert!((w + 0.5).abs() < 1e-9, "{w}");
+        assert!(!fast.latency_noise);
+        assert!((fast.latency_coz_pooled.unwrap() + 0.5).abs() < 0.01);
+        // 2 in flight over 1 s for about 1000 arrivals: about 2 ms each.
+        let base = s.lines[0].latency_ns_median.unwrap();
+        assert!((base - 2e6).abs() < 5e4, "{base}");
+        let flat = &s.lines[3];
+        assert_eq!(flat.latency_change_median, Some(0.0));
+        assert!(flat.latency_noise);
+        // Without a latency point there is nothing to say about latency.
+        let plain: Vec<Cell> = cells
+            .into_iter()
+            .map(|mut c| {
+                c.latency = None;
+                c
+            })
+            .collect();
+        let s = summarize(&plain, &|id| format!("site{id}"));
+        assert_eq!(s.latency_point, None);
+        assert!(s.lines.iter().all(|l| l.latency_change_median.is_none()));
     }
 
     #[test]

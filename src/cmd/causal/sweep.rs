@@ -6,8 +6,9 @@
 //! 1. publish a new epoch `{site, pct, Active}` (threads resync lazily: a
 //!    forced sync would make them all sleep at once);
 //! 2. settle;
-//! 3. t0 snapshot of `G`, the progress point and every thread's ledger,
-//!    taken after all setup so none of it is timed;
+//! 3. t0 snapshot of `G`, the progress point, the latency point (if any)
+//!    and every thread's ledger, taken after all setup so none of it is
+//!    timed;
 //! 4. wait for the monotonic deadline `t0 + window`, extended by half
 //!    windows (up to `max_window`) while fewer than `min_delta` units of
 //!    progress were counted;
@@ -26,7 +27,8 @@
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
 use super::plan::{CellSpec, Plan};
 use crate::causal::engine::{ExternalWake, Field, Phase, SiteClock, Slot};
-use crate::causal::{GLOBALS, Progress, measure_clock_cost, now_ns, registry};
+use crate::causal::latency::Window;
+use crate::causal::{GLOBALS, Latency, Progress, measure_clock_cost, now_ns, registry};
 use serde::Serialize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -117,6 +119,52 @@ impl Drop for Session {
     }
 }
 
+/// What a cell measures the program by: a progress point (throughput) and
+/// optionally a latency point.
+#[derive(Clone, Copy)]
+pub struct Points<'a> {
+    pub progress: &'a Progress,
+    pub latency: Option<&'a Latency>,
+}
+
+impl<'a> From<&'a Progress> for Points<'a> {
+    fn from(progress: &'a Progress) -> Points<'a> {
+        Points {
+            progress,
+            latency: None,
+        }
+    }
+}
+
+/// What a latency point measured in a cell's window, in virtual time.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyCell {
+    pub name: String,
+    /// Requests begun and ended in the window.
+    pub arrivals: u64,
+    pub departures: u64,
+    /// The number of requests in flight integrated over the window
+    /// (request-nanoseconds).
+    pub in_flight_ns: i64,
+    /// `in_flight_ns / duration_ns`: Little's `L`.
+    pub mean_in_flight: Option<f64>,
+    /// `L / λ` with `λ = arrivals / duration`: Little's `W`.
+    pub mean_latency_ns: Option<f64>,
+}
+
+impl LatencyCell {
+    pub fn new(name: &str, window: Window, duration_ns: i64) -> LatencyCell {
+        LatencyCell {
+            name: name.to_string(),
+            arrivals: window.arrivals,
+            departures: window.departures,
+            in_flight_ns: window.in_flight_ns,
+            mean_in_flight: window.mean_in_flight(duration_ns),
+            mean_latency_ns: window.mean_latency_ns(),
+        }
+    }
+}
+
 /// One experiment's measurements.
 ///
 /// `round` (from 0) and `site` (an id) are left out of the serialized form:
@@ -142,6 +190,9 @@ pub struct Cell {
     /// Receives in the window, and how many had no usable stamp.
     pub receives: u64,
     pub fallbacks: u64,
+    /// The latency point's measurements, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency: Option<LatencyCell>,
     pub reliable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -157,6 +208,11 @@ impl Cell {
         } else {
             self.delta as f64 * 1e9 / self.duration_ns as f64
         }
+    }
+
+    /// Mean latency at the latency point, in virtual ns.
+    pub fn latency_ns(&self) -> Option<f64> {
+        self.latency.as_ref().and_then(|l| l.mean_latency_ns)
     }
 }
 
@@ -236,11 +292,11 @@ fn sleep_until(deadline: u64, interrupted: &dyn Fn() -> bool) -> bool {
 pub fn run_cell(
     session: &Session,
     spec: CellSpec,
-    progress: &Progress,
+    points: Points,
     window: Duration,
     timing: &Timing,
 ) -> Cell {
-    run_cell_until(session, spec, progress, window, timing, &|| false)
+    run_cell_until(session, spec, points, window, timing, &|| false)
 }
 
 /// Runs one cell, cutting its waits short once `interrupted()` is true (the
@@ -248,7 +304,7 @@ pub fn run_cell(
 fn run_cell_until(
     session: &Session,
     spec: CellSpec,
-    progress: &Progress,
+    points: Points,
     window: Duration,
     timing: &Timing,
     interrupted: &dyn Fn() -> bool,
@@ -257,10 +313,12 @@ fn run_cell_until(
     crate::causal::clear_connection_stamps();
     sleep_until(now_ns() + timing.settle.as_nanos() as u64, interrupted);
 
+    let progress = points.progress;
     let slots = session.slots();
     let s0 = snapshot_all(&slots);
     let g0 = g_now();
     let p0 = progress.count();
+    let l0 = points.latency.map(Latency::mark);
     let t0 = now_ns();
 
     let window_ns = window.as_nanos() as u64;
@@ -278,6 +336,7 @@ fn run_cell_until(
     let t1 = now_ns();
     let g1 = g_now();
     let p1 = progress.count();
+    let l1 = points.latency.map(Latency::mark);
     let s1 = snapshot_all(&slots);
 
     GLOBALS.set_phase(Phase::Drain);
@@ -342,6 +401,9 @@ fn run_cell_until(
         visit_ns: sum(Field::VisitNs),
         receives: sum(Field::Receives),
         fallbacks: sum(Field::Fallbacks),
+        latency: points.latency.zip(l0.zip(l1)).map(|(point, (a, b))| {
+            LatencyCell::new(point.name, Window::between(&a, &b), duration_ns)
+        }),
         reliable: reason.is_none(),
         reason,
         findings,
@@ -355,7 +417,7 @@ fn run_cell_until(
 pub fn sweep(
     session: &Session,
     plan: &Plan,
-    progress: &Progress,
+    points: Points,
     window: Duration,
     timing: &Timing,
     on_cell: &mut dyn FnMut(&Cell, usize, usize),
@@ -368,7 +430,7 @@ pub fn sweep(
         if interrupted() {
             break;
         }
-        let cell = run_cell_until(session, spec, progress, window, timing, interrupted);
+        let cell = run_cell_until(session, spec, points, window, timing, interrupted);
         if interrupted() {
             break;
         }
