@@ -91,7 +91,18 @@ fn a_short_sweep_writes_every_output() {
         assert!(["cache-lookup", "sqlite-query"].contains(&site), "{cell}");
         assert_eq!(cell["round"], 1, "{cell}");
         assert!(cell["no_visits"].is_boolean(), "{cell}");
+        // Every request a worker handled is at the latency point, and two
+        // closed-loop clients have at most two in flight.
+        let latency = &cell["latency"];
+        assert_eq!(latency["name"], "request", "{cell}");
+        let arrivals = latency["arrivals"].as_u64().expect("arrivals");
+        assert!(arrivals >= cell["delta"].as_u64().expect("delta"), "{cell}");
+        let in_flight = latency["mean_in_flight"].as_f64().expect("L");
+        assert!(in_flight > 0.0 && in_flight < 2.2, "2 clients: {cell}");
+        assert!(latency["mean_latency_ns"].as_f64().is_some_and(|w| w > 0.0));
     }
+    assert!(stdout.contains("Δlatency"), "{stdout}");
+    assert!(stdout.contains("mean latency at request: "), "{stdout}");
     assert_eq!(json["config"]["seed"], 7);
     assert_eq!(json["config"]["load"], "builtin:2");
     // Visits timed on the thread CPU clock still measure the work.
@@ -109,6 +120,11 @@ fn a_short_sweep_writes_every_output() {
 
     let coz = std::fs::read_to_string(ws.path().join("run.coz")).expect("coz");
     assert!(coz.starts_with("startup\ttime="), "{coz}");
+    assert_eq!(
+        coz.matches("\nlatency-point\tname=request\t").count(),
+        coz.matches("\nexperiment\t").count(),
+        "{coz}"
+    );
     let profile = Profile::load(&coz).expect("the viewer parses it");
     assert!(profile.warnings.is_empty(), "{:?}", profile.warnings);
 

@@ -559,7 +559,7 @@ mod enabled {
                     format!("±{:.1}%", n * 100.0)
                 });
             output::print(format_args!(
-                "mean latency at {point}: {:.1} µs (pooled, Little's law), noise floor {noise}",
+                "mean latency at {point}: {:.1} µs (pooled), noise floor {noise}",
                 latency / 1000.0
             ))?;
         }
