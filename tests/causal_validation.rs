@@ -12,6 +12,8 @@
 //!   both measured as 0% cells of the same site, so both carry the same
 //!   instrumentation overhead.
 //!
+//! V8 compares mean latencies (a latency point) the same way.
+//!
 //! Cells of a scenario are interleaved at random within each round; the
 //! checks compare medians over rounds, so a slow or noisy machine moves both
 //! sides. A scenario that fails reruns once with twice the rounds and fails
@@ -21,9 +23,9 @@
 
 use ccc::actor::{self, Actor, Handle, Reply};
 use ccc::causal::engine::{ExternalWake, SiteClock};
-use ccc::causal::{self, GLOBALS, Progress, Site};
+use ccc::causal::{self, GLOBALS, Latency, LatencyGuard, Progress, Site};
 use ccc::cmd::causal::plan::{CellSpec, SplitMix64};
-use ccc::cmd::causal::sweep::{Session, Timing, run_cell};
+use ccc::cmd::causal::sweep::{Cell, Points, Session, Timing, run_cell};
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -41,6 +43,8 @@ static B: Site = Site::new(3, "b");
 static X: Site = Site::new(4, "x");
 static BLOCKING: Site = Site::new(5, "blocking");
 static DONE: Progress = Progress::new("done");
+static HANDLE: Site = Site::new(6, "handle");
+static REQUESTS: Latency = Latency::new("requests");
 
 fn iterations_per_us() -> u64 {
     static CALIBRATED: OnceLock<u64> = OnceLock::new();
@@ -203,9 +207,24 @@ fn trio(site: &'static Site, knob: &Arc<AtomicU32>, full: u32) -> Vec<Kind> {
 /// Runs `rounds` rounds of every kind, shuffled per round; returns each
 /// kind's rates by round.
 fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<Vec<f64>> {
+    measure_cells(session, (&DONE).into(), kinds, rounds, seed)
+        .iter()
+        .map(|cells| cells.iter().map(Cell::rate).collect())
+        .collect()
+}
+
+/// Runs `rounds` rounds of every kind measured by `points`, shuffled per
+/// round; returns each kind's cells by round.
+fn measure_cells(
+    session: &Session,
+    points: Points,
+    kinds: &[Kind],
+    rounds: usize,
+    seed: u64,
+) -> Vec<Vec<Cell>> {
     let timing = timing();
     let mut rng = SplitMix64::new(seed);
-    let mut rates = vec![Vec::new(); kinds.len()];
+    let mut cells = vec![Vec::new(); kinds.len()];
     for round in 0..rounds {
         let mut order: Vec<usize> = (0..kinds.len()).collect();
         rng.shuffle(&mut order);
@@ -224,7 +243,7 @@ fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<V
                 site: kind.site.id,
                 pct: kind.pct,
             };
-            let cell = run_cell(session, spec, &DONE, timing.window, &timing);
+            let cell = run_cell(session, spec, points, timing.window, &timing);
             for ((knob, _), old) in kind.knobs.iter().zip(saved) {
                 knob.store(old, Ordering::Relaxed);
             }
@@ -255,10 +274,10 @@ fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<V
                 "ledger errors in {}: {errors:?}",
                 kind.label
             );
-            rates[k].push(cell.rate());
+            cells[k].push(cell);
         }
     }
-    rates
+    cells
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -780,6 +799,126 @@ fn v7_the_cpu_site_clock_leaves_out_what_a_site_waits_for() {
         if within(pred_wall, act_wall, 0.25, 3.0) || pred_wall < act_wall {
             return Err(format!(
                 "wall clock should over-predict a blocking site: predicted {pred_wall:+.3}, actual {act_wall:+.3}"
+            ));
+        }
+        Ok(())
+    });
+}
+
+/// V8: open-loop arrivals below saturation. A registered driver sends a
+/// request to a serial actor, then sleeps an exponentially distributed gap
+/// (a relative sleep, so a pause of the driver shifts its schedule and the
+/// arrival rate in the virtual program stays the nominal one) and never
+/// waits for replies. The actor runs the site `handle` (100 µs) and 20 µs
+/// more; each request is a latency point from its send to the end of its
+/// handling. Throughput is pinned to the arrival rate, so the site looks
+/// useless for it; its speedup shortens service and queueing, so the mean
+/// latency changes a lot.
+struct Served {
+    handle: Arc<AtomicU32>,
+}
+
+enum Request {
+    Handle(LatencyGuard, Reply<()>),
+}
+
+impl Actor for Served {
+    type Msg = Request;
+    fn handle(&mut self, Request::Handle(in_flight, reply): Request) {
+        {
+            let _s = causal::site!(&HANDLE);
+            spin(self.handle.load(Ordering::Relaxed));
+        }
+        spin(20);
+        causal::progress!(&DONE);
+        in_flight.end();
+        reply.send(());
+    }
+}
+
+/// `(predicted, actual)` changes of the mean latency and of the rate at
+/// 50%.
+fn open_loop(rounds: usize, seed: u64) -> ((f64, f64), (f64, f64)) {
+    const HANDLE_US: u32 = 100;
+    const MEAN_GAP_US: f64 = 220.0;
+    let session = Session::arm(ExternalWake::Conn);
+    let handle = knob(HANDLE_US);
+    let server = actor::spawn::<_, actor::StartError>("served", 4096, {
+        let handle = handle.clone();
+        move || Ok(Served { handle })
+    })
+    .expect("actor");
+    let stop = Arc::new(AtomicBool::new(false));
+    let driver = {
+        let to = server.handle.clone();
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("open-loop".into())
+            .spawn(move || {
+                causal::register_thread("open-loop");
+                let mut rng = SplitMix64::new(seed);
+                while !stop.load(Ordering::Relaxed) {
+                    causal::check();
+                    let in_flight = causal::latency!(&REQUESTS);
+                    if to.ask(|reply| Request::Handle(in_flight, reply)).is_err() {
+                        return;
+                    }
+                    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+                    let gap = -(1.0 - u).ln() * MEAN_GAP_US;
+                    std::thread::sleep(Duration::from_secs_f64(gap / 1e6));
+                }
+            })
+            .expect("driver")
+    };
+    std::thread::sleep(timing().warmup);
+    let kinds = trio(&HANDLE, &handle, HANDLE_US);
+    let points = Points {
+        progress: &DONE,
+        latency: Some(&REQUESTS),
+    };
+    let cells = measure_cells(&session, points, &kinds, rounds, seed);
+    stop.store(true, Ordering::Relaxed);
+    let _ = driver.join();
+    server.join();
+    drop(session);
+    let latency = |c: &Cell| c.latency_ns().unwrap_or(f64::NAN);
+    let by = |f: &dyn Fn(&Cell) -> f64| -> Vec<Vec<f64>> {
+        cells.iter().map(|k| k.iter().map(f).collect()).collect()
+    };
+    let (w, r) = (by(&latency), by(&Cell::rate));
+    show("V8 mean latency (ns)", &kinds, &w);
+    show("V8 rate", &kinds, &r);
+    (
+        (change(&w[1], &w[0]), change(&w[2], &w[0])),
+        (change(&r[1], &r[0]), change(&r[2], &r[0])),
+    )
+}
+
+#[test]
+#[ignore = "timing: run in release with --ignored --test-threads=1"]
+fn v8_latency_under_open_loop_load_where_throughput_sees_nothing() {
+    with_retry("V8", |rounds| {
+        let ((pred, act), (pred_rate, act_rate)) = open_loop(rounds, 43);
+        eprintln!(
+            "V8: mean latency pred {:+.1}% act {:+.1}%; rate pred {:+.1}% act {:+.1}%",
+            pred * 100.0,
+            act * 100.0,
+            pred_rate * 100.0,
+            act_rate * 100.0
+        );
+        if !within(pred, act, 0.25, 3.0) {
+            return Err(format!(
+                "latency at handle@50%: predicted {pred:+.3}, actual {act:+.3}"
+            ));
+        }
+        if act > -0.2 {
+            return Err(format!(
+                "halving handle should cut latency clearly, measured {act:+.3}"
+            ));
+        }
+        if pred_rate.abs() > 0.05 || act_rate.abs() > 0.05 {
+            return Err(format!(
+                "open-loop throughput should not move: predicted {pred_rate:+.3}, actual {act_rate:+.3}"
             ));
         }
         Ok(())
