@@ -46,6 +46,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--exclude', '--exclude', [CompletionResultType]::ParameterName, 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole')
             [CompletionResult]::new('--level', '--level', [CompletionResultType]::ParameterName, 'Gzip level, 1 (fastest) to 9 (smallest)')
             [CompletionResult]::new('--tag', '--tag', [CompletionResultType]::ParameterName, 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version')
+            [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
+            [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
             [CompletionResult]::new('--max-file-size', '--max-file-size', [CompletionResultType]::ParameterName, 'Refuse files larger than SIZE')
             [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'Refuse an archive whose tar stream, decompressed, is larger than SIZE')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
@@ -164,6 +166,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;rm' {
+            [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
+            [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Remove every version of the named packages')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be removed, and change nothing')
@@ -178,6 +182,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--keep', '--keep', [CompletionResultType]::ParameterName, 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)')
             [CompletionResult]::new('--keep-prereleases', '--keep-prereleases', [CompletionResultType]::ParameterName, 'With --keep, also keep the M newest prereleases that are older than the package''s newest release [default: 0]')
             [CompletionResult]::new('--older-than', '--older-than', [CompletionResultType]::ParameterName, 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`')
+            [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
+            [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--delete-all-versions', '--delete-all-versions', [CompletionResultType]::ParameterName, 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'List every choice (what goes, what stays and why), and change nothing')

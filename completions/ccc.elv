@@ -42,6 +42,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --exclude 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
             cand --tag 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version'
+            cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
+            cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
             cand --max-file-size 'Refuse files larger than SIZE'
             cand --max-unpacked-size 'Refuse an archive whose tar stream, decompressed, is larger than SIZE'
             cand -j 'Compression threads, at least 1 [default: one per core]'
@@ -145,6 +147,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;tag;help;help'= {
         }
         &'ccc;rm'= {
+            cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
+            cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
             cand --db 'The catalog file'
             cand --all 'Remove every version of the named packages'
             cand --dry-run 'Show what would be removed, and change nothing'
@@ -158,6 +162,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --keep 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)'
             cand --keep-prereleases 'With --keep, also keep the M newest prereleases that are older than the package''s newest release [default: 0]'
             cand --older-than 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`'
+            cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
+            cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
             cand --db 'The catalog file'
             cand --delete-all-versions 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)'
             cand --dry-run 'List every choice (what goes, what stays and why), and change nothing'

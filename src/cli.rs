@@ -112,6 +112,8 @@ pub struct PublishArgs {
     /// Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version.
     #[arg(long, value_name = "TAG", value_parser = parse_tag)]
     pub tag: Option<String>,
+    #[command(flatten)]
+    pub purge: PurgeArgs,
 
     /// Do everything except commit, and report what would be stored.
     #[arg(long)]
@@ -205,6 +207,13 @@ impl CheckArgs for PublishArgs {
                  or `-` for stdin",
                 only.display()
             ));
+        }
+        if !self.purge.caches.is_empty() && !self.force {
+            return Err(
+                "--purge purges the files --force replaces; a version published for the \
+                 first time has nothing in any cache"
+                    .into(),
+            );
         }
         self.target().map(|_| ())
     }
@@ -301,6 +310,25 @@ pub enum TagAction {
     },
 }
 
+/// `--purge` and `--purge-delay`: HTTP caches to purge of what `rm` and
+/// `gc` remove and `publish --force` replaces (see `crate::purge`).
+#[derive(Debug, Args)]
+pub struct PurgeArgs {
+    /// Once the catalog has changed, send PURGE for every file removed or
+    /// replaced (and its version's listing) to the HTTP cache at URL, like
+    /// http://127.0.0.1:6081 (repeatable, one per cache); see README
+    /// "Running ccc in production".
+    #[arg(long = "purge", value_name = "URL", value_parser = parse_purge_url)]
+    pub caches: Vec<crate::purge::CacheUrl>,
+
+    /// With --purge, wait DURATION first: the time every origin behind the
+    /// caches takes to serve the change, or a cache would fetch the old
+    /// files again (`ccc serve` on this catalog: 250 ms; on a replica: its
+    /// follower's interval plus a restore).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration, requires = "caches")]
+    pub purge_delay: std::time::Duration,
+}
+
 /// Remove versions from the catalog (their blobs stay until `ccc gc`).
 ///
 /// The dist-tags that name a removed version go with it, as with npm's
@@ -322,6 +350,9 @@ pub struct RmArgs {
     /// Print what was removed as JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub purge: PurgeArgs,
 }
 
 impl CheckArgs for RmArgs {
@@ -390,6 +421,9 @@ pub struct GcArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+
+    #[command(flatten)]
+    pub purge: PurgeArgs,
 }
 
 impl CheckArgs for GcArgs {
@@ -875,6 +909,10 @@ fn whole<T: std::str::FromStr>(s: &str) -> Result<T, String> {
             format!("`{s}` is not a whole number")
         }
     })
+}
+
+fn parse_purge_url(s: &str) -> Result<crate::purge::CacheUrl, String> {
+    crate::purge::CacheUrl::parse(s)
 }
 
 /// A count (of versions, entries, ...): any whole number from 0.

@@ -152,6 +152,11 @@ pub enum Error {
     /// does not encode.
     #[error("internal error: {0}")]
     Internal(String),
+
+    /// A cache named by `--purge` did not purge every URL; the change to
+    /// the catalog itself is committed (see `purge`).
+    #[error("the catalog is changed, but purging failed in {0}")]
+    Purge(String),
 }
 
 impl From<crate::actor::StartError> for Error {
@@ -209,6 +214,12 @@ impl Error {
             )),
             Error::NoLoad { failures: Some(_), .. } => Some(
                 "every built-in request failed, for the causes listed; with --urls, each line must be a path like /assets/app/1.4.0/index.html"
+                    .into(),
+            ),
+            Error::Purge(_) => Some(
+                "until purged, a cache serves those files for as long as it keeps them \
+                 (examples/deploy/ccc.vcl: at most a day); purge them by hand with \
+                 `curl -X PURGE <cache><path>`"
                     .into(),
             ),
             Error::Usage(_) => Some("`ccc help <COMMAND>` shows how the arguments fit".into()),

@@ -17,6 +17,8 @@
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
 //! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
 //!   output, which never blocks or fails the server;
+//! - [`purge`]: purging removed and replaced versions from HTTP caches
+//!   (`--purge`);
 //! - [`error`]: the error type and exit codes; [`interrupt`]: how long
 //!   commands stop on Ctrl-C.
 
@@ -31,6 +33,7 @@ pub mod http;
 pub mod interrupt;
 pub mod log;
 pub mod output;
+pub mod purge;
 pub mod serve;
 pub mod spec;
 pub mod units;

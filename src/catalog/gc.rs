@@ -57,6 +57,9 @@ pub struct Options {
     pub keep: Option<Keep>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
+    /// List the paths of the removed versions' files in [`Choice::files`]
+    /// (read in the removing transaction, for `--purge`).
+    pub list_files: bool,
 }
 
 /// Why gc keeps or removes a version; a version may have several.
@@ -103,6 +106,9 @@ pub struct Choice {
     /// For a kept version every reason it stays; for a removed one every
     /// rule that let it go.
     pub why: Vec<Reason>,
+    /// A removed version's file paths, with [`Options::list_files`].
+    #[serde(skip)]
+    pub files: Vec<String>,
 }
 
 /// What gc did (or, dry, would do).
@@ -229,6 +235,7 @@ fn judge(
             raw_bytes: v.raw_bytes,
             stored_bytes: v.stored_bytes,
             why: if goes { go } else { stay },
+            files: Vec::new(),
         };
         if goes {
             removed.push(choice);
@@ -306,7 +313,12 @@ impl Catalog {
             rusqlite::TransactionBehavior::Immediate,
         )
         .map_err(err)?;
-        let (kept, doomed) = self.choose_versions(options)?;
+        let (kept, mut doomed) = self.choose_versions(options)?;
+        if options.list_files {
+            for choice in &mut doomed {
+                choice.files = self.files(choice.id)?.into_iter().map(|f| f.path).collect();
+            }
+        }
         let ids: Vec<i64> = doomed.iter().map(|c| c.id).collect();
         let packages_removed = delete_versions(&tx, &ids).map_err(err)?;
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx

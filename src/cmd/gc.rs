@@ -1,11 +1,13 @@
 //! `ccc gc`: prune versions, drop orphan blobs, reclaim space.
 
-use crate::catalog::gc::{Choice, Keep, Options, Reason};
+use crate::catalog::gc::{Choice, Keep, Options, Reason, Report};
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, GcArgs};
 use crate::error::Result;
 use crate::output::{self, Column, Table};
+use crate::purge::Purged;
 use crate::units::{human_size, human_time};
+use serde::Serialize;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -15,9 +17,39 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     catalog.stop_on_interrupt()?;
     let report = catalog.gc(&options)?;
+    let (purged, outcome) = super::purge_caches(
+        &args.purge,
+        report.dry_run,
+        report.versions.iter().map(|c| {
+            (
+                c.package.as_str(),
+                c.version.to_string(),
+                c.files.as_slice(),
+            )
+        }),
+    );
+    // The report is printed whether or not the purge worked.
+    print_report(&report, &options, &args, purged.as_ref())?;
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// `gc --json`: the report, and what --purge purged.
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    purged: Option<&'a Purged>,
+}
+
+fn print_report(
+    report: &Report,
+    options: &Options,
+    args: &GcArgs,
+    purged: Option<&Purged>,
+) -> Result<()> {
     if args.json {
-        output::print_json(&report)?;
-        return Ok(ExitCode::SUCCESS);
+        return output::print_json(&JsonReport { report, purged });
     }
     // A dry run shows every choice; a real run what it removed.
     let kept: &[Choice] = if report.dry_run { &report.kept } else { &[] };
@@ -38,7 +70,7 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
         // Package by package, newest first, as `ccc ls` lists them.
         rows.sort_by(|(a, _), (b, _)| (&a.package, &b.version).cmp(&(&b.package, &a.version)));
         for (c, action) in rows {
-            let why: Vec<String> = c.why.iter().map(|r| explain(*r, &options)).collect();
+            let why: Vec<String> = c.why.iter().map(|r| explain(*r, options)).collect();
             table.add_row(vec![
                 format!("{}@{}", c.package, c.version),
                 human_time(c.published_at),
@@ -70,7 +102,10 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
             human_size(report.file_bytes_after),
         ))?;
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(purged) = purged {
+        super::print_purged(purged)?;
+    }
+    Ok(())
 }
 
 /// The library's options from the checked flags.
@@ -87,6 +122,7 @@ fn options(args: &GcArgs) -> Options {
         keep,
         older_than: args.older_than,
         dry_run: args.dry_run,
+        list_files: !args.purge.caches.is_empty(),
     }
 }
 

@@ -17,7 +17,10 @@ pub mod verify;
 
 use crate::catalog::Catalog;
 use crate::catalog::query::VersionRow;
+use crate::cli::PurgeArgs;
 use crate::error::Result;
+use crate::output;
+use crate::purge::{self, Purged};
 use crate::spec::{Selector, Target};
 
 /// `pkg@version[/path]` of `row`, naming what was asked for when it was a
@@ -39,4 +42,44 @@ fn version_title(row: &VersionRow, target: &Target, path: Option<&str>) -> Strin
 fn resolve_version(catalog: &Catalog, target: &Target) -> Result<VersionRow> {
     let selector = target.version.as_ref().unwrap_or(&Selector::Latest);
     catalog.resolve(&target.package, selector)
+}
+
+/// `--purge` after `rm` or `gc` removed `versions`, or `publish --force`
+/// replaced one (package, version, file paths): nothing without caches, on
+/// a dry run, or when nothing changed. Else what was purged, and the
+/// outcome to end the command with: the error naming the cache that failed
+/// (see [`purge`]), returned once the command's own output is printed.
+fn purge_caches<'a>(
+    purge: &PurgeArgs,
+    dry_run: bool,
+    versions: impl IntoIterator<Item = (&'a str, String, &'a [String])>,
+) -> (Option<Purged>, Result<()>) {
+    let caches = &purge.caches;
+    if caches.is_empty() || dry_run {
+        return (None, Ok(()));
+    }
+    let paths: Vec<String> = versions
+        .into_iter()
+        .flat_map(|(package, version, files)| purge::version_paths(package, &version, files))
+        .collect();
+    if paths.is_empty() {
+        return (None, Ok(()));
+    }
+    // Until the origins have noticed the removal, a purged cache would
+    // fetch the files again and keep them.
+    std::thread::sleep(purge.purge_delay);
+    match purge::purge(caches, &paths) {
+        Ok(purged) => (Some(purged), Ok(())),
+        Err(e) => (None, Err(e)),
+    }
+}
+
+/// The line a table-printing command ends with after a purge.
+fn print_purged(purged: &Purged) -> Result<()> {
+    output::print(format_args!(
+        "Purged {} from {}: {}",
+        output::count(purged.paths, "URL"),
+        output::count(purged.caches.len() as u64, "cache"),
+        purged.caches.join(", ")
+    ))
 }

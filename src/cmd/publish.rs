@@ -76,6 +76,19 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         _ => None,
     };
 
+    // The version --purge purges, known before anything is written.
+    let purged_identity = match (&args.purge.caches[..], &plan, &identity) {
+        ([], ..) => None,
+        (_, Some((identity, _)), _) | (_, None, Some(identity)) => Some(identity.clone()),
+        (_, None, None) => {
+            bar.clear();
+            return Err(Error::Usage(
+                "--purge needs PKG@VERSION before an archive: the version to purge must be \
+                 known before the archive is read"
+                    .into(),
+            ));
+        }
+    };
     let creating = !db.exists();
     let opened = if args.dry_run && creating {
         Catalog::in_memory()
@@ -106,6 +119,15 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             bar.bar
                 .suspend(|| eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason));
         }
+    };
+    // --purge: the files of the version about to be replaced, listed
+    // while they are still in the catalog.
+    let replaced = match purged_identity {
+        Some(identity) => {
+            let files = version_files(&catalog, &identity)?;
+            Some((identity, files))
+        }
+        None => None,
     };
     let rules = Rules {
         excludes: args.exclude.clone(),
@@ -152,12 +174,56 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             return Err(e);
         }
     };
+    // A replaced version's files, old and new, leave the caches.
+    let (purged, outcome) = match replaced {
+        Some(((package, version), mut files)) if report.replaced => {
+            files.extend(version_files(
+                &catalog,
+                &(package.clone(), version.clone()),
+            )?);
+            files.sort_unstable();
+            files.dedup();
+            super::purge_caches(
+                &args.purge,
+                report.dry_run,
+                [(package.as_str(), version.to_string(), files.as_slice())],
+            )
+        }
+        _ => (None, Ok(())),
+    };
     if args.json {
-        output::print_json(&report)?;
+        output::print_json(&Published {
+            report: &report,
+            purged: purged.as_ref(),
+        })?;
     } else if !args.quiet {
         output::print(summary(&report))?;
+        if let Some(purged) = &purged {
+            super::print_purged(purged)?;
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// `publish --json`: the report, and what --purge purged.
+#[derive(serde::Serialize)]
+struct Published<'a> {
+    #[serde(flatten)]
+    report: &'a publish::Report,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    purged: Option<&'a crate::purge::Purged>,
+}
+
+/// The paths of `package@version`'s files; none when it does not exist.
+fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec<String>> {
+    let Some(row) = catalog
+        .versions(package)?
+        .into_iter()
+        .find(|v| v.version == *version)
+    else {
+        return Ok(Vec::new());
+    };
+    Ok(catalog.files(row.id)?.into_iter().map(|f| f.path).collect())
 }
 
 /// The summary for people: totals, then where the content went.

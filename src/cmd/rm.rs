@@ -6,6 +6,7 @@ use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, RmArgs};
 use crate::error::{Error, Result};
 use crate::output;
+use crate::purge::Purged;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
@@ -19,6 +20,9 @@ struct Removed {
     tags_removed: Vec<RemovedTag>,
     packages_removed: Vec<String>,
     dry_run: bool,
+    /// With --purge, what was purged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    purged: Option<Purged>,
 }
 
 /// A dist-tag removed with the version it named.
@@ -58,6 +62,13 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     removed.retain(|v| seen.insert(v.id));
     let mut ids: Vec<i64> = removed.iter().map(|v| v.id).collect();
     ids.sort_unstable();
+    // The files are listed before they go, for --purge.
+    let mut files = Vec::new();
+    if !args.purge.caches.is_empty() {
+        for v in &removed {
+            files.push(catalog.files(v.id)?.into_iter().map(|f| f.path).collect());
+        }
+    }
     let removal = catalog.remove_versions(&ids, args.dry_run)?;
     let tags: Vec<RemovedTag> = removal
         .tags_removed
@@ -72,12 +83,24 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         })
         .collect();
     let packages = removal.packages_removed;
+    let (purged, outcome) = super::purge_caches(
+        &args.purge,
+        args.dry_run,
+        removed
+            .iter()
+            .zip(&files)
+            .map(|(v, files): (&VersionRow, &Vec<String>)| {
+                (v.package.as_str(), v.version.to_string(), files.as_slice())
+            }),
+    );
+    // What was removed is printed whether or not the purge worked.
     if args.json {
         output::print_json(&Removed {
             versions: removed,
             tags_removed: tags,
             packages_removed: packages,
             dry_run: args.dry_run,
+            purged,
         })?;
     } else {
         let verb = if args.dry_run {
@@ -100,6 +123,9 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         if !args.dry_run {
             output::print("Blobs stay until `ccc gc` removes the ones nothing uses.")?;
         }
+        if let Some(purged) = &purged {
+            super::print_purged(purged)?;
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    outcome.map(|()| ExitCode::SUCCESS)
 }
