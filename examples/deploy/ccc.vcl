@@ -1,0 +1,122 @@
+vcl 4.1;
+
+# Varnish (7.x) in front of `ccc serve`: the configuration ccc recommends,
+# and the one tests/deploy_varnish.rs runs. README "Running ccc in
+# production" walks through it.
+#
+#   varnishd -a :80 -f /etc/varnish/ccc.vcl -s malloc,1G
+#
+# What ccc sends, and why this file needs so little:
+# - an exact version's files: `Cache-Control: public, max-age=31536000,
+#   immutable`, a strong ETag per representation, `Vary: Accept-Encoding`;
+# - redirects from `latest` and ranges: `public, max-age=60`;
+# - errors (404 included), /_stats and /healthz: `no-store`.
+# Varnish honours all of it as it stands. This file adds the purge ccc sends
+# on `ccc rm/gc --purge`, a day's cap on how long a file is kept without
+# asking ccc (the bound on serving a removed version when a purge was
+# missed), and brotli, which Varnish's own Accept-Encoding handling knows
+# nothing of.
+
+# The origin: one `ccc serve` (several: the directors vmod).
+backend ccc {
+    .host = "127.0.0.1";
+    .port = "8333";
+    .probe = {
+        .url = "/healthz";
+        .interval = 5s;
+        .timeout = 2s;
+        .window = 5;
+        .threshold = 3;
+        # Healthy from the start: a sick start would answer 503 until the
+        # first probe, after every start and every `vcl.load`.
+        .initial = 3;
+    }
+}
+
+# Who may purge: the machines that run `ccc rm` and `ccc gc`.
+acl purgers {
+    "127.0.0.1";
+    "::1";
+}
+
+sub vcl_recv {
+    if (req.method == "PURGE") {
+        if (client.ip !~ purgers) {
+            return (synth(405, "PURGE is not allowed from this address"));
+        }
+        # Drops every variant stored under the URL; vcl_purge then does
+        # the same for the brotli clients' copy (see vcl_hash).
+        if (req.restarts == 0) {
+            unset req.http.X-Ccc-Br;
+        }
+        return (purge);
+    }
+    if (req.method != "GET" && req.method != "HEAD") {
+        # ccc answers 405 with the methods it takes.
+        return (pass);
+    }
+    if (req.url ~ "^/(_stats|healthz)(\?|$)") {
+        # Each origin's own counters and health, never a cached copy.
+        return (pass);
+    }
+    # ccc's answers depend on the URL and Accept-Encoding only; a cookie
+    # the site set for its pages must not turn every asset into a pass.
+    unset req.http.Cookie;
+
+    # Varnish reduces Accept-Encoding to `gzip` or nothing once this
+    # returns. A client that takes brotli is remembered here, gets its own
+    # copy of each URL (vcl_hash) and is fetched with its preference
+    # (vcl_backend_fetch); ccc answers br, or gzip when it has no brotli.
+    unset req.http.X-Ccc-Br;
+    if (req.http.Accept-Encoding ~ "(^|,)\s*br\s*(,|;\s*q=(1|0?\.0*[1-9])|$)") {
+        set req.http.X-Ccc-Br = "1";
+    }
+    return (hash);
+}
+
+sub vcl_hash {
+    # The URL alone, not the Host: ccc serves the same catalog under every
+    # name it is reached by, and a purge from `ccc rm` names no site.
+    hash_data(req.url);
+    if (req.http.X-Ccc-Br) {
+        hash_data("br");
+    }
+    return (lookup);
+}
+
+sub vcl_purge {
+    if (!req.http.X-Ccc-Br) {
+        set req.http.X-Ccc-Br = "1";
+        return (restart);
+    }
+    return (synth(200, "Purged"));
+}
+
+sub vcl_backend_fetch {
+    if (bereq.http.X-Ccc-Br) {
+        set bereq.http.Accept-Encoding = "br, gzip";
+    }
+    unset bereq.http.X-Ccc-Br;
+}
+
+sub vcl_backend_response {
+    if (beresp.http.Cache-Control ~ "immutable" && beresp.ttl > 1d) {
+        # A file is kept a day without asking ccc, then revalidated with
+        # its ETag (a 304 costs ccc no body): a removed version whose purge
+        # was missed leaves within a day. Clients still get a year.
+        set beresp.ttl = 1d;
+        set beresp.keep = 7d;
+    }
+    # A stale copy is served no longer than a revalidation takes.
+    set beresp.grace = 10s;
+}
+
+sub vcl_deliver {
+    # For whoever debugs a deployment: did this come from the cache?
+    if (obj.hits > 0) {
+        set resp.http.X-Cache = "hit";
+    } else {
+        set resp.http.X-Cache = "miss";
+    }
+    unset resp.http.X-Ccc-Br;
+}
