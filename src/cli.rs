@@ -418,6 +418,10 @@ pub struct GcArgs {
     #[arg(long)]
     pub dry_run: bool,
 
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,

@@ -16,7 +16,16 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let options = options(&args);
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     catalog.stop_on_interrupt()?;
-    let report = catalog.gc(&options)?;
+    let spinner = indicatif::ProgressBar::with_draw_target(
+        None,
+        output::progress_target(args.quiet || args.json),
+    );
+    spinner.set_style(output::spinner_style());
+    spinner.set_prefix("Collecting");
+    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+    let report = catalog.gc(&options, &|phase| spinner.set_message(phase.to_string()));
+    spinner.finish_and_clear();
+    let report = report?;
     let (purged, outcome) = super::purge_caches(
         &args.purge,
         report.dry_run,
