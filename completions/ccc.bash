@@ -16,6 +16,9 @@ _ccc() {
             ",$1")
                 cmd="ccc"
                 ;;
+            ccc,backup)
+                cmd="ccc__subcmd__backup"
+                ;;
             ccc,cat)
                 cmd="ccc__subcmd__cat"
                 ;;
@@ -52,11 +55,11 @@ _ccc() {
             ccc,serve)
                 cmd="ccc__subcmd__serve"
                 ;;
-            ccc,tag)
-                cmd="ccc__subcmd__tag"
-                ;;
             ccc,verify)
                 cmd="ccc__subcmd__verify"
+                ;;
+            ccc__subcmd__help,backup)
+                cmd="ccc__subcmd__help__subcmd__backup"
                 ;;
             ccc__subcmd__help,cat)
                 cmd="ccc__subcmd__help__subcmd__cat"
@@ -91,44 +94,8 @@ _ccc() {
             ccc__subcmd__help,serve)
                 cmd="ccc__subcmd__help__subcmd__serve"
                 ;;
-            ccc__subcmd__help,tag)
-                cmd="ccc__subcmd__help__subcmd__tag"
-                ;;
             ccc__subcmd__help,verify)
                 cmd="ccc__subcmd__help__subcmd__verify"
-                ;;
-            ccc__subcmd__help__subcmd__tag,add)
-                cmd="ccc__subcmd__help__subcmd__tag__subcmd__add"
-                ;;
-            ccc__subcmd__help__subcmd__tag,ls)
-                cmd="ccc__subcmd__help__subcmd__tag__subcmd__ls"
-                ;;
-            ccc__subcmd__help__subcmd__tag,rm)
-                cmd="ccc__subcmd__help__subcmd__tag__subcmd__rm"
-                ;;
-            ccc__subcmd__tag,add)
-                cmd="ccc__subcmd__tag__subcmd__add"
-                ;;
-            ccc__subcmd__tag,help)
-                cmd="ccc__subcmd__tag__subcmd__help"
-                ;;
-            ccc__subcmd__tag,ls)
-                cmd="ccc__subcmd__tag__subcmd__ls"
-                ;;
-            ccc__subcmd__tag,rm)
-                cmd="ccc__subcmd__tag__subcmd__rm"
-                ;;
-            ccc__subcmd__tag__subcmd__help,add)
-                cmd="ccc__subcmd__tag__subcmd__help__subcmd__add"
-                ;;
-            ccc__subcmd__tag__subcmd__help,help)
-                cmd="ccc__subcmd__tag__subcmd__help__subcmd__help"
-                ;;
-            ccc__subcmd__tag__subcmd__help,ls)
-                cmd="ccc__subcmd__tag__subcmd__help__subcmd__ls"
-                ;;
-            ccc__subcmd__tag__subcmd__help,rm)
-                cmd="ccc__subcmd__tag__subcmd__help__subcmd__rm"
                 ;;
             *)
                 ;;
@@ -137,8 +104,26 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat rm gc verify backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__backup)
+            opts="-q -h -V --force --quiet --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -173,7 +158,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -197,14 +182,6 @@ _ccc() {
                     ;;
                 --cache-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --alias-max-age)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --log-format)
-                    COMPREPLY=($(compgen -W "combined json" -- "${cur}"))
                     return 0
                     ;;
                 --max-connections)
@@ -343,7 +320,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__gc)
-            opts="-h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --json --purge --purge-delay --db --help --version"
+            opts="-q -h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -361,14 +338,6 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --purge)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --purge-delay)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -381,8 +350,22 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify serve export causal help"
+            opts="publish ls inspect diff cat rm gc verify backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__backup)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -548,62 +531,6 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ccc__subcmd__help__subcmd__tag)
-            opts="add rm ls"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__help__subcmd__tag__subcmd__add)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__help__subcmd__tag__subcmd__ls)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__help__subcmd__tag__subcmd__rm)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
         ccc__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -637,12 +564,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__ls)
-            opts="-h -V --json --db --help --version"
+            opts="-h -V --limit --offset --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --offset)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -655,7 +590,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --force --tag --purge --purge-delay --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --force --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -666,18 +601,6 @@ _ccc() {
                     return 0
                     ;;
                 --level)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --tag)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --purge)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --purge-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -709,20 +632,12 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__rm)
-            opts="-h -V --all --dry-run --json --purge --purge-delay --db --help --version"
+            opts="-h -V --all --dry-run --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --purge)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --purge-delay)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -735,7 +650,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -761,14 +676,6 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --alias-max-age)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --log-format)
-                    COMPREPLY=($(compgen -W "combined json" -- "${cur}"))
-                    return 0
-                    ;;
                 --max-connections)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -785,148 +692,6 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag)
-            opts="-h -V --db --help --version add rm ls help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__add)
-            opts="-h -V --db --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__help)
-            opts="add rm ls help"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__help__subcmd__add)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__help__subcmd__help)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__help__subcmd__ls)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__help__subcmd__rm)
-            opts=""
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__ls)
-            opts="-h -V --json --db --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
-                --db)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                *)
-                    COMPREPLY=()
-                    ;;
-            esac
-            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-            return 0
-            ;;
-        ccc__subcmd__tag__subcmd__rm)
-            opts="-h -V --db --help --version"
-            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
-                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
-                return 0
-            fi
-            case "${prev}" in
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

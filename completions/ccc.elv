@@ -33,6 +33,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
@@ -60,6 +61,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;ls'= {
+            cand --limit 'List at most N rows (0: all of them). Default: 100 in a table, all in JSON'
+            cand --offset 'Skip the first N rows of the listing'
             cand --db 'The catalog file'
             cand --json 'Print JSON instead of a table'
             cand -h 'Print help (see more with ''--help'')'
@@ -68,6 +71,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;list'= {
+            cand --limit 'List at most N rows (0: all of them). Default: 100 in a table, all in JSON'
+            cand --offset 'Skip the first N rows of the listing'
             cand --db 'The catalog file'
             cand --json 'Print JSON instead of a table'
             cand -h 'Print help (see more with ''--help'')'
@@ -167,6 +172,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --db 'The catalog file'
             cand --delete-all-versions 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)'
             cand --dry-run 'List every choice (what goes, what stays and why), and change nothing'
+            cand -q 'Print no progress'
+            cand --quiet 'Print no progress'
             cand --json 'Print the report as JSON'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -175,6 +182,17 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;verify'= {
             cand --db 'The catalog file'
+            cand -q 'Print no progress'
+            cand --quiet 'Print no progress'
+            cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;backup'= {
+            cand --db 'The catalog file'
+            cand --force 'Replace OUT if it exists'
             cand -q 'Print no progress'
             cand --quiet 'Print no progress'
             cand --json 'Print the report as JSON'
@@ -261,6 +279,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
@@ -292,6 +311,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;gc'= {
         }
         &'ccc;help;verify'= {
+        }
+        &'ccc;help;backup'= {
         }
         &'ccc;help;serve'= {
         }

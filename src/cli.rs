@@ -61,6 +61,7 @@ pub enum Command {
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
+    Backup(BackupArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
     Causal(Box<Checked<CausalArgs>>),
@@ -143,15 +144,25 @@ pub struct PublishArgs {
 
 /// List packages, one package's versions, or one version's files.
 ///
-/// Without an argument, every package with its number of versions, latest
-/// version and stored size. With PKG, its versions, newest first. With
-/// PKG@VERSION, the files of that version (VERSION may be `latest` or a
-/// range such as `^1.2`).
+/// Without an argument, packages with their number of versions, latest
+/// version and stored size, by name. With PKG, its versions, newest first.
+/// With PKG@VERSION, the files of that version, by path (VERSION may be
+/// `latest` or a range such as `^1.2`). A table shows 100 rows unless
+/// --limit says otherwise, and says how to see the next ones; --json lists
+/// every row unless --limit is given.
 #[derive(Debug, Args)]
 pub struct LsArgs {
     /// What to list: nothing, PKG, or PKG@VERSION.
     #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
     pub target: Option<Target>,
+
+    /// List at most N rows (0: all of them). Default: 100 in a table, all in JSON.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
+    /// Skip the first N rows of the listing.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
 
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -465,6 +476,33 @@ impl CheckArgs for GcArgs {
 /// it affects.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Copy the catalog to OUT, consistently, while it is served or published to.
+///
+/// The copy is made with SQLite's online backup API inside one read
+/// transaction, so it holds the catalog exactly as one commit left it, and
+/// publishes and the server carry on meanwhile. It is written to a hidden
+/// temporary file beside OUT and renamed into place once complete and on
+/// disk: OUT is never half-written. An existing OUT is refused unless
+/// --force. Check the copy with `ccc --db OUT verify`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The file to write.
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+
     /// Print no progress.
     #[arg(long, short)]
     pub quiet: bool,

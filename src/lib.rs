@@ -58,6 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish(_)
             | Command::Gc(_)
             | Command::Verify(_)
+            | Command::Backup(_)
             | Command::Serve(_)
             | Command::Export(_)
             | Command::Causal(_)
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
+        Command::Backup(args) => cmd::backup::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, args.0),

@@ -7,7 +7,7 @@
 //! leave the side files behind itself).
 
 use crate::serve_util::{STARTUP, Server, get, sigterm};
-use crate::util::{Rng, Workspace};
+use crate::util::{Rng, Workspace, ccc_path, hermetic};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -58,6 +58,7 @@ fn every_command_leaves_only_cdn_db() {
         &["cat", "app@1.0.0/a.js"],
         &["cat", "app@^1/index.html", "--gzip"],
         &["verify", "--quiet"],
+        &["backup", "--quiet", "copy.db"],
         &["export", "app", "out"],
     ] {
         ws.ok(args);
@@ -227,4 +228,129 @@ fn readers_that_end_during_a_publish_leave_it_alone() {
     assert_eq!(ws.versions("app"), ["2.0.0", "1.0.0"]);
     ws.ok(&["verify", "--quiet"]);
     assert_eq!(ws.paths("app@2.0.0").len(), FILES);
+}
+
+/// The versions a catalog file holds, as `ccc ls PKG --json` lists them,
+/// each checked to list as many files as it says it has.
+fn versions_in(ws: &Workspace, db: &Path, package: &str) -> Vec<String> {
+    let db = db.to_str().expect("UTF-8 path");
+    let listed = ws.json(&["--db", db, "ls", package, "--json"]);
+    let mut versions = Vec::new();
+    for v in listed.as_array().expect("a list of versions") {
+        let version = v["version"].as_str().expect("version").to_string();
+        let files = ws.json(&["--db", db, "ls", &format!("{package}@{version}"), "--json"]);
+        assert_eq!(
+            files["files"].as_array().expect("files").len() as u64,
+            v["file_count"].as_u64().expect("file_count"),
+            "{package}@{version} in {db} is missing files"
+        );
+        versions.push(version);
+    }
+    versions
+}
+
+/// `ccc backup` while another process publishes version after version:
+/// every copy opens, passes `ccc verify`, and holds exactly the versions
+/// committed at some moment (a prefix of the publish order), each whole.
+#[test]
+fn backup_while_publishing_copies_one_commit() {
+    let ws = Workspace::new();
+    let mut rng = Rng::new(11);
+    // Versions of a few MB each, so that a copy takes long enough to see
+    // publishes commit in the middle of it.
+    const VERSIONS: usize = 12;
+    for v in 0..VERSIONS {
+        for f in 0..8 {
+            ws.write(&format!("v{v}/f{f}.bin"), rng.bytes(96 * 1024));
+        }
+    }
+    ws.publish("app@0.0.0", "v0", &[]);
+    let script = (1..VERSIONS)
+        .map(|v| format!("\"$CCC\" publish -q app@0.0.{v} v{v} || exit 1"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut sh = std::process::Command::new("sh");
+    hermetic(&mut sh);
+    let mut publisher = sh
+        .current_dir(ws.path())
+        .env("CCC", ccc_path())
+        .env("CCC_DB_PATH", ws.db())
+        .args(["-c", &script])
+        .spawn()
+        .expect("start the publishing loop");
+    let mut copies = 0;
+    let mut seen = Vec::new();
+    loop {
+        let done = publisher.try_wait().expect("poll the publisher").is_some();
+        let copy = ws.path().join(format!("copy{copies}.db"));
+        ws.ok(&["backup", "-q", copy.to_str().expect("UTF-8 path")]);
+        copies += 1;
+        ws.ok(&["--db", copy.to_str().expect("UTF-8 path"), "verify", "-q"]);
+        let mut versions = versions_in(&ws, &copy, "app");
+        versions.reverse();
+        let prefix: Vec<String> = (0..versions.len()).map(|v| format!("0.0.{v}")).collect();
+        assert_eq!(versions, prefix, "copy {copies} holds no commit's state");
+        seen.push(versions.len());
+        if done {
+            break;
+        }
+    }
+    let status = publisher.wait().expect("wait for the publisher");
+    assert!(status.success(), "the publishing loop failed: {status}");
+    assert_eq!(*seen.last().expect("a copy"), VERSIONS, "{seen:?}");
+    assert!(
+        copies >= 2,
+        "no copy was made during the publishes: {seen:?}"
+    );
+    // No temporary file or side file is left beside the copies.
+    let leftovers: Vec<String> = std::fs::read_dir(ws.path())
+        .expect("read the workspace")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.') || (n.starts_with("copy") && !n.ends_with(".db")))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn backup_refuses_to_overwrite_without_force() {
+    let ws = Workspace::new();
+    ws.write("v1/a.js", "let a = 1;\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    ws.write("old.db", "keep me");
+    let out = ws.fails(&["backup", "old.db"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("old.db: already exists; --force replaces it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(ws.path().join("old.db")).expect("old.db"),
+        b"keep me"
+    );
+
+    let report = ws.json(&["backup", "old.db", "--force", "--json"]);
+    assert_eq!(report["replaced"], true, "{report}");
+    assert_eq!(report["version_count"], 1, "{report}");
+    assert_eq!(report["file_count"], 1, "{report}");
+    assert_eq!(
+        ws.json(&["--db", "old.db", "ls", "app", "--json"])[0]["version"],
+        "1.0.0"
+    );
+
+    // Never the catalog itself, never a folder, and nothing left behind by
+    // a backup that could not be written.
+    let out = ws.fails(&["backup", "--force", "cdn.db"], 1);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is the catalog being backed up"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    ws.fails(&["backup", "v1"], 1);
+    ws.fails(&["backup", "no-such-dir/copy.db"], 1);
+    let hidden: Vec<String> = std::fs::read_dir(ws.path())
+        .expect("read the workspace")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(hidden.is_empty(), "{hidden:?}");
 }

@@ -102,6 +102,11 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
         (Catalog, vec!["verify", "-q"], Code(0)),
         (Catalog, vec!["verify", "--fast"], Code(2)),
         (Empty, vec!["verify"], Code(1)),
+        // backup
+        (Catalog, vec!["backup", "-q", "copy.db"], Code(0)),
+        (Catalog, vec!["backup"], Code(2)),
+        (Catalog, vec!["backup", "a-file"], Code(1)),
+        (Empty, vec!["backup", "copy.db"], Code(1)),
         // serve (success and Ctrl-C: `serve_stops_with_0_on_ctrl_c`)
         (Catalog, vec!["serve", "--port", "http"], Code(2)),
         (Catalog, vec!["serve", "--port", "{busy}"], Code(1)),

@@ -173,6 +173,7 @@ fn run(ws: &Workspace, name: &str) -> Value {
         "ccc tag ls PKG --json" => ws.json(&["tag", "ls", "app", "--json"]),
         // app@1.0.0 is an older release; each package's latest stays.
         "ccc gc --json" => ws.json(&["gc", "--keep", "1", "--dry-run", "--json"]),
+        "ccc backup OUT --json" => ws.json(&["backup", &format!("{out}/backup.db"), "--json"]),
         "ccc export [PKG[@VERSION]] DIR --json" => {
             ws.json(&["export", "app", &format!("{out}/export"), "--json"])
         }

@@ -300,3 +300,115 @@ fn every_command_speaks_of_a_version_in_the_same_words() {
     }
     assert_eq!(inspect["files"], listing["files"]);
 }
+
+/// A catalog with 150 packages (`p000`..`p149`), the first with 130
+/// versions and a version of 250 files: every listing is longer than a
+/// table's default page.
+fn long_listings() -> Workspace {
+    let ws = Workspace::new();
+    let files: Vec<(String, Vec<u8>)> = (0..250)
+        .map(|i| (format!("f{i:03}.txt"), format!("{i}\n").into_bytes()))
+        .collect();
+    ws.write_tree("big", &files);
+    ws.write("one/a.txt", "a\n");
+    ws.publish("p000@1.0.0", "big", &[]);
+    let conn = ws.conn();
+    // Rows made directly: 150 publishes would take longer than the test
+    // is worth, and listings read nothing else.
+    conn.execute_batch(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 149)
+         INSERT INTO packages (name, created_at) SELECT printf('p%03d', i), 0 FROM n;
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 129)
+         INSERT INTO versions (package_id, version, published_at, file_count, raw_bytes, stored_bytes)
+         SELECT (SELECT id FROM packages WHERE name = 'p000'), printf('0.%d.0', i), 0, 0, 0, 0 FROM n;",
+    )
+    .expect("add packages and versions");
+    ws
+}
+
+#[test]
+fn listings_are_paged() {
+    let ws = long_listings();
+    let names = |v: Value, key: &str| -> Vec<String> {
+        v.as_array()
+            .expect("a list")
+            .iter()
+            .map(|r| r[key].as_str().expect(key).to_string())
+            .collect()
+    };
+    // JSON: everything unless asked, then exactly the window asked for.
+    assert_eq!(names(ws.json(&["ls", "--json"]), "package").len(), 150);
+    assert_eq!(
+        names(
+            ws.json(&["ls", "--json", "--limit", "2", "--offset", "10"]),
+            "package"
+        ),
+        ["p010", "p011"]
+    );
+    assert_eq!(
+        names(ws.json(&["ls", "p000", "--json"]), "version").len(),
+        130
+    );
+    let versions = names(
+        ws.json(&["ls", "p000", "--json", "--limit", "3"]),
+        "version",
+    );
+    assert_eq!(versions, ["1.0.0", "0.129.0", "0.128.0"], "newest first");
+    let files = ws.json(&["ls", "p000@1.0.0", "--json", "--offset", "248"]);
+    assert_eq!(
+        int(&files["file_count"]),
+        250,
+        "the total, whatever the page"
+    );
+    assert_eq!(
+        names(files["files"].clone(), "path"),
+        ["f248.txt", "f249.txt"]
+    );
+    assert_eq!(
+        ws.json(&["ls", "--json", "--offset", "1000"]),
+        Value::Array(vec![])
+    );
+
+    // Tables: 100 rows, then a line with what was left out and how to see it.
+    let table = |args: &[&str]| String::from_utf8(ws.ok(args).stdout).expect("UTF-8");
+    let out = table(&["ls"]);
+    assert!(out.contains(" p099 ") && !out.contains(" p100 "), "{out}");
+    assert!(
+        out.trim_end()
+            .ends_with("rows 1-100 of 150 packages; next: --offset 100 (--limit 0 lists all)"),
+        "{out}"
+    );
+    let out = table(&["ls", "--offset", "100"]);
+    assert!(out.contains(" p149 ") && !out.contains(" p099 "), "{out}");
+    assert!(
+        out.trim_end().ends_with("rows 101-150 of 150 packages"),
+        "{out}"
+    );
+    let out = table(&["ls", "--limit", "0"]);
+    assert!(out.contains(" p149 ") && !out.contains("rows "), "{out}");
+    let out = table(&["ls", "p000", "--limit", "5", "--offset", "125"]);
+    assert!(out.contains(" 0.5.0 ") && !out.contains(" 0.6.0 "), "{out}");
+    assert!(
+        out.trim_end().ends_with("rows 126-130 of 130 versions"),
+        "{out}"
+    );
+    let out = table(&["ls", "p000@1.0.0"]);
+    assert!(
+        out.contains("f099.txt") && !out.contains("f100.txt"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rows 1-100 of 250 files; next: --offset 100"),
+        "{out}"
+    );
+    let out = table(&["ls", "p000@1.0.0", "--offset", "300"]);
+    assert!(
+        out.trim_end()
+            .ends_with("no rows past --offset 300: there are 250 files"),
+        "{out}"
+    );
+    // A short listing has no such line.
+    ws.publish("short@1.0.0", "one", &[]);
+    let out = table(&["ls", "short"]);
+    assert!(!out.contains("rows "), "{out}");
+}

@@ -584,6 +584,41 @@ fn listings_and_their_redirects() {
         assert!(entry["stored_bytes"].as_u64().is_some(), "{}", file.path);
     }
 
+    // `?limit=&offset=` pages the files; `file_count` counts them all.
+    let paths = |v: &Value| -> Vec<String> {
+        v["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|f| f["path"].as_str().expect("path").to_string())
+            .collect()
+    };
+    let every = paths(&listing);
+    assert!(every.len() > 3, "{listing}");
+    for (query, want) in [
+        ("?limit=2", &every[..2]),
+        ("?offset=1&limit=2", &every[1..3]),
+        ("?v=7&offset=3", &every[3..]),
+        ("?limit=0", &every[..]),
+        ("?offset=100000", &every[..0]),
+    ] {
+        let r = get(&server.url(&format!("/assets/site/1.0.0/{query}")), &[]);
+        assert_eq!(r.status, 200, "{query}: {}", r.text());
+        let page = r.json();
+        assert_eq!(paths(&page), want, "{query}");
+        assert_eq!(page["file_count"], files.len() as u64, "{query}");
+    }
+    let r = get(&server.url("/assets/site/1.0.0/?limit=ten"), &[]);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text()
+            .contains("`limit` must be a whole number, not `ten`"),
+        "{}",
+        r.text()
+    );
+    let r = get(&server.url("/assets/site/latest/?limit=2"), &[]);
+    assert_eq!(r.header("location"), Some("/assets/site/1.1.0/?limit=2"));
+
     for (from, to) in [
         // A bare version leads to its entry file (index.html), or to its
         // list when it has none (tests/serve_aliases.rs has the rules).

@@ -136,7 +136,7 @@ fn plan<'a>(catalog: &Catalog, versions: &'a [VersionRow], dir: &Path) -> Result
                 version: version.version.to_string(),
             });
         }
-        let files = catalog.files(version.id)?;
+        let files = catalog.files(version.id, super::query::Page::ALL)?;
         let mut folders = HashSet::new();
         for file in &files {
             let mut end = 0;

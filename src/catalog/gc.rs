@@ -382,13 +382,6 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    fn package_names(&self) -> Result<Vec<String>> {
-        self.conn()
-            .prepare("SELECT name FROM packages ORDER BY name")
-            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| self.err(e))
-    }
-
     /// The versions kept and removed, package by package.
     fn choose_versions(&self, options: &Options) -> Result<(Vec<Choice>, Vec<Choice>)> {
         let (mut kept, mut removed) = (Vec::new(), Vec::new());

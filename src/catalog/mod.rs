@@ -86,6 +86,7 @@
 //! open transaction back.
 
 pub mod archive;
+pub mod backup;
 pub mod content_type;
 pub mod diff;
 pub mod export;

@@ -125,6 +125,38 @@ impl Serialize for AssetRow {
     }
 }
 
+/// A window of a long listing: the `offset` rows first in its order are
+/// skipped, then at most `limit` rows are listed (all of them when None).
+/// `ccc ls --limit/--offset` and the server's `?limit=&offset=`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Page {
+    pub offset: u64,
+    pub limit: Option<u64>,
+}
+
+impl Page {
+    /// Every row.
+    pub const ALL: Page = Page {
+        offset: 0,
+        limit: None,
+    };
+
+    /// SQL `LIMIT ? OFFSET ?` values (-1: no limit).
+    fn sql(self) -> (i64, i64) {
+        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        (self.limit.map_or(-1, clamp), clamp(self.offset))
+    }
+
+    /// The window of `rows`.
+    pub fn apply<T>(self, rows: Vec<T>) -> Vec<T> {
+        let skip = usize::try_from(self.offset).unwrap_or(usize::MAX);
+        let take = self
+            .limit
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        rows.into_iter().skip(skip).take(take).collect()
+    }
+}
+
 /// One file of a version as the catalog stores it, body included: what
 /// [`Catalog::lookup`] returns for the server to check
 /// ([`AssetRecord::check`]) and serve.
@@ -145,7 +177,8 @@ pub struct AssetRecord {
 }
 
 /// A version with its files, by path: `ccc ls PKG@VERSION --json` and the
-/// server's `/assets/PKG/VERSION/` listing.
+/// server's `/assets/PKG/VERSION/` listing. `files` may be one [`Page`] of
+/// them; `version.file_count` counts them all.
 #[derive(Debug, Clone, Serialize)]
 pub struct VersionFiles {
     #[serde(flatten)]
@@ -168,8 +201,10 @@ pub(super) fn as_hex<S: serde::Serializer>(
 }
 
 impl Catalog {
-    /// Every package, by name.
-    pub fn packages(&self) -> Result<Vec<PackageRow>> {
+    /// The packages of `page`, by name, with their totals. Each package's
+    /// stored size reads every asset row of the package, so a page costs
+    /// its packages' files, whatever the catalog's size.
+    pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         let mut stmt = self
             .conn()
             .prepare(
@@ -178,11 +213,11 @@ impl Catalog {
                           WHERE b.id IN (SELECT a.blob_id FROM assets a
                                            JOIN versions v ON v.id = a.version_id
                                           WHERE v.package_id = p.id))
-                   FROM packages p ORDER BY p.name",
+                   FROM packages p ORDER BY p.name LIMIT ?1 OFFSET ?2",
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map([], |r| {
+            .query_map(page.sql(), |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)?,
@@ -206,6 +241,23 @@ impl Catalog {
             });
         }
         Ok(out)
+    }
+
+    /// Every package's name, in order: what commands that walk the whole
+    /// catalog need, without [`Catalog::packages`]' totals.
+    pub fn package_names(&self) -> Result<Vec<String>> {
+        self.conn()
+            .prepare("SELECT name FROM packages ORDER BY name")
+            .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+            .map_err(|e| self.err(e))
+    }
+
+    /// How many packages the catalog holds.
+    pub fn package_count(&self) -> Result<u64> {
+        self.conn()
+            .query_row("SELECT count(*) FROM packages", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
     }
 
     /// The versions of `package`, newest first by semver precedence. An
@@ -337,21 +389,23 @@ impl Catalog {
         }))
     }
 
-    /// A version with its files.
-    pub fn version_files(&self, version: VersionRow) -> Result<VersionFiles> {
-        let files = self.files(version.id)?;
+    /// A version with the files of `page`.
+    pub fn version_files(&self, version: VersionRow, page: Page) -> Result<VersionFiles> {
+        let files = self.files(version.id, page)?;
         Ok(VersionFiles { version, files })
     }
 
-    /// The files of a version, by path.
-    pub fn files(&self, version_id: i64) -> Result<Vec<AssetRow>> {
+    /// The files of a version in `page`, by path. The primary key orders
+    /// them, so a page costs its own rows (and the skipped ones' keys).
+    pub fn files(&self, version_id: i64, page: Page) -> Result<Vec<AssetRow>> {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
-                "{ASSET_SELECT} WHERE a.version_id = ?1 ORDER BY a.path"
+                "{ASSET_SELECT} WHERE a.version_id = ?1 ORDER BY a.path LIMIT ?2 OFFSET ?3"
             ))
             .map_err(|e| self.err(e))?;
-        stmt.query_map([version_id], asset_row)
+        let (limit, offset) = page.sql();
+        stmt.query_map(rusqlite::params![version_id, limit, offset], asset_row)
             .map_err(|e| self.err(e))?
             .collect::<rusqlite::Result<Vec<_>>>()
             .map_err(|e| self.err(e))

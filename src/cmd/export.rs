@@ -48,8 +48,8 @@ pub fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
 fn select(catalog: &Catalog, target: Option<&Target>) -> Result<Vec<VersionRow>> {
     let Some(target) = target else {
         let mut all = Vec::new();
-        for p in catalog.packages()? {
-            all.extend(catalog.versions(&p.package)?);
+        for name in catalog.package_names()? {
+            all.extend(catalog.versions(&name)?);
         }
         return Ok(all);
     };

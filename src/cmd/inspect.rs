@@ -2,7 +2,7 @@
 //! sharing with a file table, or one file in full detail.
 
 use super::{resolve_version, version_title};
-use crate::catalog::query::{AssetRow, VersionFiles, VersionRow};
+use crate::catalog::query::{AssetRow, Page, VersionFiles, VersionRow};
 use crate::catalog::{Access, Catalog};
 use crate::cli::InspectArgs;
 use crate::error::Result;
@@ -46,7 +46,7 @@ pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
 
 fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<ExitCode> {
     let shared = catalog.shared_bytes(v.id)?;
-    let listing = catalog.version_files(v)?;
+    let listing = catalog.version_files(v, Page::ALL)?;
     if json {
         output::print_json(&VersionDetail {
             listing: &listing,

@@ -1,8 +1,15 @@
 //! `ccc ls [PKG[@VERSION]]`: packages, a package's versions (with the
 //! dist-tags that name them), or a version's files. A tag or range (`app@latest`, `app@^1`) lists the exact version it
 //! resolves to, named in the title and in the JSON.
+//!
+//! Listings are paged (`--limit`, `--offset`): a catalog of thousands of
+//! packages, or a version of 100,000 files, would otherwise take seconds to
+//! total and a screenful of thousands of rows nobody reads. Tables show
+//! [`TABLE_ROWS`] rows by default and end with a line saying what was left
+//! out; JSON lists everything unless asked, since scripts want every row.
 
 use super::{resolve_version, version_title};
+use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog};
 use crate::cli::LsArgs;
 use crate::error::{Error, Result};
@@ -11,17 +18,29 @@ use crate::units::{human_size, human_time, ratio};
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Rows a table shows when `--limit` is not given.
+pub const TABLE_ROWS: u64 = 100;
+
 pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let page = Page {
+        offset: args.offset,
+        limit: match args.limit {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None if args.json => None,
+            None => Some(TABLE_ROWS),
+        },
+    };
     let Some(target) = &args.target else {
-        return packages(&catalog, args.json);
+        return packages(&catalog, page, args.json);
     };
     if target.version.is_none() {
-        return versions(&catalog, &target.package, args.json);
+        return versions(&catalog, &target.package, page, args.json);
     }
     let version = resolve_version(&catalog, target)?;
     let title = version_title(&version, target, None);
-    let listing = catalog.version_files(version)?;
+    let listing = catalog.version_files(version, page)?;
     if args.json {
         output::print_json(&listing)?;
         return Ok(ExitCode::SUCCESS);
@@ -51,16 +70,17 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
         ]);
     }
     output::print(table)?;
-    Ok(ExitCode::SUCCESS)
+    print_rest(page, listing.files.len(), v.file_count, "file")
 }
 
-fn packages(catalog: &Catalog, json: bool) -> Result<ExitCode> {
-    let packages = catalog.packages()?;
+fn packages(catalog: &Catalog, page: Page, json: bool) -> Result<ExitCode> {
+    let packages = catalog.packages(page)?;
     if json {
         output::print_json(&packages)?;
         return Ok(ExitCode::SUCCESS);
     }
-    if packages.is_empty() {
+    let total = catalog.package_count()?;
+    if total == 0 {
         output::print(
             "the catalog is empty; add a version with `ccc publish <pkg>@<version> <DIR>`",
         )?;
@@ -83,14 +103,16 @@ fn packages(catalog: &Catalog, json: bool) -> Result<ExitCode> {
         ]);
     }
     output::print(table)?;
-    Ok(ExitCode::SUCCESS)
+    print_rest(page, packages.len(), total, "package")
 }
 
-fn versions(catalog: &Catalog, package: &str, json: bool) -> Result<ExitCode> {
+fn versions(catalog: &Catalog, package: &str, page: Page, json: bool) -> Result<ExitCode> {
     let versions = catalog.tagged_versions(package)?;
     if versions.is_empty() {
         return Err(Error::PackageNotFound(package.to_string()));
     }
+    let total = versions.len() as u64;
+    let versions = page.apply(versions);
     if json {
         output::print_json(&versions)?;
         return Ok(ExitCode::SUCCESS);
@@ -115,5 +137,28 @@ fn versions(catalog: &Catalog, package: &str, json: bool) -> Result<ExitCode> {
         ]);
     }
     output::print(table)?;
+    print_rest(page, versions.len(), total, "version")
+}
+
+/// Under a table that shows part of a listing: which rows it showed and
+/// how to see the others, `rows 101-200 of 5,000 packages; next: --offset 200`.
+fn print_rest(page: Page, shown: usize, total: u64, noun: &str) -> Result<ExitCode> {
+    let shown = shown as u64;
+    if page.offset == 0 && shown >= total {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let of = count(total, noun);
+    let line = if shown == 0 {
+        format!("no rows past --offset {}: there are {of}", page.offset)
+    } else {
+        let (first, last) = (page.offset + 1, page.offset + shown);
+        let next = if last < total {
+            format!("; next: --offset {last} (--limit 0 lists all)")
+        } else {
+            String::new()
+        };
+        format!("rows {first}-{last} of {of}{next}")
+    };
+    output::print(line)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each resolves its clap arguments into library
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
+pub mod backup;
 pub mod cat;
 pub mod causal;
 pub mod diff;

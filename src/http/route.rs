@@ -19,12 +19,15 @@
 //!
 //! Redirects keep the request's query string ([`redirect_url`]), as nginx's
 //! `rewrite` does: cache-busting and tracking parameters survive the hop
-//! from `latest` or a range to the exact version.
+//! from `latest` or a range to the exact version. A version's list reads
+//! `limit` and `offset` from it ([`listing_page`]); every other parameter
+//! is left alone.
 //!
 //! Routing allocates nothing for a target without percent-escapes: the
 //! route's names are slices of the target. Only a decoded target is copied
 //! (once, by the decoding).
 
+use crate::catalog::query::Page;
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use std::borrow::Cow;
 
@@ -280,6 +283,31 @@ pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> S
     url
 }
 
+/// The page of a version's list that `target` asks for with
+/// `?limit=N&offset=M` (both optional, whole numbers; `limit=0` or none:
+/// every file). The error names the parameter and the value at fault.
+pub fn listing_page(target: &str) -> Result<Page, String> {
+    let mut page = Page::ALL;
+    let before_fragment = target.split('#').next().unwrap_or("");
+    let Some((_, query)) = before_fragment.split_once('?') else {
+        return Ok(page);
+    };
+    for pair in query.split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        if key != "limit" && key != "offset" {
+            continue;
+        }
+        let n: u64 = value.parse().map_err(|_| {
+            format!("the query parameter `{key}` must be a whole number, not `{value}`")
+        })?;
+        match key {
+            "limit" => page.limit = (n > 0).then_some(n),
+            _ => page.offset = n,
+        }
+    }
+    Ok(page)
+}
+
 /// The URL of a package (`/assets/@scope/name/`), its segments
 /// percent-encoded as needed.
 pub fn package_url(package: &str) -> String {
@@ -395,6 +423,26 @@ mod tests {
                 "{target}"
             );
         }
+    }
+
+    #[test]
+    fn listing_pages_come_from_the_query_string() {
+        let page = |offset, limit| Page { offset, limit };
+        assert_eq!(listing_page("/assets/a/1.0.0/"), Ok(Page::ALL));
+        assert_eq!(
+            listing_page("/assets/a/1.0.0/?limit=10&offset=20"),
+            Ok(page(20, Some(10)))
+        );
+        assert_eq!(
+            listing_page("/assets/a/1.0.0/?v=3&offset=5#top"),
+            Ok(page(5, None))
+        );
+        assert_eq!(listing_page("/assets/a/1.0.0/?limit=0"), Ok(Page::ALL));
+        assert_eq!(
+            listing_page("/assets/a/1.0.0/?limit=-1"),
+            Err("the query parameter `limit` must be a whole number, not `-1`".into())
+        );
+        assert!(listing_page("/assets/a/1.0.0/?offset").is_err());
     }
 
     #[test]

@@ -516,8 +516,12 @@ fn listing(
     let Ok(exact) = semver::Version::parse(version) else {
         return alias::redirect(ask, store, policy, package, version, "");
     };
+    let page = match route::listing_page(ask.target) {
+        Ok(page) => page,
+        Err(why) => return Ok(Answer::error(400, &why)),
+    };
     let format = negotiate::format(ask.accept.iter().copied());
-    let Some(listing) = store.list(package.to_string(), version.to_string())? else {
+    let Some(listing) = store.list(package.to_string(), version.to_string(), page)? else {
         return missing_listing(ask, format, store, package, &Selector::Exact(exact));
     };
     Ok(match format {
@@ -562,7 +566,11 @@ fn package_listing(
 /// `/assets/`: every package, as JSON (the rows of `ccc ls --json`) or a
 /// page; it changes with every publish, so it is cached like aliases.
 fn index(ask: &Ask<'_>, store: &store::Handle, policy: &alias::Policy) -> Result<Answer> {
-    let packages = store.packages()?;
+    let page = match route::listing_page(ask.target) {
+        Ok(page) => page,
+        Err(why) => return Ok(Answer::error(400, &why)),
+    };
+    let packages = store.packages(page)?;
     let cache_control = policy.cache_control();
     Ok(match negotiate::format(ask.accept.iter().copied()) {
         Format::Json => {

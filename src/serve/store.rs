@@ -82,7 +82,7 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{AssetRecord, PackageRow, PackageVersions, VersionFiles};
+use crate::catalog::query::{AssetRecord, Page, PackageRow, PackageVersions, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
@@ -257,11 +257,11 @@ enum Msg {
     Get(AssetKey, Reply<Result<Option<Asset>>>),
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
-    List(String, String, Reply<Result<Option<VersionFiles>>>),
+    List(String, String, Page, Reply<Result<Option<VersionFiles>>>),
     Package(String, Reply<Result<Option<PackageVersions>>>),
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
     /// Every package with its totals.
-    Packages(Reply<Result<Vec<PackageRow>>>),
+    Packages(Page, Reply<Result<Vec<PackageRow>>>),
     Stats(Reply<CacheStats>),
     Health(Reply<CatalogHealth>),
 }
@@ -314,15 +314,21 @@ impl Handle {
             .call(|reply| Msg::Entry(package, version, reply))?
     }
 
-    /// The files of `package@version`, if that exact version exists.
-    pub fn list(&self, package: String, version: String) -> Result<Option<VersionFiles>> {
+    /// The files of `package@version` in `page`, if that exact version
+    /// exists.
+    pub fn list(
+        &self,
+        package: String,
+        version: String,
+        page: Page,
+    ) -> Result<Option<VersionFiles>> {
         self.actor
-            .call(|reply| Msg::List(package, version, reply))?
+            .call(|reply| Msg::List(package, version, page, reply))?
     }
 
-    /// Every package with its totals, by name.
-    pub fn packages(&self) -> Result<Vec<PackageRow>> {
-        self.actor.call(Msg::Packages)?
+    /// The packages of `page` with their totals, by name.
+    pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
+        self.actor.call(|reply| Msg::Packages(page, reply))?
     }
 
     /// The cache's counters.
@@ -714,7 +720,7 @@ impl Store {
         Ok(Some(entry))
     }
 
-    fn list(&mut self, package: &str, version: &str) -> Result<Option<VersionFiles>> {
+    fn list(&mut self, package: &str, version: &str, page: Page) -> Result<Option<VersionFiles>> {
         let Ok(exact) = semver::Version::parse(version) else {
             return Ok(None);
         };
@@ -724,7 +730,7 @@ impl Store {
             Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        catalog.version_files(v).map(Some)
+        catalog.version_files(v, page).map(Some)
     }
 }
 
@@ -735,10 +741,14 @@ impl Actor for Store {
         match msg {
             Msg::Get(key, reply) => reply.send(self.get(key)),
             Msg::Resolve(package, selector, reply) => reply.send(self.resolve(&package, &selector)),
-            Msg::List(package, version, reply) => reply.send(self.list(&package, &version)),
+            Msg::List(package, version, page, reply) => {
+                reply.send(self.list(&package, &version, page))
+            }
             Msg::Package(package, reply) => reply.send(self.package(&package)),
             Msg::Entry(package, version, reply) => reply.send(self.entry(&package, &version)),
-            Msg::Packages(reply) => reply.send(self.catalog().and_then(|c| c.packages())),
+            Msg::Packages(page, reply) => {
+                reply.send(self.catalog().and_then(|c| c.packages(page)))
+            }
             Msg::Stats(reply) => reply.send(self.stats()),
             Msg::Health(reply) => reply.send(self.health()),
         }

@@ -42,6 +42,7 @@ mod enabled {
     use super::plot;
     use super::report::{self, Summary};
     use super::sweep::{self, Cell, Points, Session, Timing, WarmUpError};
+    use crate::catalog::query::Page;
     use crate::catalog::{Access, Catalog};
     use crate::causal::engine::{ExternalWake, SiteClock};
     use crate::causal::points::{ASSET_SERVED, REQUEST, SITES};
@@ -73,11 +74,11 @@ mod enabled {
     fn every_asset_url(db: &Path) -> Result<Vec<String>> {
         let catalog = Catalog::open(db, Access::ReadOnly)?;
         let mut urls = Vec::new();
-        for package in catalog.packages()? {
-            for version in catalog.versions(&package.package)? {
+        for package in catalog.package_names()? {
+            for version in catalog.versions(&package)? {
                 let version_text = version.version.to_string();
-                for file in catalog.files(version.id)? {
-                    urls.push(asset_url(&package.package, &version_text, &file.path));
+                for file in catalog.files(version.id, Page::ALL)? {
+                    urls.push(asset_url(&package, &version_text, &file.path));
                 }
             }
         }
