@@ -4,7 +4,7 @@
 //! [`run`] and prints errors. Modules:
 //!
 //! - [`catalog`]: the SQLite catalog (schema, publish from directories and
-//!   archives, queries, diff, gc, verify, export);
+//!   archives, queries, diff, gc, verify, backup, export);
 //! - [`actor`]: the std-thread actor runtime;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
 //!   functions; [`frontend`]: connections, limits and timeouts (the HTTP/1.1
