@@ -55,6 +55,9 @@ _ccc() {
             ccc,serve)
                 cmd="ccc__subcmd__serve"
                 ;;
+            ccc,tag)
+                cmd="ccc__subcmd__tag"
+                ;;
             ccc,verify)
                 cmd="ccc__subcmd__verify"
                 ;;
@@ -94,8 +97,44 @@ _ccc() {
             ccc__subcmd__help,serve)
                 cmd="ccc__subcmd__help__subcmd__serve"
                 ;;
+            ccc__subcmd__help,tag)
+                cmd="ccc__subcmd__help__subcmd__tag"
+                ;;
             ccc__subcmd__help,verify)
                 cmd="ccc__subcmd__help__subcmd__verify"
+                ;;
+            ccc__subcmd__help__subcmd__tag,add)
+                cmd="ccc__subcmd__help__subcmd__tag__subcmd__add"
+                ;;
+            ccc__subcmd__help__subcmd__tag,ls)
+                cmd="ccc__subcmd__help__subcmd__tag__subcmd__ls"
+                ;;
+            ccc__subcmd__help__subcmd__tag,rm)
+                cmd="ccc__subcmd__help__subcmd__tag__subcmd__rm"
+                ;;
+            ccc__subcmd__tag,add)
+                cmd="ccc__subcmd__tag__subcmd__add"
+                ;;
+            ccc__subcmd__tag,help)
+                cmd="ccc__subcmd__tag__subcmd__help"
+                ;;
+            ccc__subcmd__tag,ls)
+                cmd="ccc__subcmd__tag__subcmd__ls"
+                ;;
+            ccc__subcmd__tag,rm)
+                cmd="ccc__subcmd__tag__subcmd__rm"
+                ;;
+            ccc__subcmd__tag__subcmd__help,add)
+                cmd="ccc__subcmd__tag__subcmd__help__subcmd__add"
+                ;;
+            ccc__subcmd__tag__subcmd__help,help)
+                cmd="ccc__subcmd__tag__subcmd__help__subcmd__help"
+                ;;
+            ccc__subcmd__tag__subcmd__help,ls)
+                cmd="ccc__subcmd__tag__subcmd__help__subcmd__ls"
+                ;;
+            ccc__subcmd__tag__subcmd__help,rm)
+                cmd="ccc__subcmd__tag__subcmd__help__subcmd__rm"
                 ;;
             *)
                 ;;
@@ -104,7 +143,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat rm gc verify backup serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -158,7 +197,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -181,6 +220,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --alias-max-age)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -350,7 +393,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat rm gc verify backup serve export causal help"
+            opts="publish ls inspect diff cat tag rm gc verify backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -531,6 +574,62 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__help__subcmd__tag)
+            opts="add rm ls"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__tag__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__tag__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__tag__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -590,7 +689,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --force --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --force --tag --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -601,6 +700,10 @@ _ccc() {
                     return 0
                     ;;
                 --level)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -650,7 +753,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -676,6 +779,10 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --alias-max-age)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-connections)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -692,6 +799,148 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag)
+            opts="-h -V --db --help --version add rm ls help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__add)
+            opts="-h -V --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__help)
+            opts="add rm ls help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__help__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__help__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__ls)
+            opts="-h -V --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__rm)
+            opts="-h -V --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

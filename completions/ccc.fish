@@ -33,6 +33,7 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "list" -d 'List packages, on
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "diff" -d 'Show the files added, removed and changed from one version to another'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "tag" -d 'Add, remove or list a package\'s dist-tags'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
@@ -43,11 +44,12 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve`
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to SOURCE\'s root; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l tag -d 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
-complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically (its dist-tags stay on it)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s q -l quiet -d 'Print no progress and no summary'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l json -d 'Print the summary as JSON'
@@ -77,11 +79,32 @@ complete -c ccc -n "__fish_ccc_using_subcommand cat" -l db -d 'The catalog file'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -l gzip -d 'Write a gzip stream instead: the stored one, or for files stored raw, one made on the fly'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "add" -d 'Point TAG at PKG@VERSION (moving it if it names another version)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "add" -d 'Point TAG at PKG@VERSION (moving it if it names another version)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l all -d 'Remove every version of the named packages'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l dry-run -d 'Show what would be removed, and change nothing'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l json -d 'Print what was removed as JSON'
-complete -c ccc -n "__fish_ccc_using_subcommand rm" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep -d 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep-prereleases -d 'With --keep, also keep the M newest prereleases that are older than the package\'s newest release [default: 0]' -r
@@ -109,6 +132,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to liste
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
@@ -127,6 +151,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to list
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
@@ -166,16 +191,20 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "diff" -d 'Show the files added, removed and changed from one version to another'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "serve" -d 'Serve the catalog over HTTP'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat rm gc verify backup serve export causal help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "diff" -d 'Show the files added, removed and changed from one version to another'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "tag" -d 'Add, remove or list a package\'s dist-tags'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Point TAG at PKG@VERSION (moving it if it names another version)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
