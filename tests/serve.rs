@@ -608,6 +608,12 @@ fn listings_and_their_redirects() {
         assert_eq!(paths(&page), want, "{query}");
         assert_eq!(page["file_count"], files.len() as u64, "{query}");
     }
+    // The list of packages pages the same way.
+    let json = [("Accept", "application/json")];
+    let all = get(&server.url("/assets/"), &json).json();
+    assert_eq!(all.as_array().map(Vec::len), Some(2), "{all}");
+    let second = get(&server.url("/assets/?offset=1&limit=5"), &json).json();
+    assert_eq!(second, Value::Array(vec![all[1].clone()]));
     let r = get(&server.url("/assets/site/1.0.0/?limit=ten"), &[]);
     assert_eq!(r.status, 400, "{}", r.text());
     assert!(
