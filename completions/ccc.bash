@@ -197,7 +197,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -225,6 +225,10 @@ _ccc() {
                     ;;
                 --alias-max-age)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "combined json" -- "${cur}"))
                     return 0
                     ;;
                 --max-connections)
@@ -753,7 +757,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -781,6 +785,10 @@ _ccc() {
                     ;;
                 --alias-max-age)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "combined json" -- "${cur}"))
                     return 0
                     ;;
                 --max-connections)

@@ -133,13 +133,15 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker thr
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
+json\t'One JSON object per line'"
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request: time received (RFC 3339, UTC), client, request, status, body bytes, time taken'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request, in --log-format'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
@@ -152,6 +154,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker th
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most body bytes kept in memory, like 64MiB' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
+json\t'One JSON object per line'"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
@@ -186,7 +190,7 @@ full\t''"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the speedup curves as SVG' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request: time received (RFC 3339, UTC), client, request, status, body bytes, time taken'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request, in --log-format'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -82,7 +82,7 @@
 //! file's.
 
 use crate::actor::{self, Actor, Reply};
-use crate::catalog::query::{AssetRecord, Page, PackageRow, PackageVersions, VersionFiles};
+use crate::catalog::query::{AssetRecord, PackageRow, PackageVersions, Page, VersionFiles};
 use crate::catalog::{Access, Catalog};
 use crate::causal;
 use crate::error::{Error, Result};
@@ -746,9 +746,7 @@ impl Actor for Store {
             }
             Msg::Package(package, reply) => reply.send(self.package(&package)),
             Msg::Entry(package, version, reply) => reply.send(self.entry(&package, &version)),
-            Msg::Packages(page, reply) => {
-                reply.send(self.catalog().and_then(|c| c.packages(page)))
-            }
+            Msg::Packages(page, reply) => reply.send(self.catalog().and_then(|c| c.packages(page))),
             Msg::Stats(reply) => reply.send(self.stats()),
             Msg::Health(reply) => reply.send(self.health()),
         }
