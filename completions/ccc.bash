@@ -367,7 +367,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__gc)
-            opts="-q -h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --quiet --json --db --help --version"
+            opts="-q -h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --quiet --json --purge --purge-delay --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -382,6 +382,14 @@ _ccc() {
                     return 0
                     ;;
                 --older-than)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --purge)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --purge-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -693,7 +701,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --force --tag --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --force --tag --purge --purge-delay --dry-run --max-file-size --max-unpacked-size --jobs --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -708,6 +716,14 @@ _ccc() {
                     return 0
                     ;;
                 --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --purge)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --purge-delay)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -739,12 +755,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__rm)
-            opts="-h -V --all --dry-run --json --db --help --version"
+            opts="-h -V --all --dry-run --json --purge --purge-delay --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --purge)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --purge-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -45,6 +45,8 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this messag
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to SOURCE\'s root; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l tag -d 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
@@ -100,6 +102,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l all -d 'Remove every version of the named packages'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l dry-run -d 'Show what would be removed, and change nothing'
@@ -109,6 +113,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand rm" -s V -l version -d 'Print ve
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep -d 'Keep the N newest releases of each package, and the prereleases newer than them (0 only with --delete-all-versions)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l keep-prereleases -d 'With --keep, also keep the M newest prereleases that are older than the package\'s newest release [default: 0]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l older-than -d 'Remove versions published longer ago than DURATION, like `30days`, `2weeks` or `12h`' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
+complete -c ccc -n "__fish_ccc_using_subcommand gc" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l delete-all-versions -d 'Allow --keep 0: remove every version, `latest` included (with --older-than, every version older than that)'
 complete -c ccc -n "__fish_ccc_using_subcommand gc" -l dry-run -d 'List every choice (what goes, what stays and why), and change nothing'

@@ -326,7 +326,11 @@ impl Catalog {
         let (kept, mut doomed) = self.choose_versions(options)?;
         if options.list_files {
             for choice in &mut doomed {
-                choice.files = self.files(choice.id)?.into_iter().map(|f| f.path).collect();
+                choice.files = self
+                    .files(choice.id, super::query::Page::ALL)?
+                    .into_iter()
+                    .map(|f| f.path)
+                    .collect();
             }
         }
         let ids: Vec<i64> = doomed.iter().map(|c| c.id).collect();

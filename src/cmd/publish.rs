@@ -223,7 +223,11 @@ fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec
     else {
         return Ok(Vec::new());
     };
-    Ok(catalog.files(row.id)?.into_iter().map(|f| f.path).collect())
+    Ok(catalog
+        .files(row.id, crate::catalog::query::Page::ALL)?
+        .into_iter()
+        .map(|f| f.path)
+        .collect())
 }
 
 /// The summary for people: totals, then where the content went.

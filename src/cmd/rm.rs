@@ -66,7 +66,13 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     let mut files = Vec::new();
     if !args.purge.caches.is_empty() {
         for v in &removed {
-            files.push(catalog.files(v.id)?.into_iter().map(|f| f.path).collect());
+            files.push(
+                catalog
+                    .files(v.id, crate::catalog::query::Page::ALL)?
+                    .into_iter()
+                    .map(|f| f.path)
+                    .collect(),
+            );
         }
     }
     let removal = catalog.remove_versions(&ids, args.dry_run)?;
