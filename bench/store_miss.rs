@@ -85,6 +85,7 @@ fn main() {
         let legacy = AssetRecord {
             body: asset.body.clone(),
             stored_sha256: None,
+            brotli: None,
             content_type: asset.content_type.clone(),
             ..asset
         };
@@ -118,7 +119,7 @@ fn main() {
             samples[6].push(timed(batch, || get(&cached.handle)));
         }
         let [lookup, stat, decode, check, miss_1, miss_2, hit] = samples.map(median);
-        let kind = if asset.gzip { "gzip" } else { "identity" };
+        let kind = asset.encoding;
         println!(
             "{:<18} {:>14} {:>8.1} {:>6.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>6.1} {:>13.2}x {:>12.2}x",
             path,

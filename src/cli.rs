@@ -105,6 +105,12 @@ pub struct PublishArgs {
     #[arg(long, default_value_t = 9, value_parser = parse_level)]
     pub level: u32,
 
+    /// Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli.
+    /// A brotli stream is kept beside the gzip one when it is at least 5%
+    /// smaller, and sent to clients that accept `br`.
+    #[arg(long, value_name = "N", default_value_t = crate::catalog::publish::DEFAULT_BROTLI_QUALITY, value_parser = parse_brotli_quality)]
+    pub brotli_quality: u32,
+
     /// Replace the version if it exists, atomically (its dist-tags stay
     /// on it).
     #[arg(long)]
@@ -994,6 +1000,10 @@ where
 
 fn parse_level(s: &str) -> Result<u32, String> {
     between(s, 1, 9, "the gzip level")
+}
+
+fn parse_brotli_quality(s: &str) -> Result<u32, String> {
+    between(s, 0, 11, "the brotli quality").map_err(|e| format!("{e} (0: no brotli)"))
 }
 
 fn parse_speedup(s: &str) -> Result<u8, String> {

@@ -12,6 +12,8 @@
 //!   building, the store actor that owns the server's catalog connection,
 //!   and the cache the workers read;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
+//! - [`encoding`]: the content codings, one type from the tables to the
+//!   wire;
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations and times as people type and read them;
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
@@ -27,6 +29,7 @@ pub mod catalog;
 pub mod causal;
 pub mod cli;
 pub mod cmd;
+pub mod encoding;
 pub mod error;
 pub mod frontend;
 pub mod http;

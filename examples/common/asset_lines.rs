@@ -2,6 +2,7 @@
 //! code (`serve::prepared`), for the ceiling servers: they put the same
 //! bytes on the wire as ccc does for a cache hit, whatever ccc's lines are.
 
+use ccc::encoding::Encoding;
 use ccc::frontend::HeaderLines;
 use ccc::serve::prepared::Prepared;
 use ccc::serve::store::StoredAsset;
@@ -15,11 +16,12 @@ pub fn gzip_asset_lines(size: usize) -> HeaderLines {
     let asset = Prepared::new(StoredAsset {
         version_id: 1,
         body: Arc::from(&[][..]),
-        gzip: true,
+        encoding: Encoding::Gzip,
         sha256: [0; 32],
+        brotli: None,
         content_type: "text/javascript; charset=utf-8".into(),
         raw_size: 4 * size as u64,
         published_at: published,
     });
-    asset.lines(true, true).clone()
+    asset.lines(true, Encoding::Gzip).clone()
 }

@@ -34,6 +34,8 @@
 //! skipped, and reported, where it cannot exist: the version has a file or
 //! folder of that name, or the name is too long for the file system
 //! (`ENAMETOOLONG`: a 255-byte file name leaves no room for `.gz`).
+//! Siblings are the catalog's own streams, never compressed anew: `.gz` the
+//! stored gzip body, `.br` the brotli stream publish kept.
 
 use super::publish::Skipped;
 use super::query::{AssetRow, VersionRow};
@@ -47,30 +49,28 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// An encoding written beside a file as `NAME` + suffix.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sibling {
-    /// `.gz`: the stored gzip stream, for files the catalog keeps gzipped.
-    Gzip,
-}
+/// The encodings an export writes beside a file as `NAME` +
+/// [`Encoding::suffix`], in order: `.gz` (nginx `gzip_static`) for files
+/// the catalog keeps gzipped, `.br` (`brotli_static`) for those it also
+/// keeps as brotli.
+pub const SIBLINGS: &[Encoding] = &[Encoding::Gzip, Encoding::Brotli];
 
-/// The siblings an export writes, in order.
-pub const SIBLINGS: &[Sibling] = &[Sibling::Gzip];
-
-impl Sibling {
-    pub fn suffix(self) -> &'static str {
-        match self {
-            Sibling::Gzip => ".gz",
+/// The bytes of `file` coded as `sibling`, whose stored body is `stored`;
+/// None when the catalog does not hold this encoding of it.
+fn sibling_body<'a>(
+    catalog: &Catalog,
+    sibling: Encoding,
+    file: &AssetRow,
+    stored: &'a [u8],
+) -> Result<Option<Cow<'a, [u8]>>> {
+    Ok(match sibling {
+        Encoding::Identity => None,
+        Encoding::Gzip => (file.encoding == Encoding::Gzip).then_some(Cow::Borrowed(stored)),
+        Encoding::Brotli if file.variants.iter().any(|v| v.encoding == sibling) => {
+            catalog.brotli_body(file.blob_id)?.map(Cow::Owned)
         }
-    }
-
-    /// The sibling's bytes for `file`, whose stored body is `stored`; None
-    /// when the catalog does not hold this encoding of it.
-    fn body<'a>(self, file: &AssetRow, stored: &'a [u8]) -> Option<Cow<'a, [u8]>> {
-        match self {
-            Sibling::Gzip => (file.encoding == Encoding::Gzip).then_some(Cow::Borrowed(stored)),
-        }
-    }
+        Encoding::Brotli => None,
+    })
 }
 
 /// What an export wrote.
@@ -251,7 +251,7 @@ fn stage_version(
         report.written_bytes += raw.len() as u64;
 
         for &sibling in SIBLINGS {
-            let Some(body) = sibling.body(file, &stored) else {
+            let Some(body) = sibling_body(catalog, sibling, file, &stored)? else {
                 continue;
             };
             let name = format!("{}{}", file.path, sibling.suffix());

@@ -24,6 +24,9 @@
 //! Every version judged is reported with the reasons it stays or goes
 //! ([`Reason`]), so `--dry-run` shows exactly these choices.
 //!
+//! Blobs go with their brotli streams, and a brotli stream whose blob is
+//! gone (a catalog changed with foreign keys off) goes too.
+//!
 //! Versions and blobs are removed in one transaction; `--dry-run` runs the
 //! same statements and rolls back, so what it reports is exactly what a real
 //! run would remove. Reclaiming space (`VACUUM`) runs after the commit.
@@ -123,6 +126,9 @@ pub struct Report {
     pub removed_blob_count: u64,
     /// Stored bytes of the removed blobs.
     pub removed_stored_bytes: u64,
+    /// Brotli streams of the removed blobs, and any whose blob was gone.
+    pub removed_brotli_count: u64,
+    pub removed_brotli_bytes: u64,
     /// Catalog size on disk (file plus WAL) before and after.
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
@@ -339,6 +345,23 @@ impl Catalog {
             crate::output::count(ids.len() as u64, "version")
         ));
         let packages_removed = delete_versions(&tx, &ids).map_err(err)?;
+        // Brotli streams of the blobs about to go, and any whose blob is
+        // already gone (a catalog changed with foreign keys off): deleted
+        // here rather than by the cascade, so that they are counted.
+        let (mut brotli_removed, mut brotli_bytes_removed) = (0i64, 0i64);
+        if self.has_brotli() {
+            const DOOMED_BROTLI: &str = "FROM brotli WHERE NOT EXISTS (
+                SELECT 1 FROM assets a WHERE a.blob_id = brotli.blob_id)";
+            (brotli_removed, brotli_bytes_removed) = tx
+                .query_row(
+                    &format!("SELECT count(*), coalesce(sum(length(body)), 0) {DOOMED_BROTLI}"),
+                    [],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .map_err(err)?;
+            tx.execute(&format!("DELETE {DOOMED_BROTLI}"), [])
+                .map_err(err)?;
+        }
         phase("finding unused blobs");
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
@@ -357,7 +380,7 @@ impl Catalog {
             tx.rollback().map_err(err)?;
         } else {
             tx.commit().map_err(err)?;
-            if !doomed.is_empty() || blobs_removed > 0 {
+            if !doomed.is_empty() || blobs_removed > 0 || brotli_removed > 0 {
                 phase(&format!(
                     "giving space back (rewriting {})",
                     crate::units::human_size(file_bytes_before)
@@ -371,6 +394,8 @@ impl Catalog {
             packages_removed,
             removed_blob_count: blobs_removed as u64,
             removed_stored_bytes: blob_bytes_removed as u64,
+            removed_brotli_count: brotli_removed as u64,
+            removed_brotli_bytes: brotli_bytes_removed as u64,
             file_bytes_before,
             file_bytes_after: self.disk_size(),
             dry_run: options.dry_run,

@@ -9,6 +9,7 @@
 //!           file_count, raw_bytes, stored_bytes, UNIQUE(package_id, version))
 //! blobs    (id, sha256 UNIQUE (32 bytes), raw_size, encoding 'gzip'|'identity', body,
 //!           stored_sha256 (32 bytes or NULL))
+//! brotli   (blob_id -> blobs PRIMARY KEY, body, stored_sha256 (32 bytes))
 //! assets   (version_id -> versions, path, blob_id -> blobs, content_type,
 //!           PRIMARY KEY(version_id, path)) WITHOUT ROWID
 //! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
@@ -33,6 +34,26 @@
 //! migration does not fill it, since that would rewrite every blob of the
 //! catalog (each row holds its body) in the first writing command after an
 //! upgrade.
+//!
+//! `brotli` holds a second coding of a gzip blob's content, the brotli
+//! stream publish keeps when it is at least 5% smaller than the gzip one;
+//! `sha256` of the blob names the content of both. It is a table of its
+//! own rather than a column of `blobs` because:
+//!
+//! - `blobs.encoding` has a CHECK that allows only `gzip` and `identity`,
+//!   and SQLite cannot change a CHECK without copying the table, which
+//!   would rewrite every body of the catalog on upgrade;
+//! - in one record, a column after `body` is reached only by walking the
+//!   gzip body's overflow pages, so serving brotli would read the gzip
+//!   stream from disk too; in its own table each stream is its own record,
+//!   found by the blob's id (an integer primary key, the rowid);
+//! - `length(body)` over `blobs` stays the size of what every client can
+//!   be sent, and a catalog without the table (schema 2) is read by the
+//!   same queries minus one join.
+//!
+//! Deleting a blob deletes its brotli stream (`ON DELETE CASCADE`), and gc
+//! also drops streams whose blob is gone (a catalog changed with foreign
+//! keys off).
 //!
 //! # Compatibility
 //!
@@ -97,6 +118,7 @@ pub mod query;
 pub mod tags;
 pub mod verify;
 
+pub use crate::encoding::Encoding;
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
@@ -192,6 +214,15 @@ CREATE TABLE dist_tags (
 
 CREATE INDEX dist_tags_by_version ON dist_tags(version_id);
 "#,
+    // 3 -> 4: brotli streams beside gzip blobs (why a table: module doc).
+    // Existing blobs get none; they are served as before.
+    r#"
+CREATE TABLE brotli (
+    blob_id       INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+    body          BLOB NOT NULL,
+    stored_sha256 BLOB NOT NULL CHECK (length(stored_sha256) = 32)
+);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -207,54 +238,8 @@ pub const STORED_DIGEST_SCHEMA: i64 = 2;
 /// The first schema with the `dist_tags` table.
 pub const TAGS_SCHEMA: i64 = 3;
 
-/// How a blob's body is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Encoding {
-    /// A gzip stream, served as is to clients that accept gzip.
-    Gzip,
-    /// The original bytes, kept when gzip would save under 5%. The name is
-    /// HTTP's for "no coding" (RFC 9110 8.4.1), as in the `blobs` table and
-    /// the JSON.
-    Identity,
-}
-
-impl Encoding {
-    /// The name in the `blobs` table and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Encoding::Gzip => "gzip",
-            Encoding::Identity => "identity",
-        }
-    }
-
-    /// The word for people: `gzip` or `uncompressed`.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Encoding::Gzip => "gzip",
-            Encoding::Identity => "uncompressed",
-        }
-    }
-}
-
-impl rusqlite::types::FromSql for Encoding {
-    fn column_result(value: rusqlite::types::ValueRef<'_>) -> rusqlite::types::FromSqlResult<Self> {
-        match value.as_str()? {
-            "gzip" => Ok(Encoding::Gzip),
-            "identity" => Ok(Encoding::Identity),
-            // The schema's CHECK constraint allows nothing else.
-            other => Err(rusqlite::types::FromSqlError::Other(
-                format!("unknown blob encoding `{other}`").into(),
-            )),
-        }
-    }
-}
-
-impl rusqlite::types::ToSql for Encoding {
-    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
-        Ok(self.as_str().into())
-    }
-}
+/// The first schema with the `brotli` table.
+pub const BROTLI_SCHEMA: i64 = 4;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -403,6 +388,11 @@ impl Catalog {
     /// none: `latest` is then always the newest release).
     pub fn has_tags(&self) -> bool {
         self.schema >= TAGS_SCHEMA
+    }
+
+    /// Whether the catalog has the `brotli` table (empty or not).
+    pub fn has_brotli(&self) -> bool {
+        self.schema >= BROTLI_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {

@@ -82,6 +82,9 @@ pub struct AssetRow {
     pub raw_bytes: u64,
     /// The size of its stored body (gzip stream or original bytes).
     pub stored_bytes: u64,
+    /// Other codings of the file the catalog holds beside the stored body
+    /// (a brotli stream), each sent to clients that accept it.
+    pub variants: Vec<Variant>,
     pub sha256: [u8; 32],
     pub blob_id: i64,
 }
@@ -109,6 +112,7 @@ impl Serialize for AssetRow {
             encoding: Encoding,
             raw_bytes: u64,
             stored_bytes: u64,
+            variants: &'a [Variant],
             sha256: String,
             integrity: String,
         }
@@ -118,6 +122,7 @@ impl Serialize for AssetRow {
             encoding: self.encoding,
             raw_bytes: self.raw_bytes,
             stored_bytes: self.stored_bytes,
+            variants: &self.variants,
             sha256: hex::encode(self.sha256),
             integrity: self.integrity(),
         }
@@ -164,16 +169,32 @@ impl Page {
 pub struct AssetRecord {
     pub version_id: i64,
     pub body: std::sync::Arc<[u8]>,
-    /// Whether `body` is a gzip stream (else the raw bytes).
-    pub gzip: bool,
+    /// How `body` is coded: gzip, or identity (the raw bytes).
+    pub encoding: Encoding,
     /// The original file's digest.
     pub sha256: [u8; 32],
     /// The digest of `body` as stored; `None` for a blob written before
     /// the catalog recorded it (schema 1), which is checked by decoding.
     pub stored_sha256: Option<[u8; 32]>,
+    /// The brotli stream of a gzip body, when the catalog holds one.
+    pub brotli: Option<BrotliBody>,
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
+}
+
+/// A brotli stream beside a gzip body, with its recorded digest.
+#[derive(Debug)]
+pub struct BrotliBody {
+    pub body: std::sync::Arc<[u8]>,
+    pub stored_sha256: [u8; 32],
+}
+
+/// Another coding of a file, beside its stored body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Variant {
+    pub encoding: Encoding,
+    pub stored_bytes: u64,
 }
 
 /// A version with its files, by path: `ccc ls PKG@VERSION --json` and the
@@ -401,7 +422,8 @@ impl Catalog {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
-                "{ASSET_SELECT} WHERE a.version_id = ?1 ORDER BY a.path LIMIT ?2 OFFSET ?3"
+                "{} WHERE a.version_id = ?1 ORDER BY a.path LIMIT ?2 OFFSET ?3",
+                self.asset_select()
             ))
             .map_err(|e| self.err(e))?;
         let (limit, offset) = page.sql();
@@ -416,7 +438,8 @@ impl Catalog {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
-                "{ASSET_SELECT} WHERE a.version_id = ?1 AND a.path = ?2"
+                "{} WHERE a.version_id = ?1 AND a.path = ?2",
+                self.asset_select()
             ))
             .map_err(|e| self.err(e))?;
         stmt.query_row(rusqlite::params![version.id, path], asset_row)
@@ -472,12 +495,9 @@ impl Catalog {
         };
         let limit = super::manifest::MAX_MANIFEST_SIZE;
         let mut bytes = Vec::new();
-        let read = match encoding {
-            Encoding::Identity => (&body[..]).take(limit + 1).read_to_end(&mut bytes),
-            Encoding::Gzip => flate2::read::MultiGzDecoder::new(&body[..])
-                .take(limit + 1)
-                .read_to_end(&mut bytes),
-        };
+        let read = Encoding::decoder(encoding, &body)
+            .take(limit + 1)
+            .read_to_end(&mut bytes);
         // A manifest that does not decode or is too large names no entry;
         // `ccc verify` reports a damaged blob.
         Ok((read.is_ok() && bytes.len() as u64 <= limit).then_some(bytes))
@@ -490,6 +510,31 @@ impl Catalog {
                 r.get(0)
             })
             .map_err(|e| self.err(e))
+    }
+
+    /// The brotli stream of a blob, if the catalog holds one.
+    pub fn brotli_body(&self, blob_id: i64) -> Result<Option<Vec<u8>>> {
+        if !self.has_brotli() {
+            return Ok(None);
+        }
+        self.conn()
+            .query_row(
+                "SELECT body FROM brotli WHERE blob_id = ?1",
+                [blob_id],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))
+    }
+
+    /// The columns of an [`AssetRow`] over `assets a JOIN blobs b`, as this
+    /// catalog's schema has them.
+    fn asset_select(&self) -> &'static str {
+        if self.has_brotli() {
+            ASSET_SELECT
+        } else {
+            ASSET_SELECT_NO_BROTLI
+        }
     }
 
     /// Stored bytes of the distinct blobs of a version that some other
@@ -562,10 +607,37 @@ impl Catalog {
             )
             .map_err(|e| self.err(e))
     }
+
+    /// Number of brotli streams and their bytes, for the whole catalog.
+    pub fn brotli_totals(&self) -> Result<(u64, u64)> {
+        if !self.has_brotli() {
+            return Ok((0, 0));
+        }
+        self.conn()
+            .query_row(
+                "SELECT count(*), coalesce(sum(length(body)), 0) FROM brotli",
+                [],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(|e| self.err(e))
+    }
 }
 
-const ASSET_SELECT: &str = "SELECT a.path, b.raw_size, length(b.body), b.encoding, b.sha256, b.id
-   FROM assets a JOIN blobs b ON b.id = a.blob_id";
+/// `$brotli`: the size of the blob's brotli stream, or NULL.
+macro_rules! asset_select {
+    ($brotli:literal) => {
+        concat!(
+            "SELECT a.path, b.raw_size, length(b.body), b.encoding, b.sha256, b.id, ",
+            $brotli,
+            "
+   FROM assets a JOIN blobs b ON b.id = a.blob_id"
+        )
+    };
+}
+const ASSET_SELECT: &str =
+    asset_select!("(SELECT length(r.body) FROM brotli r WHERE r.blob_id = b.id)");
+/// [`ASSET_SELECT`] for a catalog whose schema predates the brotli table.
+const ASSET_SELECT_NO_BROTLI: &str = asset_select!("NULL");
 
 fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
     let sha: Vec<u8> = r.get(4)?;
@@ -580,6 +652,14 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
         raw_bytes: r.get::<_, i64>(1)? as u64,
         stored_bytes: r.get::<_, i64>(2)? as u64,
         encoding: r.get(3)?,
+        variants: r
+            .get::<_, Option<i64>>(6)?
+            .map(|n| Variant {
+                encoding: Encoding::Brotli,
+                stored_bytes: n as u64,
+            })
+            .into_iter()
+            .collect(),
         sha256,
         blob_id: r.get(5)?,
     })
@@ -589,25 +669,37 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
 /// (packages by name, versions by (package, version), assets by primary key,
 /// blobs by rowid). `tests::lookup_uses_only_index_searches` checks the plan.
 /// `$stored` is the stored-bytes digest column, or NULL for a catalog whose
-/// schema predates it.
+/// schema predates it; `$brotli` the brotli stream and its digest and the
+/// join that finds them (the stream's row by the blob's id, a rowid), or
+/// NULLs for a catalog without the table.
 macro_rules! lookup_sql {
-    ($stored:literal) => {
+    ($stored:literal, $brotli:literal, $join:literal) => {
         concat!(
             "SELECT v.id, b.body, b.encoding, b.sha256, b.raw_size, v.published_at, ",
             $stored,
+            ", ",
+            $brotli,
             "
    FROM packages p
    JOIN versions v ON v.package_id = p.id AND v.version = ?2
    JOIN assets a ON a.version_id = v.id AND a.path = ?3
-   JOIN blobs b ON b.id = a.blob_id
+   JOIN blobs b ON b.id = a.blob_id",
+            $join,
+            "
   WHERE p.name = ?1"
         )
     };
 }
-pub(crate) const LOOKUP_SQL: &str = lookup_sql!("b.stored_sha256");
-/// [`LOOKUP_SQL`] for a schema 1 catalog (served as it is, never migrated
+pub(crate) const LOOKUP_SQL: &str = lookup_sql!(
+    "b.stored_sha256",
+    "r.body, r.stored_sha256",
+    "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
+);
+/// [`LOOKUP_SQL`] for a schema 2 catalog (served as it is, never migrated
 /// by the server).
-pub(crate) const LOOKUP_SQL_SCHEMA_1: &str = lookup_sql!("NULL");
+pub(crate) const LOOKUP_SQL_SCHEMA_2: &str = lookup_sql!("b.stored_sha256", "NULL, NULL", "");
+/// [`LOOKUP_SQL`] for a schema 1 catalog.
+pub(crate) const LOOKUP_SQL_SCHEMA_1: &str = lookup_sql!("NULL", "NULL, NULL", "");
 
 /// A 32-byte digest column: `None` for NULL or (never written by ccc) any
 /// other length.
@@ -623,8 +715,10 @@ impl Catalog {
     pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
         let mut stmt = self
             .conn()
-            .prepare_cached(if self.has_stored_digests() {
+            .prepare_cached(if self.has_brotli() {
                 LOOKUP_SQL
+            } else if self.has_stored_digests() {
+                LOOKUP_SQL_SCHEMA_2
             } else {
                 LOOKUP_SQL_SCHEMA_1
             })
@@ -635,9 +729,18 @@ impl Catalog {
                 version_id: r.get(0)?,
                 // One copy, from SQLite's page buffer into the shared body.
                 body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),
-                gzip: r.get_ref(2)?.as_str()? == "gzip",
+                encoding: r.get(2)?,
                 sha256,
                 stored_sha256: digest(r.get_ref(6)?)?,
+                brotli: match (r.get_ref(7)?, digest(r.get_ref(8)?)?) {
+                    (rusqlite::types::ValueRef::Null, _) => None,
+                    (body, stored_sha256) => Some(BrotliBody {
+                        body: std::sync::Arc::from(body.as_blob()?),
+                        // The column is NOT NULL with 32 bytes; a catalog
+                        // changed behind ccc's back fails the check on load.
+                        stored_sha256: stored_sha256.unwrap_or_default(),
+                    }),
+                },
                 // Not the stored column: catalogs published by an older
                 // ccc are served with today's table.
                 content_type: content_type::for_path(path),
@@ -712,7 +815,11 @@ mod tests {
     fn lookup_uses_only_index_searches() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
-        for sql in [LOOKUP_SQL, LOOKUP_SQL_SCHEMA_1] {
+        for (sql, joins) in [
+            (LOOKUP_SQL, 5),
+            (LOOKUP_SQL_SCHEMA_2, 4),
+            (LOOKUP_SQL_SCHEMA_1, 4),
+        ] {
             let plan: Vec<String> = catalog
                 .conn()
                 .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
@@ -721,7 +828,7 @@ mod tests {
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
-            assert_eq!(plan.len(), 4, "{plan:?}");
+            assert_eq!(plan.len(), joins, "{plan:?}");
             for step in &plan {
                 assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");
                 assert!(

@@ -3,21 +3,21 @@
 //! In order: SQLite's own `integrity_check` and `foreign_key_check`; every
 //! blob decodes (gzip or identity) to exactly its recorded size and sha256,
 //! and its stored bytes hash to its recorded `stored_sha256` where there is
-//! one; every version's recorded totals match its assets. Blobs are read one
+//! one; every brotli stream hashes to its recorded digest and decodes to its
+//! blob's size and sha256; every version's recorded totals match its assets. Blobs are read one
 //! at a time, so memory stays at the largest blob whatever the catalog's
 //! size. Ctrl-C is noticed every 64 KiB of content (see `interrupt`).
 //!
-//! The server checks less, and more cheaply: [`StoredAsset::check`] hashes
+//! The server checks less, and more cheaply: [`AssetRecord::check`] hashes
 //! each body it loads once, as stored, against `stored_sha256`. Those bytes
 //! are what it sends; that they decode to the original file is what this
 //! full check and publish (which made them from it) answer for. A blob from
 //! before the catalog recorded stored digests has none, and the server
 //! decodes it as verify does.
 
-use super::Catalog;
+use super::{Catalog, Encoding};
 use crate::catalog::query::AssetRecord;
 use crate::error::Result;
-use flate2::read::MultiGzDecoder;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -43,6 +43,9 @@ pub struct Report {
     pub blob_count: u64,
     /// Stored bytes of the blobs, every one of them read and decoded.
     pub stored_bytes: u64,
+    /// Brotli streams, every one of them read and decoded.
+    pub brotli_count: u64,
+    pub brotli_bytes: u64,
     pub version_count: u64,
     pub problems: Vec<Problem>,
 }
@@ -104,14 +107,23 @@ impl Catalog {
                 let id: i64 = row.get(0).map_err(|e| self.err(e))?;
                 let sha: Vec<u8> = row.get(1).map_err(|e| self.err(e))?;
                 let raw_size: i64 = row.get(2).map_err(|e| self.err(e))?;
-                let encoding: String = row.get(3).map_err(|e| self.err(e))?;
+                // A damaged row is a problem of that blob, not the end of
+                // the check.
+                let encoding: std::result::Result<Encoding, String> = row
+                    .get::<_, Encoding>(3)
+                    .map_err(|_| format!("unknown encoding {:?}", row.get_ref(3).ok()));
                 let body = row.get_ref(4).map_err(|e| self.err(e))?;
                 let body = body.as_blob().unwrap_or_default();
                 let stored_sha: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
                 // Both checks, so that a problem names every way the blob is
                 // wrong: the server would refuse it on the second.
                 let details: Vec<String> = [
-                    check_blob(&sha, raw_size, &encoding, body, crate::interrupt::check)?,
+                    match encoding {
+                        Ok(encoding) => {
+                            check_blob(&sha, raw_size, encoding, body, crate::interrupt::check)?
+                        }
+                        Err(unknown) => Some(unknown),
+                    },
                     match &stored_sha {
                         Some(stored_sha) => {
                             check_stored(stored_sha, body, crate::interrupt::check)?
@@ -127,6 +139,47 @@ impl Catalog {
                 }
                 blob_count += 1;
                 stored_bytes += body.len() as u64;
+                progress(body.len() as u64);
+            }
+        }
+        let (mut brotli_count, mut brotli_bytes) = (0u64, 0u64);
+        if self.has_brotli() {
+            // A stream whose blob is gone is foreign_key_check's to report
+            // (and gc's to drop).
+            let mut stmt = self
+                .conn()
+                .prepare(
+                    "SELECT b.id, b.sha256, b.raw_size, r.body, r.stored_sha256
+                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id",
+                )
+                .map_err(|e| self.err(e))?;
+            let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
+                let id: i64 = row.get(0).map_err(|e| self.err(e))?;
+                let sha: Vec<u8> = row.get(1).map_err(|e| self.err(e))?;
+                let raw_size: i64 = row.get(2).map_err(|e| self.err(e))?;
+                let body = row.get_ref(3).map_err(|e| self.err(e))?;
+                let body = body.as_blob().unwrap_or_default();
+                let stored_sha: Vec<u8> = row.get(4).map_err(|e| self.err(e))?;
+                let details: Vec<String> = [
+                    check_blob(
+                        &sha,
+                        raw_size,
+                        Encoding::Brotli,
+                        body,
+                        crate::interrupt::check,
+                    )?,
+                    check_stored(&stored_sha, body, crate::interrupt::check)?,
+                ]
+                .into_iter()
+                .flatten()
+                .map(|d| format!("brotli stream: {d}"))
+                .collect();
+                if !details.is_empty() {
+                    bad_blobs.push((id, hex::encode(&sha), details.join("; ")));
+                }
+                brotli_count += 1;
+                brotli_bytes += body.len() as u64;
                 progress(body.len() as u64);
             }
         }
@@ -198,6 +251,8 @@ impl Catalog {
             ok: problems.is_empty(),
             blob_count,
             stored_bytes,
+            brotli_count,
+            brotli_bytes,
             version_count,
             problems,
         })
@@ -219,16 +274,24 @@ impl AssetRecord {
             None => check_blob(
                 &self.sha256,
                 self.raw_size as i64,
-                if self.gzip { "gzip" } else { "identity" },
+                self.encoding,
                 &self.body,
                 never,
             ),
         };
-        match checked {
-            Ok(None) => Ok(()),
-            Ok(Some(wrong)) => Err(wrong),
-            Err(e) => Err(e.to_string()),
+        // The brotli stream always has its digest.
+        let brotli = self.brotli.as_ref().map(|br| {
+            check_stored(&br.stored_sha256, &br.body, never)
+                .map(|wrong| wrong.map(|w| format!("brotli stream: {w}")))
+        });
+        for checked in [Some(checked), brotli].into_iter().flatten() {
+            match checked {
+                Ok(None) => {}
+                Ok(Some(wrong)) => return Err(wrong),
+                Err(e) => return Err(e.to_string()),
+            }
         }
+        Ok(())
     }
 }
 
@@ -264,39 +327,26 @@ fn check_stored(
 fn check_blob(
     sha: &[u8],
     raw_size: i64,
-    encoding: &str,
+    encoding: Encoding,
     body: &[u8],
     poll: impl Fn() -> Result<()>,
 ) -> Result<Option<String>> {
     let mut hasher = Sha256::new();
-    let size = match encoding {
-        "identity" => {
-            for chunk in body.chunks(CHUNK) {
-                poll()?;
-                hasher.update(chunk);
+    let mut decoder = encoding.decoder(body);
+    // A small body may decode to a lot: the check is per chunk out.
+    let mut buf = vec![0u8; CHUNK];
+    let mut size = 0u64;
+    loop {
+        poll()?;
+        match decoder.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                size += n as u64;
             }
-            body.len() as u64
+            Err(e) => return Ok(Some(format!("{encoding} stream does not decode: {e}"))),
         }
-        "gzip" => {
-            // A small body may decode to a lot: the check is per chunk out.
-            let mut decoder = MultiGzDecoder::new(body);
-            let mut buf = vec![0u8; CHUNK];
-            let mut total = 0u64;
-            loop {
-                poll()?;
-                match decoder.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        hasher.update(&buf[..n]);
-                        total += n as u64;
-                    }
-                    Err(e) => return Ok(Some(format!("gzip stream does not decode: {e}"))),
-                }
-            }
-            total
-        }
-        other => return Ok(Some(format!("unknown encoding `{other}`"))),
-    };
+    }
     if size != raw_size as u64 {
         return Ok(Some(format!(
             "decodes to {}, recorded {raw_size}",

@@ -108,6 +108,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     };
     let options = Options {
         level: args.level,
+        brotli_quality: args.brotli_quality,
         force: args.force,
         dry_run: args.dry_run,
         jobs: args.jobs.unwrap_or(0),
@@ -235,6 +236,7 @@ fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec
 /// ```text
 /// Published app@1.4.0: 120 files, 3.1 MiB raw -> 812.4 KiB stored (25.6%) in 0.84s
 ///   96 files with new content: 640.2 KiB added to the catalog
+///     80 of them also as brotli: 512.0 KiB, 12.3% smaller than their gzip (583.9 KiB)
 ///   21 files (402.0 KiB) already in the catalog
 ///   3 files (12.1 KiB) repeat content of this version, stored once
 ///   1 path skipped
@@ -267,6 +269,19 @@ fn summary(report: &publish::Report) -> String {
             "  {} with new content: {} {added} to the catalog",
             count(new.file_count, "file"),
             human_size(new.stored_bytes),
+        ));
+    }
+    let br = &report.brotli;
+    if br.blob_count > 0 {
+        lines.push(format!(
+            "    {} of them also as brotli: {}, {} smaller than their gzip ({})",
+            br.blob_count,
+            human_size(br.brotli_bytes),
+            ratio(
+                br.gzip_bytes - br.brotli_bytes.min(br.gzip_bytes),
+                br.gzip_bytes
+            ),
+            human_size(br.gzip_bytes),
         ));
     }
     let stored = &report.already_stored;
@@ -495,6 +510,7 @@ mod tests {
             new_content: group(3, 3000, 1500),
             already_stored: group(2, 2000, 1000),
             repeated_in_version: group(1, 1000, 500),
+            brotli: publish::BrotliGroup::default(),
             replaced: false,
             tags: vec!["latest".into()],
             dry_run: false,
@@ -526,6 +542,22 @@ mod tests {
         );
         assert!(!text.contains("skipped"), "{text}");
         assert!(text.ends_with("dist-tags that name it: latest"), "{text}");
+        assert!(!text.contains("brotli"), "{text}");
+
+        let mut brotli = report();
+        brotli.brotli = publish::BrotliGroup {
+            blob_count: 2,
+            raw_bytes: 2000,
+            gzip_bytes: 1000,
+            brotli_bytes: 800,
+        };
+        let text = summary(&brotli);
+        assert!(
+            text.contains(
+                "2 of them also as brotli: 800 B, 20.0% smaller than their gzip (1000 B)"
+            ),
+            "{text}"
+        );
 
         let mut one = report();
         one.file_count = 1;

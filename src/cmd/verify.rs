@@ -12,6 +12,7 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;
     catalog.stop_on_interrupt()?;
     let (_, total) = catalog.blob_totals()?;
+    let total = total + catalog.brotli_totals()?.1;
     let bar = output::byte_bar(total, "Verifying", args.quiet || args.json);
     let report = catalog.verify(&|bytes| bar.inc(bytes));
     bar.finish_and_clear();
@@ -42,8 +43,17 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
         }
         output::print(table)?;
     }
+    let brotli = if report.brotli_count > 0 {
+        format!(
+            ", {} ({})",
+            count(report.brotli_count, "brotli stream"),
+            human_size(report.brotli_bytes)
+        )
+    } else {
+        String::new()
+    };
     output::print(format_args!(
-        "{}: {} ({}) and {} checked, {}",
+        "{}: {} ({}){brotli} and {} checked, {}",
         if report.ok { "ok" } else { "FAILED" },
         count(report.blob_count, "blob"),
         human_size(report.stored_bytes),

@@ -2,16 +2,13 @@
 //! `If-Modified-Since`, for safe methods (GET, HEAD), where the only
 //! possible outcomes are "send it" or 304 Not Modified.
 
+use crate::encoding::Encoding;
 use std::time::{Duration, UNIX_EPOCH};
 
 /// The strong ETag of a representation (RFC 9110 8.8.3): the content's
-/// sha256, with `-gz` for the gzip-coded bytes.
-pub fn etag(sha256_hex: &str, gzip: bool) -> String {
-    if gzip {
-        format!("\"{sha256_hex}-gz\"")
-    } else {
-        format!("\"{sha256_hex}\"")
-    }
+/// sha256, with `-gz` for the gzip-coded bytes and `-br` for brotli.
+pub fn etag(sha256_hex: &str, encoding: Encoding) -> String {
+    format!("\"{sha256_hex}{}\"", encoding.etag_suffix())
 }
 
 /// The strong ETag of a redirect from an alias (`latest`, a dist-tag, a
@@ -34,7 +31,7 @@ pub fn http_date(unix_secs: i64) -> String {
 pub fn not_modified(
     if_none_match: Option<&str>,
     if_modified_since: Option<&str>,
-    tags: &[&str],
+    tags: &[impl AsRef<str>],
     last_modified: i64,
 ) -> bool {
     if let Some(inm) = if_none_match {
@@ -51,7 +48,7 @@ pub fn not_modified(
 
 /// `If-None-Match: *` or a list of entity tags, compared weakly (a `W/`
 /// prefix is ignored on both sides).
-fn none_match_hits(header: &str, tags: &[&str]) -> bool {
+fn none_match_hits(header: &str, tags: &[impl AsRef<str>]) -> bool {
     let header = header.trim();
     if header == "*" {
         return true;
@@ -60,7 +57,7 @@ fn none_match_hits(header: &str, tags: &[&str]) -> bool {
     header
         .split(',')
         .map(strip)
-        .any(|candidate| tags.iter().any(|t| strip(t) == candidate))
+        .any(|candidate| tags.iter().any(|t| strip(t.as_ref()) == candidate))
 }
 
 #[cfg(test)]
@@ -70,7 +67,7 @@ mod tests {
     const SHA: &str = "ab12";
 
     fn tags() -> [String; 2] {
-        [etag(SHA, false), etag(SHA, true)]
+        [etag(SHA, Encoding::Identity), etag(SHA, Encoding::Gzip)]
     }
 
     fn check(inm: Option<&str>, ims: Option<&str>, last_modified: i64) -> bool {
@@ -80,8 +77,9 @@ mod tests {
 
     #[test]
     fn etags_differ_per_representation() {
-        assert_eq!(etag(SHA, false), "\"ab12\"");
-        assert_eq!(etag(SHA, true), "\"ab12-gz\"");
+        assert_eq!(etag(SHA, Encoding::Identity), "\"ab12\"");
+        assert_eq!(etag(SHA, Encoding::Gzip), "\"ab12-gz\"");
+        assert_eq!(etag(SHA, Encoding::Brotli), "\"ab12-br\"");
     }
 
     #[test]

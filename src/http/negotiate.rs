@@ -1,66 +1,81 @@
 //! Content negotiation (RFC 9110 12.5).
 //!
-//! - `Accept-Encoding` ([`choose`]): ccc stores most assets gzipped and can
-//!   send them as stored (gzip) or decoded (identity); nothing else. So the
-//!   question is only: may this client get gzip, and would it rather not?
+//! - `Accept-Encoding` ([`choose`]): an asset is held in one to three
+//!   codings (identity always, since gzip decodes to it; gzip for
+//!   compressible files; brotli for those where it beat gzip by 5%): which
+//!   of those this client takes best, with `br` > `gzip` > identity among
+//!   codings it ranks equally.
 //! - `Accept` ([`format`]): the listings are JSON, or HTML pages
 //!   ([`crate::serve::browse`]) for a client that ranks `text/html` above
 //!   JSON, as a browser navigating does.
 
-/// The coding to send when the stored body is gzip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Coding {
-    Gzip,
-    Identity,
-}
+use crate::encoding::Encoding;
 
-/// Chooses gzip or identity for a gzip-stored asset from the request's
-/// `Accept-Encoding` values (all of them, in order).
+/// Chooses the coding to send among `offered` (identity is always
+/// available, listed or not) from the request's `Accept-Encoding` values
+/// (all of them, in order).
 ///
 /// - No header: identity (RFC 9110 12.5.3: any coding is acceptable, but a
 ///   client that says nothing is safest served plain).
-/// - `gzip` (or `x-gzip`) with q > 0, or `*` with q > 0 when gzip is not
-///   named: gzip is acceptable.
+/// - A coding is acceptable with its own q > 0 (`gzip`, `x-gzip`, `br`),
+///   or, when not named, with `*`'s q > 0.
 /// - identity is acceptable unless `identity;q=0`, or `*;q=0` without an
-///   `identity` entry.
-/// - gzip is sent when acceptable and not ranked below identity. When
-///   neither is acceptable the server sends identity rather than 406, as
-///   the RFC allows.
-pub fn choose<'a>(accept_encoding: impl IntoIterator<Item = &'a str>) -> Coding {
+///   `identity` entry; it outranks a compressed coding only when the
+///   client gave it a higher q explicitly (or through `*`).
+/// - The acceptable coding with the highest q wins; equal q-values go to
+///   the smaller coding (br, then gzip, then identity). When nothing is
+///   acceptable the server sends identity rather than 406, as the RFC
+///   allows.
+pub fn choose<'a>(
+    accept_encoding: impl IntoIterator<Item = &'a str>,
+    offered: &[Encoding],
+) -> Encoding {
     let mut seen_header = false;
-    let (mut gzip, mut identity, mut star) = (None::<f32>, None::<f32>, None::<f32>);
+    // q-values by Encoding::PREFERENCE index, and `*`.
+    let mut named = [None::<f32>; 3];
+    let mut star = None::<f32>;
     for value in accept_encoding {
         seen_header = true;
         for item in value.split(',') {
             let Some((coding, q)) = weighted(item) else {
                 continue;
             };
-            let slot =
-                if coding.eq_ignore_ascii_case("gzip") || coding.eq_ignore_ascii_case("x-gzip") {
-                    &mut gzip
-                } else if coding.eq_ignore_ascii_case("identity") {
-                    &mut identity
-                } else if coding == "*" {
-                    &mut star
-                } else {
-                    continue;
-                };
+            let slot = if coding == "*" {
+                &mut star
+            } else if let Some(encoding) = Encoding::from_token(coding) {
+                &mut named[rank(encoding)]
+            } else {
+                continue;
+            };
             // The highest q for a coding named twice.
             *slot = Some(slot.map_or(q, |old: f32| old.max(q)));
         }
     }
     if !seen_header {
-        return Coding::Identity;
+        return Encoding::Identity;
     }
-    let gzip_q = gzip.or(star).unwrap_or(0.0);
-    // Identity is always acceptable unless refused, but it only outranks
-    // gzip when the client ranked it explicitly.
-    let identity_q = identity.or(star).unwrap_or(0.0);
-    if gzip_q > 0.0 && gzip_q >= identity_q {
-        Coding::Gzip
-    } else {
-        Coding::Identity
+    let mut best = (Encoding::Identity, 0.0f32);
+    for encoding in Encoding::PREFERENCE {
+        if encoding != Encoding::Identity && !offered.contains(&encoding) {
+            continue;
+        }
+        // Identity is always acceptable unless refused, but ranks only
+        // with a q the client gave it.
+        let q = named[rank(encoding)].or(star).unwrap_or(0.0);
+        // Strictly greater: among equals the earlier, smaller coding stays.
+        if q > best.1 {
+            best = (encoding, q);
+        }
     }
+    best.0
+}
+
+/// `encoding`'s place in [`Encoding::PREFERENCE`].
+fn rank(encoding: Encoding) -> usize {
+    Encoding::PREFERENCE
+        .iter()
+        .position(|e| *e == encoding)
+        .unwrap_or(Encoding::PREFERENCE.len() - 1)
 }
 
 /// What a listing is answered with.
@@ -154,16 +169,22 @@ fn parse_q(v: &str) -> Option<f32> {
 
 #[cfg(test)]
 mod tests {
-    use super::Coding::{Gzip, Identity};
     use super::*;
+    use crate::encoding::Encoding::{Brotli, Gzip, Identity};
 
-    fn c(header: &str) -> Coding {
-        choose([header])
+    /// For a gzip-stored asset without brotli.
+    fn c(header: &str) -> Encoding {
+        choose([header], &[Gzip, Identity])
+    }
+
+    /// For an asset with all three codings.
+    fn all(header: &str) -> Encoding {
+        choose([header], &[Brotli, Gzip, Identity])
     }
 
     #[test]
     fn plain_lists() {
-        assert_eq!(choose([]), Identity);
+        assert_eq!(choose([], &[Gzip, Identity]), Identity);
         assert_eq!(c("gzip"), Gzip);
         assert_eq!(c("gzip, deflate, br"), Gzip);
         assert_eq!(c("br, deflate"), Identity);
@@ -192,6 +213,36 @@ mod tests {
         assert_eq!(c("identity;q=0"), Identity);
         assert_eq!(c("gzip;q=0.1, identity;q=0"), Gzip);
         assert_eq!(c("br, *;q=0.2"), Gzip);
+    }
+
+    #[test]
+    fn several_header_lines_combine() {
+        assert_eq!(choose(["br", "gzip"], &[Gzip, Identity]), Gzip);
+        assert_eq!(choose(["gzip", "gzip;q=0"], &[Gzip, Identity]), Gzip);
+        assert_eq!(choose(["gzip", "br"], &[Brotli, Gzip, Identity]), Brotli);
+    }
+
+    #[test]
+    fn brotli_first_among_equals_and_by_q_otherwise() {
+        // What browsers send.
+        assert_eq!(all("gzip, deflate, br, zstd"), Brotli);
+        assert_eq!(all("br"), Brotli);
+        assert_eq!(all("BR;q=1.0"), Brotli);
+        assert_eq!(all("*"), Brotli);
+        assert_eq!(all("gzip;q=1, br;q=0.9"), Gzip);
+        assert_eq!(all("br;q=0.5, gzip;q=0.5"), Brotli);
+        assert_eq!(all("br;q=0.4, identity;q=0.5"), Identity);
+        assert_eq!(all("br;q=0, gzip"), Gzip);
+        assert_eq!(all("br;q=0, *"), Gzip);
+        assert_eq!(all("*;q=0.3, br;q=0.2"), Gzip);
+        assert_eq!(all("br;q=0, gzip;q=0"), Identity);
+        assert_eq!(all("identity"), Identity);
+        assert_eq!(all("gzip"), Gzip);
+        // Only what the asset has is offered.
+        assert_eq!(choose(["br"], &[Gzip, Identity]), Identity);
+        assert_eq!(choose(["br, gzip"], &[Gzip, Identity]), Gzip);
+        assert_eq!(choose(["br, gzip"], &[Identity]), Identity);
+        assert_eq!(choose(["br, gzip"], &[]), Identity);
     }
 
     #[test]
@@ -229,11 +280,5 @@ mod tests {
         assert_eq!(f("html"), Json);
         assert_eq!(f(""), Json);
         assert_eq!(format(["application/json;q=0.1", "text/html"]), Html);
-    }
-
-    #[test]
-    fn several_header_lines_combine() {
-        assert_eq!(choose(["br", "gzip"]), Gzip);
-        assert_eq!(choose(["gzip", "gzip;q=0"]), Gzip);
     }
 }

@@ -9,11 +9,12 @@
 //! cached entry for both its header lines and its body.
 
 use crate::causal;
+use crate::encoding::Encoding;
 use crate::error::{Error, Result};
 use crate::frontend::{self, HeaderLines, Reply};
 use crate::http::conditional::not_modified;
 use crate::http::cors;
-use crate::http::negotiate::{self, Coding, Format};
+use crate::http::negotiate::{self, Format};
 use crate::http::not_found;
 use crate::http::range::{self, Ranged};
 use crate::http::route::{self, Route, RouteError};
@@ -67,7 +68,8 @@ pub enum Headers {
         asset: store::Asset,
         /// A 200's lines, else a 304's.
         ok: bool,
-        gzip: bool,
+        /// The representation sent.
+        encoding: Encoding,
     },
     Built(HeaderLines),
 }
@@ -75,7 +77,11 @@ pub enum Headers {
 impl Headers {
     fn lines(&self) -> &HeaderLines {
         match self {
-            Headers::Prepared { asset, ok, gzip } => asset.value().lines(*ok, *gzip),
+            Headers::Prepared {
+                asset,
+                ok,
+                encoding,
+            } => asset.value().lines(*ok, *encoding),
             Headers::Built(lines) => lines,
         }
     }
@@ -103,12 +109,12 @@ impl AsRef<[u8]> for Headers {
     }
 }
 
-/// A response body: shared with the cache (whole or a range of it), or
-/// owned.
+/// A response body: one coding of an asset shared with the cache (whole or
+/// a range of it), or owned.
 pub enum Body {
     Empty,
-    Shared(store::Asset),
-    Part(store::Asset, std::ops::Range<usize>),
+    Shared(store::Asset, Encoding),
+    Part(store::Asset, Encoding, std::ops::Range<usize>),
     Owned(Vec<u8>),
 }
 
@@ -118,12 +124,22 @@ impl Body {
     }
 }
 
+/// The stored bytes of `asset` in `encoding` (empty if it has no such
+/// coding, which negotiation never picks).
+fn coded(asset: &store::Asset, encoding: Encoding) -> &[u8] {
+    asset
+        .value()
+        .stored
+        .body(encoding)
+        .map_or(&[], |body| &body[..])
+}
+
 impl AsRef<[u8]> for Body {
     fn as_ref(&self) -> &[u8] {
         match self {
             Body::Empty => &[],
-            Body::Shared(asset) => &asset.value().stored.body,
-            Body::Part(asset, part) => &asset.value().stored.body[part.clone()],
+            Body::Shared(asset, encoding) => coded(asset, *encoding),
+            Body::Part(asset, encoding, part) => &coded(asset, *encoding)[part.clone()],
             Body::Owned(bytes) => bytes,
         }
     }
@@ -166,7 +182,12 @@ impl Answer {
     /// Pages show what is published now and which versions tags name, so
     /// they are cached like aliases (`cache_control`), never as immutable.
     fn html(status: u16, ask: &Ask<'_>, cache_control: &str, page: String) -> Answer {
-        let gzip = negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
+        // Pages are made per request: gzip (cheap at its default level) is
+        // offered, brotli is not.
+        let gzip = negotiate::choose(
+            ask.accept_encoding.iter().copied(),
+            &[Encoding::Gzip, Encoding::Identity],
+        ) == Encoding::Gzip;
         let mut headers = with_cors([
             ("Content-Type", "text/html; charset=utf-8"),
             (
@@ -408,16 +429,15 @@ fn asset(
         }
     };
     let prepared = asset.value();
-    let send_gzip = prepared.has_gzip()
-        && negotiate::choose(ask.accept_encoding.iter().copied()) == Coding::Gzip;
-    let length = prepared.length(send_gzip);
-    // Either representation's tag validates.
+    let send = negotiate::choose(ask.accept_encoding.iter().copied(), prepared.offered());
+    let length = prepared.length(send);
+    // Any representation's tag validates.
     let conditional = ask.if_none_match.is_some() || ask.if_modified_since.is_some();
     if conditional
         && not_modified(
             ask.if_none_match,
             ask.if_modified_since,
-            &prepared.tags(),
+            prepared.tags(),
             prepared.stored.published_at,
         )
     {
@@ -426,7 +446,7 @@ fn asset(
             headers: Headers::Prepared {
                 asset,
                 ok: false,
-                gzip: send_gzip,
+                encoding: send,
             },
             body: Body::Empty,
             length: Some(length),
@@ -434,11 +454,11 @@ fn asset(
         });
     }
     // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
-    // range of the representation selected (tags are [decoded, gzip]).
+    // range of the representation selected.
     let ranged = range::evaluate(
         ask.range,
         ask.if_range,
-        prepared.tags()[usize::from(send_gzip)],
+        prepared.tag(send),
         prepared.stored.published_at,
         length as u64,
     );
@@ -448,7 +468,9 @@ fn asset(
         Ranged::Part(part) => (206, part.start as usize..part.end as usize),
         Ranged::Unsatisfiable => return Ok(Answer::unsatisfiable(length)),
     };
-    let decode = prepared.has_gzip() && !send_gzip;
+    // Identity to a client that takes neither coding of a compressed
+    // asset: decoded from the gzip body, which every such asset has.
+    let decode = send == Encoding::Identity && prepared.stored.encoding == Encoding::Gzip;
     let body = if ask.method == "HEAD" {
         Body::Empty
     } else if decode {
@@ -475,14 +497,14 @@ fn asset(
         raw.drain(..part.start);
         Body::Owned(raw)
     } else if status == 200 {
-        Body::Shared(asset.clone())
+        Body::Shared(asset.clone(), send)
     } else {
-        Body::Part(asset.clone(), part.clone())
+        Body::Part(asset.clone(), send, part.clone())
     };
     let mut headers = Headers::Prepared {
         asset,
         ok: true,
-        gzip: send_gzip,
+        encoding: send,
     };
     if status == 206 {
         let whole = length as u64;
@@ -707,7 +729,9 @@ mod tests {
             assert_eq!(a.length, Some(a.body.len()));
             assert!(a.asset);
         }
-        let (Body::Shared(one), Body::Shared(two)) = (&first.body, &second.body) else {
+        let (Body::Shared(one, Encoding::Gzip), Body::Shared(two, Encoding::Gzip)) =
+            (&first.body, &second.body)
+        else {
             panic!("gzip bodies are shared with the cache");
         };
         assert!(

@@ -35,7 +35,7 @@
 //! `tests::ten_thousand_files_render_fast` bounds the time of a
 //! 10,000-file version and measures the page's weight.
 
-use crate::catalog::query::{PackageRow, PackageVersions, VersionFiles};
+use crate::catalog::query::{AssetRow, PackageRow, PackageVersions, VersionFiles};
 use crate::http::not_found::Missing;
 use crate::http::route;
 use crate::units::{human_size, human_time, rfc3339};
@@ -276,7 +276,7 @@ pub fn version(listing: &VersionFiles, tags: &[String]) -> String {
             Size(f.stored_bytes),
             // The media type; the JSON has the parameters (charset).
             Html(f.content_type.split(';').next().unwrap_or_default()),
-            f.encoding.describe(),
+            Compression(f),
             f.integrity(),
         ));
     }
@@ -332,6 +332,20 @@ struct Size(u64);
 impl Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "<td class=\"n\">{}</td>", human_size(self.0))
+    }
+}
+
+/// A file's codings as the server can send them: its stored one, then the
+/// others the catalog holds beside it (`gzip, brotli`).
+struct Compression<'a>(&'a AssetRow);
+
+impl Display for Compression<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0.encoding.describe())?;
+        for variant in &self.0.variants {
+            write!(f, ", {}", variant.encoding.describe())?;
+        }
+        Ok(())
     }
 }
 
@@ -478,7 +492,7 @@ impl Page {
 mod tests {
     use super::*;
     use crate::catalog::Encoding;
-    use crate::catalog::query::{AssetRow, TaggedVersion, VersionRow};
+    use crate::catalog::query::{TaggedVersion, Variant, VersionRow};
     use crate::http::route::{Route, route};
     use semver::Version;
     use std::io::Write as _;
@@ -511,6 +525,15 @@ mod tests {
                 },
                 raw_bytes: 1000 + i as u64 * 37,
                 stored_bytes: 400 + i as u64 * 11,
+                // Every fourth file, a gzip one, also has a brotli stream.
+                variants: if i % 4 == 0 {
+                    vec![Variant {
+                        encoding: Encoding::Brotli,
+                        stored_bytes: 350 + i as u64 * 10,
+                    }]
+                } else {
+                    vec![]
+                },
                 sha256: Sha256::digest(path.as_bytes()).into(),
                 blob_id: i as i64,
             })
@@ -653,6 +676,20 @@ mod tests {
         assert_eq!(shown(1000), "1,000");
         assert_eq!(shown(10_000), "10,000");
         assert_eq!(shown(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn the_compression_column_names_every_coding_held() {
+        let paths: Vec<String> = ["a.js", "b.js", "c.js"].map(String::from).into();
+        let page = version(&version_files("app", &paths), &[]);
+        let row = |path: &str| {
+            let start = page.find(&format!(">{path}</a>")).expect("a row");
+            let end = page[start..].find("</tr>").expect("row end") + start;
+            page[start..end].to_string()
+        };
+        assert!(row("a.js").contains("<td>gzip, brotli</td>"), "{}", row("a.js"));
+        assert!(row("b.js").contains("<td>uncompressed</td>"), "{}", row("b.js"));
+        assert!(row("c.js").contains("<td>gzip</td>"), "{}", row("c.js"));
     }
 
     #[test]

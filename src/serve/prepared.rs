@@ -2,17 +2,18 @@
 //! does not depend on the request is computed once, when the store loads
 //! the asset, and shared by every response that sends it.
 //!
-//! Per representation (the stored gzip stream, and the decoded bytes), the
-//! header lines of the 200 and of the 304 are built as bytes, ready for
-//! the head ([`HeaderLines`]), so a response copies them instead of
-//! formatting ETags from the sha256 and `Last-Modified` from the time.
-//! The store builds the validators and the lines almost every response
-//! uses (the 200 of the gzip stream) when it loads the asset; the other
-//! lines are built by the first response that needs them and kept, so a
-//! miss that is never asked again builds one set, not four.
-//! Both ETags are kept for `If-None-Match`: either one validates, since
-//! both name the same content (see [`crate::http`]).
+//! Per representation (the decoded bytes, the stored gzip stream, the
+//! brotli stream), the header lines of the 200 and of the 304 are built as
+//! bytes, ready for the head ([`HeaderLines`]), so a response copies them
+//! instead of formatting ETags from the sha256 and `Last-Modified` from
+//! the time. The store builds the validators and the lines almost every
+//! response uses (the 200 of the smallest coding) when it loads the asset;
+//! the other lines are built by the first response that needs them and
+//! kept, so a miss that is never asked again builds one set, not six.
+//! Every held representation's ETag is kept for `If-None-Match`: any one
+//! validates, since all name the same content (see [`crate::http`]).
 
+use crate::encoding::Encoding;
 use crate::frontend::{HeaderLines, SERVER};
 use crate::http::conditional::{etag, http_date};
 use crate::http::cors;
@@ -26,18 +27,21 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 #[derive(Debug)]
 pub struct Prepared {
     pub stored: StoredAsset,
-    /// `[decoded, gzip]` ETags; both exist for every asset.
-    tags: [String; 2],
+    /// The ETags of the representations held, in their order, for
+    /// `If-None-Match`.
+    tags: Vec<String>,
     last_modified: String,
-    identity: Representation,
-    /// Only for a gzip-stored asset.
-    gzip: Option<Representation>,
+    /// The representations held, in [`Encoding::PREFERENCE`] order; the
+    /// decoded one (identity) always, last.
+    held: Vec<Representation>,
+    /// Their codings, for negotiation.
+    offered: Vec<Encoding>,
 }
 
 /// What answers for one representation of the asset.
 #[derive(Debug)]
 struct Representation {
-    gzip: bool,
+    encoding: Encoding,
     length: usize,
     ok: OnceLock<HeaderLines>,
     not_modified: OnceLock<HeaderLines>,
@@ -45,56 +49,82 @@ struct Representation {
 
 impl Prepared {
     /// Computes the validators. The store builds the 200 header lines of
-    /// the representation nearly every client gets (gzip when stored so)
+    /// the representation nearly every client gets (the smallest coding)
     /// when the asset enters the cache; the other lists are built by the
     /// first response that needs them, once.
     pub fn new(stored: StoredAsset) -> Prepared {
         let sha = hex::encode(stored.sha256);
-        let representation = |gzip: bool, length: usize| Representation {
-            gzip,
-            length,
-            ok: OnceLock::new(),
-            not_modified: OnceLock::new(),
-        };
+        let held: Vec<Representation> = Encoding::PREFERENCE
+            .into_iter()
+            .filter_map(|encoding| {
+                let length = match encoding {
+                    Encoding::Identity => stored.raw_size as usize,
+                    coded => stored.body(coded)?.len(),
+                };
+                Some(Representation {
+                    encoding,
+                    length,
+                    ok: OnceLock::new(),
+                    not_modified: OnceLock::new(),
+                })
+            })
+            .collect();
         Prepared {
-            tags: [etag(&sha, false), etag(&sha, true)],
+            tags: held.iter().map(|r| etag(&sha, r.encoding)).collect(),
             last_modified: http_date(stored.published_at),
-            identity: representation(false, stored.raw_size as usize),
-            gzip: stored.gzip.then(|| representation(true, stored.body.len())),
+            offered: held.iter().map(|r| r.encoding).collect(),
+            held,
             stored,
         }
     }
 
-    /// The representation to send: the stored gzip stream when the client
-    /// takes gzip and the asset has one, else the decoded bytes.
-    fn representation(&self, send_gzip: bool) -> &Representation {
-        match (&self.gzip, send_gzip) {
-            (Some(gzip), true) => gzip,
-            _ => &self.identity,
-        }
+    /// The index of the representation of `encoding`, or of the decoded
+    /// one (last) when the asset has no such coding.
+    fn index(&self, encoding: Encoding) -> usize {
+        self.offered
+            .iter()
+            .position(|e| *e == encoding)
+            .unwrap_or(self.held.len() - 1)
     }
 
-    /// Whether a gzip representation exists.
-    pub fn has_gzip(&self) -> bool {
-        self.gzip.is_some()
+    /// The representation of `encoding`, or the decoded one when the asset
+    /// has no such coding.
+    fn representation(&self, encoding: Encoding) -> &Representation {
+        &self.held[self.index(encoding)]
     }
 
-    /// Both ETags, for `If-None-Match`.
-    pub fn tags(&self) -> [&str; 2] {
-        [&self.tags[0], &self.tags[1]]
+    /// The codings the asset can be sent in, smallest first; identity last.
+    pub fn offered(&self) -> &[Encoding] {
+        &self.offered
+    }
+
+    /// The smallest coding held: what nearly every client is sent.
+    pub fn smallest(&self) -> Encoding {
+        self.offered[0]
+    }
+
+    /// The ETag of every representation held, for `If-None-Match`.
+    pub fn tags(&self) -> &[String] {
+        &self.tags
+    }
+
+    /// The ETag of the representation of `encoding` (the decoded one's
+    /// when the asset has no such coding).
+    pub fn tag(&self, encoding: Encoding) -> &str {
+        &self.tags[self.index(encoding)]
     }
 
     /// The Content-Length of a representation (also sent with a 304 and a
     /// HEAD).
-    pub fn length(&self, send_gzip: bool) -> usize {
-        self.representation(send_gzip).length
+    pub fn length(&self, encoding: Encoding) -> usize {
+        self.representation(encoding).length
     }
 
     /// The header lines of a 200 (`ok`) or of a 304 (not `ok`: the
     /// validators and caching headers, no content headers, RFC 9110
-    /// 15.4.5), `Server` first.
-    pub fn lines(&self, ok: bool, send_gzip: bool) -> &HeaderLines {
-        let representation = self.representation(send_gzip);
+    /// 15.4.5) of the representation of `encoding`, `Server` first.
+    pub fn lines(&self, ok: bool, encoding: Encoding) -> &HeaderLines {
+        let representation = self.representation(encoding);
         let lines = if ok {
             &representation.ok
         } else {
@@ -103,9 +133,10 @@ impl Prepared {
         lines.get_or_init(|| self.build(representation, ok))
     }
 
-    /// What the cache's byte budget counts: the body held in memory.
+    /// What the cache's byte budget counts: the bodies held in memory.
     pub fn weight(&self) -> u64 {
-        self.stored.body.len() as u64
+        let brotli = self.stored.brotli.as_ref().map_or(0, |b| b.len());
+        (self.stored.body.len() + brotli) as u64
     }
 
     fn build(&self, r: &Representation, ok: bool) -> HeaderLines {
@@ -117,15 +148,15 @@ impl Prepared {
         lines
             .push("Vary", "Accept-Encoding")
             .push("Cache-Control", IMMUTABLE)
-            .push("ETag", &self.tags[usize::from(r.gzip)])
+            .push("ETag", self.tag(r.encoding))
             .push("Last-Modified", &self.last_modified);
         for (name, value) in cors::EVERY_RESPONSE {
             lines.push(name, value);
         }
         if ok {
             lines.push("Accept-Ranges", "bytes");
-            if r.gzip {
-                lines.push("Content-Encoding", "gzip");
+            if r.encoding != Encoding::Identity {
+                lines.push("Content-Encoding", r.encoding.as_str());
             }
         }
         lines
@@ -135,14 +166,16 @@ impl Prepared {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::Encoding::{Brotli, Gzip, Identity};
     use std::sync::Arc;
 
-    fn stored(gzip: bool) -> StoredAsset {
+    fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
         StoredAsset {
             version_id: 1,
             body: Arc::from(&b"0123456789"[..]),
-            gzip,
+            encoding,
             sha256: [0xab; 32],
+            brotli: brotli.then(|| Arc::from(&b"01234567"[..])),
             content_type: "text/javascript; charset=utf-8".into(),
             raw_size: 40,
             published_at: 1_700_000_000,
@@ -158,19 +191,41 @@ mod tests {
     }
 
     #[test]
-    fn both_representations_of_a_gzip_asset() {
-        let p = Prepared::new(stored(true));
+    fn every_representation_of_a_compressed_asset() {
+        let p = Prepared::new(stored(Gzip, true));
         let sha = "ab".repeat(32);
-        assert_eq!(p.tags(), [format!("\"{sha}\""), format!("\"{sha}-gz\"")]);
-        assert_eq!(p.length(true), 10);
-        assert_eq!(value(p.lines(true, true), "ETag"), Some(p.tags()[1]));
-        assert_eq!(value(p.lines(true, true), "Content-Encoding"), Some("gzip"));
         assert_eq!(
-            value(p.lines(true, true), "Last-Modified"),
+            p.tags(),
+            [
+                format!("\"{sha}-br\""),
+                format!("\"{sha}-gz\""),
+                format!("\"{sha}\"")
+            ]
+        );
+        assert_eq!(p.offered(), [Brotli, Gzip, Identity]);
+        assert_eq!(p.smallest(), Brotli);
+        assert_eq!(p.length(Gzip), 10);
+        assert_eq!(p.length(Brotli), 8);
+        assert_eq!(p.length(Identity), 40);
+        for (encoding, tag, coding) in [
+            (Brotli, &p.tags()[0], Some("br")),
+            (Gzip, &p.tags()[1], Some("gzip")),
+            (Identity, &p.tags()[2], None),
+        ] {
+            assert_eq!(p.tag(encoding), tag);
+            assert_eq!(value(p.lines(true, encoding), "ETag"), Some(tag.as_str()));
+            assert_eq!(value(p.lines(true, encoding), "Content-Encoding"), coding);
+            assert_eq!(
+                value(p.lines(true, encoding), "Vary"),
+                Some("Accept-Encoding")
+            );
+        }
+        assert_eq!(
+            value(p.lines(true, Gzip), "Last-Modified"),
             Some("Tue, 14 Nov 2023 22:13:20 GMT")
         );
         assert_eq!(
-            names(p.lines(true, true)),
+            names(p.lines(true, Gzip)),
             [
                 "Server",
                 "Content-Type",
@@ -187,26 +242,31 @@ mod tests {
                 "Content-Encoding"
             ]
         );
-        assert_eq!(p.length(false), 40);
-        assert_eq!(value(p.lines(true, false), "ETag"), Some(p.tags()[0]));
-        assert_eq!(value(p.lines(true, false), "Content-Encoding"), None);
+        assert_eq!(p.weight(), 18, "both streams are held");
     }
 
     #[test]
     fn lines_are_built_when_first_needed_then_shared() {
-        let p = Prepared::new(stored(true));
-        let (gz, plain) = (p.representation(true), p.representation(false));
-        assert!(gz.ok.get().is_none() && plain.ok.get().is_none());
-        let first = p.lines(true, false).as_ref().as_ptr();
-        assert_eq!(p.lines(true, false).as_ref().as_ptr(), first, "built once");
-        assert!(p.representation(true).not_modified.get().is_none());
-        assert!(p.representation(true).ok.get().is_none());
+        let p = Prepared::new(stored(Gzip, true));
+        for encoding in Encoding::PREFERENCE {
+            assert!(p.representation(encoding).ok.get().is_none());
+        }
+        let first = p.lines(true, Identity).as_ref().as_ptr();
+        assert_eq!(
+            p.lines(true, Identity).as_ref().as_ptr(),
+            first,
+            "built once"
+        );
+        for encoding in [Brotli, Gzip] {
+            assert!(p.representation(encoding).ok.get().is_none());
+            assert!(p.representation(encoding).not_modified.get().is_none());
+        }
     }
 
     #[test]
     fn the_lines_are_the_head_as_sent() {
-        let p = Prepared::new(stored(true));
-        let text = std::str::from_utf8(p.lines(false, true).as_ref()).unwrap();
+        let p = Prepared::new(stored(Gzip, true));
+        let text = std::str::from_utf8(p.lines(false, Brotli).as_ref()).unwrap();
         let cors: String = cors::EVERY_RESPONSE
             .iter()
             .map(|(name, value)| format!("{name}: {value}\r\n"))
@@ -215,7 +275,7 @@ mod tests {
             text,
             format!(
                 "Server: {SERVER}\r\nVary: Accept-Encoding\r\nCache-Control: {IMMUTABLE}\r\n\
-                 ETag: \"{}-gz\"\r\nLast-Modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}",
+                 ETag: \"{}-br\"\r\nLast-Modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}",
                 "ab".repeat(32)
             )
         );
@@ -223,10 +283,10 @@ mod tests {
 
     #[test]
     fn a_304_keeps_validators_and_drops_content_headers() {
-        let p = Prepared::new(stored(true));
-        for send_gzip in [true, false] {
+        let p = Prepared::new(stored(Gzip, true));
+        for encoding in Encoding::PREFERENCE {
             assert_eq!(
-                names(p.lines(false, send_gzip)),
+                names(p.lines(false, encoding)),
                 [
                     "Server",
                     "Vary",
@@ -245,11 +305,17 @@ mod tests {
 
     #[test]
     fn an_asset_stored_plain_has_one_representation() {
-        let p = Prepared::new(stored(false));
-        assert!(!p.has_gzip());
-        assert_eq!(value(p.lines(true, true), "ETag"), Some(p.tags()[0]));
-        assert_eq!(value(p.lines(true, true), "Content-Encoding"), None);
-        assert_eq!(p.length(true), 40);
+        let p = Prepared::new(stored(Identity, false));
+        assert_eq!(p.offered(), [Identity]);
+        assert_eq!(p.tags().len(), 1, "a tag only for what is held");
+        for asked in Encoding::PREFERENCE {
+            assert_eq!(
+                value(p.lines(true, asked), "ETag"),
+                Some(p.tags()[0].as_str())
+            );
+            assert_eq!(value(p.lines(true, asked), "Content-Encoding"), None);
+            assert_eq!(p.length(asked), 40);
+        }
         assert_eq!(p.weight(), 10);
     }
 }

@@ -83,7 +83,7 @@
 
 use crate::actor::{self, Actor, Reply};
 use crate::catalog::query::{AssetRecord, PackageRow, PackageVersions, Page, VersionFiles};
-use crate::catalog::{Access, Catalog};
+use crate::catalog::{Access, Catalog, Encoding};
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::log;
@@ -122,10 +122,12 @@ pub struct Config {
 pub struct StoredAsset {
     pub version_id: i64,
     pub body: Arc<[u8]>,
-    /// Whether `body` is a gzip stream (else the raw bytes).
-    pub gzip: bool,
+    /// How `body` is coded: gzip, or identity (the raw bytes).
+    pub encoding: Encoding,
     /// The original file's digest.
     pub sha256: [u8; 32],
+    /// The brotli stream of a gzip body, when the catalog holds one.
+    pub brotli: Option<Arc<[u8]>>,
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
@@ -136,11 +138,23 @@ impl From<AssetRecord> for StoredAsset {
         StoredAsset {
             version_id: row.version_id,
             body: row.body,
-            gzip: row.gzip,
+            encoding: row.encoding,
             sha256: row.sha256,
+            brotli: row.brotli.map(|br| br.body),
             content_type: row.content_type,
             raw_size: row.raw_size,
             published_at: row.published_at,
+        }
+    }
+}
+
+impl StoredAsset {
+    /// The stored bytes of one coding of the asset, if held.
+    pub fn body(&self, encoding: Encoding) -> Option<&Arc<[u8]>> {
+        match encoding {
+            Encoding::Brotli => self.brotli.as_ref(),
+            stored if stored == self.encoding => Some(&self.body),
+            _ => None,
         }
     }
 }
@@ -633,7 +647,7 @@ impl Store {
         let weight = prepared.weight();
         if self.cache.admits(weight) {
             // Entering the cache: its common response is built now, once.
-            prepared.lines(true, true);
+            prepared.lines(true, prepared.smallest());
         }
         Ok(Some(self.cache.insert(key, prepared, weight)))
     }
@@ -1185,7 +1199,11 @@ mod tests {
         );
         let mut s = store(db.clone(), 10, 1 << 20);
         let text_asset = s.get(key("text.js")).unwrap().unwrap();
-        assert!(text_asset.value().stored.gzip, "text is stored gzip");
+        assert_eq!(
+            text_asset.value().stored.encoding,
+            Encoding::Gzip,
+            "text is stored gzip"
+        );
         let text_sha = hex::encode(text_asset.value().stored.sha256);
         s.cache.retain(|_| false);
 
@@ -1210,5 +1228,42 @@ mod tests {
         }
         assert_eq!(s.stats.corrupt, 4);
         assert_eq!(s.stats().entries, 0, "nothing that failed was cached");
+    }
+
+    #[test]
+    fn a_brotli_stream_that_fails_its_digest_is_neither_served_nor_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let text = publish::script_like(2000);
+        publish_at(&db, "1.0.0", &[("app.js", text.clone())]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        let asset = s.get(key("app.js")).unwrap().unwrap();
+        let brotli = asset
+            .value()
+            .stored
+            .brotli
+            .as_ref()
+            .expect("a brotli stream");
+        let mut decoded = Vec::new();
+        brotli::BrotliDecompress(&mut &brotli[..], &mut decoded).unwrap();
+        assert_eq!(decoded, text);
+        drop(asset);
+        s.cache.retain(|_| false);
+
+        // Another valid brotli stream: only the digest tells.
+        let mut other = Vec::new();
+        brotli::BrotliCompress(&mut &b"console.log(1)"[..], &mut other, &Default::default())
+            .unwrap();
+        let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let changed = writer
+            .conn()
+            .execute("UPDATE brotli SET body = ?1", [other])
+            .unwrap();
+        assert_eq!(changed, 1);
+        let err = s.get(key("app.js")).unwrap_err().to_string();
+        assert!(err.contains("app@1.0.0/app.js"), "{err}");
+        assert!(err.contains("brotli stream: stored bytes hash to"), "{err}");
+        assert_eq!(s.stats.corrupt, 1);
+        assert_eq!(s.stats().entries, 0);
     }
 }
