@@ -4,6 +4,10 @@
 
 use crate::serve_util::{Server, get};
 use crate::util::{Rng, Workspace, gunzip};
+use ccc::catalog::{BROTLI_SCHEMA, SCHEMA_VERSION};
+
+/// The schema just before the brotli table.
+const BEFORE_BROTLI: i64 = BROTLI_SCHEMA - 1;
 use sha2::{Digest, Sha256};
 use std::io::Write;
 
@@ -115,7 +119,7 @@ fn serve_refuses_a_catalog_from_a_newer_ccc() {
     ws.write("dist/a.js", "a\n");
     ws.publish("app@1.0.0", "dist", &[]);
     ws.conn()
-        .pragma_update(None, "user_version", ccc::catalog::SCHEMA_VERSION + 1)
+        .pragma_update(None, "user_version", SCHEMA_VERSION + 1)
         .expect("set user_version");
     serve_refuses(&ws, "newer ccc");
 }
@@ -136,9 +140,36 @@ fn schema(ws: &Workspace) -> (i64, bool) {
     (version, column == 1)
 }
 
-/// Makes the catalog what an older ccc wrote: schema 1, the same tables
-/// without `blobs.stored_sha256` and `dist_tags`.
+/// Whether the catalog has the `brotli` table.
+fn has_brotli_table(ws: &Workspace) -> bool {
+    ws.conn()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'brotli'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("sqlite_master")
+        == 1
+}
+
+/// Makes the catalog what ccc wrote just before brotli: the same tables
+/// without `brotli`.
+fn downgrade_to_before_brotli(ws: &Workspace) {
+    ws.conn()
+        .execute_batch(&format!(
+            "DROP TABLE brotli;
+             UPDATE meta SET value = '{BEFORE_BROTLI}' WHERE key = 'schema_version';
+             PRAGMA user_version = {BEFORE_BROTLI};"
+        ))
+        .expect("downgrade");
+    assert_eq!(schema(ws), (BEFORE_BROTLI, true));
+    assert!(!has_brotli_table(ws));
+}
+
+/// Makes the catalog what the first ccc wrote: schema 1, the tables
+/// without `brotli`, `blobs.stored_sha256` and `dist_tags`.
 fn downgrade_to_schema_1(ws: &Workspace) {
+    downgrade_to_before_brotli(ws);
     ws.conn()
         .execute_batch(
             "ALTER TABLE blobs DROP COLUMN stored_sha256;
@@ -234,7 +265,7 @@ fn a_catalog_of_the_previous_schema_is_served_as_it_is_until_a_writer_upgrades_i
     // A writing command upgrades it; the old blobs keep no digest (nothing
     // rewritten), and are still checked by decoding.
     ws.ok(&["gc", "--dry-run"]);
-    assert_eq!(schema(&ws), (ccc::catalog::SCHEMA_VERSION, true));
+    assert_eq!(schema(&ws), (SCHEMA_VERSION, true));
     assert_eq!(stored_digest(&ws, &noise), None);
     ws.write("v2/app.js", Rng::new(6).text(40_000));
     ws.write("v2/logo.bin", Rng::new(7).bytes(5_000));
@@ -266,6 +297,100 @@ fn a_catalog_of_the_previous_schema_is_served_as_it_is_until_a_writer_upgrades_i
         Rng::new(6).text(40_000)
     );
     assert_eq!(get(&url("1.0.0", "app.js"), &[]).status, 500);
+}
+
+/// A catalog written before brotli is served and read as it is:
+/// gzip to clients that would take br, listings without variants; the
+/// first writing command adds the (empty) brotli table without touching a
+/// blob, and from then on new content gets brotli streams while the old
+/// is served as before.
+#[test]
+fn a_catalog_from_before_brotli_is_served_as_it_is_until_a_writer_upgrades_it() {
+    let ws = Workspace::new();
+    let old = Rng::new(11).script(60_000);
+    ws.write("v1/app.js", &old);
+    ws.write("v1/logo.bin", Rng::new(12).bytes(5_000));
+    ws.publish("app@1.0.0", "v1", &[]);
+    downgrade_to_before_brotli(&ws);
+    let blobs_before: Vec<(Vec<u8>, Vec<u8>)> = {
+        let conn = ws.conn();
+        let mut stmt = conn
+            .prepare("SELECT sha256, body FROM blobs ORDER BY id")
+            .expect("blobs");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("blobs")
+            .collect::<rusqlite::Result<_>>()
+            .expect("blobs")
+    };
+
+    // Read-only commands and the server read it as it is.
+    assert_eq!(ws.cat("app@1.0.0/app.js"), old);
+    for file in ws.files("app@1.0.0") {
+        assert_eq!(file["variants"], serde_json::json!([]), "{file}");
+    }
+    let detail = ws.json(&["inspect", "app@1.0.0/app.js", "--json"]);
+    assert_eq!(detail["variants"], serde_json::json!([]));
+    let report = ws.json(&["verify", "--json"]);
+    assert_eq!(
+        (report["ok"].clone(), report["brotli_count"].clone()),
+        (true.into(), 0.into())
+    );
+    let serve_old = |ws: &Workspace| {
+        let server = Server::start(ws, &[]);
+        let url = server.url("/assets/app/1.0.0/app.js");
+        let r = get(&url, &[("Accept-Encoding", "br, gzip")]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.header("content-encoding"), Some("gzip"));
+        assert_eq!(gunzip(&r.body), old);
+        let r = get(&url, &[("Accept-Encoding", "br")]);
+        assert_eq!((r.header("content-encoding"), &r.body), (None, &old));
+        let listing = get(&server.url("/assets/app/1.0.0/"), &[]).json();
+        assert_eq!(listing["files"][0]["variants"], serde_json::json!([]));
+    };
+    serve_old(&ws);
+    assert_eq!(
+        schema(&ws),
+        (BEFORE_BROTLI, true),
+        "nothing read-only migrated it"
+    );
+    assert!(!has_brotli_table(&ws));
+
+    // A writing command upgrades it, rewriting no blob.
+    ws.ok(&["gc", "--dry-run"]);
+    assert_eq!(schema(&ws), (SCHEMA_VERSION, true));
+    assert!(has_brotli_table(&ws));
+    let blobs_after: Vec<(Vec<u8>, Vec<u8>)> = {
+        let conn = ws.conn();
+        let mut stmt = conn
+            .prepare("SELECT sha256, body FROM blobs ORDER BY id")
+            .expect("blobs");
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .expect("blobs")
+            .collect::<rusqlite::Result<_>>()
+            .expect("blobs")
+    };
+    assert_eq!(blobs_after, blobs_before);
+    serve_old(&ws);
+
+    // New content gets its brotli stream; the old is served as before.
+    let new = Rng::new(13).script(60_000);
+    ws.write("v2/app.js", &new);
+    ws.publish("app@2.0.0", "v2", &[]);
+    let server = Server::start(&ws, &[]);
+    let r = get(
+        &server.url("/assets/app/2.0.0/app.js"),
+        &[("Accept-Encoding", "br, gzip")],
+    );
+    assert_eq!(r.header("content-encoding"), Some("br"));
+    let mut decoded = Vec::new();
+    ::brotli::BrotliDecompress(&mut &r.body[..], &mut decoded).expect("brotli");
+    assert_eq!(decoded, new);
+    let r = get(
+        &server.url("/assets/app/1.0.0/app.js"),
+        &[("Accept-Encoding", "br, gzip")],
+    );
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 1);
 }
 
 #[test]

@@ -49,6 +49,15 @@ fn encodings(ws: &Workspace, version: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The paths of a version's files that have a brotli stream.
+fn with_brotli(ws: &Workspace, version: &str) -> BTreeSet<String> {
+    ws.files(version)
+        .iter()
+        .filter(|f| f["variants"].as_array().is_some_and(|v| !v.is_empty()))
+        .map(|f| f["path"].as_str().expect("path").to_string())
+        .collect()
+}
+
 /// Every file below `dir`, relative, `/`-separated.
 fn files_below(dir: &Path) -> BTreeSet<String> {
     walkdir::WalkDir::new(dir)
@@ -67,8 +76,8 @@ fn files_below(dir: &Path) -> BTreeSet<String> {
 }
 
 /// Checks that `root` (DIR/PKG/VERSION) holds exactly `files`, each with
-/// its original bytes, a `.gz` sibling for each gzip-stored one, and every
-/// file dated `published`.
+/// its original bytes, a `.gz` sibling for each gzip-stored one, a `.br`
+/// sibling for each with a brotli stream, and every file dated `published`.
 #[track_caller]
 fn check_exported(
     ws: &Workspace,
@@ -78,6 +87,7 @@ fn check_exported(
     published: u64,
 ) {
     let encodings = encodings(ws, version);
+    let brotli = with_brotli(ws, version);
     assert!(encodings.values().any(|e| e == "gzip"), "{encodings:?}");
     assert!(encodings.values().any(|e| e == "identity"), "{encodings:?}");
     let mut want = BTreeSet::new();
@@ -104,6 +114,20 @@ fn check_exported(
             want.insert(format!("{path}.gz"));
         } else {
             assert!(!gz.exists(), "{version}/{path} is stored raw: no .gz");
+        }
+        let br = root.join(format!("{path}.br"));
+        if brotli.contains(path) {
+            let stored = std::fs::read(&br)
+                .unwrap_or_else(|e| panic!("{version}/{path}.br not exported: {e}"));
+            let mut decoded = Vec::new();
+            ::brotli::BrotliDecompress(&mut &stored[..], &mut decoded).expect("brotli");
+            assert_eq!(decoded, *bytes, "{version}/{path}.br");
+            want.insert(format!("{path}.br"));
+        } else {
+            assert!(
+                !br.exists(),
+                "{version}/{path} has no brotli stream: no .br"
+            );
         }
     }
     assert_eq!(files_below(root), want, "{version}: exactly these files");
@@ -258,12 +282,15 @@ fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
     ];
     publish(&ws, "app@1.0.0", &files);
     assert_eq!(encodings(&ws, "app@1.0.0")[&format!("js/{long}")], "gzip");
+    // Both files have a brotli stream too, whose `.br` is skipped alike.
+    assert_eq!(with_brotli(&ws, "app@1.0.0").len(), 2);
 
     let out = ws.path().join("out");
     let run = ws.ok(&["export", "app@1.0.0", out.to_str().expect("UTF-8")]);
     let root = out.join("app/1.0.0");
     assert!(std::fs::read(root.join("js").join(&long)).expect("exported") == text);
     assert!(!root.join("js").join(format!("{long}.gz")).exists());
+    assert!(!root.join("js").join(format!("{long}.br")).exists());
     assert_eq!(
         gunzip(&std::fs::read(root.join("index.html.gz")).expect("index.html.gz")),
         files[1].1
@@ -274,16 +301,17 @@ fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
         root.join("js").join(format!("{long}.gz")).display()
     );
     assert!(stderr.contains(&warning), "want {warning:?} in:\n{stderr}");
-    let bytes = text.len()
-        + files[1].1.len()
-        + std::fs::metadata(root.join("index.html.gz"))
-            .expect("gz")
-            .len() as usize;
+    assert!(
+        stderr.contains(&format!("{long}.br: the name is too long")),
+        "{stderr}"
+    );
+    let size = |name: &str| std::fs::metadata(root.join(name)).expect(name).len() as usize;
+    let bytes = text.len() + files[1].1.len() + size("index.html.gz") + size("index.html.br");
     let summary = String::from_utf8_lossy(&run.stdout);
     assert_eq!(
         summary.trim_end(),
         format!(
-            "Exported 1 version to {}: 2 files, 1 compressed sibling written, 1 skipped; {}",
+            "Exported 1 version to {}: 2 files, 2 compressed siblings written, 2 skipped; {}",
             out.display(),
             ccc::units::human_size(bytes as u64)
         )
@@ -299,14 +327,19 @@ fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
     assert_eq!(report["version_count"], 1, "{report}");
     assert_eq!(report["replaced_version_count"], 0, "{report}");
     assert_eq!(report["file_count"], 2, "{report}");
-    assert_eq!(report["sibling_count"], 1, "{report}");
+    assert_eq!(report["sibling_count"], 2, "{report}");
     assert_eq!(report["written_bytes"], bytes, "{report}");
     assert_eq!(
         report["siblings_skipped"][0]["path"],
         format!("app/1.0.0/js/{long}.gz"),
         "{report}"
     );
-    assert_eq!(report["siblings_skipped"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        report["siblings_skipped"][1]["path"],
+        format!("app/1.0.0/js/{long}.br"),
+        "{report}"
+    );
+    assert_eq!(report["siblings_skipped"].as_array().map(Vec::len), Some(2));
     assert_eq!(state(&json_out), state(&out));
 }
 

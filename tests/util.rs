@@ -350,6 +350,28 @@ impl Rng {
         out
     }
 
+    /// About `len` bytes of script whose lines share their structure, as a
+    /// bundle's do: brotli beats gzip on it by well over the 5% that keeps
+    /// a brotli stream (on [`Rng::text`]'s random words it does not).
+    pub fn script(&mut self, len: usize) -> Vec<u8> {
+        const WORDS: &[&str] = &["render", "state", "props", "effect", "memo", "ref"];
+        let mut out = Vec::with_capacity(len + 64);
+        let mut i = 0usize;
+        while out.len() < len {
+            let word = WORDS[self.below(WORDS.len())];
+            out.extend_from_slice(
+                format!(
+                    "function {word}{}(a,b){{return a.{word}+b*{}}}\n",
+                    i % 97,
+                    i * 31
+                )
+                .as_bytes(),
+            );
+            i += 1;
+        }
+        out
+    }
+
     /// `len` bytes of JavaScript-looking text: compressible, but every run
     /// of it different.
     pub fn text(&mut self, len: usize) -> Vec<u8> {

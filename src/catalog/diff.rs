@@ -9,14 +9,14 @@
 //! walks. `tests::diff_uses_only_index_searches` checks the plan.
 
 use super::query::{VersionRow, as_hex};
-use super::{Catalog, content_type};
+use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
 use serde::Serialize;
 
 /// One side of a file: how it is stored in one version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Side {
-    pub encoding: String,
+    pub encoding: Encoding,
     pub raw_bytes: u64,
     pub stored_bytes: u64,
     #[serde(serialize_with = "as_hex")]
@@ -148,7 +148,7 @@ impl Catalog {
 
 /// The blob columns starting at `at`, NULL on the side that lacks the file.
 fn side(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<Side>> {
-    let Some(encoding) = r.get::<_, Option<String>>(at)? else {
+    let Some(encoding) = r.get::<_, Option<Encoding>>(at)? else {
         return Ok(None);
     };
     let sha: Vec<u8> = r.get(at + 3)?;

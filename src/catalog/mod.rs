@@ -48,7 +48,7 @@
 //!   stream from disk too; in its own table each stream is its own record,
 //!   found by the blob's id (an integer primary key, the rowid);
 //! - `length(body)` over `blobs` stays the size of what every client can
-//!   be sent, and a catalog without the table (schema 2) is read by the
+//!   be sent, and a catalog without the table (schema 3) is read by the
 //!   same queries minus one join.
 //!
 //! Deleting a blob deletes its brotli stream (`ON DELETE CASCADE`), and gc

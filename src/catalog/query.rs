@@ -695,8 +695,8 @@ pub(crate) const LOOKUP_SQL: &str = lookup_sql!(
     "r.body, r.stored_sha256",
     "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
 );
-/// [`LOOKUP_SQL`] for a schema 2 catalog (served as it is, never migrated
-/// by the server).
+/// [`LOOKUP_SQL`] for a schema 2 or 3 catalog, without the brotli table
+/// (served as it is, never migrated by the server).
 pub(crate) const LOOKUP_SQL_SCHEMA_2: &str = lookup_sql!("b.stored_sha256", "NULL, NULL", "");
 /// [`LOOKUP_SQL`] for a schema 1 catalog.
 pub(crate) const LOOKUP_SQL_SCHEMA_1: &str = lookup_sql!("NULL", "NULL, NULL", "");

@@ -3,7 +3,7 @@
 
 use super::{resolve_version, version_title};
 use crate::catalog::query::{AssetRow, Page, VersionFiles, VersionRow};
-use crate::catalog::{Access, Catalog};
+use crate::catalog::{Access, Catalog, Encoding};
 use crate::cli::InspectArgs;
 use crate::error::Result;
 use crate::output::{self, Column, Table, count, media_type};
@@ -82,6 +82,8 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
         Column::number("raw"),
         Column::number("stored"),
         Column::number("ratio"),
+        // What a client that accepts `br` is sent, where it differs.
+        Column::number("brotli"),
         Column::text("sha256").optional(),
     ]);
     for a in &listing.files {
@@ -91,6 +93,7 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
             human_size(a.raw_bytes),
             human_size(a.stored_bytes),
             ratio(a.stored_bytes, a.raw_bytes),
+            brotli_bytes(a).map_or_else(|| "-".to_string(), human_size),
             hex::encode(&a.sha256[..6]),
         ]);
     }
@@ -136,6 +139,17 @@ fn asset(
             ratio(a.stored_bytes, a.raw_bytes)
         ),
     ]);
+    if let Some(brotli) = brotli_bytes(&a) {
+        table.add_row([
+            "brotli".into(),
+            format!(
+                "{} ({} of raw, {} smaller than gzip)",
+                human_size(brotli),
+                ratio(brotli, a.raw_bytes),
+                ratio(a.stored_bytes.saturating_sub(brotli), a.stored_bytes)
+            ),
+        ]);
+    }
     table.add_row(["sha256".into(), hex::encode(a.sha256)]);
     let others = if same_content.is_empty() {
         "no other file".to_string()
@@ -145,4 +159,12 @@ fn asset(
     table.add_row(["same content".into(), others]);
     output::print(table)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The size of the file's brotli stream, when the catalog holds one.
+fn brotli_bytes(a: &AssetRow) -> Option<u64> {
+    a.variants
+        .iter()
+        .find(|v| v.encoding == Encoding::Brotli)
+        .map(|v| v.stored_bytes)
 }

@@ -1,0 +1,333 @@
+//! Brotli end to end: publish keeps a brotli stream where it beats gzip by
+//! 5%, serve negotiates `br` > `gzip` > identity with an ETag per
+//! representation, export writes `.br` siblings, verify decodes the streams
+//! and gc drops them with their blobs.
+
+use crate::serve_util::{Server, get, head};
+use crate::util::{Rng, Workspace, gunzip, sha256_hex};
+use serde_json::Value;
+
+fn unbrotli(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    ::brotli::BrotliDecompress(&mut &bytes[..], &mut out).expect("a brotli stream");
+    out
+}
+
+/// A version with a script (gzip and brotli), noise (stored raw) and a
+/// tiny text file.
+fn site(ws: &Workspace, target: &str, seed: u64, extra: &[&str]) -> (Vec<u8>, Vec<u8>) {
+    let mut rng = Rng::new(seed);
+    let script = rng.script(60_000);
+    let noise = rng.bytes(8_000);
+    let dir = format!("src-{seed}");
+    ws.write(&format!("{dir}/app.js"), &script);
+    ws.write(&format!("{dir}/logo.png"), &noise);
+    ws.write(&format!("{dir}/a.txt"), "a\n");
+    ws.publish(target, &dir, extra);
+    (script, noise)
+}
+
+/// `variants` of one file as `ls --json` reports them.
+fn variants(ws: &Workspace, version: &str, path: &str) -> Vec<Value> {
+    let file = ws
+        .files(version)
+        .into_iter()
+        .find(|f| f["path"] == path)
+        .unwrap_or_else(|| panic!("{version} has no {path}"));
+    file["variants"].as_array().expect("variants").clone()
+}
+
+#[test]
+fn publish_keeps_brotli_only_where_it_beats_gzip_and_reports_it() {
+    let ws = Workspace::new();
+    let mut rng = Rng::new(1);
+    let script = rng.script(60_000);
+    ws.write("v1/app.js", &script);
+    ws.write("v1/logo.png", rng.bytes(8_000));
+    let report = ws.publish_json("app@1.0.0", "v1", &[]);
+    let brotli = &report["brotli"];
+    assert_eq!(brotli["blob_count"], 1, "{report}");
+    assert_eq!(brotli["raw_bytes"], script.len(), "{report}");
+    let (gz, br) = (
+        brotli["gzip_bytes"].as_u64().expect("gzip_bytes"),
+        brotli["brotli_bytes"].as_u64().expect("brotli_bytes"),
+    );
+    assert!(br as f64 <= gz as f64 * 0.95, "{report}");
+
+    let js = variants(&ws, "app@1.0.0", "app.js");
+    assert_eq!(js.len(), 1);
+    assert_eq!(js[0]["encoding"], "br");
+    assert_eq!(js[0]["stored_bytes"], br);
+    assert!(variants(&ws, "app@1.0.0", "logo.png").is_empty());
+    // The stored stream decodes to the file, and its digest is recorded.
+    let (body, stored_sha256): (Vec<u8>, Vec<u8>) = ws
+        .conn()
+        .query_row("SELECT body, stored_sha256 FROM brotli", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("one brotli stream");
+    assert_eq!(unbrotli(&body), script);
+    assert_eq!(hex::encode(stored_sha256), sha256_hex(&body));
+
+    // The people's summary says it too.
+    ws.write("v2/app.js", Rng::new(2).script(60_000));
+    let out = ws.ok(&["publish", "app@2.0.0", "v2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 of them also as brotli: "), "{text}");
+    assert!(text.contains("smaller than their gzip"), "{text}");
+
+    // Quality 0 stores none; out-of-range qualities are refused by name.
+    ws.write("v3/app.js", Rng::new(3).script(60_000));
+    let report = ws.publish_json("app@3.0.0", "v3", &["--brotli-quality", "0"]);
+    assert_eq!(report["brotli"]["blob_count"], 0, "{report}");
+    assert!(variants(&ws, "app@3.0.0", "app.js").is_empty());
+    let out = ws.fails(&["publish", "--brotli-quality", "12", "app@4.0.0", "v3"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("brotli quality"), "{stderr}");
+    assert!(stderr.contains("0 to 11"), "{stderr}");
+}
+
+#[test]
+fn serve_negotiates_br_then_gzip_then_identity_by_q_values() {
+    let ws = Workspace::new();
+    let (script, noise) = site(&ws, "app@1.0.0", 4, &[]);
+    let sha = sha256_hex(&script);
+    let server = Server::start(&ws, &[]);
+    let url = server.url("/assets/app/1.0.0/app.js");
+    for (accept, want) in [
+        ("gzip, deflate, br, zstd", Some("br")),
+        ("br", Some("br")),
+        ("BR;q=1.0, gzip;q=1.0", Some("br")),
+        ("*", Some("br")),
+        ("br;q=0.5, gzip;q=0.5", Some("br")),
+        ("gzip;q=1, br;q=0.9", Some("gzip")),
+        ("br;q=0, gzip", Some("gzip")),
+        ("br;q=0, *", Some("gzip")),
+        ("gzip", Some("gzip")),
+        ("x-gzip, deflate", Some("gzip")),
+        ("br;q=0.4, identity;q=0.5", None),
+        ("br;q=0, gzip;q=0", None),
+        ("identity", None),
+        ("deflate", None),
+        ("", None),
+    ] {
+        let headers = if accept.is_empty() {
+            vec![]
+        } else {
+            vec![("Accept-Encoding", accept)]
+        };
+        let r = get(&url, &headers);
+        assert_eq!(r.status, 200, "{accept:?}");
+        assert_eq!(r.header("content-encoding"), want, "{accept:?}");
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"), "{accept:?}");
+        assert_eq!(
+            r.must("content-length").parse::<usize>().expect("a number"),
+            r.body.len(),
+            "{accept:?}"
+        );
+        let (decoded, tag) = match want {
+            Some("br") => (unbrotli(&r.body), format!("\"{sha}-br\"")),
+            Some("gzip") => (gunzip(&r.body), format!("\"{sha}-gz\"")),
+            _ => (r.body.clone(), format!("\"{sha}\"")),
+        };
+        assert_eq!(decoded, script, "{accept:?}: the body decodes to the file");
+        assert_eq!(r.must("etag"), tag, "{accept:?}");
+    }
+    let br = get(&url, &[("Accept-Encoding", "br")]);
+    let gz = get(&url, &[("Accept-Encoding", "gzip")]);
+    assert!(br.body.len() < gz.body.len());
+
+    // HEAD and 304 speak of the representation negotiated.
+    let h = head(&url, &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!(h.header("content-encoding"), Some("br"));
+    assert_eq!(
+        h.header("content-length"),
+        Some(&*br.body.len().to_string())
+    );
+    let tag = br.must("etag").to_string();
+    for (accept, want_tag) in [
+        ("br", format!("\"{sha}-br\"")),
+        ("gzip", format!("\"{sha}-gz\"")),
+    ] {
+        let r = get(
+            &url,
+            &[("Accept-Encoding", accept), ("If-None-Match", &tag)],
+        );
+        assert_eq!(r.status, 304, "{accept}");
+        assert_eq!(r.must("etag"), want_tag, "{accept}");
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"));
+        assert!(r.body.is_empty());
+    }
+
+    // A file without a brotli stream never goes out as br.
+    let png = server.url("/assets/app/1.0.0/logo.png");
+    let r = get(&png, &[("Accept-Encoding", "br, gzip")]);
+    assert_eq!((r.header("content-encoding"), &r.body), (None, &noise));
+    // Cached now: the same answers again, from the cache.
+    for _ in 0..2 {
+        let r = get(&url, &[("Accept-Encoding", "br")]);
+        assert_eq!(unbrotli(&r.body), script);
+        let r = get(&url, &[]);
+        assert_eq!(r.body, script);
+    }
+    let stats = server.stats();
+    assert!(
+        stats["cache"]["hits"].as_u64().expect("hits") > 0,
+        "{stats}"
+    );
+}
+
+#[test]
+fn export_writes_br_siblings_for_brotli_static() {
+    let ws = Workspace::new();
+    let (script, _) = site(&ws, "app@1.0.0", 5, &[]);
+    // A version with a real file where a sibling would go.
+    let mut rng = Rng::new(6);
+    let other = rng.script(60_000);
+    ws.write("clash/x.js", &other);
+    ws.write("clash/x.js.br", "not a sibling\n");
+    ws.publish("clash@1.0.0", "clash", &[]);
+    let out = ws.path().join("out");
+    let report = ws.json(&["export", out.to_str().expect("UTF-8"), "--json"]);
+
+    let dir = out.join("app/1.0.0");
+    let read = |p: &str| std::fs::read(dir.join(p)).unwrap_or_else(|e| panic!("{p}: {e}"));
+    assert_eq!(read("app.js"), script);
+    assert_eq!(gunzip(&read("app.js.gz")), script);
+    assert_eq!(unbrotli(&read("app.js.br")), script);
+    // The catalog's own stream, byte for byte.
+    let stored: Vec<u8> = ws
+        .conn()
+        .query_row(
+            "SELECT r.body FROM brotli r JOIN blobs b ON b.id = r.blob_id WHERE b.sha256 = ?1",
+            [hex::decode(sha256_hex(&script)).expect("hex")],
+            |r| r.get(0),
+        )
+        .expect("the stream");
+    assert_eq!(read("app.js.br"), stored);
+    for none in ["logo.png.br", "logo.png.gz", "a.txt.br"] {
+        assert!(!dir.join(none).exists(), "{none}");
+    }
+    let clash = out.join("clash/1.0.0");
+    assert_eq!(
+        std::fs::read(clash.join("x.js.br")).expect("x.js.br"),
+        b"not a sibling\n"
+    );
+    let skipped = report["siblings_skipped"].as_array().expect("skipped");
+    assert!(
+        skipped.iter().any(|s| s["path"] == "clash/1.0.0/x.js.br"
+            && s["reason"] == "the version has a file of that name"),
+        "{report}"
+    );
+    // app.js.gz, app.js.br, x.js.gz (x.js.br is the real file).
+    assert_eq!(report["sibling_count"], 3, "{report}");
+}
+
+#[test]
+fn verify_decodes_every_brotli_stream_and_names_a_bad_one() {
+    let ws = Workspace::new();
+    let (script, _) = site(&ws, "app@1.0.0", 7, &[]);
+    let ok = ws.json(&["verify", "--json"]);
+    assert_eq!(ok["ok"], true, "{ok}");
+    assert_eq!(ok["brotli_count"], 1, "{ok}");
+    let out = ws.ok(&["verify"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1 brotli stream"), "{text}");
+
+    let sha = sha256_hex(&script);
+    // A valid stream of other bytes, its digest updated to match: only
+    // decoding finds it.
+    let mut other = Vec::new();
+    ::brotli::BrotliCompress(&mut &b"console.log(2)"[..], &mut other, &Default::default())
+        .expect("brotli");
+    let digest = hex::decode(sha256_hex(&other)).expect("hex");
+    ws.conn()
+        .execute(
+            "UPDATE brotli SET body = ?1, stored_sha256 = ?2",
+            rusqlite::params![other, digest],
+        )
+        .expect("tamper");
+    let out = ws.fails(&["verify", "--json"], 1);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let problems = report["problems"].as_array().expect("problems");
+    assert_eq!(problems.len(), 1, "{report}");
+    assert_eq!(problems[0]["kind"], "blob");
+    assert_eq!(problems[0]["object"], sha);
+    assert_eq!(problems[0]["affects"][0], "app@1.0.0/app.js");
+    let detail = problems[0]["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("brotli stream: decodes to 14 bytes"),
+        "{detail}"
+    );
+
+    // Bytes that are no brotli stream, under the wrong digest.
+    ws.conn()
+        .execute("UPDATE brotli SET body = x'ffffffff'", [])
+        .expect("tamper");
+    let out = ws.fails(&["verify", "--json"], 1);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let detail = report["problems"][0]["detail"].as_str().expect("detail");
+    assert!(detail.contains("br stream does not decode"), "{detail}");
+    assert!(detail.contains("stored bytes hash to"), "{detail}");
+    // And the server refuses to send it.
+    let server = Server::start(&ws, &[]);
+    let r = get(
+        &server.url("/assets/app/1.0.0/app.js"),
+        &[("Accept-Encoding", "br")],
+    );
+    assert_eq!(r.status, 500);
+}
+
+#[test]
+fn gc_drops_brotli_streams_with_their_blobs_and_orphans() {
+    let ws = Workspace::new();
+    site(&ws, "app@1.0.0", 8, &[]);
+    site(&ws, "app@2.0.0", 9, &[]);
+    let count = |ws: &Workspace| -> i64 {
+        ws.conn()
+            .query_row("SELECT count(*) FROM brotli", [], |r| r.get(0))
+            .expect("count")
+    };
+    assert_eq!(count(&ws), 2);
+    // A stream whose blob is gone, as a tool with foreign keys off leaves.
+    let conn = ws.conn();
+    conn.pragma_update(None, "foreign_keys", false)
+        .expect("fk off");
+    conn.execute(
+        "INSERT INTO brotli (blob_id, body, stored_sha256) VALUES (9999, x'0102', zeroblob(32))",
+        [],
+    )
+    .expect("orphan");
+    drop(conn);
+    let dry = ws.json(&["gc", "--keep", "1", "--dry-run", "--json"]);
+    assert_eq!(dry["removed_brotli_count"], 2, "{dry}");
+    assert_eq!(count(&ws), 3, "a dry run removes nothing");
+
+    let report = ws.json(&["gc", "--keep", "1", "--json"]);
+    assert_eq!(report["removed_brotli_count"], 2, "{report}");
+    assert!(report["removed_brotli_bytes"].as_u64().expect("bytes") > 2);
+    assert_eq!(count(&ws), 1, "the kept version's stream stays");
+    let out = ws.ok(&["gc"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("brotli"), "nothing left to drop: {text}");
+    assert_eq!(ws.json(&["verify", "--json"])["ok"], true);
+}
+
+#[test]
+fn inspect_shows_the_brotli_stream() {
+    let ws = Workspace::new();
+    site(&ws, "app@1.0.0", 10, &[]);
+    let br = variants(&ws, "app@1.0.0", "app.js")[0]["stored_bytes"]
+        .as_u64()
+        .expect("bytes");
+    let detail = ws.json(&["inspect", "app@1.0.0/app.js", "--json"]);
+    assert_eq!(detail["variants"][0]["encoding"], "br", "{detail}");
+    assert_eq!(detail["variants"][0]["stored_bytes"], br, "{detail}");
+    let out = ws.ok(&["inspect", "app@1.0.0/app.js"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("brotli"), "{text}");
+    assert!(text.contains("smaller than gzip"), "{text}");
+    let out = ws.ok(&["inspect", "app@1.0.0"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("brotli"), "{text}");
+}
