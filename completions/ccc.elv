@@ -42,6 +42,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;publish'= {
             cand --exclude 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
+            cand --brotli-quality 'Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli. A brotli stream is kept beside the gzip one when it is at least 5% smaller, and sent to clients that accept `br`'
             cand --tag 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version'
             cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
             cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'

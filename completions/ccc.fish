@@ -44,6 +44,7 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve`
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to SOURCE\'s root; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l level -d 'Gzip level, 1 (fastest) to 9 (smallest)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l brotli-quality -d 'Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli. A brotli stream is kept beside the gzip one when it is at least 5% smaller, and sent to clients that accept `br`' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l tag -d 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
