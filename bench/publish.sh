@@ -358,6 +358,8 @@ for rep in $(seq 1 "$REPS"); do
     if [ $((rep % 2)) = 1 ]; then ccc_pair; tar_gzip; else tar_gzip; ccc_pair; fi
     # Where ccc's time goes.
     fresh "$DB"
+    timed publish_nobrotli "$MAIN_MB" "$rep" "$DB" -- "$CCC" --db "$DB" publish -q --brotli-quality 0 app@1.0.0 "$T"
+    fresh "$DB"
     timed publish_j1 "$MAIN_MB" "$rep" "$DB" -- "$CCC" --db "$DB" publish -q --jobs 1 app@1.0.0 "$T"
     fresh "$DB"
     "$CCC" --db "$DB" publish -q seed@1.0.0 "$WORK/seed"
@@ -490,7 +492,8 @@ p("")
 p("### Every repetition (wall seconds)")
 p("")
 cols = [("publish", "`ccc publish` 1.0.0, fresh catalog"), ("republish", "`ccc publish` 1.0.1, same tree"),
-        ("tar_gzip", "`tar \\| gzip -9`"), ("publish_j1", "`ccc publish --jobs 1`"),
+        ("tar_gzip", "`tar \\| gzip -9`"), ("publish_nobrotli", "`ccc publish --brotli-quality 0`"),
+        ("publish_j1", "`ccc publish --jobs 1`"),
         ("dry_run", "`ccc publish --dry-run`"), ("publish_tmpfs", "`ccc publish`, catalog on tmpfs")]
 cols = [c for c in cols if R(c[0])]
 p("| rep | " + " | ".join(c[1] for c in cols) + " | tar\\|gzip / publish | publish / republish |")
@@ -542,6 +545,10 @@ p("|---|--:|--:|")
 p(f"| tree | {t['bytes']:,} | 100% |")
 if pj:
     p(f"| ccc: stored bodies (`stored_bytes`, gzip or raw per file) | {pj['stored_bytes']:,} | {pj['stored_bytes'] / t['bytes']:.1%} |")
+    br = pj.get("brotli")
+    if br:
+        p(f"| ccc: brotli streams kept (`brotli.brotli_bytes`, {br['blob_count']:,} files) | {br['brotli_bytes']:,} | {br['brotli_bytes'] / t['bytes']:.1%} |")
+        p(f"| ccc: the gzip streams of those files (`brotli.gzip_bytes`) | {br['gzip_bytes']:,} | {br['gzip_bytes'] / t['bytes']:.1%} |")
 p(f"| ccc: catalog file after the first publish (`cdn.db`) | {int(cat_size):,} | {cat_size / t['bytes']:.1%} |")
 p(f"| ccc: catalog file after the republish | {int(med('republish', 'size')):,} | {med('republish', 'size') / t['bytes']:.1%} |")
 p(f"| `tar \\| gzip -9` (.tgz) | {int(tgz_size):,} | {tgz_size / t['bytes']:.1%} |")
@@ -574,6 +581,11 @@ p(f"- Parallel speedup on {E['M_NPROC']} cores: `--jobs 1` {j1:.2f} s vs default
   f"({med('publish', 'cpu') / j2:.2f} cores busy on average).")
 p(f"- Single-core ccc vs single-core `gzip -9`: {med('tar_gzip'):.2f} s / {j1:.2f} s = "
   f"{med('tar_gzip') / j1:.2f}x; with all cores {ra:.2f}x.")
+if R("publish_nobrotli"):
+    nb = med("publish_nobrotli")
+    p(f"- Brotli streams (the default `--brotli-quality`): a publish takes {j2:.2f} s with them and "
+      f"{nb:.2f} s with `--brotli-quality 0` ({j2 - nb:+.2f} s, {med('publish', 'cpu') - med('publish_nobrotli', 'cpu'):+.2f} s "
+      f"of CPU); without them `tar \\| gzip -9` / publish would be {med('tar_gzip') / nb:.2f}x.")
 if R("dry_run"):
     p(f"- `--dry-run` into an existing catalog (everything but the commit and the WAL checkpoint "
       f"that follows it) {med('dry_run'):.2f} s: commit + checkpoint cost about "
