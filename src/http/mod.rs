@@ -4,7 +4,7 @@
 //! - [`route`]: request target -> what is asked for (asset, listing, stats,
 //!   metrics, health), percent-decoding once and refusing unsafe paths; the URLs of
 //!   redirects, query string kept;
-//! - [`negotiate`]: `Accept-Encoding` -> gzip or identity;
+//! - [`negotiate`]: `Accept-Encoding` -> br, gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
 //!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;
 //! - [`range`]: `Range` and `If-Range` -> whole, one part (206) or 416;
@@ -18,9 +18,10 @@
 //!
 //! Each representation has a strong ETag derived from the content's sha256:
 //! `"<sha256>"` for the decoded bytes, `"<sha256>-gz"` for the stored gzip
-//! stream (the two are different byte sequences, so they need different
-//! strong tags). `If-None-Match` uses the weak comparison (RFC 9110 8.8.3.2),
-//! and either tag validates: both name the same content. `Last-Modified` is
+//! stream, `"<sha256>-br"` for the brotli stream (different byte sequences,
+//! so they need different strong tags). `If-None-Match` uses the weak
+//! comparison (RFC 9110 8.8.3.2), and the tag of any representation the
+//! file has validates: all name the same content. `Last-Modified` is
 //! the version's publish time; versions are immutable, so it never moves.
 
 pub mod access_log;
