@@ -245,6 +245,7 @@ fn a_catalog_without_tags_works_until_a_writer_upgrades_it() {
     ws.conn()
         .execute_batch(
             "DROP TABLE dist_tags;
+             DROP TABLE brotli;
              UPDATE meta SET value = '2' WHERE key = 'schema_version';
              PRAGMA user_version = 2;",
         )

@@ -96,17 +96,14 @@ fn print_report(
     } else {
         "Removed"
     };
+    // The streams' count is in --json.
     let brotli = if report.removed_brotli_count > 0 {
-        format!(
-            ", {} ({})",
-            output::count(report.removed_brotli_count, "brotli stream"),
-            human_size(report.removed_brotli_bytes)
-        )
+        format!(" + {} brotli", human_size(report.removed_brotli_bytes))
     } else {
         String::new()
     };
     output::print(format_args!(
-        "{verb} {}, {}, {} ({} stored){brotli}; kept {}",
+        "{verb} {}, {}, {} ({} stored{brotli}); kept {}",
         output::count(report.versions.len() as u64, "version"),
         output::count(report.packages_removed.len() as u64, "package"),
         output::count(report.removed_blob_count, "blob"),
