@@ -1,18 +1,34 @@
 //! `Range` requests against a real `ccc serve`: one `bytes=` range gets a
-//! 206 of the selected representation (the gzip stream when gzip is
-//! negotiated), checked byte for byte against the original files.
+//! 206 of the selected representation (the brotli or gzip stream when that
+//! coding is negotiated), checked byte for byte against the original files.
 
 use crate::serve_util::{Client, Resp, Server, asset_path, raw_get};
 use crate::util::{Rng, Workspace, gunzip};
 
 const GZIP: (&str, &str) = ("Accept-Encoding", "gzip");
+const BR: (&str, &str) = ("Accept-Encoding", "br");
 
-/// Compressible text (stored gzip), noise (stored as it is) and the edge
+/// The file a whole representation (or its pieces, joined) decodes to,
+/// by the `Content-Encoding` it was sent with.
+fn decode(coding: Option<&str>, body: &[u8]) -> Vec<u8> {
+    match coding {
+        Some("gzip") => gunzip(body),
+        Some("br") => {
+            let mut out = Vec::new();
+            ::brotli::BrotliDecompress(&mut &body[..], &mut out).expect("a brotli stream");
+            out
+        }
+        None => body.to_vec(),
+        Some(other) => panic!("unexpected Content-Encoding {other}"),
+    }
+}
+
+/// Compressible text (stored gzip, with brotli beside it), noise (stored as it is) and the edge
 /// sizes, past the socket buffer for the big ones.
 fn tree() -> Vec<(String, Vec<u8>)> {
     let mut rng = Rng::new(9110);
     vec![
-        ("big.js".into(), rng.text(400_000)),
+        ("big.js".into(), rng.script(400_000)),
         ("noise.bin".into(), rng.bytes(300_000)),
         ("small.css".into(), b"a{b:c}\n".repeat(40)),
         ("one.txt".into(), b"x".to_vec()),
@@ -82,17 +98,19 @@ fn one_range_of_either_representation_matches_the_original() {
     let client = Client::new();
     for (path, original) in &files {
         let url = server.url(&asset_path("site", "1.0.0", path));
-        for accept in [&[][..], &[GZIP][..]] {
+        for accept in [&[][..], &[GZIP][..], &[BR][..]] {
             let whole = client.get(&url, accept);
             assert_eq!(whole.status, 200, "{path}");
             assert_eq!(whole.header("accept-ranges"), Some("bytes"), "{path}");
-            let gzip = whole.header("content-encoding") == Some("gzip");
-            let decoded = if gzip {
-                gunzip(&whole.body)
-            } else {
-                whole.body.clone()
-            };
+            let coding = whole.header("content-encoding");
+            if path == "big.js" {
+                // Text is held in every coding: each asked is the one sent.
+                let asked = accept.first().map(|(_, coding)| *coding);
+                assert_eq!(coding, asked, "{path}");
+            }
+            let decoded = decode(coding, &whole.body);
             assert_eq!(&decoded, original, "{path} {accept:?}");
+            let coded = coding.is_some();
             let len = whole.body.len();
             if len == 0 {
                 continue;
@@ -102,7 +120,7 @@ fn one_range_of_either_representation_matches_the_original() {
                 let mut headers = vec![("Range", range.as_str())];
                 headers.extend_from_slice(accept);
                 check_part(&client.get(&url, &headers), &whole, &part, &what);
-                if !gzip {
+                if !coded {
                     // The identity representation is the file itself.
                     let r = client.get(&url, &headers);
                     assert_eq!(r.body, original[part], "{what}");
@@ -118,7 +136,7 @@ fn a_download_resumed_in_pieces_reassembles_the_file() {
     let client = Client::new();
     for (path, original) in files.iter().filter(|(_, b)| b.len() > 1000) {
         let url = server.url(&asset_path("site", "1.0.0", path));
-        for accept in [&[][..], &[GZIP][..]] {
+        for accept in [&[][..], &[GZIP][..], &[BR][..]] {
             let first = client.get(&url, &[&[("Range", "bytes=0-65535")], accept].concat());
             assert_eq!(first.status, 206, "{path}");
             let (tag, total) = (first.must("etag").to_string(), first.must("content-range"));
@@ -139,8 +157,7 @@ fn a_download_resumed_in_pieces_reassembles_the_file() {
                 assert_eq!(r.status, 206, "{path} {range}");
                 got.extend_from_slice(&r.body);
             }
-            let gzip = first.header("content-encoding") == Some("gzip");
-            let file = if gzip { gunzip(&got) } else { got };
+            let file = decode(first.header("content-encoding"), &got);
             assert_eq!(&file, original, "{path} {accept:?}");
         }
     }
@@ -151,7 +168,7 @@ fn unsatisfiable_several_and_malformed_ranges() {
     let (_ws, server, _files) = start();
     let client = Client::new();
     let url = server.url("/assets/site/1.0.0/big.js");
-    for accept in [&[][..], &[GZIP][..]] {
+    for accept in [&[][..], &[GZIP][..], &[BR][..]] {
         let whole = client.get(&url, accept);
         let len = whole.body.len();
         let with = |range: &str| client.get(&url, &[&[("Range", range)], accept].concat());
@@ -198,7 +215,7 @@ fn unsatisfiable_several_and_malformed_ranges() {
     );
     assert_eq!(two.status, 200);
     let stats = server.stats();
-    assert_eq!(stats["by_status"]["416"], 7, "{stats}");
+    assert_eq!(stats["by_status"]["416"], 10, "{stats}");
 }
 
 #[test]
@@ -245,12 +262,35 @@ fn if_range_and_if_none_match() {
         ],
     );
     assert_eq!(r.status, 304, "304 before 416");
+
+    // The brotli representation: its own tag makes the range apply, a
+    // range of the brotli stream; the gzip tag names another
+    // representation, so the whole brotli stream comes back.
+    let br = client.get(&url, &[BR]);
+    assert_eq!(br.header("content-encoding"), Some("br"));
+    let br_tag = br.must("etag");
+    assert_ne!(br_tag, gz_tag);
+    for (if_range, status, expected) in [
+        (br_tag, 206, &br.body[10..20]),
+        (gz_tag, 200, &br.body[..]),
+        (plain_tag, 200, &br.body[..]),
+    ] {
+        let r = client.get(&url, &[BR, range, ("If-Range", if_range)]);
+        assert_eq!(r.status, status, "br, If-Range: {if_range}");
+        assert_eq!(r.body, expected, "br, If-Range: {if_range}");
+        assert_eq!(r.header("content-encoding"), Some("br"));
+        if status == 206 {
+            let total = format!("bytes 10-19/{}", br.body.len());
+            assert_eq!(r.header("content-range"), Some(total.as_str()));
+        }
+    }
 }
 
 #[test]
 fn head_with_a_range_sends_the_206_head_only() {
     let (_ws, server, _files) = start();
     for (accept, path) in [
+        ("br", "big.js"),
         ("gzip", "big.js"),
         ("identity", "big.js"),
         ("gzip", "noise.bin"),

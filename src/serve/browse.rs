@@ -687,8 +687,16 @@ mod tests {
             let end = page[start..].find("</tr>").expect("row end") + start;
             page[start..end].to_string()
         };
-        assert!(row("a.js").contains("<td>gzip, brotli</td>"), "{}", row("a.js"));
-        assert!(row("b.js").contains("<td>uncompressed</td>"), "{}", row("b.js"));
+        assert!(
+            row("a.js").contains("<td>gzip, brotli</td>"),
+            "{}",
+            row("a.js")
+        );
+        assert!(
+            row("b.js").contains("<td>uncompressed</td>"),
+            "{}",
+            row("b.js")
+        );
         assert!(row("c.js").contains("<td>gzip</td>"), "{}", row("c.js"));
     }
 
