@@ -168,6 +168,11 @@ fn decoded(r: &Resp) -> Vec<u8> {
     match r.header("content-encoding") {
         None => r.body.clone(),
         Some("gzip") => gunzip(&r.body),
+        Some("br") => {
+            let mut out = Vec::new();
+            ::brotli::BrotliDecompress(&mut &r.body[..], &mut out).expect("a brotli stream");
+            out
+        }
         Some(other) => panic!("unexpected Content-Encoding {other}"),
     }
 }
