@@ -28,50 +28,16 @@
 
 #[path = "common/asset_lines.rs"]
 mod asset_lines;
+#[path = "common/server_args.rs"]
+mod server_args;
 
 use std::io::Cursor;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tiny_http::{Header, Response, StatusCode};
 
-struct Args {
-    bind: String,
-    port: u16,
-    size: usize,
-    threads: usize,
-    bare: bool,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut args = Args {
-        bind: "127.0.0.1".into(),
-        port: 8334,
-        size: 2218,
-        threads: 2 * cores,
-        bare: false,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--bind" => args.bind = value()?,
-            "--port" => args.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
-            "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
-            "--threads" => {
-                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
-            }
-            "--bare" => args.bare = true,
-            "-h" | "--help" => {
-                println!(
-                    "usage: ceiling [--bind ADDR] [--port N] [--size BYTES] [--threads N] [--bare]"
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(args)
+fn parse_args() -> Result<server_args::ServerArgs, String> {
+    server_args::parse("ceiling", 8334, &["--bare"])
 }
 
 /// The header lines of one of ccc's gzip asset responses (tiny_http adds
@@ -102,6 +68,7 @@ fn main() {
             std::process::exit(2);
         }
     };
+    let bare = args.switches.contains(&"--bare");
     let ip = match args.bind.parse() {
         Ok(ip) => ip,
         Err(e) => {
@@ -131,13 +98,13 @@ fn main() {
     let body: Arc<[u8]> = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    let headers = headers(args.bare, args.size);
+    let headers = headers(bare, args.size);
     println!("listening on http://{addr}");
     eprintln!(
         "ceiling: {} byte gzip body, {} workers{}",
         args.size,
         args.threads,
-        if args.bare { ", bare headers" } else { "" }
+        if bare { ", bare headers" } else { "" }
     );
     let workers: Vec<_> = (0..args.threads.max(1))
         .map(|i| {

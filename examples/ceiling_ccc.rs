@@ -25,47 +25,16 @@
 
 #[path = "common/asset_lines.rs"]
 mod asset_lines;
+#[path = "common/server_args.rs"]
+mod server_args;
 
 use ccc::frontend::{ConnStats, Frontend, Limits, Reply};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-struct Args {
-    bind: String,
-    port: u16,
-    size: usize,
-    threads: usize,
-}
-
-fn parse_args() -> Result<Args, String> {
-    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let mut args = Args {
-        bind: "127.0.0.1".into(),
-        port: 8336,
-        size: 2218,
-        threads: 2 * cores,
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
-        match flag.as_str() {
-            "--bind" => args.bind = value()?,
-            "--port" => args.port = value()?.parse().map_err(|e| format!("--port: {e}"))?,
-            "--size" => args.size = value()?.parse().map_err(|e| format!("--size: {e}"))?,
-            "--threads" => {
-                args.threads = value()?.parse().map_err(|e| format!("--threads: {e}"))?
-            }
-            "-h" | "--help" => {
-                println!(
-                    "usage: ceiling_ccc [--bind ADDR] [--port N] [--size BYTES] [--threads N]"
-                );
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown argument {other}")),
-        }
-    }
-    Ok(args)
+fn parse_args() -> Result<server_args::ServerArgs, String> {
+    server_args::parse("ceiling_ccc", 8336, &[])
 }
 
 /// A body that is a shared view of the one buffer, as a cache hit's is.
