@@ -45,6 +45,8 @@ fn a_short_sweep_writes_every_output() {
             "--ledger",
             "--site-clock",
             "cpu",
+            "--threads",
+            "2",
         ])
         .timeout(std::time::Duration::from_secs(60))
         .output()
@@ -96,10 +98,15 @@ fn a_short_sweep_writes_every_output() {
         let latency = &cell["latency"];
         assert_eq!(latency["name"], "request", "{cell}");
         let arrivals = latency["arrivals"].as_u64().expect("arrivals");
-        // Each edge of the window splits at most the two requests then in
-        // flight between the arrivals counted and the responses.
+        // A request is an arrival when a worker takes it and progress only
+        // after its response is out and the worker has paid its delays, so
+        // the client may already be on its next request: what an edge of
+        // the window splits is bounded by the workers (2), not the clients.
+        // The two counters are read one after the other, and on a busy
+        // machine the controller can be preempted between the reads: 1%
+        // of the window's requests is allowed for that.
         let delta = cell["delta"].as_u64().expect("delta");
-        assert!(arrivals.abs_diff(delta) <= 2, "{cell}");
+        assert!(arrivals.abs_diff(delta) <= 2 + delta / 100, "{cell}");
         let in_flight = latency["mean_in_flight"].as_f64().expect("L");
         assert!(in_flight > 0.0 && in_flight < 2.2, "2 clients: {cell}");
         assert!(latency["mean_latency_ns"].as_f64().is_some_and(|w| w > 0.0));
