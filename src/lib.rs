@@ -20,7 +20,8 @@
 //! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
 //!   output, which never blocks or fails the server;
 //! - [`purge`]: purging removed and replaced versions from HTTP caches
-//!   (`--purge`);
+//!   (`--purge`); [`spool`]: long lists kept in a temporary file rather
+//!   than in memory;
 //! - [`error`]: the error type and exit codes; [`interrupt`]: how long
 //!   commands stop on Ctrl-C.
 
@@ -39,6 +40,7 @@ pub mod output;
 pub mod purge;
 pub mod serve;
 pub mod spec;
+pub mod spool;
 pub mod units;
 
 pub use error::{Error, Result};
