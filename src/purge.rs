@@ -35,6 +35,7 @@
 
 use crate::error::{Error, Result};
 use crate::http::route::asset_url;
+use crate::spool::{Spool, Spooled};
 use std::io::Write;
 use std::time::Duration;
 
@@ -86,12 +87,44 @@ impl std::fmt::Display for CacheUrl {
     }
 }
 
-/// The URL paths a cache may hold for one version: its listing and each of
-/// its files.
-pub fn version_paths(package: &str, version: &str, files: &[String]) -> Vec<String> {
-    let mut paths = vec![asset_url(package, version, "")];
-    paths.extend(files.iter().map(|f| asset_url(package, version, f)));
-    paths
+/// The URL paths to purge, spooled ([`crate::spool`]): gc may remove
+/// versions with millions of files between them.
+pub struct Paths(Spool);
+
+impl Paths {
+    pub fn new() -> Result<Paths> {
+        Spool::new("the URLs to purge").map(Paths)
+    }
+
+    /// A version's listing, the one URL a cache may hold for it besides its
+    /// files.
+    pub fn add_listing(&mut self, package: &str, version: &str) -> Result<()> {
+        self.0.push(&asset_url(package, version, ""))
+    }
+
+    /// One file of a version, percent-encoded as ccc links it (so the path
+    /// holds no newline).
+    pub fn add_file(&mut self, package: &str, version: &str, path: &str) -> Result<()> {
+        self.0.push(&asset_url(package, version, path))
+    }
+
+    /// A version's listing and each of its files.
+    pub fn add_version<'a>(
+        &mut self,
+        package: &str,
+        version: &str,
+        files: impl IntoIterator<Item = &'a str>,
+    ) -> Result<()> {
+        self.add_listing(package, version)?;
+        files
+            .into_iter()
+            .try_for_each(|f| self.add_file(package, version, f))
+    }
+
+    /// The complete list, to purge.
+    pub fn finish(self) -> Result<Spooled> {
+        self.0.finish()
+    }
 }
 
 /// What was purged, for `--json`.
@@ -104,7 +137,7 @@ pub struct Purged {
 
 /// Sends `PURGE` for every path to every cache; see the module doc for
 /// what a failure does.
-pub fn purge(caches: &[CacheUrl], paths: &[String]) -> Result<Purged> {
+pub fn purge(caches: &[CacheUrl], paths: &Spooled) -> Result<Purged> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .allow_non_standard_methods(true)
         .http_status_as_error(false)
@@ -115,57 +148,65 @@ pub fn purge(caches: &[CacheUrl], paths: &[String]) -> Result<Purged> {
         .into();
     let mut failures = Vec::new();
     for cache in caches {
-        if let Some((done, url, why)) = purge_one(&agent, cache, paths) {
+        let mut each = paths.lines()?;
+        if let Some((done, url, why)) = purge_one(&agent, cache, &mut each)? {
             failures.push(format!(
                 "{cache} after {done} of {} URLs: PURGE {url}: {why}",
                 paths.len()
             ));
-            // The list to purge by hand: the removed versions' files are no
-            // longer in the catalog to be listed.
+            // The list to purge by hand, the one that failed first: the
+            // removed versions' files are no longer in the catalog to be
+            // listed.
             let mut stderr = std::io::stderr().lock();
-            for path in &paths[done..] {
-                let _ = writeln!(stderr, "not purged: {}", cache.url_of(path));
+            let _ = writeln!(stderr, "not purged: {url}");
+            for path in each {
+                let _ = writeln!(stderr, "not purged: {}", cache.url_of(&path?));
             }
         }
     }
     if failures.is_empty() {
         Ok(Purged {
             caches: caches.iter().map(|c| c.to_string()).collect(),
-            paths: paths.len() as u64,
+            paths: paths.len(),
         })
     } else {
         Err(Error::Purge(failures.join("; ")))
     }
 }
 
-/// Purges `paths` in one cache; on the first failure, how many were done,
-/// the URL and what went wrong.
+/// Purges `paths` in one cache until the first failure; then how many
+/// were done, the URL that failed and what went wrong, leaving the paths
+/// after it in `paths`.
 fn purge_one(
     agent: &ureq::Agent,
     cache: &CacheUrl,
-    paths: &[String],
-) -> Option<(usize, String, String)> {
-    for (done, path) in paths.iter().enumerate() {
-        let url = cache.url_of(path);
+    paths: &mut impl Iterator<Item = Result<String>>,
+) -> Result<Option<(usize, String, String)>> {
+    for (done, path) in paths.enumerate() {
+        let url = cache.url_of(&path?);
         let request = match ureq::http::Request::builder()
             .method("PURGE")
             .uri(&url)
             .body(())
         {
             Ok(request) => request,
-            Err(e) => return Some((done, url, e.to_string())),
+            Err(e) => return Ok(Some((done, url, e.to_string()))),
         };
         match agent.run(request) {
             Ok(response) if response.status().is_success() || response.status() == 404 => {}
             Ok(response) => {
                 let status = response.status();
                 let reason = status.canonical_reason().unwrap_or("");
-                return Some((done, url, format!("the cache answered {status} {reason}")));
+                return Ok(Some((
+                    done,
+                    url,
+                    format!("the cache answered {status} {reason}"),
+                )));
             }
-            Err(e) => return Some((done, url, e.to_string())),
+            Err(e) => return Ok(Some((done, url, e.to_string()))),
         }
     }
-    None
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -196,9 +237,14 @@ mod tests {
 
     #[test]
     fn a_version_is_purged_by_its_listing_and_its_files_as_ccc_links_them() {
-        let files = ["index.html".to_string(), "js/a b#1.js".to_string()];
+        let mut paths = Paths::new().unwrap();
+        paths
+            .add_version("@scope/app", "1.0.0-rc.1", ["index.html", "js/a b#1.js"])
+            .unwrap();
+        let paths = paths.finish().unwrap();
+        let paths: Vec<String> = paths.lines().unwrap().map(|p| p.unwrap()).collect();
         assert_eq!(
-            version_paths("@scope/app", "1.0.0-rc.1", &files),
+            paths,
             [
                 "/assets/@scope/app/1.0.0-rc.1/",
                 "/assets/@scope/app/1.0.0-rc.1/index.html",

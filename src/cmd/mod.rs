@@ -45,31 +45,45 @@ fn resolve_version(catalog: &Catalog, target: &Target) -> Result<VersionRow> {
     catalog.resolve(&target.package, selector)
 }
 
-/// `--purge` after `rm` or `gc` removed `versions`, or `publish --force`
-/// replaced one (package, version, file paths): nothing without caches, on
-/// a dry run, or when nothing changed. Else what was purged, and the
-/// outcome to end the command with: the error naming the cache that failed
-/// (see [`purge`]), returned once the command's own output is printed.
+/// `--purge` after `rm` removed `versions`, or `publish --force` replaced
+/// one (package, version, file paths): nothing without caches, on a dry
+/// run, or when nothing changed. Else what was purged, and the outcome to
+/// end the command with: the error naming the cache that failed (see
+/// [`purge`]), returned once the command's own output is printed.
 fn purge_caches<'a>(
     purge: &PurgeArgs,
     dry_run: bool,
     versions: impl IntoIterator<Item = (&'a str, String, &'a [String])>,
 ) -> (Option<Purged>, Result<()>) {
-    let caches = &purge.caches;
-    if caches.is_empty() || dry_run {
+    if purge.caches.is_empty() || dry_run {
         return (None, Ok(()));
     }
-    let paths: Vec<String> = versions
-        .into_iter()
-        .flat_map(|(package, version, files)| purge::version_paths(package, &version, files))
-        .collect();
-    if paths.is_empty() {
+    let listed = purge::Paths::new().and_then(|mut paths| {
+        for (package, version, files) in versions {
+            paths.add_version(package, &version, files.iter().map(String::as_str))?;
+        }
+        Ok(paths)
+    });
+    match listed {
+        Ok(paths) => purge_paths(purge, paths),
+        Err(e) => (None, Err(e)),
+    }
+}
+
+/// `--purge` of `paths`, listed as a command removed versions (`gc` lists
+/// them as it goes); as [`purge_caches`] does.
+fn purge_paths(purge: &PurgeArgs, paths: purge::Paths) -> (Option<Purged>, Result<()>) {
+    let paths = match paths.finish() {
+        Ok(paths) => paths,
+        Err(e) => return (None, Err(e)),
+    };
+    if purge.caches.is_empty() || paths.is_empty() {
         return (None, Ok(()));
     }
     // Until the origins have noticed the removal, a purged cache would
     // fetch the files again and keep them.
     std::thread::sleep(purge.purge_delay);
-    match purge::purge(caches, &paths) {
+    match purge::purge(&purge.caches, &paths) {
         Ok(purged) => (Some(purged), Ok(())),
         Err(e) => (None, Err(e)),
     }
