@@ -456,9 +456,20 @@ pub fn print(text: impl std::fmt::Display) -> Result<()> {
     writeln!(out, "{text}").map_err(Error::Stdout)
 }
 
-/// Writes `value` as pretty JSON to stdout.
+/// Writes `value` as pretty JSON to stdout, as it is serialized: a report
+/// of any length is never held whole as text.
 pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
-    print(to_json(value)?)
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
+        if e.is_io() {
+            Error::Stdout(e.into())
+        } else {
+            Error::Internal(format!("cannot encode the report as JSON: {e}"))
+        }
+    })?;
+    out.write_all(b"\n")
+        .and_then(|()| out.flush())
+        .map_err(Error::Stdout)
 }
 
 /// `value` as pretty JSON. Every report ccc prints serializes; a failure

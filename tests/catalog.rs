@@ -4,7 +4,7 @@
 
 use crate::serve_util::{Server, get};
 use crate::util::{Rng, Workspace, gunzip};
-use ccc::catalog::{BROTLI_SCHEMA, SCHEMA_VERSION};
+use ccc::catalog::{BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, SCHEMA_VERSION};
 
 /// The schema just before the brotli table.
 const BEFORE_BROTLI: i64 = BROTLI_SCHEMA - 1;
@@ -390,6 +390,45 @@ fn a_catalog_from_before_brotli_is_served_as_it_is_until_a_writer_upgrades_it() 
         &[("Accept-Encoding", "br, gzip")],
     );
     assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 1);
+}
+
+/// Whether the catalog has the index gc finds unused brotli streams by.
+fn has_brotli_index(ws: &Workspace) -> bool {
+    ws.conn()
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'brotli_by_blob'",
+            [],
+            |r| r.get::<_, i64>(0),
+        )
+        .expect("sqlite_master")
+        == 1
+}
+
+/// A catalog from before gc's brotli index gets it from the first writer,
+/// and that gc drops the brotli streams no version uses any more.
+#[test]
+fn a_catalog_without_the_brotli_index_gets_it_from_gc() {
+    let ws = Workspace::new();
+    for (version, seed) in [("1.0.0", 21), ("2.0.0", 22)] {
+        ws.write(&format!("{version}/app.js"), Rng::new(seed).script(60_000));
+        ws.publish(&format!("app@{version}"), version, &[]);
+    }
+    let before = BROTLI_INDEX_SCHEMA - 1;
+    ws.conn()
+        .execute_batch(&format!(
+            "DROP INDEX brotli_by_blob;
+             UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
+             PRAGMA user_version = {before};"
+        ))
+        .expect("downgrade");
+    assert!(!has_brotli_index(&ws));
+    assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 2);
+
+    let report = ws.json(&["gc", "--keep", "1", "--json"]);
+    assert_eq!(schema(&ws), (SCHEMA_VERSION, true));
+    assert!(has_brotli_index(&ws));
+    assert_eq!(report["removed_brotli_count"], 1, "{report}");
     assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 1);
 }
 

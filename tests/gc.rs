@@ -561,3 +561,110 @@ fn rm_keeps_blobs_until_gc_drops_the_orphans() {
     assert_eq!(ws.blob_totals(), (0, 0));
     assert_eq!(ws.json(&["ls", "--json"]), serde_json::json!([]));
 }
+
+/// A catalog of `packages` packages `p0`, `p1`... of `versions` versions
+/// each, `1.0.0` to `1.0.<versions - 1>`, every one with the same two
+/// files: one is published, the others are copied in SQL (publishing
+/// hundreds of versions one process at a time would take minutes).
+fn many_versions(packages: usize, versions: usize) -> Workspace {
+    let ws = Workspace::new();
+    ws.write("dist/index.js", Rng::new(3).text(2_000));
+    ws.write("dist/a b.css", "body { margin: 0 }\n");
+    for p in 0..packages {
+        ws.publish(&format!("p{p}@1.0.0"), "dist", &[]);
+    }
+    let conn = ws.conn();
+    conn.execute_batch(&format!(
+        "CREATE TEMP TABLE n AS
+           WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {})
+           SELECT i FROM n;
+         INSERT INTO versions (package_id, version, published_at, file_count, raw_bytes, stored_bytes)
+           SELECT v.package_id, '1.0.' || n.i, v.published_at - n.i, v.file_count, v.raw_bytes, v.stored_bytes
+             FROM versions v, n WHERE v.version = '1.0.0';
+         INSERT INTO assets (version_id, path, blob_id, content_type)
+           SELECT c.id, a.path, a.blob_id, a.content_type
+             FROM versions c JOIN versions v ON v.package_id = c.package_id AND v.version = '1.0.0'
+             JOIN assets a ON a.version_id = v.id
+            WHERE c.version <> '1.0.0';",
+        versions - 1
+    ))
+    .expect("copy versions");
+    ws
+}
+
+/// What `ccc ARGS` printed, which must succeed.
+#[track_caller]
+fn stdout(ws: &Workspace, args: &[&str]) -> String {
+    String::from_utf8(ws.ok(args).stdout).expect("UTF-8")
+}
+
+/// Lines of a table-printing gc that are rows of its table.
+fn table_rows(out: &str) -> Vec<&str> {
+    out.lines()
+        .filter(|l| l.trim_start().starts_with('p') && l.contains('@'))
+        .collect()
+}
+
+/// The JSON lists every version judged, however many, in one valid
+/// document; the table shows a page of them and says how to see them all.
+#[test]
+fn many_versions_are_all_in_the_json_and_a_page_in_the_table() {
+    let ws = many_versions(3, 120);
+    let report = ws.json(&["gc", "--keep", "2", "--dry-run", "--json"]);
+    let listed = |list: &str| -> BTreeSet<String> {
+        let rows = report[list].as_array().expect("a list");
+        let ids: BTreeSet<String> = rows
+            .iter()
+            .map(|v| {
+                format!(
+                    "{}@{}",
+                    v["package"].as_str().unwrap(),
+                    v["version"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(ids.len(), rows.len(), "each version once in {list}");
+        ids
+    };
+    let (removed, kept) = (listed("versions"), listed("kept"));
+    assert_eq!((removed.len(), kept.len()), (3 * 118, 3 * 2));
+    assert!(kept.contains("p1@1.0.119") && removed.contains("p2@1.0.0"));
+    assert_eq!(
+        report["versions"][0]["why"],
+        serde_json::json!(["older_release"])
+    );
+
+    // A dry run's table: every choice, paged.
+    let out = stdout(&ws, &["gc", "--keep", "2", "--dry-run"]);
+    let rows = table_rows(&out);
+    assert_eq!(rows.len(), 100, "{out}");
+    assert!(
+        rows[0].trim_start().starts_with("p0@1.0.119 "),
+        "newest first: {out}"
+    );
+    assert!(
+        out.contains("rows 1-100 of 360 versions; --json lists every one"),
+        "{out}"
+    );
+    assert!(out.contains("Would remove 354 versions"), "{out}");
+
+    // A real run's table: what it removed, paged.
+    let out = stdout(&ws, &["gc", "--keep", "2"]);
+    assert_eq!(table_rows(&out).len(), 100, "{out}");
+    assert!(
+        out.contains("rows 1-100 of 354 versions; --json lists every one"),
+        "{out}"
+    );
+    let left = ws.json(&["gc", "--keep", "2", "--dry-run", "--json"]);
+    assert_eq!(left["kept"].as_array().map(Vec::len), Some(6));
+    assert_eq!(left["versions"], serde_json::json!([]));
+}
+
+/// A table that fits shows every row and no paging line.
+#[test]
+fn a_small_gc_table_shows_every_row() {
+    let ws = many_versions(2, 3);
+    let out = stdout(&ws, &["gc", "--keep", "1", "--dry-run"]);
+    assert_eq!(table_rows(&out).len(), 6, "{out}");
+    assert!(!out.contains("rows 1-"), "{out}");
+}

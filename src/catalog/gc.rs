@@ -24,6 +24,15 @@
 //! Every version judged is reported with the reasons it stays or goes
 //! ([`Reason`]), so `--dry-run` shows exactly these choices.
 //!
+//! # Memory
+//!
+//! gc holds one package's versions at a time, whatever the catalog's size:
+//! each version is handed to a [`Reporter`] as it is judged (with, for
+//! `--purge`, the removed one's file paths one by one) and the package's
+//! removed versions are deleted before the next package is read. What to
+//! keep of the report (a page of a table, a spooled JSON list) is the
+//! reporter's choice.
+//!
 //! Blobs go with their brotli streams, and a brotli stream whose blob is
 //! gone (a catalog changed with foreign keys off) goes too.
 //!
@@ -54,14 +63,31 @@ pub enum Keep {
     Nothing,
 }
 
+/// Told what gc does as it does it, so that nothing in gc grows with the
+/// number of versions it judges.
+pub trait Reporter {
+    /// A step starts, for a progress line.
+    fn phase(&mut self, _what: &str) {}
+    /// A version was judged: kept, or removed (with `--dry-run`: would
+    /// be), per [`Choice::removed`]. Called before a removed version is
+    /// deleted, package by package, versions newest first.
+    fn version(&mut self, choice: &Choice) -> Result<()>;
+    /// One file path of the removed version `choice`, in path order, after
+    /// [`Reporter::version`] was told of it; only with
+    /// [`Options::list_files`].
+    fn removed_file(&mut self, _choice: &Choice, _path: &str) -> Result<()> {
+        Ok(())
+    }
+}
+
 /// What to prune.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub keep: Option<Keep>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
-    /// List the paths of the removed versions' files in [`Choice::files`]
-    /// (read in the removing transaction, for `--purge`).
+    /// Tell [`Reporter::removed_file`] the paths of the removed versions'
+    /// files (read in the removing transaction, for `--purge`).
     pub list_files: bool,
 }
 
@@ -109,18 +135,22 @@ pub struct Choice {
     /// For a kept version every reason it stays; for a removed one every
     /// rule that let it go.
     pub why: Vec<Reason>,
-    /// A removed version's file paths, with [`Options::list_files`].
+    /// Removed (or, dry, would be); else kept.
     #[serde(skip)]
-    pub files: Vec<String>,
+    pub removed: bool,
 }
 
-/// What gc did (or, dry, would do).
+/// What gc did (or, dry, would do); the versions themselves went to the
+/// [`Reporter`].
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// The versions removed.
-    pub versions: Vec<Choice>,
-    /// The versions the rules kept (none when no rule was given).
-    pub kept: Vec<Choice>,
+    /// How many versions were removed.
+    #[serde(skip)]
+    pub removed_version_count: u64,
+    /// How many versions the rules kept (none when no rule was given).
+    #[serde(skip)]
+    pub kept_version_count: u64,
+    /// The packages left without versions, and so removed.
     pub packages_removed: Vec<String>,
     /// Blobs no version used any more, now gone.
     pub removed_blob_count: u64,
@@ -167,14 +197,13 @@ pub fn pinned<'a>(
 
 /// Judges every version of one package (newest first, as
 /// [`Catalog::versions`] lists them); `cutoff` is the `--older-than` limit
-/// in Unix seconds. Returns the versions kept and removed, each newest
-/// first.
+/// in Unix seconds. Returns every version, newest first, kept or removed.
 fn judge(
     versions: Vec<VersionRow>,
     tags: &[(String, i64)],
     keep: Option<Keep>,
     cutoff: Option<i64>,
-) -> (Vec<Choice>, Vec<Choice>) {
+) -> Vec<Choice> {
     let pinned: Vec<(Version, Reason)> = if keep == Some(Keep::Nothing) {
         Vec::new()
     } else {
@@ -188,7 +217,7 @@ fn judge(
         .find(|v| v.version.pre.is_empty())
         .map(|v| v.version.clone());
     let (mut releases_seen, mut older_prereleases_seen) = (0, 0);
-    let (mut kept, mut removed) = (Vec::new(), Vec::new());
+    let mut choices = Vec::with_capacity(versions.len());
     for v in versions {
         let mut stay = Vec::new();
         let mut go = Vec::new();
@@ -232,7 +261,7 @@ fn judge(
             }
         }
         let goes = stay.is_empty() && !go.is_empty();
-        let choice = Choice {
+        choices.push(Choice {
             id: v.id,
             package: v.package,
             version: v.version,
@@ -241,15 +270,10 @@ fn judge(
             raw_bytes: v.raw_bytes,
             stored_bytes: v.stored_bytes,
             why: if goes { go } else { stay },
-            files: Vec::new(),
-        };
-        if goes {
-            removed.push(choice);
-        } else {
-            kept.push(choice);
-        }
+            removed: goes,
+        });
     }
-    (kept, removed)
+    choices
 }
 
 /// What removing versions removed besides them.
@@ -269,20 +293,41 @@ pub struct Removal {
 const ORPHANS: &str = "SELECT id FROM blobs
   WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.blob_id = blobs.id)";
 
-/// Deletes versions (their assets and dist-tags go with them) and then the packages left
-/// without versions, whose names are returned. Blobs stay for gc.
-fn delete_versions(tx: &rusqlite::Transaction<'_>, ids: &[i64]) -> rusqlite::Result<Vec<String>> {
-    let mut delete = tx.prepare("DELETE FROM versions WHERE id = ?1")?;
+/// The keys of brotli streams no asset uses: those of blobs about to go,
+/// and any whose blob is already gone (a catalog changed with foreign keys
+/// off). The brotli table's rows hold the streams, so its keys are read
+/// from the `brotli_by_blob` index (schema 5); only the unused streams'
+/// own rows are then read, to count their bytes.
+/// `tests::unused_brotli_is_found_without_reading_bodies` checks the plan.
+const UNUSED_BROTLI: &str = "SELECT blob_id FROM brotli
+  WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.blob_id = brotli.blob_id)";
+
+/// Deletes versions (their assets and dist-tags go with them) and then
+/// those of their packages left without versions, whose names are
+/// returned. Blobs stay for gc.
+fn delete_versions(conn: &rusqlite::Connection, ids: &[i64]) -> rusqlite::Result<Vec<String>> {
+    let mut delete =
+        conn.prepare_cached("DELETE FROM versions WHERE id = ?1 RETURNING package_id")?;
+    let mut packages = std::collections::BTreeSet::new();
     for id in ids {
-        delete.execute([id])?;
+        let mut rows = delete.query([id])?;
+        while let Some(row) = rows.next()? {
+            packages.insert(row.get::<_, i64>(0)?);
+        }
     }
-    tx.prepare(
+    let mut empty = conn.prepare_cached(
         "DELETE FROM packages
-          WHERE NOT EXISTS (SELECT 1 FROM versions v WHERE v.package_id = packages.id)
+          WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM versions v WHERE v.package_id = ?1)
          RETURNING name",
-    )?
-    .query_map([], |r| r.get(0))?
-    .collect()
+    )?;
+    let mut removed = Vec::new();
+    for package in packages {
+        let mut rows = empty.query([package])?;
+        while let Some(row) = rows.next()? {
+            removed.push(row.get(0)?);
+        }
+    }
+    Ok(removed)
 }
 
 impl Catalog {
@@ -315,9 +360,9 @@ impl Catalog {
         })
     }
 
-    /// Runs gc; see the module doc for the rules. `phase` is told what gc
-    /// is doing as each step starts, for a progress line.
-    pub fn gc(&mut self, options: &Options, phase: &dyn Fn(&str)) -> Result<Report> {
+    /// Runs gc; see the module doc for the rules. `reporter` is told of
+    /// each step as it starts and of each version as it is judged.
+    pub fn gc(&mut self, options: &Options, reporter: &mut dyn Reporter) -> Result<Report> {
         let file_bytes_before = self.disk_size();
         let path = self.path().to_path_buf();
         let err = |e| super::sqlite_err(&path, e);
@@ -328,41 +373,30 @@ impl Catalog {
             rusqlite::TransactionBehavior::Immediate,
         )
         .map_err(err)?;
-        phase("choosing versions");
-        let (kept, mut doomed) = self.choose_versions(options)?;
-        if options.list_files {
-            for choice in &mut doomed {
-                choice.files = self
-                    .files(choice.id, super::query::Page::ALL)?
-                    .into_iter()
-                    .map(|f| f.path)
-                    .collect();
-            }
-        }
-        let ids: Vec<i64> = doomed.iter().map(|c| c.id).collect();
-        phase(&format!(
-            "removing {}",
-            crate::output::count(ids.len() as u64, "version")
-        ));
-        let packages_removed = delete_versions(&tx, &ids).map_err(err)?;
+        let (removed_version_count, kept_version_count, packages_removed) =
+            self.prune_versions(options, reporter)?;
         // Brotli streams of the blobs about to go, and any whose blob is
-        // already gone (a catalog changed with foreign keys off): deleted
-        // here rather than by the cascade, so that they are counted.
+        // already gone: deleted here rather than by the cascade, so that
+        // they are counted.
+        reporter.phase("finding unused blobs");
         let (mut brotli_removed, mut brotli_bytes_removed) = (0i64, 0i64);
         if self.has_brotli() {
-            const DOOMED_BROTLI: &str = "FROM brotli WHERE NOT EXISTS (
-                SELECT 1 FROM assets a WHERE a.blob_id = brotli.blob_id)";
             (brotli_removed, brotli_bytes_removed) = tx
                 .query_row(
-                    &format!("SELECT count(*), coalesce(sum(length(body)), 0) {DOOMED_BROTLI}"),
+                    &format!(
+                        "SELECT count(*), coalesce(sum(length(body)), 0) FROM brotli
+                          WHERE blob_id IN ({UNUSED_BROTLI})"
+                    ),
                     [],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
                 .map_err(err)?;
-            tx.execute(&format!("DELETE {DOOMED_BROTLI}"), [])
-                .map_err(err)?;
+            tx.execute(
+                &format!("DELETE FROM brotli WHERE blob_id IN ({UNUSED_BROTLI})"),
+                [],
+            )
+            .map_err(err)?;
         }
-        phase("finding unused blobs");
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
                 &format!(
@@ -380,8 +414,8 @@ impl Catalog {
             tx.rollback().map_err(err)?;
         } else {
             tx.commit().map_err(err)?;
-            if !doomed.is_empty() || blobs_removed > 0 || brotli_removed > 0 {
-                phase(&format!(
+            if removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0 {
+                reporter.phase(&format!(
                     "giving space back (rewriting {})",
                     crate::units::human_size(file_bytes_before)
                 ));
@@ -389,8 +423,8 @@ impl Catalog {
             }
         }
         Ok(Report {
-            versions: doomed,
-            kept,
+            removed_version_count,
+            kept_version_count,
             packages_removed,
             removed_blob_count: blobs_removed as u64,
             removed_stored_bytes: blob_bytes_removed as u64,
@@ -411,22 +445,64 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    /// The versions kept and removed, package by package.
-    fn choose_versions(&self, options: &Options) -> Result<(Vec<Choice>, Vec<Choice>)> {
-        let (mut kept, mut removed) = (Vec::new(), Vec::new());
+    /// Judges the versions package by package, tells `reporter` of each,
+    /// and deletes each package's removed versions (and the package, left
+    /// empty) before reading the next, inside the caller's transaction.
+    /// Returns how many versions were removed and kept, and the packages
+    /// removed.
+    fn prune_versions(
+        &self,
+        options: &Options,
+        reporter: &mut dyn Reporter,
+    ) -> Result<(u64, u64, Vec<String>)> {
+        let (mut removed, mut kept, mut packages_removed) = (0, 0, Vec::new());
         if options.keep.is_none() && options.older_than.is_none() {
-            return Ok((kept, removed));
+            return Ok((removed, kept, packages_removed));
         }
         let cutoff = options
             .older_than
             .map(|d| unix_now().saturating_sub(d.as_secs() as i64));
-        for package in self.package_names()? {
-            let tags = self.tag_rows(&package)?;
-            let (k, r) = judge(self.versions(&package)?, &tags, options.keep, cutoff);
-            kept.extend(k);
-            removed.extend(r);
+        let packages = self.package_names()?;
+        let mut doomed = Vec::new();
+        for (done, package) in packages.iter().enumerate() {
+            reporter.phase(&format!(
+                "choosing and removing versions ({done} of {})",
+                crate::output::count(packages.len() as u64, "package")
+            ));
+            let tags = self.tag_rows(package)?;
+            doomed.clear();
+            for choice in judge(self.versions(package)?, &tags, options.keep, cutoff) {
+                reporter.version(&choice)?;
+                if !choice.removed {
+                    kept += 1;
+                    continue;
+                }
+                if options.list_files {
+                    self.each_path(choice.id, |path| reporter.removed_file(&choice, path))?;
+                }
+                doomed.push(choice.id);
+            }
+            removed += doomed.len() as u64;
+            packages_removed
+                .extend(delete_versions(self.conn(), &doomed).map_err(|e| self.err(e))?);
         }
-        Ok((kept, removed))
+        Ok((removed, kept, packages_removed))
+    }
+
+    /// Calls `each` with the path of every file of a version, in path
+    /// order, holding one at a time.
+    fn each_path(&self, version_id: i64, mut each: impl FnMut(&str) -> Result<()>) -> Result<()> {
+        let err = |e| self.err(e);
+        let mut stmt = self
+            .conn()
+            .prepare_cached("SELECT path FROM assets WHERE version_id = ?1 ORDER BY path")
+            .map_err(err)?;
+        let mut rows = stmt.query([version_id]).map_err(err)?;
+        while let Some(row) = rows.next().map_err(err)? {
+            let path: String = row.get(0).map_err(err)?;
+            each(&path)?;
+        }
+        Ok(())
     }
 }
 
@@ -434,16 +510,16 @@ impl Catalog {
 mod tests {
     use super::*;
 
-    #[test]
-    fn orphans_are_found_without_reading_bodies() {
+    /// Asserts that SQLite runs `sql` without walking a table whose rows
+    /// hold bodies: every full scan is of a covering index, and there is
+    /// one.
+    fn assert_reads_no_bodies(sql: &str) {
         let dir = tempfile::tempdir().unwrap();
         let catalog =
             Catalog::open(&dir.path().join("cdn.db"), crate::catalog::Access::Create).unwrap();
         let plan: Vec<String> = catalog
             .conn()
-            .prepare(&format!(
-                "EXPLAIN QUERY PLAN DELETE FROM blobs WHERE id IN ({ORPHANS})"
-            ))
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
             .unwrap()
             .query_map([], |r| r.get::<_, String>(3))
             .unwrap()
@@ -452,13 +528,29 @@ mod tests {
         for step in &plan {
             assert!(
                 !step.starts_with("SCAN") || step.contains("COVERING INDEX"),
-                "a step reads every blob's row: {plan:?}"
+                "a step reads every row of a table: {sql}: {plan:?}"
             );
         }
         assert!(
             plan.iter().any(|s| s.contains("COVERING INDEX")),
-            "{plan:?}"
+            "{sql}: {plan:?}"
         );
+    }
+
+    #[test]
+    fn orphans_are_found_without_reading_bodies() {
+        assert_reads_no_bodies(&format!("DELETE FROM blobs WHERE id IN ({ORPHANS})"));
+    }
+
+    #[test]
+    fn unused_brotli_is_found_without_reading_bodies() {
+        assert_reads_no_bodies(&format!(
+            "SELECT count(*), coalesce(sum(length(body)), 0) FROM brotli
+              WHERE blob_id IN ({UNUSED_BROTLI})"
+        ));
+        assert_reads_no_bodies(&format!(
+            "DELETE FROM brotli WHERE blob_id IN ({UNUSED_BROTLI})"
+        ));
     }
 
     const DAY: i64 = 86_400;
@@ -497,18 +589,20 @@ mod tests {
         keep: Option<Keep>,
         older_than_days: Option<i64>,
     ) -> (Vec<String>, Vec<String>) {
+        let (removed, kept): (Vec<Choice>, Vec<Choice>) = judge(
+            history(versions),
+            &[],
+            keep,
+            older_than_days.map(|d| NOW - d * DAY),
+        )
+        .into_iter()
+        .partition(|c| c.removed);
         let show = |choices: Vec<Choice>| {
             choices
                 .into_iter()
                 .map(|c| format!("{}: {:?}", c.version, c.why))
                 .collect()
         };
-        let (kept, removed) = judge(
-            history(versions),
-            &[],
-            keep,
-            older_than_days.map(|d| NOW - d * DAY),
-        );
         (show(kept), show(removed))
     }
 
@@ -648,8 +742,9 @@ mod tests {
                     if keep.is_none() && cutoff.is_none() {
                         continue;
                     }
-                    let (kept, _) = judge(all.clone(), &[], keep, cutoff);
-                    let after = Selector::Latest.pick(kept.iter().map(|c| &c.version));
+                    let choices = judge(all.clone(), &[], keep, cutoff);
+                    let kept = choices.iter().filter(|c| !c.removed);
+                    let after = Selector::Latest.pick(kept.map(|c| &c.version));
                     assert_eq!(after, Some(&latest), "{versions:?} {keep:?} {cutoff:?}");
                 }
             }

@@ -223,6 +223,12 @@ CREATE TABLE brotli (
     stored_sha256 BLOB NOT NULL CHECK (length(stored_sha256) = 32)
 );
 "#,
+    // 4 -> 5: gc finds brotli streams no asset uses through this index of
+    // their keys alone; the table's own rows hold the bodies, so walking
+    // it read every stream (src/catalog/gc.rs, `UNUSED_BROTLI`).
+    r#"
+CREATE INDEX brotli_by_blob ON brotli(blob_id);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -240,6 +246,9 @@ pub const TAGS_SCHEMA: i64 = 3;
 
 /// The first schema with the `brotli` table.
 pub const BROTLI_SCHEMA: i64 = 4;
+
+/// The first schema with the `brotli_by_blob` index gc searches.
+pub const BROTLI_INDEX_SCHEMA: i64 = 5;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,11 +1,13 @@
 //! `ccc gc`: prune versions, drop orphan blobs, reclaim space.
 
-use crate::catalog::gc::{Choice, Keep, Options, Reason, Report};
+use super::ls::TABLE_ROWS;
+use crate::catalog::gc::{Choice, Keep, Options, Reason, Report, Reporter};
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, GcArgs};
 use crate::error::Result;
 use crate::output::{self, Column, Table};
-use crate::purge::Purged;
+use crate::purge::{self, Purged};
+use crate::spool::{JsonLines, Spool};
 use crate::units::{human_size, human_time};
 use serde::Serialize;
 use std::num::NonZeroUsize;
@@ -16,111 +18,196 @@ pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let options = options(&args);
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     catalog.stop_on_interrupt()?;
-    let spinner = indicatif::ProgressBar::with_draw_target(
-        None,
-        output::progress_target(args.quiet || args.json),
-    );
-    spinner.set_style(output::spinner_style());
-    spinner.set_prefix("Collecting");
-    spinner.enable_steady_tick(std::time::Duration::from_millis(120));
-    let report = catalog.gc(&options, &|phase| spinner.set_message(phase.to_string()));
-    spinner.finish_and_clear();
+    let mut listing = Listing::new(&options, &args)?;
+    let report = catalog.gc(&options, &mut listing);
+    listing.spinner.finish_and_clear();
     let report = report?;
-    let (purged, outcome) = super::purge_caches(
-        &args.purge,
-        report.dry_run,
-        report.versions.iter().map(|c| {
-            (
-                c.package.as_str(),
-                c.version.to_string(),
-                c.files.as_slice(),
-            )
-        }),
-    );
+    let (purged, outcome) = match listing.purge.take() {
+        Some(paths) => super::purge_paths(&args.purge, paths),
+        None => (None, Ok(())),
+    };
     // The report is printed whether or not the purge worked.
-    print_report(&report, &options, &args, purged.as_ref())?;
+    listing.print(&report, purged.as_ref())?;
     outcome.map(|()| ExitCode::SUCCESS)
 }
 
-/// `gc --json`: the report, and what --purge purged.
+/// What gc is told as it judges, kept for the report: whatever the
+/// number of versions, a page of the table, or the JSON lists spooled to
+/// temporary files (written out once gc has committed or rolled back, so
+/// a failed run prints no report), and the URLs to purge.
+struct Listing<'a> {
+    options: &'a Options,
+    spinner: indicatif::ProgressBar,
+    /// With `--json`: the removed versions and the kept ones.
+    json: Option<(Spool, Spool)>,
+    /// The table's first [`TABLE_ROWS`] rows, and how many rows it has.
+    rows: Vec<[String; 6]>,
+    row_count: u64,
+    /// With `--purge` (not dry): every removed version's URL paths.
+    purge: Option<purge::Paths>,
+}
+
+impl<'a> Listing<'a> {
+    fn new(options: &'a Options, args: &GcArgs) -> Result<Listing<'a>> {
+        let spinner = indicatif::ProgressBar::with_draw_target(
+            None,
+            output::progress_target(args.quiet || args.json),
+        );
+        spinner.set_style(output::spinner_style());
+        spinner.set_prefix("Collecting");
+        spinner.enable_steady_tick(std::time::Duration::from_millis(120));
+        let json = if args.json {
+            Some((
+                Spool::new("the removed versions")?,
+                Spool::new("the kept versions")?,
+            ))
+        } else {
+            None
+        };
+        let purge = if options.list_files {
+            Some(purge::Paths::new()?)
+        } else {
+            None
+        };
+        Ok(Listing {
+            options,
+            spinner,
+            json,
+            rows: Vec::new(),
+            row_count: 0,
+            purge,
+        })
+    }
+
+    fn print(self, report: &Report, purged: Option<&Purged>) -> Result<()> {
+        if let Some((removed, kept)) = self.json {
+            let (removed, kept) = (removed.finish()?, kept.finish()?);
+            return output::print_json(&JsonReport {
+                versions: JsonLines(&removed),
+                kept: JsonLines(&kept),
+                report,
+                purged,
+            });
+        }
+        if !self.rows.is_empty() {
+            // The version and the action are read whole; the date wraps at
+            // its space and the reasons between words when the terminal is
+            // narrow.
+            let mut table = Table::new(vec![
+                Column::text("version"),
+                Column::prose("published"),
+                Column::number("files"),
+                Column::number("size"),
+                Column::text("action"),
+                Column::prose("why"),
+            ]);
+            for row in self.rows {
+                table.add_row(row);
+            }
+            output::print(table)?;
+            if self.row_count > TABLE_ROWS {
+                output::print(format_args!(
+                    "rows 1-{TABLE_ROWS} of {}; --json lists every one",
+                    output::count(self.row_count, "version")
+                ))?;
+            }
+        }
+        let verb = if report.dry_run {
+            "Would remove"
+        } else {
+            "Removed"
+        };
+        // The streams' count is in --json.
+        let brotli = if report.removed_brotli_count > 0 {
+            format!(" + {} brotli", human_size(report.removed_brotli_bytes))
+        } else {
+            String::new()
+        };
+        output::print(format_args!(
+            "{verb} {}, {}, {} ({} stored{brotli}); kept {}",
+            output::count(report.removed_version_count, "version"),
+            output::count(report.packages_removed.len() as u64, "package"),
+            output::count(report.removed_blob_count, "blob"),
+            human_size(report.removed_stored_bytes),
+            output::count(report.kept_version_count, "version"),
+        ))?;
+        if !report.dry_run {
+            output::print(format_args!(
+                "Catalog file: {} -> {}",
+                human_size(report.file_bytes_before),
+                human_size(report.file_bytes_after),
+            ))?;
+        }
+        if let Some(purged) = purged {
+            super::print_purged(purged)?;
+        }
+        Ok(())
+    }
+}
+
+impl Reporter for Listing<'_> {
+    fn phase(&mut self, what: &str) {
+        self.spinner.set_message(what.to_string());
+    }
+
+    fn version(&mut self, choice: &Choice) -> Result<()> {
+        if let (Some(paths), true) = (&mut self.purge, choice.removed) {
+            paths.add_listing(&choice.package, &choice.version.to_string())?;
+        }
+        if let Some((removed, kept)) = &mut self.json {
+            return if choice.removed {
+                removed.push_json(choice)
+            } else {
+                kept.push_json(choice)
+            };
+        }
+        // A dry run shows every choice; a real run what it removed.
+        if !choice.removed && !self.options.dry_run {
+            return Ok(());
+        }
+        self.row_count += 1;
+        if self.rows.len() < TABLE_ROWS as usize {
+            self.rows.push(row(choice, self.options));
+        }
+        Ok(())
+    }
+
+    fn removed_file(&mut self, choice: &Choice, path: &str) -> Result<()> {
+        match &mut self.purge {
+            Some(paths) => paths.add_file(&choice.package, &choice.version.to_string(), path),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `gc --json`: the removed and the kept versions, the rest of the report,
+/// and what --purge purged.
 #[derive(Serialize)]
 struct JsonReport<'a> {
+    versions: JsonLines<'a>,
+    kept: JsonLines<'a>,
     #[serde(flatten)]
     report: &'a Report,
     #[serde(skip_serializing_if = "Option::is_none")]
     purged: Option<&'a Purged>,
 }
 
-fn print_report(
-    report: &Report,
-    options: &Options,
-    args: &GcArgs,
-    purged: Option<&Purged>,
-) -> Result<()> {
-    if args.json {
-        return output::print_json(&JsonReport { report, purged });
-    }
-    // A dry run shows every choice; a real run what it removed.
-    let kept: &[Choice] = if report.dry_run { &report.kept } else { &[] };
-    if !report.versions.is_empty() || !kept.is_empty() {
-        let verb = if report.dry_run { "remove" } else { "removed" };
-        // The version and the action are read whole; the date wraps at its
-        // space and the reasons between words when the terminal is narrow.
-        let mut table = Table::new(vec![
-            Column::text("version"),
-            Column::prose("published"),
-            Column::number("files"),
-            Column::number("size"),
-            Column::text("action"),
-            Column::prose("why"),
-        ]);
-        let mut rows: Vec<(&Choice, &str)> = report.versions.iter().map(|c| (c, verb)).collect();
-        rows.extend(kept.iter().map(|c| (c, "keep")));
-        // Package by package, newest first, as `ccc ls` lists them.
-        rows.sort_by(|(a, _), (b, _)| (&a.package, &b.version).cmp(&(&b.package, &a.version)));
-        for (c, action) in rows {
-            let why: Vec<String> = c.why.iter().map(|r| explain(*r, options)).collect();
-            table.add_row(vec![
-                format!("{}@{}", c.package, c.version),
-                human_time(c.published_at),
-                c.file_count.to_string(),
-                human_size(c.raw_bytes),
-                action.to_string(),
-                why.join("; "),
-            ]);
-        }
-        output::print(table)?;
-    }
-    let verb = if report.dry_run {
-        "Would remove"
-    } else {
-        "Removed"
+/// A version's row in the table.
+fn row(c: &Choice, options: &Options) -> [String; 6] {
+    let action = match (c.removed, options.dry_run) {
+        (false, _) => "keep",
+        (true, true) => "remove",
+        (true, false) => "removed",
     };
-    // The streams' count is in --json.
-    let brotli = if report.removed_brotli_count > 0 {
-        format!(" + {} brotli", human_size(report.removed_brotli_bytes))
-    } else {
-        String::new()
-    };
-    output::print(format_args!(
-        "{verb} {}, {}, {} ({} stored{brotli}); kept {}",
-        output::count(report.versions.len() as u64, "version"),
-        output::count(report.packages_removed.len() as u64, "package"),
-        output::count(report.removed_blob_count, "blob"),
-        human_size(report.removed_stored_bytes),
-        output::count(report.kept.len() as u64, "version"),
-    ))?;
-    if !report.dry_run {
-        output::print(format_args!(
-            "Catalog file: {} -> {}",
-            human_size(report.file_bytes_before),
-            human_size(report.file_bytes_after),
-        ))?;
-    }
-    if let Some(purged) = purged {
-        super::print_purged(purged)?;
-    }
-    Ok(())
+    let why: Vec<String> = c.why.iter().map(|r| explain(*r, options)).collect();
+    [
+        format!("{}@{}", c.package, c.version),
+        human_time(c.published_at),
+        c.file_count.to_string(),
+        human_size(c.raw_bytes),
+        action.to_string(),
+        why.join("; "),
+    ]
 }
 
 /// The library's options from the checked flags.
@@ -137,7 +224,8 @@ fn options(args: &GcArgs) -> Options {
         keep,
         older_than: args.older_than,
         dry_run: args.dry_run,
-        list_files: !args.purge.caches.is_empty(),
+        // A dry run purges nothing.
+        list_files: !args.purge.caches.is_empty() && !args.dry_run,
     }
 }
 
