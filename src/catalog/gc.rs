@@ -26,12 +26,12 @@
 //!
 //! # Memory
 //!
-//! gc holds one package's versions at a time, whatever the catalog's size:
-//! each version is handed to a [`Reporter`] as it is judged (with, for
-//! `--purge`, the removed one's file paths one by one) and the package's
-//! removed versions are deleted before the next package is read. What to
-//! keep of the report (a page of a table, a spooled JSON list) is the
-//! reporter's choice.
+//! gc holds one package's versions at a time (and the packages' names),
+//! whatever the number of versions: each version is handed to a
+//! [`Reporter`] as it is judged (with, for `--purge`, the removed one's
+//! file paths one by one) and the package's removed versions are deleted
+//! before the next package is read. What to keep of the report (a page of
+//! a table, a spooled JSON list) is the reporter's choice.
 //!
 //! Blobs go with their brotli streams, and a brotli stream whose blob is
 //! gone (a catalog changed with foreign keys off) goes too.
