@@ -97,6 +97,11 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         cache.evictions,
     );
     page.counter(
+        "ccc_cache_rejections_total",
+        "Misses not cached: the entry they would have evicted was asked for as often lately.",
+        cache.rejections,
+    );
+    page.counter(
         "ccc_cache_invalidations_total",
         "Cache entries dropped because their version was deleted or replaced.",
         cache.invalidations,

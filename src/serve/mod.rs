@@ -29,6 +29,7 @@ pub mod answer;
 pub mod browse;
 pub mod cache;
 pub mod counters;
+mod frequency;
 pub mod metrics;
 pub mod prepared;
 pub mod store;

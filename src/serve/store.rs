@@ -213,6 +213,9 @@ pub struct CacheStats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
+    /// Misses not cached: the cache was full and the entry they would
+    /// have evicted had been asked for as often lately (see `cache`).
+    pub rejections: u64,
     /// Entries dropped because their version was deleted or replaced, or
     /// the whole catalog file was.
     pub invalidations: u64,
@@ -645,11 +648,14 @@ impl Store {
         let _s = causal::site!(CACHE_INSERT);
         let prepared = Prepared::new(StoredAsset::from(row));
         let weight = prepared.weight();
-        if self.cache.admits(weight) {
-            // Entering the cache: its common response is built now, once.
+        let entry = self.cache.insert(key, prepared, weight);
+        if self.cache.holds(&entry) {
+            // Entering the cache: its common response is built now, once,
+            // before a worker's hit would build it.
+            let prepared = entry.value();
             prepared.lines(true, prepared.smallest());
         }
-        Ok(Some(self.cache.insert(key, prepared, weight)))
+        Ok(Some(entry))
     }
 
     /// Checks for changes by other processes: first the file (see the
@@ -690,6 +696,7 @@ impl Store {
         CacheStats {
             hits: counts.hits,
             evictions: counts.evictions,
+            rejections: counts.rejections,
             invalidations: counts.invalidations,
             entries: counts.entries,
             bytes: counts.bytes,
@@ -882,10 +889,15 @@ mod tests {
         );
         s.get(key("b")).unwrap();
         s.get(key("a")).unwrap(); // a is now most recent
-        s.get(key("c")).unwrap(); // evicts b
+        s.get(key("c")).unwrap(); // asked once, as often as b: not cached
+        assert_eq!((s.stats().entries, s.stats().rejections), (2, 1));
+        s.get(key("c")).unwrap(); // asked again: evicts b
         let stats = s.stats();
-        assert_eq!((stats.hits, stats.misses, stats.evictions), (2, 3, 1));
-        assert!(!cached(&s, "b") && cached(&s, "a"));
+        assert_eq!(
+            (stats.hits, stats.misses, stats.evictions, stats.rejections),
+            (2, 4, 1, 1)
+        );
+        assert!(!cached(&s, "b") && cached(&s, "a") && cached(&s, "c"));
         assert!(s.get(key("nope")).unwrap().is_none());
     }
 
@@ -899,6 +911,8 @@ mod tests {
         assert_eq!(size(&mut s, "a"), 600);
         size(&mut s, "b");
         assert_eq!(s.stats().entries, 1, "600 + 600 bytes do not fit in 1000");
+        size(&mut s, "b"); // asked more often than a now: replaces it
+        assert!(cached(&s, "b") && !cached(&s, "a"));
         assert_eq!((s.stats().bytes, s.stats().evictions), (600, 1));
         assert_eq!(size(&mut s, "big"), 5000);
         assert!(!cached(&s, "big"), "larger than the budget: never cached");
