@@ -203,27 +203,17 @@ impl Catalog {
                   GROUP BY v.id ORDER BY p.name, v.id",
             )
             .map_err(|e| self.err(e))?;
-        let versions: Vec<(String, String, [i64; 6])> = stmt
-            .query_map([], |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    [
-                        r.get(2)?,
-                        r.get(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get(6)?,
-                        r.get(7)?,
-                    ],
-                ))
-            })
-            .map_err(|e| self.err(e))?
-            .collect::<rusqlite::Result<_>>()
-            .map_err(|e| self.err(e))?;
-        let version_count = versions.len() as u64;
-        for (package, version, [files, raw, stored, real_files, real_raw, real_stored]) in versions
-        {
+        // Row by row: a catalog's versions are checked without holding
+        // them all (peak memory stays flat at a million assets).
+        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        let mut version_count = 0u64;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            let read = |i: usize| r.get::<_, i64>(i).map_err(|e| self.err(e));
+            let package: String = r.get(0).map_err(|e| self.err(e))?;
+            let version: String = r.get(1).map_err(|e| self.err(e))?;
+            let [files, raw, stored, real_files, real_raw, real_stored] =
+                [read(2)?, read(3)?, read(4)?, read(5)?, read(6)?, read(7)?];
+            version_count += 1;
             let object = format!("{package}@{version}");
             let mut mismatch = |what: &str, recorded: i64, actual: i64| {
                 if recorded != actual {
