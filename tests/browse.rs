@@ -168,6 +168,16 @@ fn browsers_get_pages_and_everyone_else_json() {
     assert!(page[newer..older].contains(&chip("latest")), "{page}");
     assert!(page[older..].contains(&chip("stable")), "{page}");
     assert!(!page[older..].contains(&chip("latest")), "{page}");
+    // One page of the versions: the count is the package's, the page says
+    // which rows it shows and links to the next ones.
+    let page = get(&server.url("/assets/app/?limit=1"), &[BROWSER]).text();
+    assert!(page.contains(">1.1.0</a>") && !page.contains(">1.0.0</a>"));
+    assert!(page.contains("2 versions · 1–1 shown"), "{page}");
+    assert!(hrefs(&page).contains(&"?limit=1&offset=1".to_string()));
+    let page = get(&server.url("/assets/app/?limit=1&offset=1"), &[BROWSER]).text();
+    assert!(page.contains(">1.0.0</a>") && !page.contains(">1.1.0</a>"));
+    assert!(page.contains("2 versions · 2–2 shown"), "{page}");
+    assert!(!page.contains(">next</a>"), "the last page: {page}");
     // A version's page names its tags beside the heading; they move.
     let h1 = |page: &str| {
         let start = page.find("<h1>").expect("a heading");

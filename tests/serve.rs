@@ -621,6 +621,48 @@ fn listings_and_their_redirects() {
     assert_eq!(all.as_array().map(Vec::len), Some(2), "{all}");
     let second = get(&server.url("/assets/?offset=1&limit=5"), &json).json();
     assert_eq!(second, Value::Array(vec![all[1].clone()]));
+    // So does a package's list of versions (a package of thousands of
+    // nightlies): `version_count` counts them all, the tags stay whole.
+    let package = get(&server.url("/assets/site/"), &json).json();
+    let versions = |v: &Value| -> Vec<String> {
+        v["versions"]
+            .as_array()
+            .expect("versions")
+            .iter()
+            .map(|v| v["version"].as_str().expect("version").to_string())
+            .collect()
+    };
+    let newest_first = ["2.0.0-beta.1", "1.1.0", "1.0.0", "0.9.0"];
+    assert_eq!(versions(&package), newest_first, "{package}");
+    for (query, want) in [
+        ("?limit=2", &newest_first[..2]),
+        ("?offset=1&limit=2", &newest_first[1..3]),
+        ("?offset=3", &newest_first[3..]),
+        ("?limit=0", &newest_first[..]),
+        ("?offset=10", &newest_first[..0]),
+    ] {
+        let r = get(&server.url(&format!("/assets/site/{query}")), &json);
+        assert_eq!(r.status, 200, "{query}: {}", r.text());
+        let page = r.json();
+        assert_eq!(versions(&page), want, "{query}");
+        assert_eq!(page["version_count"], 4, "{query}");
+        assert_eq!(page["tags"], package["tags"], "{query}");
+    }
+    // Each page has its own ETag: the whole list's does not revalidate one.
+    let whole = get(&server.url("/assets/site/"), &json);
+    let r = get(
+        &server.url("/assets/site/?limit=1"),
+        &[json[0], ("If-None-Match", whole.must("etag"))],
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = get(&server.url("/assets/site/?offset=-1"), &json);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(
+        r.text()
+            .contains("`offset` must be a whole number, not `-1`"),
+        "{}",
+        r.text()
+    );
     let r = get(&server.url("/assets/site/1.0.0/?limit=ten"), &[]);
     assert_eq!(r.status, 400, "{}", r.text());
     assert!(

@@ -61,11 +61,13 @@ pub struct TaggedVersion {
 }
 
 /// A package with its dist-tags and versions: `GET /assets/PKG/`.
+/// `versions` may be one [`Page`] of them; `version_count` counts them all.
 #[derive(Debug, Clone, Serialize)]
 pub struct PackageVersions {
     pub package: String,
     #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub created_at: i64,
+    pub version_count: u64,
     pub tags: Vec<TagRow>,
     /// Newest first by semver precedence.
     pub versions: Vec<TaggedVersion>,
@@ -391,12 +393,16 @@ impl Catalog {
             .collect())
     }
 
-    /// A package's tags and versions, or None when it has no version.
-    pub fn package_versions(&self, package: &str) -> Result<Option<PackageVersions>> {
+    /// A package's tags and the versions of `page`, or None when it has no
+    /// version. The order is semver precedence, which SQL cannot sort by, so
+    /// every version row is read and the page is cut from them: a package's
+    /// thousands of nightlies cost their rows here, not their JSON or HTML.
+    pub fn package_versions(&self, package: &str, page: Page) -> Result<Option<PackageVersions>> {
         let versions = self.tagged_versions(package)?;
         if versions.is_empty() {
             return Ok(None);
         }
+        let version_count = versions.len() as u64;
         let created_at = self
             .conn()
             .prepare_cached("SELECT created_at FROM packages WHERE name = ?1")
@@ -405,8 +411,9 @@ impl Catalog {
         Ok(Some(PackageVersions {
             package: package.to_string(),
             created_at,
+            version_count,
             tags: self.tags(package)?,
-            versions,
+            versions: page.apply(versions),
         }))
     }
 

@@ -19,9 +19,9 @@
 //!
 //! Redirects keep the request's query string ([`redirect_url`]), as nginx's
 //! `rewrite` does: cache-busting and tracking parameters survive the hop
-//! from `latest` or a range to the exact version. A version's list reads
-//! `limit` and `offset` from it ([`listing_page`]); every other parameter
-//! is left alone.
+//! from `latest` or a range to the exact version. The listings (every
+//! package, a package's versions, a version's files) read `limit` and
+//! `offset` from it ([`listing_page`]); every other parameter is left alone.
 //!
 //! Routing allocates nothing for a target without percent-escapes: the
 //! route's names are slices of the target. Only a decoded target is copied
@@ -283,9 +283,8 @@ pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> S
     url
 }
 
-/// The page of a version's list that `target` asks for with
-/// `?limit=N&offset=M` (both optional, whole numbers; `limit=0` or none:
-/// every file). The error names the parameter and the value at fault.
+/// The page of a listing that `target` asks for with `?limit=N&offset=M`
+/// (both optional, whole numbers; `limit=0` or none: every row). The error names the parameter and the value at fault.
 pub fn listing_page(target: &str) -> Result<Page, String> {
     let mut page = Page::ALL;
     let before_fragment = target.split('#').next().unwrap_or("");

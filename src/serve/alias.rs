@@ -23,6 +23,7 @@
 use super::answer::{Answer, Ask, missing};
 use super::prepared::IMMUTABLE;
 use super::store::{self, Resolved};
+use crate::catalog::query::Page;
 use crate::error::Result;
 use crate::http::conditional::{alias_etag, not_modified};
 use crate::http::route;
@@ -132,15 +133,16 @@ pub(super) fn version_root(
     })
 }
 
-/// `GET /assets/PKG/`: the package's dist-tags and versions as JSON, with
-/// an ETag from its bytes, or a 404.
+/// `GET /assets/PKG/`: the package's dist-tags and the versions of `page`
+/// as JSON, with an ETag from its bytes, or a 404.
 pub(super) fn package(
     ask: &Ask<'_>,
     store: &store::Handle,
     policy: &Policy,
     package: String,
+    page: Page,
 ) -> Result<Answer> {
-    let Some(versions) = store.package(package.clone())? else {
+    let Some(versions) = store.package(package.clone(), page)? else {
         return missing(store, &package, &Selector::Latest, "");
     };
     let body = serde_json::to_vec(&versions).unwrap_or_default();

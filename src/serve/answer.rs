@@ -8,6 +8,7 @@
 //! the target, the cache is searched with them, and the answer holds the
 //! cached entry for both its header lines and its body.
 
+use crate::catalog::query::Page;
 use crate::causal;
 use crate::encoding::Encoding;
 use crate::error::{Error, Result};
@@ -550,15 +551,21 @@ fn listing(
         Format::Json => Answer::json(200, IMMUTABLE, &listing).varies_by_accept(),
         Format::Html => {
             // The tags may move between the two questions; the page then
-            // shows the version without them, as it is now.
-            let tags = store
-                .package(package.to_string())?
-                .and_then(|p| {
-                    p.versions
+            // shows the version without them, as it is now. Only the tags
+            // are wanted: no version rows (a page of none).
+            let no_versions = Page {
+                offset: 0,
+                limit: Some(0),
+            };
+            let tags: Vec<String> = store
+                .package(package.to_string(), no_versions)?
+                .map(|p| {
+                    p.tags
                         .into_iter()
-                        .find(|v| v.version.id == listing.version.id)
+                        .filter(|t| t.version == listing.version.version)
+                        .map(|t| t.tag)
+                        .collect()
                 })
-                .map(|v| v.tags)
                 .unwrap_or_default();
             let page = browse::version(&listing, &tags);
             Answer::html(200, ask, policy.cache_control(), page)
@@ -566,22 +573,26 @@ fn listing(
     })
 }
 
-/// `/assets/PKG/`: the package's dist-tags and versions, as JSON or, for a
-/// browser, as a page.
+/// `/assets/PKG/`: the package's dist-tags and versions (one page of them
+/// with `?limit=&offset=`), as JSON or, for a browser, as a page.
 fn package_listing(
     ask: &Ask<'_>,
     store: &store::Handle,
     policy: &alias::Policy,
     package: String,
 ) -> Result<Answer> {
+    let page = match route::listing_page(ask.target) {
+        Ok(page) => page,
+        Err(why) => return Ok(Answer::error(400, &why)),
+    };
     let format = negotiate::format(ask.accept.iter().copied());
     if format == Format::Json {
-        return Ok(alias::package(ask, store, policy, package)?.varies_by_accept());
+        return Ok(alias::package(ask, store, policy, package, page)?.varies_by_accept());
     }
-    let Some(versions) = store.package(package.clone())? else {
+    let Some(versions) = store.package(package.clone(), page)? else {
         return missing_listing(ask, format, store, &package, &Selector::Latest);
     };
-    let page = browse::package(&versions);
+    let page = browse::package(&versions, page);
     Ok(Answer::html(200, ask, policy.cache_control(), page))
 }
 

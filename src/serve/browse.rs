@@ -35,7 +35,7 @@
 //! `tests::ten_thousand_files_render_fast` bounds the time of a
 //! 10,000-file version and measures the page's weight.
 
-use crate::catalog::query::{AssetRow, PackageRow, PackageVersions, VersionFiles};
+use crate::catalog::query::{self, AssetRow, PackageRow, PackageVersions, VersionFiles};
 use crate::http::not_found::Missing;
 use crate::http::route;
 use crate::units::{human_size, human_time, rfc3339};
@@ -188,17 +188,22 @@ pub fn index(packages: &[PackageRow]) -> String {
 }
 
 /// `/assets/PKG/`: a package's versions, newest first, with the dist-tags
-/// that name each.
-pub fn package(listing: &PackageVersions) -> String {
+/// that name each; `window` is the page of them `listing` holds.
+pub fn package(listing: &PackageVersions, window: query::Page) -> String {
     let (package, versions) = (listing.package.as_str(), &listing.versions);
     let mut page = Page::new(package, 2048 + versions.len() * 400);
     page.crumbs(Some(None), package);
     page.heading(format_args!("{}", Html(package)), &[]);
-    let count = versions.len();
+    let total = listing.version_count;
     page.meta(format_args!(
-        "{} {}",
-        Count(count as u64),
-        plural(count, "version")
+        "{} {}{}",
+        Count(total),
+        plural(total as usize, "version"),
+        Shown {
+            rows: versions.len() as u64,
+            page: window,
+            total
+        }
     ));
     page.table(
         "versions",
@@ -344,6 +349,37 @@ impl Display for Compression<'_> {
         f.write_str(self.0.encoding.describe())?;
         for variant in &self.0.variants {
             write!(f, ", {}", variant.encoding.describe())?;
+        }
+        Ok(())
+    }
+}
+
+/// After a count, which rows of a paged listing a page shows, with a link
+/// to the next page: ` · 101–200 shown · next`. Nothing when it shows all.
+struct Shown {
+    rows: u64,
+    page: query::Page,
+    total: u64,
+}
+
+impl Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let offset = self.page.offset;
+        if offset == 0 && self.rows >= self.total {
+            return Ok(());
+        }
+        if self.rows == 0 {
+            return write!(f, " · none past offset {}", Count(offset));
+        }
+        let last = offset + self.rows;
+        write!(f, " · {}–{} shown", Count(offset + 1), Count(last))?;
+        if let Some(limit) = self.page.limit
+            && last < self.total
+        {
+            write!(
+                f,
+                " · <a href=\"?limit={limit}&amp;offset={last}\">next</a>"
+            )?;
         }
         Ok(())
     }
@@ -635,15 +671,19 @@ mod tests {
 
     #[test]
     fn hostile_package_pages_escape_too() {
-        let page = package(&PackageVersions {
-            package: "a&b".into(),
-            created_at: 0,
-            tags: vec![],
-            versions: vec![TaggedVersion {
-                version: version_files("a&b", &[]).version,
-                tags: vec!["<beta>".into()],
-            }],
-        });
+        let page = package(
+            &PackageVersions {
+                package: "a&b".into(),
+                created_at: 0,
+                version_count: 1,
+                tags: vec![],
+                versions: vec![TaggedVersion {
+                    version: version_files("a&b", &[]).version,
+                    tags: vec!["<beta>".into()],
+                }],
+            },
+            query::Page::ALL,
+        );
         assert!(page.contains("<h1>a&amp;b</h1>"), "{page}");
         assert!(page.contains("<span class=\"tag\">&lt;beta&gt;</span>"));
         assert!(page.contains("href=\"/assets/a&amp;b/1.2.3/\""));

@@ -275,7 +275,7 @@ enum Msg {
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
     List(String, String, Page, Reply<Result<Option<VersionFiles>>>),
-    Package(String, Reply<Result<Option<PackageVersions>>>),
+    Package(String, Page, Reply<Result<Option<PackageVersions>>>),
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
     /// Every package with its totals.
     Packages(Page, Reply<Result<Vec<PackageRow>>>),
@@ -319,9 +319,11 @@ impl Handle {
             .call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
     }
 
-    /// The versions and dist-tags of `package`, if it has any version.
-    pub fn package(&self, package: String) -> Result<Option<PackageVersions>> {
-        self.actor.call(|reply| Msg::Package(package, reply))?
+    /// The dist-tags of `package` and its versions in `page`, if it has
+    /// any version.
+    pub fn package(&self, package: String, page: Page) -> Result<Option<PackageVersions>> {
+        self.actor
+            .call(|reply| Msg::Package(package, page, reply))?
     }
 
     /// The entry file of `package@version` (an exact version): None when
@@ -719,8 +721,8 @@ impl Store {
         }
     }
 
-    fn package(&mut self, package: &str) -> Result<Option<PackageVersions>> {
-        self.catalog()?.package_versions(package)
+    fn package(&mut self, package: &str, page: Page) -> Result<Option<PackageVersions>> {
+        self.catalog()?.package_versions(package, page)
     }
 
     fn entry(&mut self, package: &str, version: &str) -> Result<Option<Option<String>>> {
@@ -765,7 +767,7 @@ impl Actor for Store {
             Msg::List(package, version, page, reply) => {
                 reply.send(self.list(&package, &version, page))
             }
-            Msg::Package(package, reply) => reply.send(self.package(&package)),
+            Msg::Package(package, page, reply) => reply.send(self.package(&package, page)),
             Msg::Entry(package, version, reply) => reply.send(self.entry(&package, &version)),
             Msg::Packages(page, reply) => reply.send(self.catalog().and_then(|c| c.packages(page))),
             Msg::Stats(reply) => reply.send(self.stats()),
