@@ -571,7 +571,8 @@ pub struct ServerArgs {
     )]
     pub cache_capacity: usize,
 
-    /// Most body bytes kept in memory, like 64MiB.
+    /// Most bytes the asset cache holds in memory, like 64MiB: bodies,
+    /// names, prepared headers and the cache index.
     #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub cache_bytes: u64,
 

@@ -42,6 +42,8 @@ mod serve_cors;
 mod serve_faults;
 mod serve_limits;
 mod serve_logs;
+#[cfg(target_os = "linux")]
+mod serve_memory;
 mod serve_ranges;
 mod tags;
 mod under_attack;

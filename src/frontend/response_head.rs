@@ -54,6 +54,17 @@ impl HeaderLines {
             .map(|(_, v)| v)
     }
 
+    /// Gives back the room reserved beyond the lines: for lines kept for a
+    /// long time (an asset's prepared responses, charged to the cache).
+    pub fn shrink_to_fit(&mut self) {
+        self.0.shrink_to_fit();
+    }
+
+    /// The heap bytes the lines hold (their capacity).
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
     /// Every line as (name, value).
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         // Only ASCII lines were added, so the bytes are UTF-8.

@@ -32,6 +32,14 @@
 //!   otherwise it is answered and dropped ([`Counts::rejections`]), so a
 //!   stream of one-time requests no longer churns the cache. Only the actor
 //!   removes entries of deleted versions ([`Cache::retain`]).
+//! - **What the byte budget counts.** An entry's weight is what the caller
+//!   says its value holds on the heap ([`allocation`] rounds each block as
+//!   the allocator does), plus what the cache itself spends on the entry:
+//!   [`Cache::ENTRY_BYTES`], its `Arc`'d node, its slot in a shard table and
+//!   its node in the recency order. For small assets these are a large
+//!   share of the memory: on a catalog whose bodies average 2.8 KB, an
+//!   entry's key, validators and prepared header lines came to about as
+//!   much again (bench/SCALE.md, "Startup and RSS").
 //!
 //! Hit ratios against a strict LRU on the benchmark's hot and uniform mixes,
 //! and on a scan that a strict LRU lets flush the hot set, are checked by
@@ -54,6 +62,16 @@ const STRIPES: usize = 8;
 /// eight stripes and a replay at least every 250 ms this keeps the hottest
 /// entries' recency even when no miss wakes the actor.
 const STRIPE_CAPACITY: usize = 256;
+
+/// The heap bytes a block of `len` bytes takes: glibc's malloc adds an
+/// 8-byte header and rounds up to 16, at least 32 bytes; nothing for an
+/// empty block (never allocated).
+pub fn allocation(len: usize) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    (len as u64 + 8).next_multiple_of(16).max(32)
+}
 
 /// One cached value, shared by the cache and the responses that send it.
 #[derive(Debug)]
@@ -187,6 +205,17 @@ pub struct Cache<K, V> {
 }
 
 impl<K: Hash + Eq, V> Cache<K, V> {
+    /// What the cache spends on an entry beside its value's heap: the
+    /// `Arc`'d entry (counts, key and value inline), its recency node (an
+    /// id, an `Arc` and two links, 48 bytes allocated) and hash-map slot (16
+    /// bytes and a control byte), and its shard slot (8 bytes and a control
+    /// byte); a hash table is between half and 7/8 full, so a slot is
+    /// charged twice its size.
+    pub const ENTRY_BYTES: u64 = {
+        let node = (std::mem::size_of::<Entry<K, V>>() + 16 + 8).next_multiple_of(16);
+        node as u64 + 48 + 2 * 17 + 2 * 9
+    };
+
     /// A cache of at most `max_entries` entries and `max_bytes` of weight;
     /// `max_entries == 0` turns it off (lookups return at once).
     pub fn new(max_entries: usize, max_bytes: u64) -> Cache<K, V> {
@@ -260,9 +289,12 @@ impl<K: Hash + Eq, V> Cache<K, V> {
 
     /// Wraps the value of a miss in an entry and caches it when admitted
     /// (see the module doc), evicting least recently used entries to stay
-    /// within both budgets. The entry is returned either way, for the
-    /// caller to use; [`Cache::holds`] says whether it was cached.
+    /// within both budgets. `weight` is the heap the key and value hold;
+    /// the entry weighs that plus [`Cache::ENTRY_BYTES`]. The entry is
+    /// returned either way, for the caller to use; [`Cache::holds`] says
+    /// whether it was cached.
     pub fn insert(&mut self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
+        let weight = weight + Self::ENTRY_BYTES;
         let id = self.next_id;
         self.next_id += 1;
         let entry = Arc::new(Entry {
@@ -308,7 +340,8 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         entry
     }
 
-    /// Whether an entry of this weight can be cached at all.
+    /// Whether an entry of this weight (its value's and
+    /// [`Cache::ENTRY_BYTES`]) can be cached at all.
     fn fits(&self, weight: u64) -> bool {
         self.reader.enabled && weight <= self.max_bytes
     }
@@ -470,7 +503,7 @@ mod tests {
     fn lost_records_are_only_recency_hints() {
         // One slot per stripe: most hits are not recorded, yet every entry
         // stays reachable and the budgets hold.
-        let mut cache = Cache::with_stripe_capacity(3, 100, 1);
+        let mut cache = Cache::with_stripe_capacity(3, 100 + 3 * Cache::<u32, u32>::ENTRY_BYTES, 1);
         let reader = cache.reader();
         for key in 0..3u32 {
             cache.insert(key, key, 10);
@@ -511,11 +544,12 @@ mod tests {
 
     #[test]
     fn the_byte_budget_holds_and_heavy_entries_are_not_admitted() {
-        let mut cache = Cache::new(100, 1000);
+        let entry = Cache::<&str, ()>::ENTRY_BYTES;
+        let mut cache = Cache::new(100, 1000 + 2 * entry);
         let reader = cache.reader();
         cache.insert("a", (), 600);
         cache.insert("b", (), 600);
-        assert_eq!(cache.stats().bytes, 600, "600 + 600 do not fit in 1000");
+        assert_eq!(cache.stats().bytes, 600 + entry, "600 + 600 do not fit");
         assert!(reader.get(&"a").is_some() && reader.get(&"b").is_none());
         // `a` was asked for twice now (a miss and a hit): `b` gets in on
         // its third request.
@@ -523,11 +557,19 @@ mod tests {
         assert!(reader.get(&"b").is_none());
         cache.insert("b", (), 600);
         assert!(reader.get(&"a").is_none() && reader.get(&"b").is_some());
-        assert_eq!(cache.stats().bytes, 600);
+        assert_eq!(cache.stats().bytes, 600 + entry);
         let big = cache.insert("big", (), 5000);
         assert_eq!(big.key(), &"big", "the caller still gets its value");
         assert!(reader.get(&"big").is_none(), "heavier than the budget");
-        assert_eq!(cache.stats().bytes, 600);
+        assert_eq!(cache.stats().bytes, 600 + entry);
+        // The cache's own cost of an entry counts: a value that fits the
+        // budget only without it is never cached.
+        let mut one = Cache::new(10, 1000 + entry);
+        let fits = one.insert("fits", (), 1000);
+        assert!(one.holds(&fits));
+        let over = one.insert("over", (), 1001);
+        assert!(!one.holds(&over), "{} with its entry", 1001 + entry);
+        assert!(entry >= std::mem::size_of::<Entry<&str, ()>>() as u64 + 16);
 
         let mut off = Cache::new(0, 1000);
         let off_reader = off.reader();
@@ -597,7 +639,7 @@ mod tests {
         let stats = cache.stats();
         assert_eq!(
             (stats.entries, stats.bytes, stats.invalidations),
-            (1, 20, 1)
+            (1, 20 + Cache::<&str, i32>::ENTRY_BYTES, 1)
         );
     }
 
@@ -625,6 +667,7 @@ mod tests {
             }
         });
         let stats = cache.stats();
-        assert!(stats.entries <= 64 && stats.bytes == stats.entries);
+        let each = 1 + Cache::<u32, u32>::ENTRY_BYTES;
+        assert!(stats.entries <= 64 && stats.bytes == stats.entries * each);
     }
 }

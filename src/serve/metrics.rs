@@ -114,7 +114,7 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
     page.gauge("ccc_cache_entries", "Assets in the cache.", cache.entries);
     page.gauge(
         "ccc_cache_bytes",
-        "Body bytes held by the cache.",
+        "Bytes the cached assets hold: bodies, names, headers, the cache index.",
         cache.bytes,
     );
     page.gauge(
@@ -124,7 +124,7 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
     );
     page.gauge(
         "ccc_cache_max_bytes",
-        "Most body bytes the cache holds (--cache-bytes).",
+        "Most bytes the cache holds (--cache-bytes).",
         cache.max_bytes,
     );
 

@@ -70,7 +70,15 @@ impl Prepared {
             })
             .collect();
         Prepared {
-            tags: held.iter().map(|r| etag(&sha, r.encoding)).collect(),
+            tags: held
+                .iter()
+                .map(|r| {
+                    // Kept while cached: no spare room.
+                    let mut tag = etag(&sha, r.encoding);
+                    tag.shrink_to_fit();
+                    tag
+                })
+                .collect(),
             last_modified: http_date(stored.published_at),
             offered: held.iter().map(|r| r.encoding).collect(),
             held,
@@ -133,10 +141,30 @@ impl Prepared {
         lines.get_or_init(|| self.build(representation, ok))
     }
 
-    /// What the cache's byte budget counts: the bodies held in memory.
+    /// What the asset holds on the heap, for the cache's byte budget: the
+    /// bodies, the validators and content type, and every set of header
+    /// lines it may come to hold. The 200 lines of the smallest coding are
+    /// built here if they are not yet (an asset entering the cache needs
+    /// them); each set built later (another coding's 200, a 304) is at most
+    /// 8 bytes longer than those (`Content-Encoding: gzip` against `br`),
+    /// and is charged now, as that bound: the cache's bytes then bound its
+    /// memory however the asset is asked for later.
     pub fn weight(&self) -> u64 {
-        let brotli = self.stored.brotli.as_ref().map_or(0, |b| b.len());
-        (self.stored.body.len() + brotli) as u64
+        use crate::serve::cache::allocation;
+        let arc = |body: &[u8]| allocation(body.len() + 16);
+        let bodies = arc(&self.stored.body) + self.stored.brotli.as_deref().map_or(0, arc);
+        let built = self.lines(true, self.smallest()).capacity();
+        let later = (2 * self.held.len() as u64 - 1) * allocation(built + 8);
+        let texts: u64 = self
+            .tags
+            .iter()
+            .chain([&self.last_modified, &self.stored.content_type])
+            .map(|t| allocation(t.capacity()))
+            .sum();
+        let vectors = allocation(self.tags.capacity() * size_of::<String>())
+            + allocation(self.held.capacity() * size_of::<Representation>())
+            + allocation(self.offered.capacity() * size_of::<Encoding>());
+        bodies + allocation(built) + later + texts + vectors
     }
 
     fn build(&self, r: &Representation, ok: bool) -> HeaderLines {
@@ -159,6 +187,8 @@ impl Prepared {
                 lines.push("Content-Encoding", r.encoding.as_str());
             }
         }
+        // Kept as long as the asset is cached, and charged to its budget.
+        lines.shrink_to_fit();
         lines
     }
 }
@@ -242,7 +272,35 @@ mod tests {
                 "Content-Encoding"
             ]
         );
-        assert_eq!(p.weight(), 18, "both streams are held");
+        assert_held_within_weight(&p);
+    }
+
+    /// Builds every set of lines `p` may hold and checks that the heap it
+    /// then holds is within the weight charged before any was built.
+    fn assert_held_within_weight(p: &Prepared) {
+        use crate::serve::cache::allocation;
+        let weight = p.weight();
+        let mut lines = 0;
+        for encoding in p.offered().to_vec() {
+            for ok in [true, false] {
+                lines += allocation(p.lines(ok, encoding).capacity());
+            }
+        }
+        let bodies = allocation(p.stored.body.len() + 16)
+            + p.stored
+                .brotli
+                .as_ref()
+                .map_or(0, |b| allocation(b.len() + 16));
+        let texts: u64 = p.tags().iter().map(|t| allocation(t.len())).sum();
+        assert!(
+            bodies + lines + texts <= weight,
+            "{bodies} + {lines} + {texts} held, {weight} charged"
+        );
+        // Charged for what may be built, not far beyond it: the rest is the
+        // date, the content type, three short vectors, and the 304s'
+        // lines charged as long as the 200s'.
+        let held = bodies + lines + texts;
+        assert!(weight < held + 1024, "{weight} charged, {held} held");
     }
 
     #[test]
@@ -316,6 +374,6 @@ mod tests {
             assert_eq!(value(p.lines(true, asked), "Content-Encoding"), None);
             assert_eq!(p.length(asked), 40);
         }
-        assert_eq!(p.weight(), 10);
+        assert_held_within_weight(&p);
     }
 }

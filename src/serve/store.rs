@@ -14,8 +14,10 @@
 //! and record their hits in lossy buffers; the actor replays them into a
 //! strict LRU order before each insertion and at every housekeeping tick,
 //! and alone admits, evicts and invalidates. Bounded both by entries
-//! (`--cache-capacity`, 0 turns the cache off) and by body bytes
-//! (`--cache-bytes`); an asset larger than the byte budget is never cached.
+//! (`--cache-capacity`, 0 turns the cache off) and by the bytes an entry
+//! holds (`--cache-bytes`: bodies, names, prepared headers and the cache's
+//! own index, [`Prepared::weight`]); an asset heavier than the byte budget
+//! is never cached.
 //! Keys are `(package, exact version, path)`; ranges are resolved before
 //! the cache is consulted.
 //!
@@ -178,6 +180,14 @@ pub struct AssetKeyRef<'a> {
 }
 
 impl AssetKey {
+    /// The heap its names hold, for the cache's byte budget.
+    pub fn weight(&self) -> u64 {
+        [&self.package, &self.version, &self.path]
+            .into_iter()
+            .map(|name| cache::allocation(name.capacity()))
+            .sum()
+    }
+
     pub fn borrowed(&self) -> AssetKeyRef<'_> {
         AssetKeyRef {
             package: &self.package,
@@ -649,15 +659,10 @@ impl Store {
         }
         let _s = causal::site!(CACHE_INSERT);
         let prepared = Prepared::new(StoredAsset::from(row));
-        let weight = prepared.weight();
-        let entry = self.cache.insert(key, prepared, weight);
-        if self.cache.holds(&entry) {
-            // Entering the cache: its common response is built now, once,
-            // before a worker's hit would build it.
-            let prepared = entry.value();
-            prepared.lines(true, prepared.smallest());
-        }
-        Ok(Some(entry))
+        // Builds the common response's lines now, once, before a worker's
+        // hit would: the weight counts them (see `Prepared::weight`).
+        let weight = prepared.weight() + key.weight();
+        Ok(Some(self.cache.insert(key, prepared, weight)))
     }
 
     /// Checks for changes by other processes: first the file (see the
@@ -907,18 +912,36 @@ mod tests {
     fn the_byte_budget_bounds_the_cache() {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 600), ("b", 600), ("big", 5000)]);
-        let mut s = store(db, 100, 1000);
         let size =
             |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().value().stored.body.len();
+        // What one 600-byte asset weighs: its body, and what the budget
+        // counts beside it (its names, validators, header lines, the
+        // cache's index), which for a small file is more than the body.
+        let mut roomy = store(db.clone(), 100, 1 << 20);
+        let asset = roomy.get(key("a")).unwrap().unwrap();
+        let weight = roomy.stats().bytes;
+        let lines = asset.value().lines(true, asset.value().smallest());
+        let beside = lines.capacity() as u64
+            + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
+        assert!(
+            weight >= 600 + beside,
+            "{weight} counts only part of {beside}"
+        );
+        assert!(
+            weight < 600 + 6 * beside,
+            "{weight}: {beside} beside the body"
+        );
+
+        let mut s = store(db, 100, 2 * weight - 1);
         assert_eq!(size(&mut s, "a"), 600);
         size(&mut s, "b");
-        assert_eq!(s.stats().entries, 1, "600 + 600 bytes do not fit in 1000");
+        assert_eq!(s.stats().entries, 1, "two entries of 600 bytes do not fit");
         size(&mut s, "b"); // asked more often than a now: replaces it
         assert!(cached(&s, "b") && !cached(&s, "a"));
-        assert_eq!((s.stats().bytes, s.stats().evictions), (600, 1));
+        assert_eq!((s.stats().bytes, s.stats().evictions), (weight, 1));
         assert_eq!(size(&mut s, "big"), 5000);
         assert!(!cached(&s, "big"), "larger than the budget: never cached");
-        assert!(s.stats().bytes <= 1000);
+        assert!(s.stats().bytes < 2 * weight);
         let mut off = store(dir.path().join("cdn.db"), 0, 1000);
         off.get(key("a")).unwrap();
         assert_eq!(off.stats().entries, 0, "capacity 0 turns the cache off");
