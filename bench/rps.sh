@@ -35,7 +35,8 @@
 # s per run and IDLE_BUDGET=300 s in all, until the other processes keep
 # the machine under this % busy),
 # SKIP_INSTALL=1, SKIP_BUILD=1, SKIP_SEED=1 (reuse what $WORK has),
-# SUMMARY_ONLY=1 (print the tables again from $WORK/runs.tsv),
+# SUMMARY_ONLY=1 (print the tables again from $WORK/runs.tsv), ONLY (a
+# regular expression: run only the configurations it matches),
 # BASE_BIN (another build of ccc, say the commit before a change: adds the
 # configurations base-256-hot, base-all-hot and base-10pct-uniform, run
 # with that binary in the same rounds, for before/after ratios; BASE_COMMIT
@@ -341,6 +342,17 @@ if [ -n "${BASE_BIN:-}" ]; then
         "base-all-hot|base|50000|2GiB|urls_hot.txt|seq|urls.txt|fill"
         "base-10pct-uniform|base|4000|2GiB|urls.txt|random|urls.txt|random"
     )
+fi
+
+# ONLY: an extended regular expression; only the configurations whose name
+# matches it run (more rounds of the ones a question is about).
+if [ -n "${ONLY:-}" ]; then
+    kept=()
+    for cfg in "${CONFIGS[@]}"; do
+        [[ ${cfg%%|*} =~ $ONLY ]] && kept+=("$cfg")
+    done
+    [ "${#kept[@]}" -gt 0 ] || die "ONLY=$ONLY matches no configuration"
+    CONFIGS=("${kept[@]}")
 fi
 
 run_one() { # config round
