@@ -340,6 +340,11 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         entry
     }
 
+    /// Whether the cache holds anything at all (`max_entries > 0`).
+    pub fn is_on(&self) -> bool {
+        self.reader.enabled
+    }
+
     /// Whether an entry of this weight (its value's and
     /// [`Cache::ENTRY_BYTES`]) can be cached at all.
     fn fits(&self, weight: u64) -> bool {
@@ -463,11 +468,10 @@ mod tests {
         hits as f64 / requests.len() as f64
     }
 
-    /// Hit ratio of this cache driven as the server drives it: workers read
-    /// through the reader, misses go to the owner; `replay_every` adds the
-    /// owner's periodic replay, `stripe` shrinks the read buffers to force
-    /// losses.
-    fn this_cache(requests: &[u32], capacity: usize, stripe: usize) -> f64 {
+    /// This cache driven as the server drives it: workers read through the
+    /// reader, misses go to the owner; `stripe` shrinks the read buffers to
+    /// force losses. Returns the misses and the cache's counts.
+    fn drive(requests: &[u32], capacity: usize, stripe: usize) -> (u64, Counts) {
         let mut cache = Cache::with_stripe_capacity(capacity, u64::MAX, stripe);
         let reader = cache.reader();
         let mut misses = 0;
@@ -477,6 +481,12 @@ mod tests {
                 cache.insert(*key, (), 1);
             }
         }
+        (misses, cache.stats())
+    }
+
+    /// Hit ratio of this cache driven as the server drives it ([`drive`]).
+    fn this_cache(requests: &[u32], capacity: usize, stripe: usize) -> f64 {
+        let (misses, _) = drive(requests, capacity, stripe);
         1.0 - misses as f64 / requests.len() as f64
     }
 
@@ -582,17 +592,7 @@ mod tests {
     fn one_time_misses_do_not_churn_a_full_cache() {
         // Uniform requests over ten times the cache: any 4,000 entries give
         // the same hit ratio, and a strict LRU evicts on every miss.
-        let requests = mix(false, 200_000);
-        let mut cache = Cache::new(4000, u64::MAX);
-        let reader = cache.reader();
-        let mut misses = 0u64;
-        for key in &requests {
-            if reader.get(key).is_none() && cache.get(key).is_none() {
-                misses += 1;
-                cache.insert(*key, (), 1);
-            }
-        }
-        let stats = cache.stats();
+        let (misses, stats) = drive(&mix(false, 200_000), 4000, STRIPE_CAPACITY);
         eprintln!(
             "{misses} misses, {} evictions, {} rejections",
             stats.evictions, stats.rejections

@@ -660,8 +660,14 @@ impl Store {
         let _s = causal::site!(CACHE_INSERT);
         let prepared = Prepared::new(StoredAsset::from(row));
         // Builds the common response's lines now, once, before a worker's
-        // hit would: the weight counts them (see `Prepared::weight`).
-        let weight = prepared.weight() + key.weight();
+        // hit would: the weight counts them (see `Prepared::weight`). With
+        // the cache off nothing is kept, and the response builds the lines
+        // of the coding it sends.
+        let weight = if self.cache.is_on() {
+            prepared.weight() + key.weight()
+        } else {
+            0
+        };
         Ok(Some(self.cache.insert(key, prepared, weight)))
     }
 
