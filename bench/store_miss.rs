@@ -70,11 +70,7 @@ fn main() {
         "check/lookup"
     );
     for (path, _) in &files {
-        let key = AssetKey {
-            package: "app".into(),
-            version: "1.0.0".into(),
-            path: path.clone(),
-        };
+        let key = AssetKey::new("app", "1.0.0", path);
         let asset = catalog
             .lookup("app", "1.0.0", path)
             .expect("lookup")

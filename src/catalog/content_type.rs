@@ -27,11 +27,16 @@
 /// The `Content-Type` of the file at `path` (its extension, any case).
 pub fn for_path(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let ext = name
-        .rsplit_once('.')
-        .map(|(_, e)| e.to_ascii_lowercase())
-        .unwrap_or_default();
-    let mime = match ext.as_str() {
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    // Lowercased only when it has to be: almost every extension is already.
+    let lower;
+    let ext = if ext.bytes().any(|b| b.is_ascii_uppercase()) {
+        lower = ext.to_ascii_lowercase();
+        lower.as_str()
+    } else {
+        ext
+    };
+    let mime = match ext {
         "js" | "mjs" | "cjs" => "text/javascript",
         "ts" | "mts" | "cts" | "tsx" => "text/plain",
         "map" => "application/json",
@@ -54,11 +59,14 @@ pub fn for_path(path: &str) -> String {
                 | "image/svg+xml"
                 | "application/javascript"
         );
+    // Sized once: the store builds one for every asset it loads.
+    const CHARSET: &str = "; charset=utf-8";
+    let mut content_type = String::with_capacity(mime.len() + CHARSET.len() * usize::from(texty));
+    content_type.push_str(mime);
     if texty {
-        format!("{mime}; charset=utf-8")
-    } else {
-        mime.to_string()
+        content_type.push_str(CHARSET);
     }
+    content_type
 }
 
 #[cfg(test)]

@@ -54,10 +54,18 @@ impl HeaderLines {
             .map(|(_, v)| v)
     }
 
-    /// Gives back the room reserved beyond the lines: for lines kept for a
+    /// Removes every line, keeping the room (for a buffer that is reused).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The lines in an allocation of their exact size, for lines kept a
     /// long time (an asset's prepared responses, charged to the cache).
-    pub fn shrink_to_fit(&mut self) {
-        self.0.shrink_to_fit();
+    /// A fresh allocation rather than shrinking in place: a shrink splits
+    /// the block and leaves a small free piece beside long-lived data,
+    /// which fragments glibc's heap under a cache that turns over.
+    pub fn to_exact(&self) -> HeaderLines {
+        HeaderLines(self.0.as_slice().to_vec())
     }
 
     /// The heap bytes the lines hold (their capacity).

@@ -8,7 +8,22 @@ use std::time::{Duration, UNIX_EPOCH};
 /// The strong ETag of a representation (RFC 9110 8.8.3): the content's
 /// sha256, with `-gz` for the gzip-coded bytes and `-br` for brotli.
 pub fn etag(sha256_hex: &str, encoding: Encoding) -> String {
-    format!("\"{sha256_hex}{}\"", encoding.etag_suffix())
+    let mut tag = String::with_capacity(etag_len(sha256_hex, encoding));
+    push_etag(&mut tag, sha256_hex, encoding);
+    tag
+}
+
+/// Appends [`etag`] to `out`, for a caller that keeps several in one text.
+pub fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
+    out.push('"');
+    out.push_str(sha256_hex);
+    out.push_str(encoding.etag_suffix());
+    out.push('"');
+}
+
+/// The length of [`etag`], to size a text before it is written.
+pub fn etag_len(sha256_hex: &str, encoding: Encoding) -> usize {
+    sha256_hex.len() + encoding.etag_suffix().len() + 2
 }
 
 /// The strong ETag of a redirect from an alias (`latest`, a dist-tag, a
@@ -20,7 +35,20 @@ pub fn alias_etag(version: &str, version_id: i64) -> String {
 
 /// `Last-Modified` for a Unix time in seconds (IMF-fixdate).
 pub fn http_date(unix_secs: i64) -> String {
-    httpdate::fmt_http_date(UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64))
+    let mut text = String::with_capacity(HTTP_DATE_LEN);
+    push_http_date(&mut text, unix_secs);
+    text
+}
+
+/// The length of an IMF-fixdate (`Tue, 14 Nov 2023 22:13:20 GMT`).
+pub const HTTP_DATE_LEN: usize = 29;
+
+/// Appends [`http_date`] to `out`.
+pub fn push_http_date(out: &mut String, unix_secs: i64) {
+    use std::fmt::Write;
+    let date = httpdate::HttpDate::from(UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64));
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{date}");
 }
 
 /// Whether a GET/HEAD may answer 304, following RFC 9110 13.2.2: when

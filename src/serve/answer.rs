@@ -438,7 +438,7 @@ fn asset(
         && not_modified(
             ask.if_none_match,
             ask.if_modified_since,
-            prepared.tags(),
+            &prepared.tags(),
             prepared.stored.published_at,
         )
     {

@@ -161,17 +161,19 @@ impl StoredAsset {
     }
 }
 
-/// A cache key: one file of one exact version.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// A cache key: one file of one exact version. The three names share one
+/// allocation (a miss makes one key, and a cached asset keeps it).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssetKey {
-    pub package: String,
-    pub version: String,
-    pub path: String,
+    /// Package, version and path, one after the other.
+    names: Box<str>,
+    /// Where the version starts in `names`, and where the path does.
+    version_at: usize,
+    path_at: usize,
 }
 
 /// An [`AssetKey`] borrowed from a request: what a cache hit is looked up
-/// with, so a hit copies no names. Its derived hash is the key's (a
-/// `String` hashes as its `str`).
+/// with, so a hit copies no names. It hashes as its key does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct AssetKeyRef<'a> {
     pub package: &'a str,
@@ -180,36 +182,61 @@ pub struct AssetKeyRef<'a> {
 }
 
 impl AssetKey {
+    pub fn new(package: &str, version: &str, path: &str) -> AssetKey {
+        let mut names = String::with_capacity(package.len() + version.len() + path.len());
+        names.push_str(package);
+        names.push_str(version);
+        names.push_str(path);
+        AssetKey {
+            names: names.into_boxed_str(),
+            version_at: package.len(),
+            path_at: package.len() + version.len(),
+        }
+    }
+
+    pub fn package(&self) -> &str {
+        &self.names[..self.version_at]
+    }
+
+    pub fn version(&self) -> &str {
+        &self.names[self.version_at..self.path_at]
+    }
+
+    pub fn path(&self) -> &str {
+        &self.names[self.path_at..]
+    }
+
     /// The heap its names hold, for the cache's byte budget.
     pub fn weight(&self) -> u64 {
-        [&self.package, &self.version, &self.path]
-            .into_iter()
-            .map(|name| cache::allocation(name.capacity()))
-            .sum()
+        cache::allocation(self.names.len())
     }
 
     pub fn borrowed(&self) -> AssetKeyRef<'_> {
         AssetKeyRef {
-            package: &self.package,
-            version: &self.version,
-            path: &self.path,
+            package: self.package(),
+            version: self.version(),
+            path: self.path(),
         }
+    }
+}
+
+/// As the borrowed form hashes, so a hit finds its key without making one.
+impl std::hash::Hash for AssetKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.borrowed().hash(state);
     }
 }
 
 impl AssetKeyRef<'_> {
     pub fn to_key(self) -> AssetKey {
-        AssetKey {
-            package: self.package.to_string(),
-            version: self.version.to_string(),
-            path: self.path.to_string(),
-        }
+        AssetKey::new(self.package, self.version, self.path)
     }
 }
 
 impl Lookup<AssetKey> for AssetKeyRef<'_> {
     fn matches(&self, key: &AssetKey) -> bool {
-        self.path == key.path && self.version == key.version && self.package == key.package
+        // The path first: it differs between most keys of a bucket.
+        self.path == key.path() && self.version == key.version() && self.package == key.package()
     }
 }
 
@@ -629,7 +656,7 @@ impl Store {
         let catalog = self.catalog()?;
         let found = {
             let _s = causal::site!(SQLITE_QUERY);
-            catalog.lookup(&key.package, &key.version, &key.path)?
+            catalog.lookup(key.package(), key.version(), key.path())?
         };
         let Some(row) = found else {
             return Ok(None);
@@ -640,9 +667,9 @@ impl Store {
                 path: self.config.db.clone(),
                 what: format!(
                     "{}@{}/{} (blob sha256 {}) {wrong}; not served",
-                    key.package,
-                    key.version,
-                    key.path,
+                    key.package(),
+                    key.version(),
+                    key.path(),
                     hex::encode(row.sha256)
                 ),
             });
@@ -650,9 +677,9 @@ impl Store {
         if self.config.log_misses {
             log::err(format_args!(
                 "cache miss: {}@{}/{} ({} bytes, {} us)",
-                key.package,
-                key.version,
-                key.path,
+                key.package(),
+                key.version(),
+                key.path(),
                 row.body.len(),
                 started.elapsed().as_micros()
             ));
@@ -851,11 +878,7 @@ mod tests {
     }
 
     fn key(path: &str) -> AssetKey {
-        AssetKey {
-            package: "app".into(),
-            version: "1.0.0".into(),
-            path: path.into(),
-        }
+        AssetKey::new("app", "1.0.0", path)
     }
 
     #[test]
