@@ -16,6 +16,15 @@
 //! - [`Actor::housekeeping`] runs at most every [`Actor::housekeeping_every`]
 //!   between messages (and while idle), for periodic work such as noticing
 //!   that another process changed the database.
+//! - A *busy run* is the messages the actor handles back to back, each taken
+//!   while it was still busy with the one before. [`Actor::more_queued`]
+//!   tells the actor, before a message, that others wait behind it (the
+//!   handles count what they have sent and the loop what it has taken), and
+//!   [`Actor::inbox_empty`] that the run is over: the loop found the inbox
+//!   empty and is about to wait. Work worth sharing across a run (the
+//!   store's SQLite read transaction) starts at the one and ends at the
+//!   other; it runs while the actor is still busy, before the profiler's
+//!   idle period begins.
 //! - When every handle is dropped the loop ends and the thread exits;
 //!   [`Running::join`] waits for that.
 //! - Every message and reply carries a causal-profiler [`Stamp`] (zero-sized
@@ -24,6 +33,8 @@
 //!   requests and replies and an idle actor never pays for time it waited.
 
 use crate::causal::{self, Stamp};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -42,6 +53,16 @@ pub trait Actor: 'static {
 
     /// Periodic work between messages.
     fn housekeeping(&mut self) {}
+
+    /// Called just before [`Actor::handle`] when other messages wait behind
+    /// the one it is given: the actor is in a busy run, which lasts until
+    /// [`Actor::inbox_empty`].
+    fn more_queued(&mut self) {}
+
+    /// Called when the loop finds the inbox empty, just before it waits for
+    /// the next message or for housekeeping (and so again after each idle
+    /// housekeeping tick): the end of a busy run.
+    fn inbox_empty(&mut self) {}
 }
 
 /// The sending side of a one-shot reply.
@@ -72,6 +93,11 @@ pub struct StartError {
 pub struct Handle<M> {
     inbox: SyncSender<(M, Stamp)>,
     name: &'static str,
+    /// Messages sent (or being sent) and not yet taken by the loop: how the
+    /// loop knows that more wait behind the one it took (a std channel has
+    /// no length). Counted before the send, so a sender blocked on a full
+    /// inbox counts too.
+    queued: Arc<AtomicUsize>,
 }
 
 impl<M> Clone for Handle<M> {
@@ -79,6 +105,7 @@ impl<M> Clone for Handle<M> {
         Handle {
             inbox: self.inbox.clone(),
             name: self.name,
+            queued: self.queued.clone(),
         }
     }
 }
@@ -96,9 +123,12 @@ impl<M: Send> Handle<M> {
     pub fn ask<T>(&self, make: impl FnOnce(Reply<T>) -> M) -> Result<Pending<T>, Stopped> {
         let (tx, rx) = mpsc::sync_channel(1);
         let stamp = causal::send();
-        self.inbox
-            .send((make(Reply(tx)), stamp))
-            .map_err(|_| Stopped(self.name))?;
+        // A hint, read by the loop alone: no ordering with other memory.
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        if self.inbox.send((make(Reply(tx)), stamp)).is_err() {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+            return Err(Stopped(self.name));
+        }
         Ok(Pending {
             reply: rx,
             name: self.name,
@@ -161,6 +191,8 @@ where
     E: Send + 'static + From<StartError>,
 {
     let (inbox_tx, inbox_rx) = mpsc::sync_channel::<(A::Msg, Stamp)>(capacity);
+    let queued = Arc::new(AtomicUsize::new(0));
+    let taken = queued.clone();
     let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), E>>(1);
     let thread = std::thread::Builder::new()
         .name(name.to_string())
@@ -177,7 +209,7 @@ where
                     return;
                 }
             };
-            run(actor, inbox_rx);
+            run(actor, inbox_rx, &taken);
         })
         .map_err(|e| StartError {
             name,
@@ -188,6 +220,7 @@ where
             handle: Handle {
                 inbox: inbox_tx,
                 name,
+                queued,
             },
             thread,
         }),
@@ -206,8 +239,9 @@ where
     }
 }
 
-/// The owner loop: messages in order, housekeeping in between.
-fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>) {
+/// The owner loop: messages in order, housekeeping in between; `queued`
+/// is the handles' count of messages sent and not yet taken.
+fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>, queued: &AtomicUsize) {
     let every = actor.housekeeping_every();
     let mut next_housekeeping = every.map(|d| Instant::now() + d);
     loop {
@@ -218,6 +252,8 @@ fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>) {
             Ok(envelope) => Some(envelope),
             Err(TryRecvError::Disconnected) => return,
             Err(TryRecvError::Empty) => {
+                // Still busy: what ends a run is work, not waiting.
+                actor.inbox_empty();
                 causal::idle_begin();
                 match next_housekeeping {
                     None => match inbox.recv() {
@@ -247,6 +283,10 @@ fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>) {
             next_housekeeping = Some(Instant::now() + every);
         }
         if let Some((msg, _)) = received {
+            let before = queued.fetch_sub(1, Ordering::Relaxed);
+            if before > 1 {
+                actor.more_queued();
+            }
             actor.handle(msg);
         }
     }
@@ -319,6 +359,95 @@ mod tests {
         );
         let dropped = actor.handle.call(Msg::Fail);
         assert_eq!(dropped, Err(Stopped("counter")));
+        actor.join();
+    }
+
+    /// What the loop told a [`Runs`] actor, in order.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Told {
+        Handle(u32),
+        MoreQueued,
+        InboxEmpty,
+    }
+
+    /// Records the hooks the loop calls; `Hold` blocks the loop until told.
+    struct Runs {
+        told: SyncSender<Told>,
+    }
+
+    enum RunMsg {
+        Hold(SyncSender<()>, Receiver<()>, Reply<()>),
+        Note(u32, Reply<()>),
+    }
+
+    impl Actor for Runs {
+        type Msg = RunMsg;
+        fn handle(&mut self, msg: RunMsg) {
+            match msg {
+                RunMsg::Hold(entered, release, reply) => {
+                    let _ = self.told.send(Told::Handle(0));
+                    let _ = entered.send(());
+                    let _ = release.recv();
+                    reply.send(());
+                }
+                RunMsg::Note(n, reply) => {
+                    let _ = self.told.send(Told::Handle(n));
+                    reply.send(());
+                }
+            }
+        }
+        fn more_queued(&mut self) {
+            let _ = self.told.send(Told::MoreQueued);
+        }
+        fn inbox_empty(&mut self) {
+            let _ = self.told.send(Told::InboxEmpty);
+        }
+    }
+
+    #[test]
+    fn a_busy_run_is_told_to_the_actor_from_its_first_message_to_its_end() {
+        let (told_tx, told) = mpsc::sync_channel(100);
+        let actor = spawn::<_, TestError>("runs", 8, move || Ok(Runs { told: told_tx })).unwrap();
+        let (entered_tx, entered) = mpsc::sync_channel(1);
+        let (release_tx, release) = mpsc::sync_channel(1);
+        let held = actor
+            .handle
+            .ask(|r| RunMsg::Hold(entered_tx, release, r))
+            .unwrap();
+        entered.recv().unwrap();
+        // The loop is busy with `Hold`: these three queue behind it.
+        let pending: Vec<_> = (1..=3)
+            .map(|n| actor.handle.ask(|r| RunMsg::Note(n, r)).unwrap())
+            .collect();
+        release_tx.send(()).unwrap();
+        held.wait().unwrap();
+        for p in pending {
+            p.wait().unwrap();
+        }
+        let mut seen = Vec::new();
+        loop {
+            let next = told.recv_timeout(Duration::from_secs(10)).unwrap();
+            if seen.is_empty() && next == Told::InboxEmpty {
+                continue; // the loop may or may not have waited for `Hold`
+            }
+            let done = next == Told::InboxEmpty;
+            seen.push(next);
+            if done {
+                break;
+            }
+        }
+        assert_eq!(
+            seen,
+            [
+                Told::Handle(0),
+                Told::MoreQueued,
+                Told::Handle(1),
+                Told::MoreQueued,
+                Told::Handle(2),
+                Told::Handle(3),
+                Told::InboxEmpty,
+            ]
+        );
         actor.join();
     }
 
