@@ -768,10 +768,43 @@ impl Catalog {
             .map_err(|e| self.err(e))
     }
 
-    /// SQLite's `data_version`: changes whenever another connection commits.
+    /// SQLite's `data_version`: changes whenever another connection commits
+    /// (as seen at the start of a transaction: call it outside one).
     pub fn data_version(&self) -> Result<i64> {
         self.conn()
             .pragma_query_value(None, "data_version", |r| r.get(0))
+            .map_err(|e| self.err(e))
+    }
+
+    /// Begins a deferred transaction: the reads that follow, until
+    /// [`Catalog::end_read`], see one snapshot of the catalog and share
+    /// one WAL read lock, taken at the first of them.
+    pub fn begin_read(&self) -> Result<()> {
+        self.run_cached("BEGIN")
+    }
+
+    /// Whether a transaction is open on this connection.
+    pub fn in_transaction(&self) -> bool {
+        !self.conn().is_autocommit()
+    }
+
+    /// Ends the transaction [`Catalog::begin_read`] opened, if it is still
+    /// open (SQLite rolls some back by itself after an error): COMMIT, or
+    /// ROLLBACK when that fails, which for reads is the same. An error only
+    /// when the transaction is still open.
+    pub fn end_read(&self) -> Result<()> {
+        if !self.in_transaction() || self.run_cached("COMMIT").is_ok() || !self.in_transaction() {
+            return Ok(());
+        }
+        self.run_cached("ROLLBACK")
+    }
+
+    /// Runs a statement without parameters or rows, prepared once.
+    fn run_cached(&self, sql: &str) -> Result<()> {
+        self.conn()
+            .prepare_cached(sql)
+            .and_then(|mut s| s.execute([]))
+            .map(drop)
             .map_err(|e| self.err(e))
     }
 }
