@@ -12,11 +12,12 @@
 use super::head::{self, Framing, Head, Parse, Reject};
 use super::limits::{MAX_DISCARDED_BODY, MAX_HEAD};
 use super::send::{self, Request};
-use super::{ConnStats, Shared, lock};
+use super::turn::Turn;
+use super::{ConnStats, Shared};
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// First size of a connection's input buffer; it grows to [`MAX_HEAD`]
@@ -34,9 +35,8 @@ const SLACK: Duration = Duration::from_millis(50);
 pub(super) struct Conn {
     pub(super) stream: TcpStream,
     pub(super) peer: SocketAddr,
-    /// Whether a response is being written.
-    writing: Mutex<bool>,
-    written: Condvar,
+    /// Whether a response is being written, and who waits for it.
+    turn: Turn,
     pub(super) shared: Arc<Shared>,
 }
 
@@ -47,8 +47,7 @@ impl Conn {
         Arc::new(Conn {
             stream,
             peer,
-            writing: Mutex::new(false),
-            written: Condvar::new(),
+            turn: Turn::new(),
             shared,
         })
     }
@@ -56,26 +55,19 @@ impl Conn {
     /// Waits for the previous response to be written, then marks the next
     /// one as being written.
     fn begin_response(&self) {
-        let mut writing = self.wait_written_guard();
-        *writing = true;
+        self.turn.begin();
     }
 
     /// Waits until no response is being written.
     fn wait_written(&self) {
-        drop(self.wait_written_guard());
+        self.turn.wait();
     }
 
-    fn wait_written_guard(&self) -> std::sync::MutexGuard<'_, bool> {
-        let writing = lock(&self.writing);
-        self.written
-            .wait_while(writing, |w| *w)
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// The response is written (or given up on).
+    /// The response is written (or given up on). Costs no lock and no
+    /// syscall unless the connection's thread waits for it (see
+    /// [`super::turn`]).
     pub(super) fn response_done(&self) {
-        *lock(&self.writing) = false;
-        self.written.notify_all();
+        self.turn.done();
     }
 
     /// Ends the connection now: its thread's read returns, its writes fail.

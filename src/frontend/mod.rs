@@ -68,6 +68,7 @@ pub mod limits;
 mod listener;
 pub mod response_head;
 mod send;
+mod turn;
 
 pub use limits::{Limits, OpenFiles};
 pub use listener::bind;
