@@ -5,7 +5,9 @@
 //! A cached asset keeps its lines for as long as it is cached, so a
 //! response copies them once into its head and formats two numbers and a
 //! date that changes once a second; nothing is validated or allocated per
-//! line. Values are checked once, when a line is added.
+//! line. Values are checked once, when a line is added. A worker prints
+//! its heads into one buffer it keeps ([`print_head_into`]), so a response
+//! that the socket takes at once allocates nothing for its head.
 
 use std::cell::RefCell;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -106,24 +108,40 @@ pub fn print_head(
     length: usize,
     connection: Option<&str>,
 ) -> Vec<u8> {
+    let mut head = Vec::new();
+    print_head_into(&mut head, status, minor, lines, length, connection);
+    head
+}
+
+/// [`print_head`], appended to `head`: a worker prints every head into
+/// the same buffer.
+pub fn print_head_into(
+    head: &mut Vec<u8>,
+    status: u16,
+    minor: u8,
+    lines: &[u8],
+    length: usize,
+    connection: Option<&str>,
+) {
     let reason = tiny_http::StatusCode(status).default_reason_phrase();
-    let mut head = Vec::with_capacity(lines.len() + reason.len() + 120);
+    // The status line, `Date` and the two last lines take under 120 bytes.
+    head.reserve(lines.len() + reason.len() + 120);
     head.extend_from_slice(if minor == 0 {
         b"HTTP/1.0 "
     } else {
         b"HTTP/1.1 "
     });
-    push_decimal(&mut head, u64::from(status));
+    push_decimal(head, u64::from(status));
     head.push(b' ');
     head.extend_from_slice(reason.as_bytes());
     head.extend_from_slice(b"\r\nDate: ");
-    push_date(&mut head);
+    push_date(head);
     head.extend_from_slice(b"\r\n");
     head.extend_from_slice(lines);
     // RFC 9110 8.6: none on a 1xx or a 204, which have no content.
     if !matches!(status, 100..=199 | 204) {
         head.extend_from_slice(b"Content-Length: ");
-        push_decimal(&mut head, length as u64);
+        push_decimal(head, length as u64);
         head.extend_from_slice(b"\r\n");
     }
     if let Some(value) = connection {
@@ -132,7 +150,6 @@ pub fn print_head(
         head.extend_from_slice(b"\r\n");
     }
     head.extend_from_slice(b"\r\n");
-    head
 }
 
 fn push_decimal(out: &mut Vec<u8>, mut n: u64) {
@@ -205,5 +222,17 @@ mod tests {
         assert!(head.ends_with(b"\r\nContent-Length: 0\r\n\r\n"));
         let head = print_head(204, 1, b"", 0, None);
         assert!(!String::from_utf8(head).unwrap().contains("Content-Length"));
+    }
+
+    #[test]
+    fn a_head_printed_into_a_kept_buffer_is_appended() {
+        let mut buffer = b"earlier".to_vec();
+        print_head_into(&mut buffer, 404, 1, b"Server: ccc/1\r\n", 9, None);
+        assert!(buffer.starts_with(b"earlierHTTP/1.1 404 Not Found\r\nDate: "));
+        assert!(buffer.ends_with(b"\r\nServer: ccc/1\r\nContent-Length: 9\r\n\r\n"));
+        let first = buffer.len();
+        print_head_into(&mut buffer, 200, 0, b"", 0, Some("keep-alive"));
+        assert!(buffer[first..].starts_with(b"HTTP/1.0 200 OK\r\n"));
+        assert!(buffer.ends_with(b"Content-Length: 0\r\nConnection: keep-alive\r\n\r\n"));
     }
 }

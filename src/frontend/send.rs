@@ -1,19 +1,21 @@
 //! Requests as the workers see them, and how their responses leave.
 //!
 //! `respond` prints the head around the response's prepared header lines
-//! ([`super::response_head`]), then sends head and body with one
-//! non-blocking vectored write: the body is never copied. What the
-//! socket does not take at once goes to a send thread (the module doc of
-//! [`super`] says why), which finishes it with blocking writes; the
-//! socket's `SO_SNDTIMEO` (`--send-timeout`) ends a client that takes
-//! nothing for that long.
+//! ([`super::response_head`]) into a buffer its thread keeps, then sends
+//! head and body with one non-blocking vectored write: the body is never
+//! copied, and the head is copied out of the buffer only when the socket
+//! does not take it all at once. That rest goes to a send thread (the
+//! module doc of [`super`] says why), which finishes it with blocking
+//! writes; the socket's `SO_SNDTIMEO` (`--send-timeout`) ends a client
+//! that takes nothing for that long.
 
 use super::conn::Conn;
 use super::head::Head;
-use super::response_head::{HeaderLines, print_head};
+use super::response_head::{HeaderLines, print_head, print_head_into};
 use super::{ConnStats, Shared, lock};
 use crate::http::cors;
 use serde::Serialize;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{self, IoSlice};
 use std::net::{SocketAddr, TcpStream};
@@ -25,6 +27,15 @@ pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
 /// A send thread with nothing to send for this long leaves.
 const SENDER_IDLE: Duration = Duration::from_secs(10);
 const SENDER_STACK: usize = 128 * 1024;
+/// A thread keeps its head buffer up to this size; a larger head (rare:
+/// an asset's head is about 500 bytes) gives its room back once sent.
+const HEAD_BUFFER_KEPT: usize = 8 * 1024;
+
+thread_local! {
+    /// The head of the response this thread is sending, printed anew for
+    /// each response into the same room.
+    static HEAD: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
 
 /// A response: status, header lines (`Server` first; the frontend adds
 /// the status line, `Date`, `Content-Length` and `Connection`), the
@@ -124,15 +135,23 @@ impl Request {
             (self.head.minor == 0).then_some("keep-alive")
         };
         let status = reply.status;
-        let bytes = print_head(
-            status,
-            self.head.minor,
-            reply.lines.as_ref(),
-            reply.length,
-            connection,
-        );
         let bodyless = self.method() == "HEAD" || matches!(status, 100..=199 | 204 | 304);
-        send(flight, bytes, (!bodyless).then_some(reply.body))
+        HEAD.with_borrow_mut(|head| {
+            head.clear();
+            print_head_into(
+                head,
+                status,
+                self.head.minor,
+                reply.lines.as_ref(),
+                reply.length,
+                connection,
+            );
+            let sent = send(flight, head, (!bodyless).then_some(reply.body));
+            if head.capacity() > HEAD_BUFFER_KEPT {
+                *head = Vec::new();
+            }
+            sent
+        })
     }
 }
 
@@ -184,21 +203,16 @@ pub(super) fn early_response(
     bytes
 }
 
-/// Writes what the socket takes now; hands the rest to a send thread.
+/// Writes what the socket takes now; hands the rest to a send thread,
+/// with a copy of the head (`head` is the calling thread's buffer).
 fn send<B: AsRef<[u8]> + Send + 'static>(
     flight: Flight,
-    head: Vec<u8>,
+    head: &[u8],
     body: Option<B>,
 ) -> io::Result<()> {
     let mut sent = 0;
     let bytes = body.as_ref().map_or(&[][..], AsRef::as_ref);
-    match write_from(
-        &flight.0.stream,
-        &head,
-        bytes,
-        &mut sent,
-        libc::MSG_DONTWAIT,
-    ) {
+    match write_from(&flight.0.stream, head, bytes, &mut sent, libc::MSG_DONTWAIT) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
             let shared = flight.0.shared.clone();
@@ -207,7 +221,7 @@ fn send<B: AsRef<[u8]> + Send + 'static>(
                 &shared,
                 Pending {
                     flight,
-                    head,
+                    head: head.to_vec(),
                     body,
                     sent,
                 },
