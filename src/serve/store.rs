@@ -1550,13 +1550,25 @@ mod tests {
 
     /// Holds the actor busy; the sender releases it.
     fn hold(actor: &actor::Handle<HeldMsg>) -> std::sync::mpsc::SyncSender<()> {
+        let (begun, release) = queue_hold(actor);
+        begun.recv().unwrap();
+        release
+    }
+
+    /// Queues a hold behind what is already queued: `begun` says when the
+    /// actor reached it, `release` lets it go on.
+    fn queue_hold(
+        actor: &actor::Handle<HeldMsg>,
+    ) -> (
+        std::sync::mpsc::Receiver<()>,
+        std::sync::mpsc::SyncSender<()>,
+    ) {
         let (begun_tx, begun) = std::sync::mpsc::sync_channel(1);
         let (release, release_rx) = std::sync::mpsc::sync_channel(1);
         actor
             .ask::<()>(|_| HeldMsg::Hold(begun_tx, release_rx))
             .unwrap();
-        begun.recv().unwrap();
-        release
+        (begun, release)
     }
 
     fn ask_get(
@@ -1592,11 +1604,7 @@ mod tests {
         while idled.try_recv().is_ok() {}
         let a = ask_get(actor, "a");
         let b = ask_get(actor, "b");
-        let (begun_tx, begun) = std::sync::mpsc::sync_channel(1);
-        let (second, release_rx) = std::sync::mpsc::sync_channel(1);
-        actor
-            .ask::<()>(|_| HeldMsg::Hold(begun_tx, release_rx))
-            .unwrap();
+        let (begun, second) = queue_hold(actor);
         let v11 = ask_version(actor, "1.1.0");
         let c = ask_get(actor, "c");
         first.send(()).unwrap();
@@ -1632,11 +1640,7 @@ mod tests {
         let actor = &running.handle;
         let first = hold(actor);
         let a = ask_get(actor, "a");
-        let (begun_tx, begun) = std::sync::mpsc::sync_channel(1);
-        let (second, release_rx) = std::sync::mpsc::sync_channel(1);
-        actor
-            .ask::<()>(|_| HeldMsg::Hold(begun_tx, release_rx))
-            .unwrap();
+        let (begun, second) = queue_hold(actor);
         // Never an empty inbox from here to the last: only the bound can
         // end the transaction `a` began.
         let reads = 3 * SHARED_READS as usize;
@@ -1677,11 +1681,7 @@ mod tests {
             .execute_batch("ALTER TABLE brotli RENAME TO brotli_away")
             .unwrap();
         let a = ask_get(actor, "a");
-        let (begun_tx, begun) = std::sync::mpsc::sync_channel(1);
-        let (second, release_rx) = std::sync::mpsc::sync_channel(1);
-        actor
-            .ask::<()>(|_| HeldMsg::Hold(begun_tx, release_rx))
-            .unwrap();
+        let (begun, second) = queue_hold(actor);
         let v11 = ask_version(actor, "1.1.0");
         let b = ask_get(actor, "b");
         first.send(()).unwrap();
