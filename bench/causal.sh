@@ -101,7 +101,9 @@ if [ -n "${AB_BEFORE:-}" ] && [ -n "${AB_AFTER:-}" ]; then
             r=$(taskset -c 1 wrk -t1 -c"$CONNS" -d10s --timeout 5s -s "$REPO/bench/lib/urls.lua" \
                 "http://127.0.0.1:$PORT" -- "$urls" "$mode" 2>&1 \
                 | awk '/^Requests\/sec/ { print $2 }')
-            kill -INT "$server"
+            # TERM, not INT: a shell starts background jobs with SIGINT
+            # ignored, and ccc serve leaves an ignored SIGINT ignored.
+            kill -TERM "$server"
             wait "$server" 2>/dev/null || true
             rps[$build]="${rps[$build]:-} $r"
             log "A/B run $run $build: $r requests/s"
