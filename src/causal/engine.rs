@@ -272,6 +272,9 @@ pub const FIELDS: usize = Field::Receives as usize + 1;
 /// a seqlock, so a snapshot is always consistent.
 pub struct Slot {
     pub name: String,
+    /// The kernel's id of the owning thread, when known: the controller
+    /// reads how long it waited for a core (`cmd::causal::cores`).
+    pub os_thread: Option<i32>,
     seq: AtomicU64,
     fields: [AtomicU64; FIELDS],
 }
@@ -290,8 +293,17 @@ impl Slot {
     pub fn new(name: impl Into<String>) -> Slot {
         Slot {
             name: name.into(),
+            os_thread: None,
             seq: AtomicU64::new(0),
             fields: Default::default(),
+        }
+    }
+
+    /// The same slot, owned by the kernel thread `tid`.
+    pub fn on_os_thread(self, tid: Option<i32>) -> Slot {
+        Slot {
+            os_thread: tid,
+            ..self
         }
     }
 

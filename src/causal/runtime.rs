@@ -419,7 +419,7 @@ pub fn register_thread(name: &str) {
     if !armed() {
         return;
     }
-    let slot: &'static Slot = Box::leak(Box::new(Slot::new(name)));
+    let slot: &'static Slot = Box::leak(Box::new(Slot::new(name).on_os_thread(os_thread_id())));
     if STATE.try_with(|t| t.register(slot, &GLOBALS)).is_err() {
         return;
     }
@@ -427,6 +427,16 @@ pub fn register_thread(name: &str) {
         registry.push(slot);
     }
     narrow_timer_slack();
+}
+
+#[cfg(target_os = "linux")]
+fn os_thread_id() -> Option<i32> {
+    Some(rustix::thread::gettid().as_raw_nonzero().get())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn os_thread_id() -> Option<i32> {
+    None
 }
 
 #[cfg(target_os = "linux")]

@@ -21,6 +21,7 @@
 //! [`advice`] says, for each check, what a failure means for the results and
 //! what the user can do; `ccc causal` prints it once per failed check.
 
+use super::cores::CoreTime;
 use crate::causal::engine::{Field, Snapshot};
 use serde::Serialize;
 
@@ -44,6 +45,10 @@ pub struct Row {
     /// `Δl` over the window, signed.
     pub delta_l: i64,
     pub max_credit: u64,
+    /// ns on a core over the window (0 where the kernel does not say).
+    pub on_core: u64,
+    /// ns ready to run but waiting for a core over the window.
+    pub waiting_for_core: u64,
 }
 
 /// The snapshots of one thread around one cell.
@@ -80,6 +85,17 @@ impl Row {
             idle_end: s.drained.get(Field::IdleNow) == 1,
             delta_l: d(Field::L) as i64,
             max_credit: s.t1.get(Field::MaxCredit),
+            on_core: 0,
+            waiting_for_core: 0,
+        }
+    }
+
+    /// The same row with the thread's core time over the window.
+    pub fn with_core_time(self, t: CoreTime) -> Row {
+        Row {
+            on_core: t.on_core,
+            waiting_for_core: t.waiting,
+            ..self
         }
     }
 

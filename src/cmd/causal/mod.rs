@@ -10,6 +10,8 @@ use crate::cli::CausalArgs;
 pub use enabled::run;
 
 #[cfg(feature = "causal")]
+pub mod cores;
+#[cfg(feature = "causal")]
 pub mod coz;
 #[cfg(feature = "causal")]
 pub mod ledger;
@@ -700,9 +702,11 @@ mod enabled {
                     "debt_drain",
                     "overshoot",
                     "bank_end",
+                    "on_core",
+                    "core_wait",
                     "idle",
                 ],
-                &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12],
+                &[2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14],
             );
             for (i, c) in cells.iter().enumerate() {
                 for r in &c.ledger {
@@ -721,6 +725,8 @@ mod enabled {
                         us(r.debt_drain),
                         us(r.overshoot),
                         us(r.bank_end),
+                        us(r.on_core),
+                        us(r.waiting_for_core),
                         if r.idle_end {
                             "idle".into()
                         } else {

@@ -24,6 +24,7 @@
 //! ends early once the caller's `interrupted()` says so, so Ctrl-C stops a
 //! session within a few milliseconds; a cell cut short is dropped.
 
+use super::cores::{self, CoreTime};
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
 use super::plan::{CellSpec, Plan};
 use crate::causal::engine::{ExternalWake, Field, Phase, SiteClock, Slot};
@@ -268,6 +269,15 @@ fn snapshot_all(slots: &[&'static Slot]) -> Vec<crate::causal::engine::Snapshot>
     slots.iter().map(|s| s.snapshot()).collect()
 }
 
+/// Each registered thread's time on and waiting for a core, where the
+/// kernel says.
+fn core_times(slots: &[&'static Slot]) -> Vec<Option<CoreTime>> {
+    slots
+        .iter()
+        .map(|s| s.os_thread.and_then(cores::of_thread))
+        .collect()
+}
+
 fn g_now() -> u64 {
     GLOBALS.g.0.load(Ordering::Acquire)
 }
@@ -316,6 +326,7 @@ fn run_cell_until(
     let progress = points.progress;
     let slots = session.slots();
     let s0 = snapshot_all(&slots);
+    let c0 = core_times(&slots);
     let g0 = g_now();
     let p0 = progress.count();
     let l0 = points.latency.map(Latency::mark);
@@ -338,6 +349,7 @@ fn run_cell_until(
     let p1 = progress.count();
     let l1 = points.latency.map(Latency::mark);
     let s1 = snapshot_all(&slots);
+    let c1 = core_times(&slots);
 
     GLOBALS.set_phase(Phase::Drain);
     std::thread::sleep(timing.drain);
@@ -357,8 +369,9 @@ fn run_cell_until(
     let rows: Vec<Row> = slots
         .iter()
         .zip(s0.iter().zip(s1.iter().zip(&s2)))
-        .map(|(slot, (t0, (t1, drained)))| {
-            Row::new(
+        .zip(c0.iter().zip(&c1))
+        .map(|((slot, (t0, (t1, drained))), (c0, c1))| {
+            let row = Row::new(
                 &slot.name,
                 &Snapshots {
                     t0: *t0,
@@ -366,7 +379,11 @@ fn run_cell_until(
                     drained: *drained,
                 },
                 g,
-            )
+            );
+            match (c0, c1) {
+                (Some(a), Some(b)) => row.with_core_time(a.until(*b)),
+                _ => row,
+            }
         })
         .collect();
     let sum = |f: Field| -> u64 {
