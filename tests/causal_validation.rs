@@ -207,10 +207,32 @@ fn trio(site: &'static Site, knob: &Arc<AtomicU32>, full: u32) -> Vec<Kind> {
 /// Runs `rounds` rounds of every kind, shuffled per round; returns each
 /// kind's rates by round.
 fn measure(session: &Session, kinds: &[Kind], rounds: usize, seed: u64) -> Vec<Vec<f64>> {
-    measure_cells(session, (&DONE).into(), kinds, rounds, seed)
+    let cells = measure_cells(session, (&DONE).into(), kinds, rounds, seed);
+    for (kind, cells) in kinds.iter().zip(&cells) {
+        show_timing(kind, cells);
+    }
+    cells
         .iter()
         .map(|cells| cells.iter().map(Cell::rate).collect())
         .collect()
+}
+
+/// Where a kind's time went, as medians over its cells: the selected
+/// site's visit, the real time per unit of progress, and the registered
+/// threads' time on a core and waiting for one per unit of progress (what
+/// tells a slower cycle from pauses apart from one from a busy machine).
+fn show_timing(kind: &Kind, cells: &[Cell]) {
+    let per = |f: &dyn Fn(&Cell) -> f64| median(cells.iter().map(f).collect());
+    let per_progress = |ns: u64, c: &Cell| ns as f64 / c.delta.max(1) as f64 / 1000.0;
+    eprintln!(
+        "  {:<6} {:<7} visit {:.1} us; per unit of progress: {:.1} us real, {:.1} us on a core, {:.1} us waiting for one",
+        kind.site.name,
+        kind.label,
+        per(&|c| c.visit_ns as f64 / c.visits.max(1) as f64 / 1000.0),
+        per(&|c| per_progress(c.elapsed_ns, c)),
+        per(&|c| per_progress(c.ledger.iter().map(|r| r.on_core).sum(), c)),
+        per(&|c| per_progress(c.ledger.iter().map(|r| r.waiting_for_core).sum(), c)),
+    );
 }
 
 /// Runs `rounds` rounds of every kind measured by `points`, shuffled per
@@ -505,7 +527,13 @@ enum Placement {
 
 /// Runs a relay and returns `(predicted, actual)` at 50% for each measured
 /// site, in the order given.
-fn relay(mode: ExternalWake, placement: Placement, rounds: usize, seed: u64) -> Vec<(f64, f64)> {
+fn relay(
+    mode: ExternalWake,
+    placement: Placement,
+    think: Duration,
+    rounds: usize,
+    seed: u64,
+) -> Vec<(f64, f64)> {
     let session = Session::arm(mode);
     let (server, worker_sites, measured) = match placement {
         Placement::Actor(site, units) => {
@@ -575,7 +603,7 @@ fn relay(mode: ExternalWake, placement: Placement, rounds: usize, seed: u64) -> 
                         if to_worker.send(tx).is_err() || rx.recv().is_err() {
                             return;
                         }
-                        std::thread::sleep(Duration::from_micros(200));
+                        std::thread::sleep(think);
                     }
                 })
                 .expect("client"),
@@ -621,7 +649,13 @@ fn respond(sites: &[(&'static Site, Arc<AtomicU32>)], respond_to: &mpsc::SyncSen
 }
 
 fn v4(mode: ExternalWake, rounds: usize, seed: u64) -> (f64, f64) {
-    relay(mode, Placement::Actor(&X, 100), rounds, seed)[0]
+    relay(
+        mode,
+        Placement::Actor(&X, 100),
+        Duration::from_micros(200),
+        rounds,
+        seed,
+    )[0]
 }
 
 #[test]
@@ -657,31 +691,55 @@ fn v4_external_relay_with_the_connection_memo() {
     });
 }
 
+/// The think time of V5's clients, with which it is predicted right, and
+/// the shorter one of V5b, with which it is not (bench/CAUSAL.md section 5).
+const V5_THINK: Duration = Duration::from_micros(1000);
+const V5B_THINK: Duration = Duration::from_micros(200);
+
+fn v5(think: Duration, name: &str, rounds: usize, seed: u64) -> Result<(), String> {
+    let (pred, act) = relay(
+        ExternalWake::Conn,
+        Placement::Worker(vec![(&X, 200)]),
+        think,
+        rounds,
+        seed,
+    )[0];
+    eprintln!(
+        "{name} conn: x pred {:+.1}% act {:+.1}%",
+        pred * 100.0,
+        act * 100.0
+    );
+    if !within(pred, act, 0.25, 3.0) {
+        return Err(format!(
+            "worker site @50%: predicted {pred:+.3}, actual {act:+.3}"
+        ));
+    }
+    if act <= 0.04 {
+        return Err(format!(
+            "halving the worker site should gain clearly, measured {act:+.3}"
+        ));
+    }
+    Ok(())
+}
+
 #[test]
 #[ignore = "timing: run in release with --ignored --test-threads=1"]
 fn v5_a_site_in_the_workers_around_the_response() {
     // The shape of `http-respond` in `ccc serve`: the site runs in the two
     // workers that write responses, not in the shared actor; speeding it up
-    // shortens each client's cycle directly. Held to V1's bound.
-    with_retry("V5", |rounds| {
-        let (pred, act) = relay(
-            ExternalWake::Conn,
-            Placement::Worker(vec![(&X, 200)]),
-            rounds,
-            29,
-        )[0];
-        eprintln!(
-            "V5 conn: x pred {:+.1}% act {:+.1}%",
-            pred * 100.0,
-            act * 100.0
-        );
-        if !within(pred, act, 0.25, 3.0) {
-            return Err(format!(
-                "worker site @50%: predicted {pred:+.3}, actual {act:+.3}"
-            ));
-        }
-        Ok(())
-    });
+    // shortens each client's cycle directly. Held to V1's bound. The
+    // clients think 1 ms between requests (real gain about +8%).
+    with_retry("V5", |rounds| v5(V5_THINK, "V5", rounds, 29));
+}
+
+#[test]
+#[ignore = "timing: run in release with --ignored --test-threads=1"]
+fn v5b_a_site_in_the_workers_at_a_shorter_think_time() {
+    // V5 with clients that think 200 µs (real gain about +21%): predicted
+    // at a third to a half of it on this machine, for a cause not yet
+    // found (bench/CAUSAL.md section 5). The bar for the next change; CI
+    // skips it.
+    with_retry("V5b", |rounds| v5(V5B_THINK, "V5b", rounds, 29));
 }
 
 #[test]
@@ -696,6 +754,7 @@ fn v6_parallel_worker_sites_are_ranked_by_their_real_gain() {
         let results = relay(
             ExternalWake::Conn,
             Placement::Worker(sites.clone()),
+            V5B_THINK,
             rounds,
             31,
         );
