@@ -280,6 +280,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--urls', '--urls', [CompletionResultType]::ParameterName, 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]')
             [CompletionResult]::new('--external-wake', '--external-wake', [CompletionResultType]::ParameterName, 'How a request from a client moves the worker''s virtual clock')
             [CompletionResult]::new('--site-clock', '--site-clock', [CompletionResultType]::ParameterName, 'What times a visit of the selected site: elapsed time less the profiler''s own pauses (`wall`), or the thread''s CPU time (`cpu`), for sites that block on what optimizing them would not shorten')
+            [CompletionResult]::new('--idle-cores', '--idle-cores', [CompletionResultType]::ParameterName, 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Write every cell, the summary and the ledger as JSON (`-` for stdout)')
             [CompletionResult]::new('--coz-out', '--coz-out', [CompletionResultType]::ParameterName, 'Write a profile Coz''s viewer loads')
             [CompletionResult]::new('--coz-format', '--coz-format', [CompletionResultType]::ParameterName, 'Format of --coz-out')

@@ -255,6 +255,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --urls 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]'
             cand --external-wake 'How a request from a client moves the worker''s virtual clock'
             cand --site-clock 'What times a visit of the selected site: elapsed time less the profiler''s own pauses (`wall`), or the thread''s CPU time (`cpu`), for sites that block on what optimizing them would not shorten'
+            cand --idle-cores 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)'
             cand --json 'Write every cell, the summary and the ledger as JSON (`-` for stdout)'
             cand --coz-out 'Write a profile Coz''s viewer loads'
             cand --coz-format 'Format of --coz-out'

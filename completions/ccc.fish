@@ -188,6 +188,8 @@ owe\t'Idle workers absorb nothing (Coz\'s rule for blocking I/O)'
 skip\t'Idle workers skip all delay (over-predicts closed loops)'"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l site-clock -d 'What times a visit of the selected site: elapsed time less the profiler\'s own pauses (`wall`), or the thread\'s CPU time (`cpu`), for sites that block on what optimizing them would not shorten' -r -f -a "wall\t'Elapsed time, less pauses and idle waits'
 cpu\t'The thread\'s CPU time (leaves out blocking and preemption)'"
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l idle-cores -d 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)' -r -f -a "spin\t'A SCHED_IDLE spinner per CPU keeps idle cores out of sleep states'
+sleep\t'Idle cores sleep as the OS decides'"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l json -d 'Write every cell, the summary and the ledger as JSON (`-` for stdout)' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-out -d 'Write a profile Coz\'s viewer loads' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-format -d 'Format of --coz-out' -r -f -a "tsv\t'Tab-separated, read by every viewer version'

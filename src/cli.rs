@@ -730,6 +730,13 @@ pub struct CausalArgs {
     #[arg(long, value_enum, default_value = "wall")]
     pub site_clock: SiteClockArg,
 
+    /// What idle cores do while profiling: `spin` keeps each awake with a
+    /// lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the
+    /// same whether the profiler pauses threads or not; `sleep` leaves
+    /// them to the OS (less power, predictions that run low).
+    #[arg(long, value_enum, default_value = "spin")]
+    pub idle_cores: IdleCoresArg,
+
     /// Write every cell, the summary and the ledger as JSON (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -840,6 +847,14 @@ pub enum SiteClockArg {
     Wall,
     /// The thread's CPU time (leaves out blocking and preemption).
     Cpu,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum IdleCoresArg {
+    /// A SCHED_IDLE spinner per CPU keeps idle cores out of sleep states.
+    Spin,
+    /// Idle cores sleep as the OS decides.
+    Sleep,
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]

@@ -10,6 +10,8 @@ use crate::cli::CausalArgs;
 pub use enabled::run;
 
 #[cfg(feature = "causal")]
+pub mod awake;
+#[cfg(feature = "causal")]
 pub mod cores;
 #[cfg(feature = "causal")]
 pub mod coz;
@@ -37,6 +39,7 @@ pub fn run(_db: &std::path::Path, _args: CausalArgs) -> crate::Result<std::proce
 #[cfg(feature = "causal")]
 mod enabled {
     use super::CausalArgs;
+    use super::awake::IdleCores;
     use super::coz::{self, Format};
     use super::ledger;
     use super::load::{self, Load, Urls};
@@ -48,7 +51,9 @@ mod enabled {
     use crate::catalog::{Access, Catalog};
     use crate::causal::engine::{ExternalWake, SiteClock};
     use crate::causal::points::{ASSET_SERVED, REQUEST, SITES};
-    use crate::cli::{CozFormatArg, ExternalWakeArg, LedgerArg, LoadArg, SiteClockArg};
+    use crate::cli::{
+        CozFormatArg, ExternalWakeArg, IdleCoresArg, LedgerArg, LoadArg, SiteClockArg,
+    };
     use crate::error::{Error, Result};
     use crate::http::route::asset_url;
     use crate::output::{Column, Table};
@@ -102,6 +107,7 @@ mod enabled {
         load: String,
         external_wake: String,
         site_clock: String,
+        idle_cores: String,
         timing: &'a Timing,
         window_ms: u64,
         command: String,
@@ -168,6 +174,7 @@ mod enabled {
         urls: Option<Urls>,
         external_wake: ExternalWake,
         site_clock: SiteClock,
+        idle_cores: IdleCores,
     }
 
     impl Settings {
@@ -212,6 +219,10 @@ mod enabled {
                 site_clock: match args.site_clock {
                     SiteClockArg::Wall => SiteClock::Wall,
                     SiteClockArg::Cpu => SiteClock::Cpu,
+                },
+                idle_cores: match args.idle_cores {
+                    IdleCoresArg::Spin => IdleCores::Spin,
+                    IdleCoresArg::Sleep => IdleCores::Sleep,
                 },
             })
         }
@@ -271,6 +282,7 @@ mod enabled {
                     load: args.load.to_string(),
                     external_wake: format!("{:?}", settings.external_wake).to_lowercase(),
                     site_clock: format!("{:?}", settings.site_clock).to_lowercase(),
+                    idle_cores: format!("{:?}", settings.idle_cores).to_lowercase(),
                     timing: &settings.timing,
                     window_ms: window.as_millis() as u64,
                     command,
@@ -326,7 +338,11 @@ mod enabled {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Outcome> {
         // Arm before the server starts, so its threads register.
-        let session = Session::arm_with(settings.external_wake, settings.site_clock);
+        let session = Session::arm_with(
+            settings.external_wake,
+            settings.site_clock,
+            settings.idle_cores,
+        );
         let server = Server::start(super::super::serve::config(db, &args.server))?;
         let addr = server.addr();
         eprintln!("profiling http://{addr} (seed {})", settings.seed);

@@ -24,6 +24,7 @@
 //! ends early once the caller's `interrupted()` says so, so Ctrl-C stops a
 //! session within a few milliseconds; a cell cut short is dropped.
 
+use super::awake::{IdleCores, KeepAwake};
 use super::cores::{self, CoreTime};
 use super::ledger::{self, Finding, GlobalDelay, Row, Snapshots};
 use super::plan::{CellSpec, Plan};
@@ -81,17 +82,36 @@ impl Default for Timing {
 /// threads registered during it are audited.
 pub struct Session {
     first_slot: usize,
+    /// Dropped after the engine is disarmed (fields drop after `drop`).
+    _keep_awake: Option<KeepAwake>,
 }
 
 impl Session {
-    /// Arms the engine. Threads that should be delayed must register
-    /// after this.
+    /// Arms the engine with wall-clock sites and cores kept awake. Threads
+    /// that should be delayed must register after this.
     pub fn arm(external_wake: ExternalWake) -> Session {
-        Session::arm_with(external_wake, SiteClock::Wall)
+        Session::arm_with(external_wake, SiteClock::Wall, IdleCores::Spin)
     }
 
-    /// Arms the engine, timing the selected site's visits with `site_clock`.
-    pub fn arm_with(external_wake: ExternalWake, site_clock: SiteClock) -> Session {
+    /// Arms the engine, timing the selected site's visits with
+    /// `site_clock`, and keeps idle cores awake if `idle_cores` says so
+    /// (where that cannot be done, it says why on stderr and goes on: the
+    /// profile is still valid, only less exact; see `awake`).
+    pub fn arm_with(
+        external_wake: ExternalWake,
+        site_clock: SiteClock,
+        idle_cores: IdleCores,
+    ) -> Session {
+        let keep_awake = match idle_cores {
+            IdleCores::Spin => match KeepAwake::start() {
+                Ok(spinners) => Some(spinners),
+                Err(why) => {
+                    eprintln!("warning: idle cores will sleep during the profile: {why}");
+                    None
+                }
+            },
+            IdleCores::Sleep => None,
+        };
         GLOBALS
             .clock_cost
             .store(measure_clock_cost(site_clock), Ordering::Relaxed);
@@ -104,7 +124,10 @@ impl Session {
         GLOBALS.publish(now_ns(), 0, 0, Phase::Idle);
         let first_slot = registry().len();
         GLOBALS.armed.store(true, Ordering::Release);
-        Session { first_slot }
+        Session {
+            first_slot,
+            _keep_awake: keep_awake,
+        }
     }
 
     /// The ledgers of the threads registered during this session.
