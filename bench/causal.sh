@@ -18,7 +18,8 @@
 #
 # Knobs: WORK (/tmp/ccc-rps), CCC (the ccc binary to profile; default
 # $WORK/bin/ccc), LOADS ("hot uniform"), ROUNDS (5), SPEEDUPS (0,25,50),
-# SITES (all), CONNS (50), THREADS (4), CACHE (256).
+# SITES (all), CONNS (50), THREADS (4), CACHE (256), IDLE_CORES (spin; `sleep`
+# leaves idle cores to the OS), OUT ($WORK/causal: where the results go).
 
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +31,7 @@ SITES=${SITES:-}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-4}
 CACHE=${CACHE:-256}
+IDLE_CORES=${IDLE_CORES:-spin}
 PORT=18400
 unset CCC_DB_PATH CCC_PORT CCC_BIND CCC_THREADS CCC_CACHE_CAPACITY CCC_CACHE_BYTES
 
@@ -40,7 +42,8 @@ if [ ! -f "$WORK/data/cdn.db" ] || ! command -v wrk >/dev/null; then
     exit 1
 fi
 CCC=${CCC:-$WORK/bin/ccc}
-mkdir -p "$WORK/causal"
+OUT=${OUT:-$WORK/causal}
+mkdir -p "$OUT"
 
 [ -n "${AB_BEFORE:-}" ] && LOADS=""
 for load in $LOADS; do
@@ -49,13 +52,14 @@ for load in $LOADS; do
         uniform) urls=$WORK/data/urls.txt mode=random ;;
         *) log "unknown load $load"; exit 2 ;;
     esac
-    out=$WORK/causal/$load
+    out=$OUT/$load
     log "profiling under the $load load -> $out.*"
     site_args=()
     [ -n "$SITES" ] && site_args=(--sites "$SITES")
     taskset -c 0 "$CCC" --db "$WORK/data/cdn.db" causal --port "$PORT" \
         --threads "$THREADS" --cache-capacity "$CACHE" --load external \
         --rounds "$ROUNDS" --speedups "$SPEEDUPS" --seed 41 "${site_args[@]}" \
+        --idle-cores "$IDLE_CORES" \
         --json "$out.json" --coz-out "$out.coz" --plot "$out.svg" \
         >"$out.txt" 2>"$out.log" &
     profiler=$!
