@@ -19,7 +19,8 @@
 # Knobs: WORK (/tmp/ccc-rps), CCC (the ccc binary to profile; default
 # $WORK/bin/ccc), LOADS ("hot uniform"), ROUNDS (5), SPEEDUPS (0,25,50),
 # SITES (all), CONNS (50), THREADS (4), CACHE (256), IDLE_CORES (spin; `sleep`
-# leaves idle cores to the OS), OUT ($WORK/causal: where the results go).
+# leaves idle cores to the OS), SITE_CLOCK (wall), OUT ($WORK/causal: where the
+# results go).
 
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,6 +33,7 @@ CONNS=${CONNS:-50}
 THREADS=${THREADS:-4}
 CACHE=${CACHE:-256}
 IDLE_CORES=${IDLE_CORES:-spin}
+SITE_CLOCK=${SITE_CLOCK:-wall}
 PORT=18400
 unset CCC_DB_PATH CCC_PORT CCC_BIND CCC_THREADS CCC_CACHE_CAPACITY CCC_CACHE_BYTES
 
@@ -59,7 +61,7 @@ for load in $LOADS; do
     taskset -c 0 "$CCC" --db "$WORK/data/cdn.db" causal --port "$PORT" \
         --threads "$THREADS" --cache-capacity "$CACHE" --load external \
         --rounds "$ROUNDS" --speedups "$SPEEDUPS" --seed 41 "${site_args[@]}" \
-        --idle-cores "$IDLE_CORES" \
+        --idle-cores "$IDLE_CORES" --site-clock "$SITE_CLOCK" \
         --json "$out.json" --coz-out "$out.coz" --plot "$out.svg" \
         >"$out.txt" 2>"$out.log" &
     profiler=$!
