@@ -87,7 +87,7 @@ fn session(mode: ExternalWake, site_clock: SiteClock) -> Session {
         Ok("sleep") => IdleCores::Sleep,
         _ => IdleCores::Spin,
     };
-    Session::arm_with(mode, site_clock, idle_cores)
+    Session::arm(mode, site_clock, idle_cores)
 }
 
 fn timing() -> Timing {

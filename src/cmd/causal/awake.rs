@@ -9,10 +9,11 @@
 //! does not pause and so cannot account for: the pauses themselves slow the
 //! program down beyond the delay they stand for, and the prediction comes
 //! out low. Measured on the 2-vCPU guest ccc is developed on (validation
-//! scenario V5b, bench/CAUSAL.md section 5): with cores left to sleep, the
+//! scenario V5, bench/CAUSAL.md section 5a): with cores left to sleep, the
 //! clients' 200 µs sleeps took 40 µs longer in the cell at 50% than at 0%,
-//! and a site worth +22% was predicted at +9%; with cores kept awake the
-//! clients' sleeps took as long in both cells and the prediction was +20%.
+//! and a site worth +22% was predicted at +9% (sites of V6 worth +7..+12%
+//! were predicted as losses); with cores kept awake the clients' sleeps
+//! took as long in both cells and the prediction was +20%.
 //!
 //! The remedy is what latency benchmarks do with `idle=poll`, without
 //! needing root: one spinner per CPU the process may use, pinned to it and
@@ -160,7 +161,10 @@ mod tests {
     /// from /proc, so the test checks what the kernel was told.
     fn spinners() -> Vec<(u32, String)> {
         let mut found = Vec::new();
-        for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task").flatten() {
+        for task in std::fs::read_dir("/proc/self/task")
+            .expect("/proc/self/task")
+            .flatten()
+        {
             let dir = task.path();
             let comm = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
             if !comm.starts_with("keep-awake-") {
@@ -189,7 +193,9 @@ mod tests {
     #[test]
     fn one_idle_policy_spinner_pinned_to_each_cpu_until_dropped() {
         let cpus = allowed_cpus().expect("affinity");
-        let usable = std::thread::available_parallelism().expect("parallelism").get();
+        let usable = std::thread::available_parallelism()
+            .expect("parallelism")
+            .get();
         if usable < cpus.len() {
             // Under a quota no spinner starts, by design.
             assert!(KeepAwake::start().is_err());

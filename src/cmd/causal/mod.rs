@@ -338,7 +338,7 @@ mod enabled {
         interrupted: &dyn Fn() -> bool,
     ) -> Result<Outcome> {
         // Arm before the server starts, so its threads register.
-        let session = Session::arm_with(
+        let session = Session::arm(
             settings.external_wake,
             settings.site_clock,
             settings.idle_cores,

@@ -87,17 +87,12 @@ pub struct Session {
 }
 
 impl Session {
-    /// Arms the engine with wall-clock sites and cores kept awake. Threads
-    /// that should be delayed must register after this.
-    pub fn arm(external_wake: ExternalWake) -> Session {
-        Session::arm_with(external_wake, SiteClock::Wall, IdleCores::Spin)
-    }
-
     /// Arms the engine, timing the selected site's visits with
     /// `site_clock`, and keeps idle cores awake if `idle_cores` says so
     /// (where that cannot be done, it says why on stderr and goes on: the
-    /// profile is still valid, only less exact; see `awake`).
-    pub fn arm_with(
+    /// profile is still valid, only less exact; see `awake`). Threads that
+    /// should be delayed must register after this.
+    pub fn arm(
         external_wake: ExternalWake,
         site_clock: SiteClock,
         idle_cores: IdleCores,
