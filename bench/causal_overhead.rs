@@ -56,6 +56,7 @@ fn run(iterations: u64, empty: f64) {
 fn run(iterations: u64, empty: f64) {
     use ccc::causal::engine::{ExternalWake, Phase, SiteClock};
     use ccc::causal::{GLOBALS, now_ns};
+    use ccc::cmd::causal::awake::IdleCores;
     use ccc::cmd::causal::sweep::Session;
 
     let site = |i: u64| {
@@ -63,7 +64,8 @@ fn run(iterations: u64, empty: f64) {
         black_box(i);
     };
     let disarmed = timed("site, disarmed (plain serve)", iterations, site);
-    let session = Session::arm(ExternalWake::Conn);
+    // The cost of a hook, not of a profile: no spinners beside the loop.
+    let session = Session::arm(ExternalWake::Conn, SiteClock::Wall, IdleCores::Sleep);
     ccc::causal::register_thread("bench");
     let idle = timed("site, armed, phase idle", iterations, site);
     GLOBALS.publish(now_ns(), 1, 50, Phase::Active);
