@@ -81,7 +81,7 @@ fn spin(units: u32) {
 
 /// Arms a session as `ccc causal` does by default; with
 /// `CCC_VALIDATION_IDLE_CORES=sleep` idle cores are left to sleep, which
-/// shows what keeping them awake is worth (bench/CAUSAL.md section 5).
+/// shows what keeping them awake is worth (bench/CAUSAL.md section 5a).
 fn session(mode: ExternalWake, site_clock: SiteClock) -> Session {
     let idle_cores = match std::env::var("CCC_VALIDATION_IDLE_CORES").as_deref() {
         Ok("sleep") => IdleCores::Sleep,
@@ -742,7 +742,7 @@ fn v5_a_site_in_the_workers_around_the_response() {
     // shortens each client's cycle directly. Held to V1's bound. The
     // clients think 200 µs between requests (real gain about +22%). With
     // idle cores left to sleep this is predicted at +6..+11% on the 2-vCPU
-    // guest CI runs on (bench/CAUSAL.md section 5).
+    // guest CI runs on (bench/CAUSAL.md section 5a).
     with_retry("V5", |rounds| v5(V5_THINK, "V5", rounds, 29));
 }
 

@@ -101,7 +101,9 @@ impl Session {
             IdleCores::Spin => match KeepAwake::start() {
                 Ok(spinners) => Some(spinners),
                 Err(why) => {
-                    eprintln!("warning: idle cores will sleep during the profile: {why}");
+                    eprintln!(
+                        "warning: idle cores will sleep during the profile, so predictions may run low: {why}\n  hint: --idle-cores sleep chooses this and drops the warning"
+                    );
                     None
                 }
             },
