@@ -136,19 +136,23 @@ complete -c ccc -n "__fish_ccc_using_subcommand backup" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
 json\t'One JSON object per line'"
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Most client connections open at once. Past it the longest idle keep-alive connections are closed to make room; when none is idle a new connection is answered 503 with `Retry-After: 1` and closed [default: 16384, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l shutdown-timeout -d 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l tls-cert -d 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l tls-key -d 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request, in --log-format'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
@@ -157,16 +161,19 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Worker threads answering requests, at least 1 [default: two per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
 json\t'One JSON object per line'"
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once; past it a new connection is answered 503 with `Retry-After: 1` and closed, never queued [default: 1024, or fewer if the open-files limit is lower]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'Most client connections open at once. Past it the longest idle keep-alive connections are closed to make room; when none is idle a new connection is answered 503 with `Retry-After: 1` and closed [default: 16384, or fewer if the open-files limit is lower]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l shutdown-timeout -d 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l tls-cert -d 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l tls-key -d 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r -f -a "cache-lookup\t''
 cache-insert\t''
 sqlite-query\t''
@@ -200,6 +207,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the spe
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request, in --log-format'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -1,49 +1,58 @@
-//! The throughput ceiling of ccc's own frontend (`src/frontend/`, what
-//! `ccc serve` runs on): the same listener, connection threads, request
-//! queue, limits and response writing, with N worker threads that answer
-//! every request with one fixed in-memory gzip body, its header lines
-//! built once, and no routing, cache or store at all.
+//! The throughput ceiling of ccc's transport (`src/transport/`, what `ccc
+//! serve` runs on): the same listener, runtime, connection policy,
+//! deadlines and limits, with a handler that answers every request with
+//! one fixed in-memory gzip body and the header lines `ccc serve` sends
+//! for a cache hit, and no routing, cache or store at all.
 //!
-//! `bench/rps.sh` runs it beside `examples/ceiling.rs` (tiny_http's own
-//! server, the ceiling issue 9 defines) as the configuration
-//! `ceiling-ccc`: what `ccc serve` answers below this server is the price
-//! of routing, negotiation, the cache and the store; what this server
-//! answers below tiny_http's is the price of ccc's frontend (its limits,
-//! timeouts and connection threads).
+//! `bench/rps.sh` runs it beside `examples/ceiling.rs` (plain hyper) as the
+//! configuration `ceiling-ccc`: what `ccc serve` answers below this server
+//! is the price of routing, negotiation, the cache and the store; what
+//! this server answers below plain hyper is the price of ccc's transport
+//! policy (its deadlines, connection registry and counters).
 //!
 //! ```text
-//! cargo run --release --example ceiling_ccc -- --port 8336 --size 2218 --threads 4
+//! cargo run --release --example ceiling_ccc -- --port 8336 --size 2218 --threads 1
 //! ```
 //!
-//! The flags are those of `examples/ceiling.rs`: `--size` is the body
-//! length in bytes (`bench/rps.sh` passes the median stored size of the
-//! seeded catalog's assets), `--threads` the workers (default: two per
-//! available core, as `ccc serve`). The header lines are the ones `ccc
-//! serve` builds for a gzip asset (`examples/common/asset_lines.rs`); the
-//! frontend adds Date, Content-Length and, for HTTP/1.0, Connection, as
-//! it does for `ccc serve`. It runs until killed.
+//! The flags are those of `examples/ceiling.rs`. It runs until killed.
 
 #[path = "common/asset_lines.rs"]
 mod asset_lines;
 #[path = "common/server_args.rs"]
 mod server_args;
 
-use ccc::frontend::{ConnStats, Frontend, Limits, Reply};
+use bytes::Bytes;
+use ccc::transport::{ConnStats, Handler, Limits, Peer, Transport};
+use http::{HeaderMap, Request, Response};
+use hyper::body::Incoming;
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-fn parse_args() -> Result<server_args::ServerArgs, String> {
-    server_args::parse("ceiling_ccc", 8336, &[])
+/// The one answer.
+struct Fixed {
+    headers: HeaderMap,
+    body: Bytes,
 }
 
-/// A body that is a shared view of the one buffer, as a cache hit's is.
-struct Shared(Arc<[u8]>);
-
-impl AsRef<[u8]> for Shared {
-    fn as_ref(&self) -> &[u8] {
-        &self.0
+impl Handler for Fixed {
+    fn handle(
+        self: Arc<Self>,
+        _request: Request<Incoming>,
+        _peer: Peer,
+    ) -> impl Future<Output = Response<Bytes>> + Send + 'static {
+        let mut response = Response::new(self.body.clone());
+        *response.headers_mut() = self.headers.clone();
+        std::future::ready(response)
     }
+
+    fn over_capacity(&self) -> Response<Bytes> {
+        let mut response = Response::new(Bytes::new());
+        *response.status_mut() = http::StatusCode::SERVICE_UNAVAILABLE;
+        response
+    }
+
+    fn record_refused(&self, _status: u16) {}
 }
 
 fn fail(code: i32, message: String) -> ! {
@@ -52,58 +61,45 @@ fn fail(code: i32, message: String) -> ! {
 }
 
 fn main() {
-    let args = parse_args().unwrap_or_else(|e| fail(2, e));
+    let args = server_args::parse("ceiling_ccc", 8336, &[]).unwrap_or_else(|e| fail(2, e));
     let ip = args
         .bind
         .parse()
         .unwrap_or_else(|e| fail(2, format!("--bind {}: {e}", args.bind)));
-    let listener = ccc::frontend::bind(SocketAddr::new(ip, args.port)).unwrap_or_else(|e| {
-        fail(
-            1,
-            format!("cannot listen on {}:{}: {e}", args.bind, args.port),
-        )
-    });
-    let frontend = Frontend::start(
-        listener,
-        Limits::default(),
-        Arc::new(ConnStats::default()),
-        Box::new(|_| {}),
-    )
-    .unwrap_or_else(|e| fail(1, format!("cannot serve: {e}")));
+    let listener = ccc::transport::listen::bind(SocketAddr::new(ip, args.port), false)
+        .unwrap_or_else(|e| {
+            fail(
+                1,
+                format!("cannot listen on {}:{}: {e}", args.bind, args.port),
+            )
+        });
     // Deterministic, gzip-looking bytes: only the length matters.
-    let body: Arc<[u8]> = (0..args.size)
+    let body: Bytes = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    let lines = asset_lines::gzip_asset_lines(args.size);
-    println!("listening on http://{}", frontend.addr());
-    eprintln!(
-        "ceiling_ccc: {} byte gzip body, {} workers",
-        args.size, args.threads
-    );
-    std::thread::scope(|scope| {
-        for i in 0..args.threads.max(1) {
-            let (frontend, body, lines) = (&frontend, &body, &lines);
-            let started = std::thread::Builder::new()
-                .name(format!("http-worker-{i}"))
-                .spawn_scoped(scope, move || {
-                    loop {
-                        let Some(request) = frontend.recv_timeout(Duration::from_secs(1)) else {
-                            continue;
-                        };
-                        let reply = Reply {
-                            status: 200,
-                            lines: lines.as_ref(),
-                            length: body.len(),
-                            body: Shared(body.clone()),
-                        };
-                        if let Err(e) = request.respond(reply) {
-                            eprintln!("warning: sending a response failed: {e}");
-                        }
-                    }
-                });
-            if let Err(e) = started {
-                fail(1, format!("cannot start a worker: {e}"));
-            }
-        }
+    let handler = Arc::new(Fixed {
+        headers: asset_lines::gzip_asset_lines(args.size),
+        body,
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(args.threads.max(1))
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| fail(1, format!("cannot start the runtime: {e}")));
+    runtime.block_on(async move {
+        let transport = Transport::start(
+            vec![listener],
+            Limits::default(),
+            None,
+            Arc::new(ConnStats::default()),
+            handler,
+        )
+        .unwrap_or_else(|e| fail(1, format!("cannot serve: {e}")));
+        println!("listening on http://{}", transport.addrs()[0]);
+        eprintln!(
+            "ceiling_ccc: {} byte gzip body, {} threads",
+            args.size, args.threads
+        );
+        std::future::pending::<()>().await;
     });
 }

@@ -556,8 +556,9 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_PORT", default_value_t = 8333, value_parser = parse_port)]
     pub port: u16,
 
-    /// Worker threads answering requests, at least 1 [default: two per
-    /// core].
+    /// Threads serving connections, at least 1; up to twice as many more
+    /// wait on the catalog for requests the cache cannot answer
+    /// [default: one per core].
     #[arg(long, env = "CCC_THREADS", value_name = "N", value_parser = at_least_one)]
     pub threads: Option<usize>,
 
@@ -602,9 +603,10 @@ pub struct ServerArgs {
     )]
     pub log_format: LogFormat,
 
-    /// Most client connections open at once; past it a new connection is
-    /// answered 503 with `Retry-After: 1` and closed, never queued
-    /// [default: 1024, or fewer if the open-files limit is lower].
+    /// Most client connections open at once. Past it the longest idle
+    /// keep-alive connections are closed to make room; when none is idle a
+    /// new connection is answered 503 with `Retry-After: 1` and closed
+    /// [default: 16384, or fewer if the open-files limit is lower].
     #[arg(long, env = "CCC_MAX_CONNECTIONS", value_name = "N", value_parser = parse_max_connections)]
     pub max_connections: Option<usize>,
 
@@ -623,6 +625,27 @@ pub struct ServerArgs {
     /// never a worker.
     #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub send_timeout: Duration,
+
+    /// On SIGINT or SIGTERM, how long requests in flight (a long download
+    /// too) may take to finish after the server stops accepting; then the
+    /// connections left are closed.
+    #[arg(long, env = "CCC_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    pub shutdown_timeout: Duration,
+
+    /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate
+    /// chain, leaf first. SIGHUP reads it and the key again.
+    #[arg(long, env = "CCC_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "CCC_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Share the port with other processes that set it too (SO_REUSEPORT),
+    /// so a new `ccc serve` can start before the old one stops. Not needed
+    /// under systemd socket activation, which passes the socket itself.
+    #[arg(long)]
+    pub reuse_port: bool,
 }
 
 /// Write versions out as plain files with precompressed `.gz` siblings.

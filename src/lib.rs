@@ -32,7 +32,6 @@ pub mod cli;
 pub mod cmd;
 pub mod encoding;
 pub mod error;
-pub mod frontend;
 pub mod http;
 pub mod interrupt;
 pub mod log;
@@ -41,6 +40,7 @@ pub mod purge;
 pub mod serve;
 pub mod spec;
 pub mod spool;
+pub mod transport;
 pub mod units;
 
 pub use error::{Error, Result};

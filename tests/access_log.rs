@@ -26,7 +26,7 @@ fn send(server: &Server, head: &[u8]) -> (u16, usize) {
         .set_read_timeout(Some(Duration::from_secs(15)))
         .expect("timeout");
     let mut message = head.to_vec();
-    message.extend_from_slice(b"Connection: close\r\n\r\n");
+    message.extend_from_slice(b"Host: x\r\nConnection: close\r\n\r\n");
     stream.write_all(&message).expect("send");
     let mut all = Vec::new();
     stream.read_to_end(&mut all).expect("the answer");

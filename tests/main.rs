@@ -44,6 +44,7 @@ mod serve_limits;
 mod serve_logs;
 #[cfg(target_os = "linux")]
 mod serve_memory;
+mod serve_protocol;
 mod serve_ranges;
 mod tags;
 mod under_attack;

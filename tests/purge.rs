@@ -5,54 +5,60 @@
 //! stands. Against Varnish itself: tests/deploy_varnish.rs.
 
 use crate::util::Workspace;
+use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 /// A stand-in for an HTTP cache: records every request line it gets and
-/// answers each with `status`.
+/// answers each with `status`. It serves on its own runtime, dropped with
+/// it.
 struct FakeCache {
     base: String,
     seen: Arc<Mutex<Vec<String>>>,
-    server: Arc<tiny_http::Server>,
-    thread: Option<JoinHandle<()>>,
+    _runtime: tokio::runtime::Runtime,
 }
 
 impl FakeCache {
     fn start(status: u16) -> FakeCache {
-        let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind a port"));
-        let base = format!(
-            "http://{}",
-            server.server_addr().to_ip().expect("an IP address")
-        );
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .expect("bind a port");
+        let base = format!("http://{}", listener.local_addr().expect("an address"));
         let seen = Arc::new(Mutex::new(Vec::new()));
-        let (srv, log) = (server.clone(), seen.clone());
-        let thread = std::thread::spawn(move || {
-            for request in srv.incoming_requests() {
-                log.lock()
-                    .expect("log")
-                    .push(format!("{} {}", request.method(), request.url()));
-                let _ = request.respond(tiny_http::Response::empty(status));
+        let log = seen.clone();
+        runtime.spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let log = log.clone();
+                let service = hyper::service::service_fn(move |request: http::Request<_>| {
+                    log.lock().expect("log").push(format!(
+                        "{} {}",
+                        request.method(),
+                        request.uri()
+                    ));
+                    let mut response =
+                        http::Response::new(http_body_util::Empty::<bytes::Bytes>::new());
+                    *response.status_mut() = http::StatusCode::from_u16(status).expect("a status");
+                    async move { Ok::<_, Infallible>(response) }
+                });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(stream), service),
+                );
             }
         });
         FakeCache {
             base,
             seen,
-            server,
-            thread: Some(thread),
+            _runtime: runtime,
         }
     }
 
     fn seen(&self) -> Vec<String> {
         self.seen.lock().expect("log").clone()
-    }
-}
-
-impl Drop for FakeCache {
-    fn drop(&mut self) {
-        self.server.unblock();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
     }
 }
 

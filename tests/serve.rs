@@ -253,28 +253,30 @@ fn conditional_requests() {
     assert_eq!(first.must("etag"), gz_tag);
     assert_eq!(first.must("last-modified"), http_date(published));
 
-    // If-None-Match: either representation's tag, weak or not, alone or in
-    // a list, and `*`, validate whatever representation is asked for.
-    for inm in [
-        plain_tag.clone(),
-        gz_tag.clone(),
-        format!("W/{plain_tag}"),
-        format!("W/{gz_tag}"),
-        format!("\"nope\", {plain_tag}"),
-        "*".to_string(),
+    // If-None-Match: the tag of the representation asked for, weak or
+    // not, alone or in a list, and `*`, validate it; the other
+    // representation's tag does not (RFC 9110 13.1.2): a shared cache that
+    // holds one copy never gets a 304 that matches none of its copies.
+    for (accept, own, other) in [
+        (&[][..], &plain_tag, &gz_tag),
+        (&[GZIP][..], &gz_tag, &plain_tag),
     ] {
-        for accept in [&[][..], &[GZIP][..]] {
+        let mut other_headers = accept.to_vec();
+        other_headers.push(("If-None-Match", other));
+        let r = client.get(&url, &other_headers);
+        assert_eq!(r.status, 200, "If-None-Match: {other} with {accept:?}");
+        for inm in [
+            own.clone(),
+            format!("W/{own}"),
+            format!("\"nope\", {own}"),
+            "*".to_string(),
+        ] {
             let mut headers = accept.to_vec();
             headers.push(("If-None-Match", &inm));
             let r = client.get(&url, &headers);
             assert_eq!(r.status, 304, "If-None-Match: {inm} with {accept:?}");
             assert!(r.body.is_empty(), "a 304 has no body");
-            let want = if accept.is_empty() {
-                &plain_tag
-            } else {
-                &gz_tag
-            };
-            assert_eq!(r.must("etag"), want, "If-None-Match: {inm}");
+            assert_eq!(r.must("etag"), own, "If-None-Match: {inm}");
             assert_eq!(r.header("cache-control"), Some(IMMUTABLE));
             assert_eq!(r.header("vary"), Some("Accept-Encoding"));
             assert_eq!(r.header("content-encoding"), None, "no content headers");
@@ -296,7 +298,7 @@ fn conditional_requests() {
         server.addr,
         "GET",
         "/assets/site/1.0.0/index.html",
-        &[&format!("If-None-Match: {gz_tag}")],
+        &[&format!("If-None-Match: {plain_tag}")],
     );
     assert_eq!(wire.status, 304);
     assert!(wire.after_headers.is_empty(), "{wire:?}");
@@ -879,8 +881,8 @@ fn errors_are_small_json_with_the_right_status() {
         (405, Some("GET, HEAD, OPTIONS"))
     );
 
-    // 414 past 8 KiB of request target; tiny_http itself has no limit on
-    // the request line, so the answer is ccc's.
+    // 414 past 8 KiB of request target (the router's answer); past the
+    // 32 KiB head hyper reads, its 431 (serve_limits).
     let prefix = "/assets/site/1.0.0/";
     let long = format!("{prefix}{}", "a".repeat(9_000 - prefix.len()));
     check_error(
@@ -888,11 +890,11 @@ fn errors_are_small_json_with_the_right_status() {
         414,
         "9000-byte target",
     );
-    let longer = format!("{prefix}{}", "b".repeat(64 * 1024));
+    let longer = format!("{prefix}{}", "b".repeat(24 * 1024));
     check_error(
         &raw_get(server.addr, "GET", &longer, &[]),
         414,
-        "64 KiB target",
+        "24 KiB target",
     );
     let at_limit = format!("{prefix}{}", "c".repeat(8 * 1024 - prefix.len()));
     assert_eq!(at_limit.len(), 8 * 1024);

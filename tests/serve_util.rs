@@ -98,6 +98,7 @@ impl Server {
         };
         let url = first
             .strip_prefix("listening on http://")
+            .or_else(|| first.strip_prefix("listening on https://"))
             .unwrap_or_else(|| panic!("unexpected first line of ccc serve: {first:?}"));
         server.addr = url
             .parse()
@@ -107,7 +108,12 @@ impl Server {
             "ccc serve should listen on 127.0.0.1 by default: {first}"
         );
         assert_ne!(server.addr.port(), 0, "the real port is printed: {first}");
-        server.base = format!("http://{}", server.addr);
+        let scheme = if first.contains("https://") {
+            "https"
+        } else {
+            "http"
+        };
+        server.base = format!("{scheme}://{}", server.addr);
         server
     }
 

@@ -36,7 +36,7 @@ fn one_of_a_thing_is_singular() {
     assert!(server.wait_exit(STARTUP).is_some(), "serve did not stop");
     let stderr = server.stderr();
     assert!(
-        stderr.contains(" with 1 worker; cache 1 entry / "),
+        stderr.contains(" with 1 thread; cache 1 entry / "),
         "{stderr}"
     );
     let stdout = server.stdout();

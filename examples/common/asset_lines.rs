@@ -3,13 +3,12 @@
 //! bytes on the wire as ccc does for a cache hit, whatever ccc's lines are.
 
 use ccc::encoding::Encoding;
-use ccc::frontend::HeaderLines;
 use ccc::serve::prepared::Prepared;
 use ccc::serve::store::StoredAsset;
 use std::sync::Arc;
 
 /// The lines of a 200 for a gzip asset of `size` stored bytes.
-pub fn gzip_asset_lines(size: usize) -> HeaderLines {
+pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
     let published = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
@@ -23,5 +22,9 @@ pub fn gzip_asset_lines(size: usize) -> HeaderLines {
         raw_size: 4 * size as u64,
         published_at: published,
     });
-    asset.lines(true, Encoding::Gzip).clone()
+    let mut headers = http::HeaderMap::new();
+    asset
+        .lines(Encoding::Gzip)
+        .append_to(&mut headers, |_| true);
+    headers
 }

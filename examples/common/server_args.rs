@@ -1,6 +1,6 @@
 //! The flags both ceiling servers take: `--bind`, `--port`, `--size` (the
 //! body's bytes, default the seeded catalog's median stored size) and
-//! `--threads` (default two per available core, as `ccc serve`), plus the
+//! `--threads` (default one per available core, as `ccc serve`), plus the
 //! switches a server names itself.
 
 pub struct ServerArgs {
@@ -20,7 +20,7 @@ pub fn parse(name: &str, port: u16, switches: &[&'static str]) -> Result<ServerA
         bind: "127.0.0.1".into(),
         port,
         size: 2218,
-        threads: 2 * cores,
+        threads: cores,
         switches: Vec::new(),
     };
     let mut it = std::env::args().skip(1);

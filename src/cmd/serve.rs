@@ -7,12 +7,12 @@
 
 use crate::cli::{LogFormat, ServeArgs, ServerArgs};
 use crate::error::Result;
-use crate::frontend::Limits;
-use crate::frontend::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::http::access_log;
 use crate::output::count;
 use crate::serve::store;
 use crate::serve::{self, Server};
+use crate::transport::Limits;
+use crate::transport::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::{interrupt, log};
 use std::path::Path;
 use std::process::ExitCode;
@@ -34,7 +34,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
         },
         bind: args.bind,
         port: args.port,
-        threads: args.threads.unwrap_or(2 * cores).max(1),
+        threads: args.threads.unwrap_or(cores).max(1),
         access_log: args.access_log.then_some(match args.log_format {
             LogFormat::Combined => access_log::Format::Combined,
             LogFormat::Json => access_log::Format::Json,
@@ -47,6 +47,9 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             send_timeout: args.send_timeout,
         },
         max_connections_asked: args.max_connections,
+        tls: args.tls_cert.clone().zip(args.tls_key.clone()),
+        reuse_port: args.reuse_port,
+        shutdown_timeout: args.shutdown_timeout,
     }
 }
 
@@ -55,7 +58,15 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let stop = interrupt::watch()?;
     log::start();
     let server = Server::start(config.clone())?;
-    log::out(format_args!("listening on http://{}", server.addr()));
+    let scheme = if server.tls() { "https" } else { "http" };
+    for addr in server.addrs() {
+        log::out(format_args!("listening on {scheme}://{addr}"));
+    }
+    if server.inherited() {
+        log::err(format_args!(
+            "serving the socket(s) systemd passed (LISTEN_FDS); --bind and --port are not used"
+        ));
+    }
     let limits = server.limits();
     let files = server.open_files();
     let raised = if files.now > files.before {
@@ -66,7 +77,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     log::err(format_args!(
         "serving {} with {}; cache {} / {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
         db.display(),
-        count(config.threads as u64, "worker"),
+        count(config.threads as u64, "thread"),
         count(config.store.cache_entries as u64, "entry"),
         crate::units::human_size(config.store.cache_bytes),
         count(limits.max_connections as u64, "connection"),

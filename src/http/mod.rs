@@ -20,13 +20,16 @@
 //! `"<sha256>"` for the decoded bytes, `"<sha256>-gz"` for the stored gzip
 //! stream, `"<sha256>-br"` for the brotli stream (different byte sequences,
 //! so they need different strong tags). `If-None-Match` uses the weak
-//! comparison (RFC 9110 8.8.3.2), and the tag of any representation the
-//! file has validates: all name the same content. `Last-Modified` is
+//! comparison (RFC 9110 8.8.3.2) against the tag of the representation
+//! the request selects, only (RFC 9110 13.1.2): a shared cache that holds
+//! the gzip copy revalidates it with the gzip tag, and a 304 always
+//! matches a copy the cache holds. `Last-Modified` is
 //! the version's publish time; versions are immutable, so it never moves.
 
 pub mod access_log;
 pub mod conditional;
 pub mod cors;
+pub mod header_lines;
 pub mod negotiate;
 pub mod not_found;
 pub mod range;

@@ -12,9 +12,9 @@ use crate::catalog::query::Page;
 use crate::causal;
 use crate::encoding::Encoding;
 use crate::error::{Error, Result};
-use crate::frontend::{self, HeaderLines, Reply};
 use crate::http::conditional::not_modified;
 use crate::http::cors;
+use crate::http::header_lines::HeaderLines;
 use crate::http::negotiate::{self, Format};
 use crate::http::not_found;
 use crate::http::range::{self, Ranged};
@@ -24,9 +24,11 @@ use crate::serve::alias;
 use crate::serve::browse;
 use crate::serve::counters::Counters;
 use crate::serve::metrics;
-use crate::serve::prepared::IMMUTABLE;
+use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKeyRef, CatalogState};
 use crate::spec::Selector;
+use crate::transport;
+use bytes::Bytes;
 use serde::Serialize;
 use std::io::Read;
 
@@ -76,37 +78,52 @@ pub enum Headers {
 }
 
 impl Headers {
-    fn lines(&self) -> &HeaderLines {
+    /// The lines, and whether a line is sent: a 304 leaves out the
+    /// content headers of its asset's 200.
+    fn parts(&self) -> (&HeaderLines, bool) {
         match self {
             Headers::Prepared {
                 asset,
                 ok,
                 encoding,
-            } => asset.value().lines(*ok, *encoding),
-            Headers::Built(lines) => lines,
+            } => (asset.value().lines(*encoding), *ok),
+            Headers::Built(lines) => (lines, true),
         }
     }
 
-    /// The value of the first header named `name` (any case).
+    /// The value of the first header named `name` (any case), if sent.
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.lines().get(name)
+        let (lines, ok) = self.parts();
+        let sent =
+            ok || http::HeaderName::from_bytes(name.as_bytes()).is_ok_and(|n| prepared::in_304(&n));
+        lines.get(name).filter(|_| sent)
+    }
+
+    /// Adds every line sent to `map`, sharing names and values.
+    fn append_to(&self, map: &mut http::HeaderMap) {
+        let (lines, ok) = self.parts();
+        lines.append_to(map, |name| ok || prepared::in_304(name));
     }
 
     /// Adds a line. Prepared lines are shared, so they are copied first
     /// (only a 206 adds to them, its `Content-Range`).
     pub(super) fn push(&mut self, name: &str, value: &str) {
         if let Headers::Prepared { .. } = self {
-            *self = Headers::Built(self.lines().clone());
+            let (lines, ok) = self.parts();
+            *self = Headers::Built(lines.filtered(|name| ok || prepared::in_304(name)));
         }
         if let Headers::Built(lines) = self {
             lines.push(name, value);
         }
     }
-}
 
-impl AsRef<[u8]> for Headers {
-    fn as_ref(&self) -> &[u8] {
-        self.lines().as_ref()
+    #[cfg(test)]
+    pub(super) fn text(&self) -> String {
+        let mut map = http::HeaderMap::new();
+        self.append_to(&mut map);
+        map.iter()
+            .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap_or_default()))
+            .collect()
     }
 }
 
@@ -135,6 +152,22 @@ fn coded(asset: &store::Asset, encoding: Encoding) -> &[u8] {
         .map_or(&[], |body| &body[..])
 }
 
+impl Body {
+    /// The bytes to send: a cached coding is shared with the cache, not
+    /// copied.
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Body::Empty => Bytes::new(),
+            Body::Owned(bytes) => Bytes::from(bytes),
+            Body::Shared(..) => Bytes::from_owner(self),
+            Body::Part(ref asset, encoding, ref part) => {
+                let part = part.clone();
+                Bytes::from_owner(Body::Shared(asset.clone(), encoding)).slice(part)
+            }
+        }
+    }
+}
+
 impl AsRef<[u8]> for Body {
     fn as_ref(&self) -> &[u8] {
         match self {
@@ -147,15 +180,25 @@ impl AsRef<[u8]> for Body {
 }
 
 impl Answer {
-    pub(super) fn into_reply(self) -> Reply<Headers, Body> {
-        // Every body's length is known: Content-Length is always sent, so
-        // clients and HEAD requests see sizes.
-        Reply {
-            status: self.status,
-            length: self.length.unwrap_or_else(|| self.body.len()),
-            lines: self.headers,
-            body: self.body,
+    /// The response as the transport sends it. Every body's length is
+    /// known: `Content-Length` is always sent (with a HEAD or a 304 it is
+    /// the length a GET would get), so no response is chunked.
+    pub(super) fn into_response(self) -> http::Response<Bytes> {
+        let mut response = http::Response::new(self.body.into_bytes());
+        *response.status_mut() = http::StatusCode::from_u16(self.status)
+            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+        let headers = response.headers_mut();
+        headers.reserve(self.headers.parts().0.len() + 1);
+        self.headers.append_to(headers);
+        if let Some(length) = self.length
+            && !matches!(self.status, 100..=199 | 204)
+        {
+            headers.insert(
+                http::header::CONTENT_LENGTH,
+                http::HeaderValue::from(length),
+            );
         }
+        response
     }
 
     fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {
@@ -239,6 +282,13 @@ impl Answer {
         }
     }
 
+    /// Ends the connection after this answer (`Connection: close`): for
+    /// requests that a well-behaved client never sends.
+    pub(super) fn closing(mut self) -> Answer {
+        self.headers.push("Connection", "close");
+        self
+    }
+
     /// Marks an answer that another `Accept` would change.
     fn varies_by_accept(mut self) -> Answer {
         self.headers.push("Vary", "Accept");
@@ -246,7 +296,7 @@ impl Answer {
     }
 
     pub(super) fn error(status: u16, detail: &str) -> Answer {
-        Answer::json_bytes(status, NO_STORE, frontend::error_body(status, detail))
+        Answer::json_bytes(status, NO_STORE, error_body(status, detail))
     }
 
     /// A 302 to `location`; `etag` names what an alias resolved to.
@@ -321,23 +371,49 @@ impl Answer {
     }
 }
 
+/// The JSON body of an error answer: `{"status":404,"error":"not found"}`.
+pub fn error_body(status: u16, detail: &str) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct ErrorBody<'a> {
+        status: u16,
+        error: &'a str,
+    }
+    serde_json::to_vec(&ErrorBody {
+        status,
+        error: detail,
+    })
+    .unwrap_or_default()
+}
+
 /// The header lines of an answer that is not an asset's: `Server`, then
 /// `lines`, then the headers every response carries (an asset's come
 /// prepared, with the same [`cors::EVERY_RESPONSE`]).
 fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Headers {
-    let server = [("Server", frontend::SERVER)];
+    let server = [("Server", transport::SERVER)];
     Headers::Built(HeaderLines::of(
         server.into_iter().chain(lines).chain(cors::EVERY_RESPONSE),
     ))
 }
 
-/// Decides the answer to one request.
+/// Decides the answer to one request, waiting on the store if need be.
 pub fn answer(
     ask: &Ask<'_>,
     store: &store::Handle,
     counters: &Counters,
     policy: &alias::Policy,
 ) -> Answer {
+    try_answer(ask, store, counters, policy).unwrap_or_else(|| Answer::internal(&Error::WouldBlock))
+}
+
+/// Decides the answer to one request; None when that needs the store's
+/// actor and `store` is a view that must not wait
+/// ([`store::Handle::inline`]). A cache hit never needs it.
+pub fn try_answer(
+    ask: &Ask<'_>,
+    store: &store::Handle,
+    counters: &Counters,
+    policy: &alias::Policy,
+) -> Option<Answer> {
     let routed = {
         let _s = causal::site!(HTTP_PARSE);
         route::route(ask.method, ask.target)
@@ -347,13 +423,13 @@ pub fn answer(
         Err(RouteError::MethodNotAllowed) => {
             let mut a = Answer::error(405, "only GET, HEAD and OPTIONS are supported");
             a.headers.push("Allow", cors::METHODS);
-            return a;
+            return Some(a);
         }
         Err(RouteError::TargetTooLong) => {
-            return Answer::error(414, "the request target is too long");
+            return Some(Answer::error(414, "the request target is too long").closing());
         }
-        Err(RouteError::BadRequest(why)) => return Answer::error(400, &why),
-        Err(RouteError::NotFound(why)) => return Answer::error(404, &why),
+        Err(RouteError::BadRequest(why)) => return Some(Answer::error(400, &why)),
+        Err(RouteError::NotFound(why)) => return Some(Answer::error(404, &why)),
     };
     let result = match route {
         Route::Asset {
@@ -380,10 +456,12 @@ pub fn answer(
         Route::Health => store.health().map(health),
         Route::Options => Ok(Answer::options(ask.access_control_request_headers)),
     };
-    result.unwrap_or_else(|e| match e {
-        Error::Unavailable { .. } => Answer::unavailable(&e),
-        e => Answer::internal(&e),
-    })
+    match result {
+        Ok(answer) => Some(answer),
+        Err(Error::WouldBlock) => None,
+        Err(e @ Error::Unavailable { .. }) => Some(Answer::unavailable(&e)),
+        Err(e) => Some(Answer::internal(&e)),
+    }
 }
 
 /// `/healthz`: 200 while the server answers from a catalog, `degraded` when
@@ -432,13 +510,14 @@ fn asset(
     let prepared = asset.value();
     let send = negotiate::choose(ask.accept_encoding.iter().copied(), prepared.offered());
     let length = prepared.length(send);
-    // Any representation's tag validates.
+    // Only the selected representation's tag validates (RFC 9110 13.1.2):
+    // a cache that holds the gzip copy must not get a 304 for identity.
     let conditional = ask.if_none_match.is_some() || ask.if_modified_since.is_some();
     if conditional
         && not_modified(
             ask.if_none_match,
             ask.if_modified_since,
-            &prepared.tags(),
+            &[prepared.tag(send)],
             prepared.stored.published_at,
         )
     {
@@ -735,7 +814,7 @@ mod tests {
         for a in [&first, &second] {
             assert_eq!(a.status, 200);
             assert_eq!(header(a, "Content-Encoding"), Some("gzip"));
-            assert_eq!(header(a, "Server"), Some(frontend::SERVER));
+            assert_eq!(header(a, "Server"), Some(transport::SERVER));
             assert_eq!(gunzip(a.body.as_ref()), SCRIPT.repeat(100));
             assert_eq!(a.length, Some(a.body.len()));
             assert!(a.asset);
@@ -749,7 +828,7 @@ mod tests {
             Arc::ptr_eq(one, two),
             "the second answer is the cached entry"
         );
-        assert_eq!(first.headers.as_ref(), second.headers.as_ref());
+        assert_eq!(first.headers.text(), second.headers.text());
         let stats = store.stats().unwrap();
         assert_eq!((stats.hits, stats.misses), (1, 1));
         running.join();
@@ -776,21 +855,28 @@ mod tests {
         let gz_length = head.length.unwrap();
         assert!(gz_length > 0 && gz_length < SCRIPT.len() * 100);
 
-        // Either tag validates; the 304 names the representation it stands
-        // for and carries no content headers.
-        for validator in [&tag, &gz_tag] {
-            let a = answer(
-                &ask("GET", URL, &[GZIP, ("If-None-Match", validator)]),
-                store,
-                &counters,
-                &policy,
-            );
-            assert_eq!(a.status, 304, "{validator}");
-            assert_eq!(header(&a, "ETag"), Some(gz_tag.as_str()));
-            assert_eq!(header(&a, "Content-Type"), None);
-            assert_eq!(header(&a, "Content-Encoding"), None);
-            assert_eq!(a.length, Some(gz_length));
-            assert!(a.body.as_ref().is_empty());
+        // Only the selected representation's tag validates (RFC 9110
+        // 13.1.2); the 304 names it and carries no content headers.
+        let a = answer(
+            &ask("GET", URL, &[GZIP, ("If-None-Match", &gz_tag)]),
+            store,
+            &counters,
+            &policy,
+        );
+        assert_eq!(a.status, 304);
+        assert_eq!(header(&a, "ETag"), Some(gz_tag.as_str()));
+        assert_eq!(header(&a, "Content-Type"), None);
+        assert_eq!(header(&a, "Content-Encoding"), None);
+        assert_eq!(a.length, Some(gz_length));
+        assert!(a.body.as_ref().is_empty());
+        // A cache holding the identity copy asks with its tag while gzip
+        // is what this request selects, and the reverse: neither may get a
+        // 304 that matches none of its copies.
+        for (validator, accept) in [(&tag, Some(GZIP)), (&gz_tag, None)] {
+            let mut headers = vec![("If-None-Match", validator.as_str())];
+            headers.extend(accept);
+            let a = answer(&ask("GET", URL, &headers), store, &counters, &policy);
+            assert_eq!(a.status, 200, "{validator} with {accept:?}");
         }
         let changed = answer(
             &ask("GET", URL, &[("If-None-Match", "\"other\"")]),

@@ -7,9 +7,9 @@
 //! sum. Sums and cumulative views are made when a report is read, not when
 //! a request is counted.
 
-use crate::frontend::{ConnReport, ConnStats};
 use crate::log::{self, LogStats};
 use crate::serve::store::CacheStats;
+use crate::transport::{ConnReport, ConnStats};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -1,28 +1,30 @@
-//! `ccc serve`: worker threads that answer the requests the
-//! [`frontend`](crate::frontend) reads, and the store actor that owns the
-//! catalog connection.
+//! `ccc serve`: the [`transport`](crate::transport) (hyper on tokio) hands
+//! each request to the [`service`], which answers cache hits at once and
+//! asks the store actor for the rest.
 //!
 //! ```text
-//! frontend (one thread     N workers ([`worker`])          store actor ([`store`])
-//! per connection) ------>  route, negotiate, validate      catalog connection (SQLite),
-//!                          ([`answer`])                     cache admission and eviction
-//!                             |  hit: read the cache  <----- publishes entries ([`cache`])
-//!                             |  miss, latest/range,
-//!                             |  listing, stats: call ---->  lookup, prepare ([`prepared`])
-//!                             v
-//!                          send (prepared header lines, body shared with the cache)
+//! transport (tokio threads:   service ([`service`])            store actor ([`store`])
+//! connections, HTTP/1, /2,    route, negotiate, validate        catalog connection (SQLite),
+//! TLS, deadlines) ------->    ([`answer`])                      cache admission and eviction
+//!                                |  hit: read the cache  <----- publishes entries ([`cache`])
+//!                                |  miss, latest/range,
+//!                                |  listing, stats: a blocking
+//!                                |  thread calls ---------->    lookup, prepare ([`prepared`])
+//!                                v
+//!                             response (prepared header lines, body shared with the cache)
 //! ```
 //!
-//! A cached asset is answered by the worker that read the request, from an
-//! entry whose header lines and ETags were built once; it records the hit
-//! for the store, which alone decides recency, admission and eviction.
+//! A cached asset is answered on the runtime thread that read the request,
+//! from an entry whose header lines and ETags were built once; it records
+//! the hit for the store, which alone decides recency, admission and
+//! eviction.
 //!
 //! Startup order is deliberate: the store actor opens and checks the catalog
 //! first, so a missing or invalid database fails before any port is bound;
-//! then the open-files limit is raised and the listener bound (see
-//! [`frontend::bind`]). A worker never panics on a request: every failure
-//! becomes a JSON error response, and an internal error is logged to
-//! stderr, never sent to the client.
+//! then the open-files limit is raised and the listeners bound or taken
+//! from systemd (see [`listen`]). A request never panics the server: every
+//! failure becomes a JSON error response, and an internal error is logged
+//! to stderr, never sent to the client.
 
 pub mod alias;
 pub mod answer;
@@ -32,21 +34,26 @@ pub mod counters;
 mod frequency;
 pub mod metrics;
 pub mod prepared;
+mod service;
 pub mod store;
-mod worker;
 
-pub use crate::frontend::bind;
 pub use answer::{Answer, Ask, Body, answer};
 pub use counters::{Counters, StatsReport};
 
 use crate::causal;
 use crate::error::{Error, Result};
-use crate::frontend::{self, Frontend, Limits, OpenFiles};
 use crate::http::access_log;
+use crate::log;
+use crate::transport::{self, Limits, OpenFiles, Transport, listen, tls};
+use service::Service;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-use worker::Worker;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// How often the server looks at its stop flag.
+const STOP_POLL: Duration = Duration::from_millis(20);
 
 /// How to run the server.
 #[derive(Debug, Clone)]
@@ -54,7 +61,7 @@ pub struct Config {
     pub store: store::Config,
     pub bind: IpAddr,
     pub port: u16,
-    /// Worker threads answering requests.
+    /// The runtime's threads; twice as many blocking threads ask the store.
     pub threads: usize,
     /// Print one line per request to stdout, in this format.
     pub access_log: Option<access_log::Format>,
@@ -65,51 +72,109 @@ pub struct Config {
     pub limits: Limits,
     /// `--max-connections` as given.
     pub max_connections_asked: Option<usize>,
+    /// `--tls-cert` and `--tls-key`, when TLS is on.
+    pub tls: Option<(PathBuf, PathBuf)>,
+    /// `--reuse-port`: share the port with another `ccc serve`.
+    pub reuse_port: bool,
+    /// `--shutdown-timeout`: how long a stop waits for requests in flight.
+    pub shutdown_timeout: Duration,
 }
 
 /// A started server: the store is open and the port is bound.
 pub struct Server {
-    http: Frontend,
+    runtime: tokio::runtime::Runtime,
+    transport: Transport,
+    certificate: Option<tls::Certificate>,
+    service: Arc<Service>,
     store: store::Running,
     counters: Arc<Counters>,
     open_files: OpenFiles,
+    /// Whether the listeners came from systemd's socket activation.
+    inherited: bool,
     config: Config,
 }
 
 impl Server {
-    /// Opens the store, raises the open-files limit, then binds the port.
+    /// Opens the store, raises the open-files limit, loads the TLS pair,
+    /// then binds the port (or takes systemd's sockets).
     pub fn start(mut config: Config) -> Result<Server> {
         let store = store::start(config.store.clone())?;
-        let open_files = frontend::limits::raise_open_files()
+        let open_files = transport::limits::raise_open_files()
             .map_err(|e| Error::system("cannot raise the open-files limit (RLIMIT_NOFILE)", e))?;
         config.limits.max_connections =
-            frontend::limits::max_connections(config.max_connections_asked, open_files);
-        let addr = SocketAddr::new(config.bind, config.port);
-        let listener = bind(addr).map_err(|source| Error::Bind { addr, source })?;
-        let counters = Arc::new(Counters::new());
-        let record = {
-            let counters = counters.clone();
-            Box::new(move |status| counters.record_refused(status))
+            transport::limits::max_connections(config.max_connections_asked, open_files);
+        let certificate = match &config.tls {
+            Some((cert, key)) => Some(tls::Certificate::load(cert, key).map_err(Error::Tls)?),
+            None => None,
         };
-        let http = Frontend::start(
-            listener,
-            config.limits,
-            counters.connections.clone(),
-            record,
-        )
-        .map_err(|e| Error::system(format!("cannot serve on http://{addr}"), e))?;
+        let acceptor = match &certificate {
+            Some(c) => Some(c.acceptor().map_err(Error::Tls)?),
+            None => None,
+        };
+        let passed = listen::inherited()
+            .map_err(|e| Error::system("cannot use the sockets systemd passed (LISTEN_FDS)", e))?;
+        let inherited = !passed.is_empty();
+        let listeners = if inherited {
+            passed
+        } else {
+            let addr = SocketAddr::new(config.bind, config.port);
+            vec![
+                listen::bind(addr, config.reuse_port)
+                    .map_err(|source| Error::Bind { addr, source })?,
+            ]
+        };
+        let counters = Arc::new(Counters::new());
+        let service = Arc::new(Service {
+            inline: store.handle.inline(),
+            store: store.handle.clone(),
+            counters: counters.clone(),
+            access_log: config.access_log,
+            aliases: config.aliases.clone(),
+        });
+        let runtime = runtime(config.threads)
+            .map_err(|e| Error::system("cannot start the server's threads", e))?;
+        let transport = {
+            let _entered = runtime.enter();
+            Transport::start(
+                listeners,
+                config.limits,
+                acceptor,
+                counters.connections.clone(),
+                service.clone(),
+            )
+            .map_err(|e| Error::system("cannot serve on the listening socket", e))?
+        };
         Ok(Server {
-            http,
+            runtime,
+            transport,
+            certificate,
+            service,
             store,
             counters,
             open_files,
+            inherited,
             config,
         })
     }
 
-    /// The bound address (the real port when 0 was asked for).
+    /// The first bound address (the real port when 0 was asked for).
     pub fn addr(&self) -> SocketAddr {
-        self.http.addr()
+        self.transport.addrs()[0]
+    }
+
+    /// Every bound address.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        self.transport.addrs()
+    }
+
+    /// Whether the listeners came from systemd (`LISTEN_FDS`).
+    pub fn inherited(&self) -> bool {
+        self.inherited
+    }
+
+    /// Whether connections are TLS.
+    pub fn tls(&self) -> bool {
+        self.certificate.is_some()
     }
 
     /// The limits in force (the connection cap resolved).
@@ -122,36 +187,77 @@ impl Server {
         self.open_files
     }
 
-    /// Serves until `stop` becomes true, then lets the workers finish the
-    /// requests they hold and returns the final counters.
+    /// Serves until `stop` becomes true, reloading the TLS pair on SIGHUP;
+    /// then stops accepting, lets requests in flight finish (up to
+    /// `--shutdown-timeout`) and returns the final counters.
     pub fn run(self, stop: &AtomicBool) -> Result<StatsReport> {
-        let workers = self.config.threads.max(1);
-        std::thread::scope(|scope| {
-            for i in 0..workers {
-                let worker = Worker {
-                    http: &self.http,
-                    store: self.store.handle.clone(),
-                    counters: &self.counters,
-                    access_log: self.config.access_log,
-                    aliases: &self.config.aliases,
+        let Server {
+            runtime,
+            transport,
+            certificate,
+            service,
+            store,
+            counters,
+            config,
+            ..
+        } = self;
+        let cut_off = runtime.block_on(async {
+            let mut hangup =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            while !stop.load(Ordering::Relaxed) {
+                let hung_up = async {
+                    match hangup.as_mut() {
+                        Some(signal) => signal.recv().await,
+                        None => std::future::pending().await,
+                    }
                 };
-                let name = format!("http-worker-{i}");
-                let thread_name = name.clone();
-                std::thread::Builder::new()
-                    .name(name.clone())
-                    .spawn_scoped(scope, move || {
-                        causal::thread_started();
-                        causal::register_thread(&thread_name);
-                        worker.run(stop)
-                    })
-                    .map_err(|e| Error::system(format!("cannot start the {name} thread"), e))?;
+                tokio::select! {
+                    _ = tokio::time::sleep(STOP_POLL) => {}
+                    _ = hung_up => reload(certificate.as_ref()),
+                }
             }
-            Ok::<(), Error>(())
-        })?;
-        let cache = self.store.handle.stats().unwrap_or_default();
-        let report = self.counters.snapshot(cache);
-        self.http.shutdown();
-        self.store.join();
+            transport.shutdown(config.shutdown_timeout).await
+        });
+        if cut_off > 0 {
+            log::err(format_args!(
+                "warning: {cut_off} connection(s) still busy after --shutdown-timeout {} were closed",
+                humantime::format_duration(config.shutdown_timeout)
+            ));
+        }
+        let cache = store.handle.stats().unwrap_or_default();
+        let report = counters.snapshot(cache);
+        runtime.shutdown_timeout(Duration::from_secs(1));
+        drop(service);
+        store.join();
         Ok(report)
     }
+}
+
+/// SIGHUP: the TLS pair is read again; a pair that does not load leaves
+/// the old one in force.
+fn reload(certificate: Option<&tls::Certificate>) {
+    match certificate.map(tls::Certificate::reload) {
+        None => log::err(format_args!("SIGHUP: nothing to reload (no --tls-cert)")),
+        Some(Ok(())) => log::err(format_args!("SIGHUP: TLS certificate reloaded")),
+        Some(Err(e)) => log::err(format_args!(
+            "warning: SIGHUP: {e}; the certificate in force is kept"
+        )),
+    }
+}
+
+/// The runtime: `threads` threads serve connections; up to twice as many
+/// wait on the store for requests the cache cannot answer. Each is
+/// registered with the causal profiler when a session is armed.
+fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .max_blocking_threads(2 * threads.max(1))
+        .thread_name("http")
+        .on_thread_start(|| {
+            causal::thread_started();
+            causal::register_thread("http");
+        })
+        .on_thread_park(causal::idle_begin)
+        .enable_all()
+        .build()
 }

@@ -3,23 +3,34 @@
 //! the asset, and shared by every response that sends it.
 //!
 //! Per representation (the decoded bytes, the stored gzip stream, the
-//! brotli stream), the header lines of the 200 and of the 304 are built as
-//! bytes, ready for the head ([`HeaderLines`]), so a response copies them
-//! instead of formatting ETags from the sha256 and `Last-Modified` from
-//! the time. The store builds the validators and the lines almost every
+//! brotli stream), the header lines of the 200 are built once, ready for
+//! the head ([`HeaderLines`]), so a response copies them instead of
+//! formatting ETags from the sha256 and `Last-Modified` from the time; a
+//! 304 sends the same lines less the content headers ([`in_304`]). The store builds the validators and the lines almost every
 //! response uses (the 200 of the smallest coding) when it loads the asset;
 //! the other lines are built by the first response that needs them and
-//! kept, so a miss that is never asked again builds one set, not six.
-//! Every held representation's ETag is kept for `If-None-Match`: any one
-//! validates, since all name the same content (see [`crate::http`]).
+//! kept, so a miss that is never asked again builds one set, not three.
+//! Every held representation's ETag is kept: `If-None-Match` is compared
+//! with the one the request selects (see [`crate::http`]).
 
 use crate::encoding::Encoding;
-use crate::frontend::{HeaderLines, SERVER};
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
+use crate::http::header_lines::HeaderLines;
 use crate::serve::store::StoredAsset;
+use crate::transport::SERVER;
+use http::header::{self, HeaderName};
 use std::cell::RefCell;
 use std::sync::OnceLock;
+
+/// Whether a 304 sends the line named `name`: its validators and caching
+/// headers do, content headers do not (RFC 9110 15.4.5).
+pub fn in_304(name: &HeaderName) -> bool {
+    !matches!(
+        *name,
+        header::CONTENT_TYPE | header::ACCEPT_RANGES | header::CONTENT_ENCODING
+    )
+}
 
 /// `Cache-Control` of an exact version's files: they never change.
 pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
@@ -53,7 +64,6 @@ struct Representation {
     /// the previous one ends).
     tag_end: usize,
     ok: OnceLock<HeaderLines>,
-    not_modified: OnceLock<HeaderLines>,
 }
 
 /// The ETags of an asset's representations, for `If-None-Match`.
@@ -108,7 +118,6 @@ impl Prepared {
                 length,
                 tag_end: validators.len(),
                 ok: OnceLock::new(),
-                not_modified: OnceLock::new(),
             });
         }
         push_http_date(&mut validators, stored.published_at);
@@ -180,40 +189,34 @@ impl Prepared {
         self.representation(encoding).length
     }
 
-    /// The header lines of a 200 (`ok`) or of a 304 (not `ok`: the
-    /// validators and caching headers, no content headers, RFC 9110
-    /// 15.4.5) of the representation of `encoding`, `Server` first.
-    pub fn lines(&self, ok: bool, encoding: Encoding) -> &HeaderLines {
+    /// The header lines of a 200 of the representation of `encoding`,
+    /// `Server` first; a 304 sends those that [`in_304`] keeps.
+    pub fn lines(&self, encoding: Encoding) -> &HeaderLines {
         let representation = self.representation(encoding);
-        let lines = if ok {
-            &representation.ok
-        } else {
-            &representation.not_modified
-        };
-        lines.get_or_init(|| self.build(representation, ok))
+        representation.ok.get_or_init(|| self.build(representation))
     }
 
     /// What the asset holds on the heap, for the cache's byte budget: the
     /// bodies, the validators and content type, and every set of header
     /// lines it may come to hold. The 200 lines of the smallest coding are
     /// built here if they are not yet (an asset entering the cache needs
-    /// them); each set built later (another coding's 200, a 304) is at most
-    /// 8 bytes longer than those (`Content-Encoding: gzip` against `br`),
-    /// and is charged now, as that bound: the cache's bytes then bound its
-    /// memory however the asset is asked for later.
+    /// them); each set built later (another coding's) is at most 8 bytes
+    /// longer than those (`Content-Encoding: gzip` against `br`), and is
+    /// charged now, as that bound: the cache's bytes then bound its memory
+    /// however the asset is asked for later.
     pub fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         let arc = |body: &[u8]| allocation(body.len() + 16);
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_deref().map_or(0, arc);
-        let built = self.lines(true, self.smallest()).capacity();
-        let later = (2 * self.held.len() as u64 - 1) * allocation(built + 8);
+        let built = self.lines(self.smallest()).capacity();
+        let later = (self.held.len() as u64 - 1) * allocation(built + 8);
         let texts =
             allocation(self.validators.len()) + allocation(self.stored.content_type.capacity());
         let held = allocation(self.held.capacity() * size_of::<Representation>());
         bodies + allocation(built) + later + texts + held
     }
 
-    fn build(&self, r: &Representation, ok: bool) -> HeaderLines {
+    fn build(&self, r: &Representation) -> HeaderLines {
         thread_local! {
             /// Where lines are written before they are copied out at their
             /// exact size: one buffer per thread, reused.
@@ -221,11 +224,9 @@ impl Prepared {
         }
         SCRATCH.with_borrow_mut(|lines| {
             lines.clear();
-            lines.push("Server", SERVER);
-            if ok {
-                lines.push("Content-Type", &self.stored.content_type);
-            }
             lines
+                .push("Server", SERVER)
+                .push("Content-Type", &self.stored.content_type)
                 .push("Vary", "Accept-Encoding")
                 .push("Cache-Control", IMMUTABLE)
                 .push("ETag", self.tag(r.encoding))
@@ -233,11 +234,9 @@ impl Prepared {
             for (name, value) in cors::EVERY_RESPONSE {
                 lines.push(name, value);
             }
-            if ok {
-                lines.push("Accept-Ranges", "bytes");
-                if r.encoding != Encoding::Identity {
-                    lines.push("Content-Encoding", r.encoding.as_str());
-                }
+            lines.push("Accept-Ranges", "bytes");
+            if r.encoding != Encoding::Identity {
+                lines.push("Content-Encoding", r.encoding.as_str());
             }
             // Kept as long as the asset is cached, and charged to its budget.
             lines.to_exact()
@@ -295,33 +294,30 @@ mod tests {
             (Identity, p.tags()[2], None),
         ] {
             assert_eq!(p.tag(encoding), tag);
-            assert_eq!(value(p.lines(true, encoding), "ETag"), Some(tag));
-            assert_eq!(value(p.lines(true, encoding), "Content-Encoding"), coding);
-            assert_eq!(
-                value(p.lines(true, encoding), "Vary"),
-                Some("Accept-Encoding")
-            );
+            assert_eq!(value(p.lines(encoding), "ETag"), Some(tag));
+            assert_eq!(value(p.lines(encoding), "Content-Encoding"), coding);
+            assert_eq!(value(p.lines(encoding), "Vary"), Some("Accept-Encoding"));
         }
         assert_eq!(
-            value(p.lines(true, Gzip), "Last-Modified"),
+            value(p.lines(Gzip), "Last-Modified"),
             Some("Tue, 14 Nov 2023 22:13:20 GMT")
         );
         assert_eq!(
-            names(p.lines(true, Gzip)),
+            names(p.lines(Gzip)),
             [
-                "Server",
-                "Content-Type",
-                "Vary",
-                "Cache-Control",
-                "ETag",
-                "Last-Modified",
-                "Access-Control-Allow-Origin",
-                "Access-Control-Expose-Headers",
-                "Cross-Origin-Resource-Policy",
-                "Timing-Allow-Origin",
-                "X-Content-Type-Options",
-                "Accept-Ranges",
-                "Content-Encoding"
+                "server",
+                "content-type",
+                "vary",
+                "cache-control",
+                "etag",
+                "last-modified",
+                "access-control-allow-origin",
+                "access-control-expose-headers",
+                "cross-origin-resource-policy",
+                "timing-allow-origin",
+                "x-content-type-options",
+                "accept-ranges",
+                "content-encoding"
             ]
         );
         assert_held_within_weight(&p);
@@ -334,9 +330,7 @@ mod tests {
         let weight = p.weight();
         let mut lines = 0;
         for encoding in p.offered().to_vec() {
-            for ok in [true, false] {
-                lines += allocation(p.lines(ok, encoding).capacity());
-            }
+            lines += allocation(p.lines(encoding).capacity());
         }
         let bodies = allocation(p.stored.body.len() + 16)
             + p.stored
@@ -350,8 +344,7 @@ mod tests {
             "{bodies} + {lines} + {texts} held, {weight} charged"
         );
         // Charged for what may be built, not far beyond it: the rest is the
-        // date, the content type, three short vectors, and the 304s'
-        // lines charged as long as the 200s'.
+        // date, the content type and three short vectors.
         let held = bodies + lines + texts;
         assert!(weight < held + 1024, "{weight} charged, {held} held");
     }
@@ -362,31 +355,28 @@ mod tests {
         for encoding in Encoding::PREFERENCE {
             assert!(p.representation(encoding).ok.get().is_none());
         }
-        let first = p.lines(true, Identity).as_ref().as_ptr();
-        assert_eq!(
-            p.lines(true, Identity).as_ref().as_ptr(),
-            first,
-            "built once"
-        );
+        let first = p.lines(Identity);
+        assert!(std::ptr::eq(p.lines(Identity), first), "built once");
         for encoding in [Brotli, Gzip] {
             assert!(p.representation(encoding).ok.get().is_none());
-            assert!(p.representation(encoding).not_modified.get().is_none());
         }
     }
 
     #[test]
     fn the_lines_are_the_head_as_sent() {
         let p = Prepared::new(stored(Gzip, true));
-        let text = std::str::from_utf8(p.lines(false, Brotli).as_ref()).unwrap();
+        let text = p.lines(Brotli).text();
         let cors: String = cors::EVERY_RESPONSE
             .iter()
-            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .map(|(name, value)| format!("{}: {value}\r\n", name.to_ascii_lowercase()))
             .collect();
         assert_eq!(
             text,
             format!(
-                "Server: {SERVER}\r\nVary: Accept-Encoding\r\nCache-Control: {IMMUTABLE}\r\n\
-                 ETag: \"{}-br\"\r\nLast-Modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}",
+                "server: {SERVER}\r\ncontent-type: text/javascript; charset=utf-8\r\n\
+                 vary: Accept-Encoding\r\ncache-control: {IMMUTABLE}\r\n\
+                 etag: \"{}-br\"\r\nlast-modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}\
+                 accept-ranges: bytes\r\ncontent-encoding: br\r\n",
                 "ab".repeat(32)
             )
         );
@@ -396,19 +386,25 @@ mod tests {
     fn a_304_keeps_validators_and_drops_content_headers() {
         let p = Prepared::new(stored(Gzip, true));
         for encoding in Encoding::PREFERENCE {
+            let sent: Vec<&str> = p
+                .lines(encoding)
+                .iter()
+                .filter(|(name, _)| in_304(&HeaderName::from_bytes(name.as_bytes()).unwrap()))
+                .map(|(name, _)| name)
+                .collect();
             assert_eq!(
-                names(p.lines(false, encoding)),
+                sent,
                 [
-                    "Server",
-                    "Vary",
-                    "Cache-Control",
-                    "ETag",
-                    "Last-Modified",
-                    "Access-Control-Allow-Origin",
-                    "Access-Control-Expose-Headers",
-                    "Cross-Origin-Resource-Policy",
-                    "Timing-Allow-Origin",
-                    "X-Content-Type-Options"
+                    "server",
+                    "vary",
+                    "cache-control",
+                    "etag",
+                    "last-modified",
+                    "access-control-allow-origin",
+                    "access-control-expose-headers",
+                    "cross-origin-resource-policy",
+                    "timing-allow-origin",
+                    "x-content-type-options"
                 ]
             );
         }
@@ -420,8 +416,8 @@ mod tests {
         assert_eq!(p.offered(), [Identity]);
         assert_eq!(p.tags().len(), 1, "a tag only for what is held");
         for asked in Encoding::PREFERENCE {
-            assert_eq!(value(p.lines(true, asked), "ETag"), Some(p.tags()[0]));
-            assert_eq!(value(p.lines(true, asked), "Content-Encoding"), None);
+            assert_eq!(value(p.lines(asked), "ETag"), Some(p.tags()[0]));
+            assert_eq!(value(p.lines(asked), "Content-Encoding"), None);
             assert_eq!(p.length(asked), 40);
         }
         assert_held_within_weight(&p);

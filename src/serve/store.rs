@@ -372,9 +372,36 @@ enum Msg {
 pub struct Handle {
     actor: actor::Handle<Msg>,
     cache: Arc<Reader<AssetKey, Prepared>>,
+    /// Calls on the actor fail with [`Error::WouldBlock`] instead of
+    /// waiting: the view of a thread that must not block ([`Handle::inline`]).
+    inline: bool,
 }
 
 impl Handle {
+    /// The same store for a thread that must never wait on the actor (an
+    /// async runtime's): the cache is read as usual, and whatever needs
+    /// the actor fails with [`Error::WouldBlock`], to be asked again from
+    /// a thread that may wait.
+    pub fn inline(&self) -> Handle {
+        Handle {
+            inline: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether this is the view that must not wait.
+    pub fn is_inline(&self) -> bool {
+        self.inline
+    }
+
+    /// Asks the actor and waits for its reply.
+    fn call<T>(&self, make: impl FnOnce(Reply<T>) -> Msg) -> Result<T> {
+        if self.inline {
+            return Err(Error::WouldBlock);
+        }
+        Ok(self.actor.call(make)?)
+    }
+
     /// One file of an exact version, or None when there is no such file.
     /// A cache hit returns without a message to the actor.
     pub fn get(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
@@ -393,27 +420,24 @@ impl Handle {
     /// Asks the actor for an asset the cache did not have (it may have it
     /// by now, from another worker's miss).
     pub fn load(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
-        self.actor.call(|reply| Msg::Get(key.to_key(), reply))?
+        self.call(|reply| Msg::Get(key.to_key(), reply))?
     }
 
     /// The exact version `selector` picks for `package`, if any.
     pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<Resolved>> {
-        self.actor
-            .call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
+        self.call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
     }
 
     /// The dist-tags of `package` and its versions in `page`, if it has
     /// any version.
     pub fn package(&self, package: String, page: Page) -> Result<Option<PackageVersions>> {
-        self.actor
-            .call(|reply| Msg::Package(package, page, reply))?
+        self.call(|reply| Msg::Package(package, page, reply))?
     }
 
     /// The entry file of `package@version` (an exact version): None when
     /// there is no such version, `Some(None)` when no rule finds a file.
     pub fn entry(&self, package: String, version: String) -> Result<Option<Option<String>>> {
-        self.actor
-            .call(|reply| Msg::Entry(package, version, reply))?
+        self.call(|reply| Msg::Entry(package, version, reply))?
     }
 
     /// The files of `package@version` in `page`, if that exact version
@@ -424,23 +448,22 @@ impl Handle {
         version: String,
         page: Page,
     ) -> Result<Option<VersionFiles>> {
-        self.actor
-            .call(|reply| Msg::List(package, version, page, reply))?
+        self.call(|reply| Msg::List(package, version, page, reply))?
     }
 
     /// The packages of `page` with their totals, by name.
     pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
-        self.actor.call(|reply| Msg::Packages(page, reply))?
+        self.call(|reply| Msg::Packages(page, reply))?
     }
 
     /// The cache's counters.
     pub fn stats(&self) -> Result<CacheStats> {
-        Ok(self.actor.call(Msg::Stats)?)
+        self.call(Msg::Stats)
     }
 
     /// How the catalog being served relates to the file its path names.
     pub fn health(&self) -> Result<CatalogHealth> {
-        Ok(self.actor.call(Msg::Health)?)
+        self.call(Msg::Health)
     }
 }
 
@@ -469,6 +492,7 @@ pub fn start(config: Config) -> Result<Running> {
         handle: Handle {
             actor: actor.handle.clone(),
             cache: reader,
+            inline: false,
         },
         actor,
     })
@@ -1106,7 +1130,7 @@ mod tests {
         let mut roomy = store(db.clone(), 100, 1 << 20);
         let asset = roomy.get(key("a")).unwrap().unwrap();
         let weight = roomy.stats().bytes;
-        let lines = asset.value().lines(true, asset.value().smallest());
+        let lines = asset.value().lines(asset.value().smallest());
         let beside = lines.capacity() as u64
             + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
         assert!(
@@ -1159,6 +1183,7 @@ mod tests {
         let handle = Handle {
             actor: other.handle.actor.clone(),
             cache: owner.cache.reader(),
+            inline: false,
         };
         let hit = handle
             .get(key("a").borrowed())

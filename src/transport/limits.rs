@@ -3,45 +3,54 @@
 //!
 //! | ccc                       | nginx                         | default |
 //! |---------------------------|-------------------------------|---------|
-//! | `--max-connections`       | `worker_connections`          | 1024    |
+//! | `--max-connections`       | `worker_connections`          | 16384   |
 //! | `--header-timeout`        | `client_header_timeout`       | 60 s    |
 //! | `--keepalive-timeout`     | `keepalive_timeout`           | 75 s    |
 //! | `--send-timeout`          | `send_timeout`                | 60 s    |
-//! | [`MAX_REQUEST_LINE`] 414  | `large_client_header_buffers` | 8 KiB + 64 B |
+//! | request target 414        | `large_client_header_buffers` | 8 KiB (the router's) |
 //! | [`MAX_HEADER_LINE`] 431   | `large_client_header_buffers` | 8 KiB   |
 //! | [`MAX_HEAD`] 431          | `large_client_header_buffers` | 4x8 KiB |
-//! | [`MAX_DISCARDED_BODY`] 413| `client_max_body_size`        | 1 MiB   |
 //!
 //! The size limits are constants: they bound memory per connection, and a
 //! CDN's requests are small (a long asset URL and a few headers fit in
-//! 2 KiB). The head limits answer the status RFC 6585 and RFC 9110 name,
-//! then close the connection.
+//! 2 KiB). A connection costs a task and hyper's buffers, no thread, so
+//! the default cap is set by memory and descriptors, not by threads.
+//! Request bodies are never read: ccc answers GET, HEAD and OPTIONS, and
+//! hyper closes a connection whose unread body does not end at once.
 
 use std::io;
 use std::time::Duration;
 
-/// Longest request line: an 8 KiB request target (the router's limit,
-/// also 414) with room for the method and the version; a longer line is
-/// answered 414 as soon as it is seen, before it is complete.
-pub const MAX_REQUEST_LINE: usize = 8 * 1024 + 64;
-/// Longest header line; a longer one is answered 431.
+/// Longest header line (name and value); a longer one is answered 431.
 pub const MAX_HEADER_LINE: usize = 8 * 1024;
 /// Largest request head, request line and header lines together; a larger
-/// one is answered 431.
+/// one is answered 431 by hyper.
 pub const MAX_HEAD: usize = 4 * 8 * 1024;
 /// Most header lines in one request (Apache's `LimitRequestFields`); more
-/// is answered 431.
+/// is answered 431 by hyper.
 pub const MAX_HEADERS: usize = 100;
-/// Largest request body read (in small pieces) and thrown away; a larger
-/// one is answered 413 and the connection closed. ccc answers only GET and
-/// HEAD, whose bodies mean nothing, so no body is ever kept in memory.
-pub const MAX_DISCARDED_BODY: u64 = 1024 * 1024;
 /// Connections when `--max-connections` is not given, fewer when the
 /// open-files limit does not allow them.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16 * 1024;
 /// Descriptors kept out of the connection budget: the catalog and its WAL
 /// files, stdio, the listener, a refused connection's short life.
 pub const RESERVED_FILES: u64 = 32;
+/// HTTP/2: streams a client may have open at once on one connection
+/// (nginx's `http2_max_concurrent_streams`).
+pub const H2_MAX_STREAMS: u32 = 128;
+/// HTTP/2: largest decoded header list of one request, the HTTP/1 head's
+/// limit (hyper answers past it with 431, and a CONTINUATION flood is cut
+/// off there).
+pub const H2_MAX_HEADER_LIST: u32 = MAX_HEAD as u32;
+/// HTTP/2: streams a client opened and reset before they were answered
+/// that are held at once; past it the connection is closed (the "rapid
+/// reset" attack, CVE-2023-44487).
+pub const H2_MAX_PENDING_RESETS: usize = 20;
+/// HTTP/2: streams the server may reset for a client's errors on one
+/// connection before it closes it (a client provoking resets).
+pub const H2_MAX_LOCAL_RESETS: usize = 256;
+/// HTTP/2: bytes buffered per stream for a client that reads slowly.
+pub const H2_MAX_SEND_BUF: usize = 256 * 1024;
 
 /// Connection limits and timeouts (see the module doc for the defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,8 +59,9 @@ pub struct Limits {
     /// 503 with `Retry-After` and closed.
     pub max_connections: usize,
     /// Time to send a complete request head: from connecting for the first
-    /// request, from its first byte for later ones. Past it the connection
-    /// is closed.
+    /// request, from its first byte for later ones (a request body that
+    /// trickles in counts as the next head). Past it the connection is
+    /// closed.
     pub header_timeout: Duration,
     /// Time an idle keep-alive connection is kept open.
     pub keepalive_timeout: Duration,

@@ -1,0 +1,321 @@
+//! `ccc serve`'s transport: HTTP/1.1 and HTTP/2 (cleartext or over TLS)
+//! by hyper, on a tokio runtime. What is ccc's own here is the policy
+//! around hyper's connections, nginx's model:
+//!
+//! ```text
+//! listeners (bound, --reuse-port,      accept loop: cap, reclaim idle,
+//!  or passed by systemd) ------------> EMFILE backoff, 503 past the cap
+//!                                         |
+//!                     one task per connection ([`conn`]): TLS handshake
+//!                     ([`tls`]), hyper's auto HTTP/1 / HTTP/2 connection,
+//!                     the deadlines (head, keep-alive, send) and shutdown
+//!                                         |
+//!                                         v
+//!                     the [`Handler`] (serve/): a request in, a response out
+//! ```
+//!
+//! - **hyper** reads and writes HTTP: framing on raw bytes (a header that
+//!   is not UTF-8 never hides a `Content-Length`), head size limits
+//!   answered 431/414/400, HTTP/2 with its stream and reset limits.
+//! - **tokio** multiplexes every connection onto a few threads, so an idle
+//!   or slow connection costs a few KiB and no thread.
+//! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`).
+//!
+//! What hyper leaves to a server is here: how many connections, how long
+//! each may take to send a head or to take a response, which idle ones go
+//! first when the cap is reached (nginx "reusing connections"), and a
+//! shutdown that stops accepting, lets every request in flight finish
+//! (HTTP/2 gets GOAWAY) and closes idle connections.
+
+mod conn;
+pub mod limits;
+pub mod listen;
+pub mod tls;
+
+pub use limits::{Limits, OpenFiles};
+
+use bytes::Bytes;
+use conn::{Registry, Watch};
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+use hyper_util::server::conn::auto;
+use serde::Serialize;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+/// The `Server` header of every response.
+pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
+
+/// Largest request head (request line and header lines together), read
+/// into one buffer; past it hyper answers 431. A header line alone past
+/// [`limits::MAX_HEADER_LINE`] is answered 431 by the handler.
+const MAX_HEAD: usize = limits::MAX_HEAD;
+
+/// What answers requests: serve's routing, cache and store.
+pub trait Handler: Send + Sync + 'static {
+    /// The response to one request. Its body is sent as it is (shared
+    /// bytes, never copied by the transport).
+    fn handle(
+        self: Arc<Self>,
+        request: Request<Incoming>,
+        peer: Peer,
+    ) -> impl Future<Output = Response<Bytes>> + Send + 'static;
+
+    /// The answer to a connection past the cap: 503 with `Retry-After`.
+    fn over_capacity(&self) -> Response<Bytes>;
+
+    /// Counts a response the transport gave itself: 503 past the cap, or
+    /// hyper's answer to a head it refused (431, 400).
+    fn record_refused(&self, status: u16);
+
+    /// Called once the response to a request left (fully handed to the
+    /// connection, or the connection ended), on the thread that sent it.
+    fn responded(&self, _peer: &Peer) {}
+}
+
+/// The client end of a connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    pub addr: SocketAddr,
+    pub tls: bool,
+}
+
+/// Connection counters, shared with `/_stats`.
+#[derive(Debug, Default)]
+pub struct ConnStats {
+    open: AtomicUsize,
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    reclaimed: AtomicU64,
+    header_timeouts: AtomicU64,
+    idle_closed: AtomicU64,
+    send_timeouts: AtomicU64,
+    accept_errors: AtomicU64,
+    tls_failures: AtomicU64,
+}
+
+/// A snapshot of [`ConnStats`].
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnReport {
+    /// Connections open now.
+    pub open: usize,
+    /// Connections accepted and served.
+    pub accepted: u64,
+    /// Connections refused with 503 at `--max-connections`.
+    pub refused: u64,
+    /// Idle keep-alive connections closed to make room at the cap.
+    pub reclaimed: u64,
+    /// Connections closed because a head (or a body) did not arrive in time.
+    pub header_timeouts: u64,
+    /// Keep-alive connections closed after `--keepalive-timeout` idle.
+    pub idle_closed: u64,
+    /// Connections dropped because the client took nothing for
+    /// `--send-timeout`.
+    pub send_timeouts: u64,
+    /// Failed `accept` calls (out of descriptors, memory or buffers).
+    pub accept_errors: u64,
+    /// TLS handshakes that failed or did not finish in time.
+    pub tls_failures: u64,
+}
+
+impl ConnStats {
+    pub fn report(&self) -> ConnReport {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        ConnReport {
+            open: self.open.load(Ordering::Relaxed),
+            accepted: get(&self.accepted),
+            refused: get(&self.refused),
+            reclaimed: get(&self.reclaimed),
+            header_timeouts: get(&self.header_timeouts),
+            idle_closed: get(&self.idle_closed),
+            send_timeouts: get(&self.send_timeouts),
+            accept_errors: get(&self.accept_errors),
+            tls_failures: get(&self.tls_failures),
+        }
+    }
+
+    fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Everything a connection task shares with the accept loop.
+struct Shared<H> {
+    limits: Limits,
+    stats: Arc<ConnStats>,
+    handler: Arc<H>,
+    http: auto::Builder<TokioExecutor>,
+    tls: Option<tls::Acceptor>,
+    registry: Arc<Registry>,
+}
+
+/// A running transport: its listeners are accepting.
+pub struct Transport {
+    addrs: Vec<SocketAddr>,
+    stop: watch::Sender<bool>,
+    accepting: tokio::task::JoinSet<()>,
+    registry: Arc<Registry>,
+}
+
+impl Transport {
+    /// Starts accepting on `listeners` (from [`listen`]); call it within
+    /// the tokio runtime that is to serve them.
+    pub fn start<H: Handler>(
+        listeners: Vec<std::net::TcpListener>,
+        limits: Limits,
+        tls: Option<tls::Acceptor>,
+        stats: Arc<ConnStats>,
+        handler: Arc<H>,
+    ) -> io::Result<Transport> {
+        let mut addrs = Vec::new();
+        let mut bound = Vec::new();
+        for listener in listeners {
+            listener.set_nonblocking(true)?;
+            addrs.push(listener.local_addr()?);
+            bound.push(TcpListener::from_std(listener)?);
+        }
+        let registry = Arc::new(Registry::default());
+        let shared = Arc::new(Shared {
+            limits,
+            stats,
+            handler,
+            http: http_builder(),
+            tls,
+            registry: registry.clone(),
+        });
+        let (stop, stopping) = watch::channel(false);
+        let mut accepting = tokio::task::JoinSet::new();
+        for listener in bound {
+            accepting.spawn(accept_loop(listener, shared.clone(), stopping.clone()));
+        }
+        Ok(Transport {
+            addrs,
+            stop,
+            accepting,
+            registry,
+        })
+    }
+
+    /// The bound addresses (real ports when 0 was asked for).
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// Stops accepting (the listeners close), lets requests in flight and
+    /// heads being received finish, and closes idle connections (HTTP/2
+    /// gets GOAWAY). Waits up to `patience` for every connection to end,
+    /// then cuts off the rest; returns how many were cut off.
+    pub async fn shutdown(mut self, patience: Duration) -> usize {
+        let _ = self.stop.send(true);
+        while self.accepting.join_next().await.is_some() {}
+        self.registry.close_all(conn::GRACEFUL);
+        let deadline = tokio::time::Instant::now() + patience;
+        if self.registry.wait_empty(deadline).await {
+            return 0;
+        }
+        let left = self.registry.open();
+        self.registry.close_all(conn::ABORT);
+        let soon = tokio::time::Instant::now() + Duration::from_secs(1);
+        self.registry.wait_empty(soon).await;
+        left
+    }
+}
+
+/// hyper's settings: ccc's head limits, HTTP/2's stream limits and attack
+/// defences. Deadlines are ccc's own ([`conn`]), so hyper's header read
+/// timeout is off.
+fn http_builder() -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .header_read_timeout(None)
+        .max_buf_size(MAX_HEAD)
+        .max_headers(limits::MAX_HEADERS)
+        .writev(true)
+        .half_close(false)
+        .keep_alive(true);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits::H2_MAX_STREAMS)
+        .max_header_list_size(limits::H2_MAX_HEADER_LIST)
+        .max_pending_accept_reset_streams(limits::H2_MAX_PENDING_RESETS)
+        .max_local_error_reset_streams(limits::H2_MAX_LOCAL_RESETS)
+        .max_send_buf_size(limits::H2_MAX_SEND_BUF);
+    builder
+}
+
+/// Accepts on one listener until told to stop.
+async fn accept_loop<H: Handler>(
+    listener: TcpListener,
+    shared: Arc<Shared<H>>,
+    mut stopping: watch::Receiver<bool>,
+) {
+    let mut trouble = listen::Trouble::default();
+    loop {
+        let accepted = tokio::select! {
+            biased;
+            _ = stopping.changed() => break,
+            accepted = listener.accept() => accepted,
+        };
+        match accepted {
+            Ok((stream, addr)) => {
+                trouble.over();
+                admit(stream, addr, &shared);
+            }
+            Err(e) if listen::passing(&e) => {}
+            Err(e) => {
+                ConnStats::count(&shared.stats.accept_errors);
+                trouble.report("accepting connections failed", &e);
+                tokio::select! {
+                    _ = stopping.changed() => break,
+                    _ = tokio::time::sleep(trouble.backoff()) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Serves a new connection, or refuses it: past the cap, idle keep-alive
+/// connections are closed first to make room, and only when none is idle
+/// is the new one answered 503.
+fn admit<H: Handler>(stream: tokio::net::TcpStream, addr: SocketAddr, shared: &Arc<Shared<H>>) {
+    let open = shared.stats.open.load(Ordering::Relaxed);
+    if open >= shared.limits.max_connections {
+        let freed = shared
+            .registry
+            .reclaim_idle(open + 1 - shared.limits.max_connections);
+        shared
+            .stats
+            .reclaimed
+            .fetch_add(freed as u64, Ordering::Relaxed);
+        if freed == 0 {
+            ConnStats::count(&shared.stats.refused);
+            shared.handler.record_refused(503);
+            tokio::spawn(conn::refuse(stream, shared.handler.clone()));
+            return;
+        }
+    }
+    let _ = stream.set_nodelay(true);
+    ConnStats::count(&shared.stats.accepted);
+    shared.stats.open.fetch_add(1, Ordering::Relaxed);
+    let peer = Peer {
+        addr,
+        tls: shared.tls.is_some(),
+    };
+    let watch = Arc::new(Watch::new(shared.limits));
+    let key = shared.registry.insert(watch.clone());
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        conn::serve(stream, peer, &watch, &shared).await;
+        shared.registry.remove(key);
+        shared.stats.open.fetch_sub(1, Ordering::Relaxed);
+    });
+}

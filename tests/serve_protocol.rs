@@ -1,0 +1,545 @@
+//! HTTP framing and protocols on hyper: requests that would smuggle a
+//! second request past a proxy, heads RFC 9112 refuses, bodies that
+//! trickle, `Expect: 100-continue`, HTTP/2 in cleartext (prior knowledge)
+//! and over TLS with ALPN, the certificate reloaded on SIGHUP, and the
+//! ways a restart hands over without refusing a connection: a drain on
+//! SIGTERM, `--reuse-port`, and systemd's socket activation.
+//!
+//! curl is the HTTP/2 and TLS client, as users run it; the certificates
+//! come from a certificate authority each test makes (rcgen).
+
+use crate::serve_util::{Server, get, parse_raw, poll_until, sigterm};
+use crate::util::{Workspace, ccc_path, hermetic};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn site(ws: &Workspace) {
+    ws.write("dist/v.txt", "1.0.0");
+    ws.write("dist/index.html", "<!doctype html><p>ccc</p>\n".repeat(200));
+    ws.publish("site@1.0.0", "dist", &[]);
+}
+
+/// Sends `bytes` on a new connection and reads until the server closes it.
+fn exchange(addr: SocketAddr, bytes: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let _ = stream.write_all(bytes);
+    let mut all = Vec::new();
+    let mut chunk = [0u8; 16384];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => return all,
+            Ok(n) => all.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return all,
+            Err(e) => panic!("the connection was not closed: {e}"),
+        }
+    }
+}
+
+fn responses(all: &[u8]) -> usize {
+    all.windows(9).filter(|w| w == b"HTTP/1.1 ").count()
+}
+
+#[test]
+fn requests_that_would_smuggle_a_second_one_are_refused_and_closed() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    let smuggled = b"GET /SMUGGLED HTTP/1.1\r\nHost: x\r\n\r\n";
+    let cases: [(&str, Vec<u8>); 3] = [
+        (
+            "a Content-Length with a byte that is not ASCII",
+            [
+                &b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 35\xff\r\n\r\n"[..],
+                smuggled,
+            ]
+            .concat(),
+        ),
+        (
+            "chunked with a byte that is not ASCII, and a Content-Length",
+            [
+                &b"GET /healthz HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\xff\r\nContent-Length: 35\r\n\r\n"[..],
+                smuggled,
+            ]
+            .concat(),
+        ),
+        (
+            "two Content-Lengths, one with a byte that is not ASCII",
+            [
+                &b"GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 35\r\nContent-Length: 3\xa05\r\n\r\n"[..],
+                smuggled,
+            ]
+            .concat(),
+        ),
+    ];
+    for (what, bytes) in cases {
+        let all = exchange(server.addr, &bytes);
+        let answer = parse_raw(&all).unwrap_or_else(|| panic!("{what}: no answer"));
+        assert!(matches!(answer.status, 400 | 501), "{what}: {answer:?}");
+        assert_eq!(
+            responses(&all),
+            1,
+            "{what}: {}",
+            String::from_utf8_lossy(&all)
+        );
+        assert!(
+            !String::from_utf8_lossy(&all).contains("SMUGGLED"),
+            "{what}"
+        );
+    }
+    assert_eq!(server.stats()["by_status"]["404"], serde_json::Value::Null);
+}
+
+#[test]
+fn http_1_1_heads_need_one_host_and_a_text_target() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    for (what, head, status) in [
+        ("no Host", &b"GET /healthz HTTP/1.1\r\n\r\n"[..], 400),
+        (
+            "two Hosts",
+            b"GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            400,
+        ),
+        (
+            "a target that is not UTF-8",
+            b"GET /assets/site/1.0.0/\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+            400,
+        ),
+    ] {
+        let all = exchange(server.addr, head);
+        let answer = parse_raw(&all).unwrap_or_else(|| panic!("{what}: no answer"));
+        assert_eq!(answer.status, status, "{what}: {answer:?}");
+        assert_eq!(answer.header("connection"), Some("close"), "{what}");
+    }
+    // HTTP/1.0 has no Host requirement.
+    let all = exchange(server.addr, b"GET /healthz HTTP/1.0\r\n\r\n");
+    assert_eq!(parse_raw(&all).map(|r| r.status), Some(200));
+
+    // An absolute-form target's scheme is matched in any case.
+    for target in [
+        "http://x/assets/site/1.0.0/v.txt",
+        "HTTP://x/assets/site/1.0.0/v.txt",
+    ] {
+        let head = format!("GET {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let all = exchange(server.addr, head.as_bytes());
+        let answer = parse_raw(&all).unwrap_or_else(|| panic!("{target}: no answer"));
+        assert_eq!(
+            (answer.status, answer.body()),
+            (200, b"1.0.0".to_vec()),
+            "{target}"
+        );
+    }
+}
+
+#[test]
+fn expect_100_continue_is_answered_without_waiting_for_the_body() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    stream
+        .write_all(
+            b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 100000\r\n\r\n",
+        )
+        .expect("head");
+    let started = Instant::now();
+    let mut all = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while parse_raw(&all).is_none_or(|r| r.body().len() < 5) {
+        let n = stream.read(&mut chunk).expect("an answer before any body");
+        assert!(n > 0, "closed without an answer");
+        all.extend_from_slice(&chunk[..n]);
+    }
+    let answer = parse_raw(&all).expect("an answer");
+    // The final answer, at once: the body it would have sent is not needed
+    // (hyper sends 100 Continue only to a handler that reads the body).
+    assert_eq!((answer.status, answer.body()), (200, b"1.0.0".to_vec()));
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(!String::from_utf8_lossy(&all).contains("100 Continue"));
+}
+
+#[test]
+fn a_trickled_body_is_answered_and_cut_off_within_the_header_timeout() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(
+        &ws,
+        &["--header-timeout", "2s", "--keepalive-timeout", "30s"],
+    );
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .expect("timeout");
+    stream
+        .write_all(
+            b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n",
+        )
+        .expect("head");
+    // A byte every 250 ms, for up to 20 s: the server must close first.
+    let started = Instant::now();
+    let mut closed = false;
+    let mut got = Vec::new();
+    while started.elapsed() < Duration::from_secs(20) {
+        if stream.write_all(b"x").is_err() {
+            closed = true;
+            break;
+        }
+        let mut chunk = [0u8; 4096];
+        match stream.read(&mut chunk) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let took = started.elapsed();
+    assert!(closed, "still open after {took:?} of a trickled body");
+    assert!(took < Duration::from_secs(8), "closed after {took:?}");
+    // It was answered first: bodies are never waited for.
+    assert_eq!(parse_raw(&got).map(|r| r.status), Some(200));
+}
+
+/// curl's output for `url` with `args`: (status, body).
+fn curl(args: &[&str], url: &str) -> (String, Vec<u8>) {
+    let out = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20"])
+        .args(["--write-out", "\n%{http_code} %{http_version}"])
+        .args(args)
+        .arg(url)
+        .output()
+        .expect("curl runs (Debian's curl package)");
+    assert!(
+        out.status.success(),
+        "curl {args:?} {url}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let at = out
+        .stdout
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .expect("a status line");
+    let status = String::from_utf8_lossy(&out.stdout[at + 1..]).to_string();
+    (status, out.stdout[..at].to_vec())
+}
+
+#[test]
+fn http2_with_prior_knowledge_serves_the_same_bytes() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    for path in [
+        "/assets/site/1.0.0/index.html",
+        "/assets/site/1.0.0/v.txt",
+        "/assets/site/1.0.0/",
+    ] {
+        let url = server.url(path);
+        let (h1, one) = curl(&["--http1.1"], &url);
+        let (h2, two) = curl(&["--http2-prior-knowledge"], &url);
+        assert_eq!(h1, "200 1.1", "{path}");
+        assert_eq!(h2, "200 2", "{path}");
+        assert_eq!(one, two, "{path}: the same bytes over HTTP/2");
+        let (_, gz) = curl(
+            &["--http2-prior-knowledge", "-H", "Accept-Encoding: gzip"],
+            &url,
+        );
+        let (_, gz1) = curl(&["--http1.1", "-H", "Accept-Encoding: gzip"], &url);
+        assert_eq!(gz, gz1, "{path}: the same gzip bytes");
+    }
+    let stats = server.stats();
+    assert!(stats["by_status"]["200"].as_u64() >= Some(12), "{stats}");
+}
+
+/// A certificate authority and a certificate for 127.0.0.1 and localhost
+/// signed by it, as PEM files in `dir`: (ca.pem, cert.pem, key.pem).
+fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("a CA key");
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, format!("ccc test CA {name}"));
+    let ca = ca_params.self_signed(&ca_key).expect("the CA");
+    let key = KeyPair::generate().expect("a key");
+    let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+        .expect("params");
+    params.distinguished_name.push(DnType::CommonName, name);
+    let issuer = Issuer::from_params(&ca_params, &ca_key);
+    let cert = params.signed_by(&key, &issuer).expect("the certificate");
+    let paths = (
+        dir.join(format!("{name}-ca.pem")),
+        dir.join(format!("{name}-cert.pem")),
+        dir.join(format!("{name}-key.pem")),
+    );
+    std::fs::write(&paths.0, ca.pem()).expect("write");
+    std::fs::write(&paths.1, cert.pem()).expect("write");
+    std::fs::write(&paths.2, key.serialize_pem()).expect("write");
+    paths
+}
+
+#[test]
+fn tls_speaks_http2_and_http1_by_alpn_and_reloads_on_sighup() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (ca, cert, key) = certificates(ws.path(), "first");
+    let served_cert = ws.path().join("served-cert.pem");
+    let served_key = ws.path().join("served-key.pem");
+    std::fs::copy(&cert, &served_cert).expect("copy");
+    std::fs::copy(&key, &served_key).expect("copy");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            served_cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            served_key.to_str().expect("UTF-8"),
+        ],
+    );
+    assert!(server.base.starts_with("https://"), "{}", server.base);
+    let url = server.url("/assets/site/1.0.0/index.html");
+    let ca_arg = ca.to_str().expect("UTF-8");
+    let (h2, two) = curl(&["--cacert", ca_arg, "--http2"], &url);
+    let (h1, one) = curl(&["--cacert", ca_arg, "--http1.1"], &url);
+    assert_eq!((h2.as_str(), h1.as_str()), ("200 2", "200 1.1"));
+    assert_eq!(one, two);
+    assert_eq!(one, "<!doctype html><p>ccc</p>\n".repeat(200).into_bytes());
+
+    // A plain-text request to the TLS port is not answered as HTTP.
+    let plain = Command::new("curl")
+        .args([
+            "--silent",
+            "--max-time",
+            "5",
+            &url.replacen("https", "http", 1),
+        ])
+        .output()
+        .expect("curl");
+    assert!(!plain.status.success());
+
+    // A new pair from another authority, then SIGHUP: new handshakes use it.
+    let (ca2, cert2, key2) = certificates(ws.path(), "second");
+    std::fs::copy(&cert2, &served_cert).expect("copy");
+    std::fs::copy(&key2, &served_key).expect("copy");
+    let status = Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let reloaded = poll_until(Duration::from_secs(10), || {
+        server.stderr().contains("TLS certificate reloaded")
+    });
+    assert!(reloaded.is_some(), "{}", server.stderr());
+    let (h2, _) = curl(&["--cacert", ca2.to_str().expect("UTF-8"), "--http2"], &url);
+    assert_eq!(h2, "200 2");
+    let old = Command::new("curl")
+        .args(["--silent", "--max-time", "5", "--cacert", ca_arg, &url])
+        .output()
+        .expect("curl");
+    assert!(
+        !old.status.success(),
+        "the old authority no longer verifies"
+    );
+
+    // A broken pair on SIGHUP keeps the one in force.
+    std::fs::write(&served_key, "not a key").expect("write");
+    let _ = Command::new("kill")
+        .args(["-HUP", &server.pid().to_string()])
+        .status();
+    let kept = poll_until(Duration::from_secs(10), || {
+        server.stderr().contains("the certificate in force is kept")
+    });
+    assert!(kept.is_some(), "{}", server.stderr());
+    let (h2, _) = curl(&["--cacert", ca2.to_str().expect("UTF-8"), "--http2"], &url);
+    assert_eq!(h2, "200 2");
+}
+
+#[test]
+fn a_key_that_does_not_match_is_refused_before_listening() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (_, cert, _) = certificates(ws.path(), "one");
+    let (_, _, other_key) = certificates(ws.path(), "two");
+    let out = ws
+        .ccc()
+        .args(["serve", "--port", "0", "--tls-cert"])
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&other_key)
+        .output()
+        .expect("ccc runs");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("does not belong to the certificate"),
+        "{stderr}"
+    );
+    let out = ws
+        .ccc()
+        .args(["serve", "--port", "0", "--tls-cert"])
+        .arg(&cert)
+        .output()
+        .expect("ccc runs");
+    assert_eq!(out.status.code(), Some(2), "--tls-cert needs --tls-key");
+}
+
+/// A client that downloads `path` slowly (16 KiB reads with pauses) over
+/// one connection; returns the bytes of the body it received.
+fn slow_download(addr: SocketAddr, path: &str) -> std::thread::JoinHandle<(u16, usize, usize)> {
+    let path = path.to_string();
+    std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        stream
+            .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+            .expect("request");
+        let mut all = Vec::new();
+        let mut chunk = [0u8; 16384];
+        loop {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&chunk[..n]),
+            }
+            if let Some(r) = parse_raw(&all) {
+                let want: usize = r
+                    .header("content-length")
+                    .and_then(|l| l.parse().ok())
+                    .unwrap_or(0);
+                if r.after_headers.len() >= want {
+                    return (r.status, r.after_headers.len(), want);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let r = parse_raw(&all);
+        (
+            r.as_ref().map_or(0, |r| r.status),
+            r.as_ref().map_or(0, |r| r.after_headers.len()),
+            r.and_then(|r| r.header("content-length").and_then(|l| l.parse().ok()))
+                .unwrap_or(0),
+        )
+    })
+}
+
+#[test]
+fn sigterm_lets_downloads_in_flight_finish_then_exits_0() {
+    let ws = Workspace::new();
+    let big: Vec<u8> = (0..8u32 << 20)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    ws.write("dist/big.bin", &big);
+    ws.publish("site@1.0.0", "dist", &["--level", "1"]);
+    let mut server = Server::start(&ws, &["--shutdown-timeout", "30s"]);
+    let downloads: Vec<_> = (0..3)
+        .map(|_| slow_download(server.addr, "/assets/site/1.0.0/big.bin"))
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    sigterm(server.pid());
+    // The port closes at once: no new connection is taken.
+    let refused = poll_until(Duration::from_secs(5), || {
+        TcpStream::connect(server.addr).is_err()
+    });
+    assert!(refused.is_some(), "still accepting after SIGTERM");
+    for d in downloads {
+        let (status, got, want) = d.join().expect("download");
+        assert_eq!((status, got), (200, want), "a download cut short");
+        assert_eq!(want, big.len());
+    }
+    let exit = server.wait_exit(Duration::from_secs(40)).expect("exits");
+    assert_eq!(exit.code(), Some(0), "{}", server.stderr());
+}
+
+#[test]
+fn reuse_port_lets_a_second_server_take_over_the_port() {
+    let ws = Workspace::new();
+    site(&ws);
+    let mut first = Server::start(&ws, &["--reuse-port"]);
+    let port = first.addr.port().to_string();
+    let mut cmd = ws.ccc_std();
+    cmd.args(["serve", "--db"])
+        .arg(ws.db())
+        .args(["--port", &port, "--reuse-port"]);
+    let second = Server::start_with(&mut cmd);
+    assert_eq!(second.addr, first.addr);
+    sigterm(first.pid());
+    assert_eq!(
+        first
+            .wait_exit(Duration::from_secs(20))
+            .and_then(|s| s.code()),
+        Some(0)
+    );
+    // The port never closed: the second server answers.
+    let r = get(
+        &format!("http://{}/assets/site/1.0.0/v.txt", second.addr),
+        &[],
+    );
+    assert_eq!((r.status, r.text().as_str()), (200, "1.0.0"));
+    // Without the flag, a port in use is an error that names it.
+    let out = ws
+        .ccc()
+        .args(["serve", "--port", &port])
+        .output()
+        .expect("ccc runs");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn socket_activation_serves_the_socket_systemd_passes() {
+    let ws = Workspace::new();
+    site(&ws);
+    let Ok(probe) = std::net::TcpListener::bind("127.0.0.1:0") else {
+        panic!("no free port");
+    };
+    let addr = probe.local_addr().expect("addr");
+    drop(probe);
+    let mut cmd = Command::new("systemd-socket-activate");
+    hermetic(&mut cmd);
+    cmd.current_dir(ws.path())
+        .args(["--listen", &addr.to_string()])
+        .arg(ccc_path())
+        .args(["serve", "--db"])
+        .arg(ws.db())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut activator = cmd
+        .spawn()
+        .expect("systemd-socket-activate runs (Debian's systemd package)");
+    // The socket is listening before ccc starts: the first connection
+    // starts it, and waits in the backlog instead of being refused.
+    let ready = poll_until(Duration::from_secs(10), || TcpStream::connect(addr).is_ok());
+    assert!(
+        ready.is_some(),
+        "systemd-socket-activate did not listen on {addr}"
+    );
+    let r = get(&format!("http://{addr}/assets/site/1.0.0/v.txt"), &[]);
+    assert_eq!((r.status, r.text().as_str()), (200, "1.0.0"));
+    let _ = activator.kill();
+    let _ = activator.wait();
+    let mut out = String::new();
+    if let Some(mut pipe) = activator.stdout.take() {
+        let _ = pipe.read_to_string(&mut out);
+    }
+    assert!(
+        out.contains(&format!("listening on http://{addr}")),
+        "{out}"
+    );
+}
