@@ -145,6 +145,11 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         conns.refused,
     );
     page.counter(
+        "ccc_connections_reclaimed_total",
+        "Idle keep-alive connections closed to make room at --max-connections.",
+        conns.reclaimed,
+    );
+    page.counter(
         "ccc_connections_header_timeouts_total",
         "Connections closed because a request head was not complete within --header-timeout.",
         conns.header_timeouts,
@@ -163,6 +168,11 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         "ccc_accept_errors_total",
         "Failed accept calls (out of descriptors, memory or buffers).",
         conns.accept_errors,
+    );
+    page.counter(
+        "ccc_tls_handshake_failures_total",
+        "TLS handshakes that failed or did not finish within --header-timeout.",
+        conns.tls_failures,
     );
 
     for (name, help, stdout, stderr) in [
