@@ -36,6 +36,7 @@ mod metrics;
 mod publish;
 mod purge;
 mod readme;
+mod restarts;
 mod serve;
 mod serve_aliases;
 mod serve_cors;

@@ -43,8 +43,13 @@ impl Server {
     /// Starts `cmd` (a `ccc serve` command) and waits for its `listening on`
     /// line.
     pub fn start_with(cmd: &mut std::process::Command) -> Server {
+        Server::start_with_stdin(cmd.stdin(Stdio::null()))
+    }
+
+    /// [`Server::start_with`] for a command whose stdin is set already
+    /// (a socket passed as systemd passes it, in tests/restarts.rs).
+    pub fn start_with_stdin(cmd: &mut std::process::Command) -> Server {
         let mut child = cmd
-            .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

@@ -11,8 +11,8 @@ use crate::http::access_log;
 use crate::output::count;
 use crate::serve::store;
 use crate::serve::{self, Server};
-use crate::transport::Limits;
 use crate::transport::limits::DEFAULT_MAX_CONNECTIONS;
+use crate::transport::{Limits, listen};
 use crate::{interrupt, log};
 use std::path::Path;
 use std::process::ExitCode;
@@ -61,6 +61,11 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let scheme = if server.tls() { "https" } else { "http" };
     for addr in server.addrs() {
         log::out(format_args!("listening on {scheme}://{addr}"));
+    }
+    if config.reuse_port && !server.inherited() && listen::queued_connections_reset_on_close() {
+        log::err(format_args!(
+            "warning: net.ipv4.tcp_migrate_req is 0, so connections queued on this port when this server stops are reset, not handed to the next one; `sysctl -w net.ipv4.tcp_migrate_req=1` makes --reuse-port handovers drop nothing"
+        ));
     }
     if server.inherited() {
         log::err(format_args!(

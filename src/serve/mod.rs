@@ -49,7 +49,7 @@ use service::Service;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// How often the server looks at its stop flag.
@@ -247,15 +247,21 @@ fn reload(certificate: Option<&tls::Certificate>) {
 
 /// The runtime: `threads` threads serve connections; up to twice as many
 /// wait on the store for requests the cache cannot answer. Each is
-/// registered with the causal profiler when a session is armed.
+/// registered with the causal profiler when a session is armed, and is
+/// idle for it while parked or waiting for a blocking task.
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .max_blocking_threads(2 * threads.max(1))
         .thread_name("http")
         .on_thread_start(|| {
+            static STARTED: AtomicUsize = AtomicUsize::new(0);
             causal::thread_started();
-            causal::register_thread("http");
+            let n = STARTED.fetch_add(1, Ordering::Relaxed);
+            causal::register_thread(&format!("http-{n}"));
+            // Waiting for work until a task comes (blocking threads are
+            // handed theirs with a stamp, see `service`).
+            causal::idle_begin();
         })
         .on_thread_park(causal::idle_begin)
         .enable_all()

@@ -54,11 +54,16 @@ impl Handler for Service {
             let response = match now {
                 Some(response) => response,
                 None => {
+                    // Handed to another registered thread, as a message.
+                    let stamp = causal::send();
                     let waited = tokio::task::spawn_blocking(move || {
+                        causal::receive(stamp);
                         let answer = this
                             .decide(&parts, &this.store)
                             .unwrap_or_else(|| Answer::error(500, "internal error"));
-                        this.respond(&parts, answer, received, &peer)
+                        let response = this.respond(&parts, answer, received, &peer);
+                        causal::idle_begin();
+                        response
                     })
                     .await;
                     waited.unwrap_or_else(|_| {

@@ -16,6 +16,12 @@
 //! off), an idle keep-alive connection for `--keepalive-timeout`, a
 //! response that the client stops reading for `--send-timeout`.
 //!
+//! Closing is asked from outside: shutdown drains (a request in flight
+//! finishes; an HTTP/1 connection answers what comes within
+//! [`DRAIN_LINGER`] with `Connection: close`, so a client that sends just
+//! as the server stops still gets its answer; HTTP/2 gets GOAWAY), and the
+//! accept loop reclaims idle connections at the cap (closed at once).
+//!
 //! The connection's task sleeps until the earliest deadline. A deadline
 //! that moves later (every request moves it) costs no timer change: the
 //! sleep wakes at the old one, sees the new one and sleeps again. Only a
@@ -31,7 +37,7 @@ use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -39,9 +45,15 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-/// How long a connection asked to close (shutdown, reclaimed, idle) with no
-/// request in flight may take to finish writing before it is cut off.
+/// How long a connection asked to close (reclaimed, idle, or past the
+/// drain's linger) with no request in flight may take to finish writing
+/// before it is cut off.
 const CLOSING_GRACE: Duration = Duration::from_secs(1);
+/// How long a draining HTTP/1 connection with nothing in flight waits for
+/// one more request (answered with `Connection: close`) before it is
+/// closed: a client that sends as the server closes would otherwise see
+/// its request go unanswered.
+const DRAIN_LINGER: Duration = Duration::from_secs(1);
 /// A connection refused at the cap may take this long to send its head.
 const REFUSAL_DEADLINE: Duration = Duration::from_secs(5);
 /// Idle connections closed at once when the cap is reached.
@@ -53,10 +65,13 @@ const IDLE: u8 = 2;
 const CLOSING: u8 = 3;
 
 const KEEP: u8 = 0;
-/// Finish what is in flight, then close (HTTP/2: GOAWAY).
-pub(super) const GRACEFUL: u8 = 1;
+/// Shutdown: finish what is in flight; HTTP/1 answers requests until its
+/// linger with `Connection: close`, HTTP/2 gets GOAWAY.
+pub(super) const DRAIN: u8 = 1;
+/// Make room at the cap: an idle connection closes now (HTTP/2: GOAWAY).
+const RECLAIM: u8 = 2;
 /// Close now.
-pub(super) const ABORT: u8 = 2;
+pub(super) const ABORT: u8 = 3;
 
 /// Why a deadline ended a connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,8 +113,10 @@ pub(super) struct Watch {
     due: AtomicU64,
     /// When a write found the socket full (ms), 0 while writes go through.
     blocked_since: AtomicU64,
-    /// KEEP, GRACEFUL or ABORT: asked by the accept loop or shutdown.
+    /// KEEP, DRAIN, RECLAIM or ABORT: asked by the accept loop or shutdown.
     close: AtomicU8,
+    /// The connection speaks HTTP/2 (it has had an HTTP/2 request).
+    h2: AtomicBool,
     notify: Notify,
 }
 
@@ -112,6 +129,7 @@ impl Watch {
             due: AtomicU64::new(now_ms() + ms(limits.header_timeout)),
             blocked_since: AtomicU64::new(0),
             close: AtomicU8::new(KEEP),
+            h2: AtomicBool::new(false),
             notify: Notify::new(),
         }
     }
@@ -251,7 +269,7 @@ impl Registry {
         }
         idle.select_nth_unstable_by_key(take - 1, |(since, _)| *since);
         for (_, watch) in &idle[..take] {
-            watch.ask(GRACEFUL);
+            watch.ask(RECLAIM);
         }
         take
     }
@@ -321,8 +339,12 @@ where
     let service = {
         let handler = shared.handler.clone();
         let watch = watch.clone();
-        hyper::service::service_fn(move |request| {
+        hyper::service::service_fn(move |request: http::Request<_>| {
             watch.request_began();
+            let http1 = request.version() < http::Version::HTTP_2;
+            if !http1 {
+                watch.h2.store(true, Ordering::Relaxed);
+            }
             let finished = Finished {
                 watch: watch.clone(),
                 handler: handler.clone(),
@@ -330,7 +352,13 @@ where
             };
             let response = handler.clone().handle(request, peer);
             async move {
-                let response = response.await;
+                let mut response = response.await;
+                if http1 && finished.watch.close.load(Ordering::Relaxed) != KEEP {
+                    response.headers_mut().insert(
+                        http::header::CONNECTION,
+                        http::HeaderValue::from_static("close"),
+                    );
+                }
                 Ok::<_, Infallible>(response.map(|body| Sent {
                     data: (!body.is_empty()).then_some(body),
                     _finished: finished,
@@ -342,7 +370,9 @@ where
     let mut armed = u64::MAX;
     let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
     let mut asked = pin!(watch.notify.notified());
-    let mut graceful = false;
+    // hyper was asked to finish: HTTP/1 closes once idle, HTTP/2 sends
+    // GOAWAY and closes once its streams are done.
+    let mut finishing = false;
     let end = poll_fn(|cx| {
         loop {
             if let Poll::Ready(result) = conn.as_mut().poll(cx) {
@@ -350,15 +380,17 @@ where
             }
             if asked.as_mut().poll(cx).is_ready() {
                 asked.set(watch.notify.notified());
-                if watch.close.load(Ordering::Relaxed) == ABORT {
-                    return Poll::Ready(End::Aborted);
+                match watch.close.load(Ordering::Relaxed) {
+                    ABORT => return Poll::Ready(End::Aborted),
+                    DRAIN if !watch.h2.load(Ordering::Relaxed) => watch.closing(DRAIN_LINGER),
+                    _ if !finishing => {
+                        finishing = true;
+                        watch.closing(CLOSING_GRACE);
+                        conn.as_mut().graceful_shutdown();
+                    }
+                    _ => {}
                 }
-                if !graceful {
-                    graceful = true;
-                    watch.closing(CLOSING_GRACE);
-                    conn.as_mut().graceful_shutdown();
-                    continue;
-                }
+                continue;
             }
             let Some((due, reason)) = watch.due() else {
                 return Poll::Pending;
@@ -373,10 +405,11 @@ where
             if now_ms() < due {
                 continue;
             }
-            if reason == Reason::Idle && !graceful {
-                // Closed as a shutdown closes it: HTTP/2 gets a GOAWAY.
-                ConnStats::count(&shared.stats.idle_closed);
-                graceful = true;
+            if matches!(reason, Reason::Idle | Reason::Closing) && !finishing {
+                if reason == Reason::Idle {
+                    ConnStats::count(&shared.stats.idle_closed);
+                }
+                finishing = true;
                 watch.closing(CLOSING_GRACE);
                 conn.as_mut().graceful_shutdown();
                 continue;

@@ -63,6 +63,14 @@ pub fn inherited() -> io::Result<Vec<TcpListener>> {
     Ok(listeners)
 }
 
+/// Whether Linux resets the connections queued on a listener that closes
+/// instead of handing them to another listener of the same port
+/// (`net.ipv4.tcp_migrate_req` is 0): with `--reuse-port`, a handover then
+/// resets the few connections that arrive as the old process stops.
+pub fn queued_connections_reset_on_close() -> bool {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_migrate_req").is_ok_and(|v| v.trim() == "0")
+}
+
 /// Errors that say nothing about the server's health.
 pub(super) fn passing(e: &io::Error) -> bool {
     matches!(

@@ -215,7 +215,7 @@ impl Transport {
     pub async fn shutdown(mut self, patience: Duration) -> usize {
         let _ = self.stop.send(true);
         while self.accepting.join_next().await.is_some() {}
-        self.registry.close_all(conn::GRACEFUL);
+        self.registry.close_all(conn::DRAIN);
         let deadline = tokio::time::Instant::now() + patience;
         if self.registry.wait_empty(deadline).await {
             return 0;
