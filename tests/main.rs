@@ -41,6 +41,7 @@ mod serve;
 mod serve_aliases;
 mod serve_cors;
 mod serve_faults;
+mod serve_h2_limits;
 mod serve_limits;
 mod serve_logs;
 #[cfg(target_os = "linux")]
