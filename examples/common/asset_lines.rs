@@ -4,7 +4,7 @@
 
 use ccc::encoding::Encoding;
 use ccc::serve::prepared::Prepared;
-use ccc::serve::store::StoredAsset;
+use ccc::serve::stored::StoredAsset;
 use std::sync::Arc;
 
 /// The lines of a 200 for a gzip asset of `size` stored bytes.

@@ -36,6 +36,7 @@ pub mod metrics;
 pub mod prepared;
 mod service;
 pub mod store;
+pub mod stored;
 
 pub use answer::{Answer, Ask, Body, answer};
 pub use counters::{Counters, StatsReport};

@@ -17,7 +17,7 @@ use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
 use crate::http::header_lines::HeaderLines;
-use crate::serve::store::StoredAsset;
+use crate::serve::stored::StoredAsset;
 use crate::transport::SERVER;
 use http::header::{self, HeaderName};
 use std::cell::RefCell;

@@ -1,0 +1,251 @@
+//! A cache miss: the store actor loads the asset from the catalog, checks
+//! its body against its record, prepares its responses and offers it to
+//! the cache.
+//!
+//! # Every body is checked before it is used
+//!
+//! A body loaded from SQLite (a cache miss) is checked against its record
+//! before it is cached or sent ([`AssetRecord::check`]): the bytes as
+//! stored must hash to the blob's recorded `stored_sha256`, or, for a blob
+//! older than that digest, decode to the recorded size and sha256 of the
+//! raw file. A body that fails is neither cached nor
+//! sent: the request gets a 500 and stderr names the asset
+//! (`package@version/path`), its recorded sha256 and what is wrong.
+//! Cached bodies are in memory and were checked when loaded, so a hit costs
+//! nothing more; `bench/STORE_FAULTS.md` has what the check costs a miss.
+//!
+//! [`AssetRecord::check`]: crate::catalog::query::AssetRecord::check
+
+use super::owner::Store;
+use super::{Asset, AssetKey};
+use crate::causal;
+use crate::error::{Error, Result};
+use crate::log;
+use crate::serve::prepared::Prepared;
+use crate::serve::stored::StoredAsset;
+use std::time::Instant;
+
+impl Store {
+    /// A miss in the workers' view of the cache. Another worker's miss for
+    /// the same key may have filled it meanwhile.
+    pub(super) fn get(&mut self, key: AssetKey) -> Result<Option<Asset>> {
+        if let Some(hit) = self.cache.get(&key) {
+            return Ok(Some(hit));
+        }
+        self.stats.misses += 1;
+        let started = Instant::now();
+        let catalog = self.catalog()?;
+        let found = {
+            let _s = causal::site!(SQLITE_QUERY);
+            catalog.lookup(key.package(), key.version(), key.path())?
+        };
+        let Some(row) = found else {
+            return Ok(None);
+        };
+        if let Err(wrong) = row.check() {
+            self.stats.corrupt += 1;
+            return Err(Error::Corrupt {
+                path: self.config.db.clone(),
+                what: format!(
+                    "{}@{}/{} (blob sha256 {}) {wrong}; not served",
+                    key.package(),
+                    key.version(),
+                    key.path(),
+                    hex::encode(row.sha256)
+                ),
+            });
+        }
+        if self.config.log_misses {
+            log::err(format_args!(
+                "cache miss: {}@{}/{} ({} bytes, {} us)",
+                key.package(),
+                key.version(),
+                key.path(),
+                row.body.len(),
+                started.elapsed().as_micros()
+            ));
+        }
+        let _s = causal::site!(CACHE_INSERT);
+        let prepared = Prepared::new(StoredAsset::from(row));
+        // Builds the common response's lines now, once, before a worker's
+        // hit would: the weight counts them (see `Prepared::weight`). With
+        // the cache off nothing is kept, and the response builds the lines
+        // of the coding it sends.
+        let weight = if self.cache.is_on() {
+            prepared.weight() + key.weight()
+        } else {
+            0
+        };
+        Ok(Some(self.cache.insert(key, prepared, weight)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::publish;
+    use crate::catalog::{Access, Catalog, Encoding};
+    use crate::serve::cache::Cache;
+    use crate::serve::store::testing::{cached, catalog_with, key, noise, publish_at, store};
+    use std::path::Path;
+    use std::sync::Arc;
+
+    #[test]
+    fn hits_share_the_body_and_budgets_evict_in_lru_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 1000), ("b", 1000), ("c", 1000)]);
+        let mut s = store(db, 2, 1 << 20);
+        let first = s.get(key("a")).unwrap().unwrap();
+        let again = s.get(key("a")).unwrap().unwrap();
+        assert!(
+            Arc::ptr_eq(&first.value().stored.body, &again.value().stored.body),
+            "a hit copies no body bytes"
+        );
+        s.get(key("b")).unwrap();
+        s.get(key("a")).unwrap(); // a is now most recent
+        s.get(key("c")).unwrap(); // asked once, as often as b: not cached
+        assert_eq!((s.stats().entries, s.stats().rejections), (2, 1));
+        s.get(key("c")).unwrap(); // asked again: evicts b
+        let stats = s.stats();
+        assert_eq!(
+            (stats.hits, stats.misses, stats.evictions, stats.rejections),
+            (2, 4, 1, 1)
+        );
+        assert!(!cached(&s, "b") && cached(&s, "a") && cached(&s, "c"));
+        assert!(s.get(key("nope")).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_byte_budget_bounds_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 600), ("b", 600), ("big", 5000)]);
+        let size =
+            |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().value().stored.body.len();
+        // What one 600-byte asset weighs: its body, and what the budget
+        // counts beside it (its names, validators, header lines, the
+        // cache's index), which for a small file is more than the body.
+        let mut roomy = store(db.clone(), 100, 1 << 20);
+        let asset = roomy.get(key("a")).unwrap().unwrap();
+        let weight = roomy.stats().bytes;
+        let lines = asset.value().lines(asset.value().smallest());
+        let beside = lines.capacity() as u64
+            + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
+        assert!(
+            weight >= 600 + beside,
+            "{weight} counts only part of {beside}"
+        );
+        assert!(
+            weight < 600 + 6 * beside,
+            "{weight}: {beside} beside the body"
+        );
+
+        let mut s = store(db, 100, 2 * weight - 1);
+        assert_eq!(size(&mut s, "a"), 600);
+        size(&mut s, "b");
+        assert_eq!(s.stats().entries, 1, "two entries of 600 bytes do not fit");
+        size(&mut s, "b"); // asked more often than a now: replaces it
+        assert!(cached(&s, "b") && !cached(&s, "a"));
+        assert_eq!((s.stats().bytes, s.stats().evictions), (weight, 1));
+        assert_eq!(size(&mut s, "big"), 5000);
+        assert!(!cached(&s, "big"), "larger than the budget: never cached");
+        assert!(s.stats().bytes < 2 * weight);
+        let mut off = store(dir.path().join("cdn.db"), 0, 1000);
+        off.get(key("a")).unwrap();
+        assert_eq!(off.stats().entries, 0, "capacity 0 turns the cache off");
+    }
+
+    /// Rewrites the stored body of `app@1.0.0/PATH` in the catalog at `db`.
+    fn tamper(db: &Path, path: &str, body: &[u8]) {
+        let catalog = Catalog::open(db, Access::ReadWrite).unwrap();
+        let changed = catalog
+            .conn()
+            .execute(
+                "UPDATE blobs SET body = ?1 WHERE id =
+                   (SELECT blob_id FROM assets WHERE path = ?2)",
+                rusqlite::params![body, path],
+            )
+            .unwrap();
+        assert_eq!(changed, 1);
+    }
+
+    #[test]
+    fn a_body_that_fails_its_record_is_neither_served_nor_cached() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let text = b"console.log('hello');\n".repeat(200);
+        publish_at(
+            &db,
+            "1.0.0",
+            &[("raw", noise(1000)), ("text.js", text.clone())],
+        );
+        let mut s = store(db.clone(), 10, 1 << 20);
+        let text_asset = s.get(key("text.js")).unwrap().unwrap();
+        assert_eq!(
+            text_asset.value().stored.encoding,
+            Encoding::Gzip,
+            "text is stored gzip"
+        );
+        let text_sha = hex::encode(text_asset.value().stored.sha256);
+        s.cache.retain(|_| false);
+
+        let mut raw = noise(1000);
+        raw[500] ^= 1;
+        tamper(&db, "raw", &raw);
+        // A valid gzip stream of other bytes: it decodes, to the wrong thing.
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&b"console.log('HELLO');\n".repeat(200))
+            .unwrap();
+        tamper(&db, "text.js", &gz.finish().unwrap());
+
+        for (path, sha) in [("raw", None), ("text.js", Some(&text_sha))] {
+            for _ in 0..2 {
+                let err = s.get(key(path)).unwrap_err().to_string();
+                assert!(err.contains(&format!("app@1.0.0/{path}")), "{err}");
+                assert!(err.contains("blob sha256 "), "{err}");
+                if let Some(sha) = sha {
+                    assert!(err.contains(sha.as_str()), "{err}");
+                }
+            }
+        }
+        assert_eq!(s.stats.corrupt, 4);
+        assert_eq!(s.stats().entries, 0, "nothing that failed was cached");
+    }
+
+    #[test]
+    fn a_brotli_stream_that_fails_its_digest_is_neither_served_nor_cached() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let text = publish::script_like(2000);
+        publish_at(&db, "1.0.0", &[("app.js", text.clone())]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        let asset = s.get(key("app.js")).unwrap().unwrap();
+        let brotli = asset
+            .value()
+            .stored
+            .brotli
+            .as_ref()
+            .expect("a brotli stream");
+        let mut decoded = Vec::new();
+        brotli::BrotliDecompress(&mut &brotli[..], &mut decoded).unwrap();
+        assert_eq!(decoded, text);
+        drop(asset);
+        s.cache.retain(|_| false);
+
+        // Another valid brotli stream: only the digest tells.
+        let mut other = Vec::new();
+        brotli::BrotliCompress(&mut &b"console.log(1)"[..], &mut other, &Default::default())
+            .unwrap();
+        let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let changed = writer
+            .conn()
+            .execute("UPDATE brotli SET body = ?1", [other])
+            .unwrap();
+        assert_eq!(changed, 1);
+        let err = s.get(key("app.js")).unwrap_err().to_string();
+        assert!(err.contains("app@1.0.0/app.js"), "{err}");
+        assert!(err.contains("brotli stream: stored bytes hash to"), "{err}");
+        assert_eq!(s.stats.corrupt, 1);
+        assert_eq!(s.stats().entries, 0);
+    }
+}

@@ -1,0 +1,520 @@
+//! The staleness watch: what other processes did to the catalog the store
+//! serves. At every [`STALENESS_CHECK`] the actor looks for cached versions
+//! that were deleted or replaced, and at every check and before every query
+//! it looks at the file the path names; `/healthz` reports what it found
+//! ([`CatalogHealth`]).
+//!
+//! # Staleness
+//!
+//! Versions are immutable, but `ccc rm`, `ccc gc` or `publish --force` in
+//! another process can delete or replace one. Every
+//! [`STALENESS_CHECK`] the actor reads SQLite's `data_version`; when it
+//! moved, it drops every cached entry whose version row is gone (a forced
+//! republish gets a new row id, so it is caught too), which takes it out of
+//! the workers' view at once. A deleted asset stops being served within
+//! that interval.
+//!
+//! # The catalog file itself: replaced or deleted
+//!
+//! The store serves the catalog that its path (`--db`) names. At every
+//! staleness check, and before every SQLite query, it compares the file the
+//! path names (device and inode, following symlinks) with the one it has
+//! open:
+//!
+//! - **Replaced** (`mv new.db cdn.db`, or a symlink switched): if the new
+//!   file is a catalog this ccc can serve, the store closes the old
+//!   connection, drops the whole cache and serves the new file from then
+//!   on, and logs a note. Until the next check (at most [`STALENESS_CHECK`])
+//!   hits may still answer from the old catalog, whose bytes are right for
+//!   it; no query ever reads the old file once the path names another.
+//! - **Replaced by something that is not a servable catalog** (not SQLite,
+//!   not a catalog, a newer schema): the store keeps serving the previous
+//!   catalog, which it still holds open, logs an error once for that file,
+//!   and `/healthz` says `degraded` with the reason. It retries at every
+//!   check, so fixing the file at the path is enough.
+//! - **Deleted** (or unreadable): the store keeps serving from the open file,
+//!   whose bytes are still on disk until it closes them, logs a warning
+//!   once, and `/healthz` says `degraded`. A catalog put back at the path
+//!   is picked up like a replacement.
+//! - If the old catalog has been let go and the new one then cannot be
+//!   opened (it changed again in between, say), there is nothing to answer
+//!   from: catalog requests get 503 and `/healthz` says `unavailable` until
+//!   a catalog can be opened at the path.
+//!
+//! Replace the file with a rename, never by writing over it in place
+//! (`cp new.db cdn.db` changes pages under every open reader), and only
+//! once the new catalog's writer has finished (no `new.db-wal` left).
+//!
+//! The old connection is closed before the new file is opened, not after:
+//! both files use the same `cdn.db-shm` by name, and closing one of two
+//! handles on it would drop the locks this process holds through the other.
+//! That is why a replacement is first checked with [`Catalog::check_file`],
+//! which touches nothing but the file. Closing the old connection leaves
+//! the side files alone: SQLite does not fold the log in on close once the
+//! path no longer names the connection's file, and here the log is the new
+//! file's.
+
+use super::owner::Store;
+use crate::catalog::{Access, Catalog};
+use crate::error::{Error, Result};
+use crate::log;
+use serde::Serialize;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How often the actor checks whether another process changed the catalog
+/// (and replays the workers' cache hits when no miss did).
+pub const STALENESS_CHECK: Duration = Duration::from_millis(250);
+
+/// Prepared statements the store's connection keeps: its queries (lookup,
+/// resolution, listings, dist-tags) and the transaction's `BEGIN` and
+/// `COMMIT`, with room to spare; rusqlite's default of 16 is about that many.
+const CACHED_STATEMENTS: usize = 32;
+
+/// How the catalog being served relates to the file its path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatalogState {
+    /// Serving the file the path names.
+    Current,
+    /// The path names no file, or one that cannot be read: serving the
+    /// catalog as it was.
+    Deleted,
+    /// The path names a file that is not a servable catalog: serving the
+    /// previous one.
+    Rejected,
+    /// No catalog open: catalog requests get 503.
+    Unavailable,
+}
+
+/// What `/healthz` reports about the catalog.
+#[derive(Debug, Clone, Serialize)]
+pub struct CatalogHealth {
+    pub path: PathBuf,
+    pub state: CatalogState,
+    /// What is wrong, when the state is not `current`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// Times the file at the path was replaced by another catalog and the
+    /// store switched to it.
+    pub reloads: u64,
+}
+
+/// Which file a path names: device and inode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct FileId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileId {
+    /// The file `path` names now, following symlinks.
+    fn of(path: &Path) -> std::io::Result<FileId> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path)?;
+        Ok(FileId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+/// The catalog being served and what is known about its file.
+pub(super) struct Served {
+    /// None only when [`CatalogState::Unavailable`].
+    pub(super) catalog: Option<Catalog>,
+    /// The file `catalog` was opened from.
+    pub(super) file: Option<FileId>,
+    pub(super) state: CatalogState,
+    pub(super) problem: Option<String>,
+    /// The trouble last logged (state, and the file the path named), so
+    /// that trouble lasting many checks is logged once.
+    pub(super) logged: Option<(CatalogState, Option<FileId>)>,
+    pub(super) reloads: u64,
+    pub(super) data_version: i64,
+}
+
+/// Opens the catalog at `path` read-only, with the file it was opened from
+/// and its `data_version`.
+pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
+    // Catalog::open's errors say best what is wrong with a missing file.
+    let before = FileId::of(path).ok();
+    let catalog = Catalog::open(path, Access::ReadOnly)?;
+    catalog
+        .conn()
+        .set_prepared_statement_cache_capacity(CACHED_STATEMENTS);
+    let after = FileId::of(path).map_err(|e| Error::io(path, e))?;
+    if before != Some(after) {
+        return Err(Error::Unavailable {
+            path: path.to_path_buf(),
+            why: "the file was replaced while it was being opened".into(),
+        });
+    }
+    let data_version = catalog.data_version()?;
+    Ok((catalog, after, data_version))
+}
+
+impl Store {
+    /// Compares the file the path names with the one open, and acts on a
+    /// difference: switch to a servable replacement, or keep serving what
+    /// is open and say why. A file already rejected is checked again only
+    /// when `recheck` (at the staleness check, not on every request).
+    pub(super) fn follow_path(&mut self, recheck: bool) {
+        let open = self.served.catalog.is_some();
+        match FileId::of(&self.config.db) {
+            Ok(id) if open && self.served.file == Some(id) => {
+                self.settle(CatalogState::Current, None, Some(id))
+            }
+            Ok(id)
+                if !recheck && self.served.logged == Some((CatalogState::Rejected, Some(id))) => {}
+            Ok(id) => self.replace(id),
+            Err(e) => {
+                let path = self.config.db.display();
+                let (state, why) = if open {
+                    let why = format!(
+                        "catalog {path} is gone ({e}); still serving it as it was, from the file held open"
+                    );
+                    (CatalogState::Deleted, why)
+                } else {
+                    let why =
+                        format!("catalog {path} is gone ({e}); answering 503 until one is there");
+                    (CatalogState::Unavailable, why)
+                };
+                self.settle(state, Some(why), None)
+            }
+        }
+    }
+
+    /// The path names `id`, another file than the one open (if any).
+    fn replace(&mut self, id: FileId) {
+        let path = self.config.db.clone();
+        if self.served.catalog.is_some() {
+            if let Err(e) = Catalog::check_file(&path) {
+                let why = format!(
+                    "catalog {} was replaced by a file ccc cannot serve ({e}); still serving the previous catalog",
+                    path.display()
+                );
+                return self.settle(CatalogState::Rejected, Some(why), Some(id));
+            }
+            // Let go of the old file before opening the new (module doc).
+            self.end_shared();
+            self.served.catalog = None;
+            self.served.file = None;
+            self.drop_cache();
+        }
+        match open_file(&path) {
+            Ok((catalog, file, data_version)) => {
+                self.served.catalog = Some(catalog);
+                self.served.file = Some(file);
+                self.served.data_version = data_version;
+                self.served.reloads += 1;
+                log::err(format_args!(
+                    "note: catalog {} was replaced by another file; now serving it (cache emptied)",
+                    path.display()
+                ));
+                // That note says it all; what was logged before was about
+                // other files.
+                self.served.logged = None;
+                self.settle(CatalogState::Current, None, Some(file));
+            }
+            Err(e) => self.settle(
+                CatalogState::Unavailable,
+                Some(format!(
+                    "catalog {} cannot be opened ({e}); answering 503 until it can",
+                    path.display()
+                )),
+                Some(id),
+            ),
+        }
+    }
+
+    /// Records the catalog's state; logs trouble once per state and file,
+    /// and its end.
+    fn settle(&mut self, state: CatalogState, problem: Option<String>, seen: Option<FileId>) {
+        let served = &mut self.served;
+        served.state = state;
+        let key = (state, seen);
+        match &problem {
+            Some(why) if served.logged != Some(key) => {
+                let level = match state {
+                    CatalogState::Deleted => "warning",
+                    _ => "error",
+                };
+                log::err(format_args!("{level}: {why}"));
+                served.logged = Some(key);
+            }
+            None if served.logged.is_some() => {
+                log::err(format_args!(
+                    "note: catalog {} is served again from the file its path names",
+                    self.config.db.display()
+                ));
+                served.logged = None;
+            }
+            _ => {}
+        }
+        served.problem = problem;
+    }
+
+    fn drop_cache(&mut self) {
+        self.cache.retain(|_| false);
+        self.entries.clear();
+    }
+
+    pub(super) fn health(&self) -> CatalogHealth {
+        CatalogHealth {
+            path: self.config.db.clone(),
+            state: self.served.state,
+            problem: self.served.problem.clone(),
+            reloads: self.served.reloads,
+        }
+    }
+
+    /// Checks for changes by other processes: first the file (see the
+    /// module doc), then, in the file still open, SQLite's `data_version`.
+    pub(super) fn check_staleness(&mut self) -> Result<()> {
+        self.follow_path(true);
+        let Some(catalog) = &self.served.catalog else {
+            return Ok(());
+        };
+        let now = catalog.data_version()?;
+        if now != self.served.data_version {
+            self.served.data_version = now;
+            self.drop_stale()?;
+        }
+        Ok(())
+    }
+
+    /// Drops cached entries whose version no longer exists.
+    fn drop_stale(&mut self) -> Result<()> {
+        let Some(catalog) = &self.served.catalog else {
+            return Ok(());
+        };
+        let version_ids: HashSet<i64> = self.cache.values().map(|p| p.stored.version_id).collect();
+        let mut gone = HashSet::new();
+        for id in version_ids {
+            if !catalog.version_exists(id)? {
+                gone.insert(id);
+            }
+        }
+        if !gone.is_empty() {
+            self.cache.retain(|p| !gone.contains(&p.stored.version_id));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::actor::Actor;
+    use crate::serve::store::testing::{
+        body, cached, catalog_with, key, mv, noise, publish_at, store,
+    };
+    use crate::spec::Selector;
+    use rusqlite::OptionalExtension;
+
+    #[test]
+    fn deleted_versions_leave_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        s.get(key("a")).unwrap().unwrap();
+        assert!(cached(&s, "a"));
+        let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let id = writer.versions("app").unwrap()[0].id;
+        writer.remove_versions(&[id], false).unwrap();
+        s.housekeeping();
+        assert_eq!(s.stats().invalidations, 1);
+        assert!(!cached(&s, "a"), "gone from the workers' view too");
+        assert!(s.get(key("a")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_catalog_renamed_over_the_path_is_served_from_the_next_query() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        // Published while the store holds the file open, as in production:
+        // the write-ahead log outlives this writer.
+        publish_at(&db, "1.1.0", &[("c", noise(300))]);
+        let new = dir.path().join("new.db");
+        publish_at(&new, "1.0.0", &[("a", noise(101)), ("z", noise(50))]);
+        mv(&new, &db);
+
+        // A hit still answers from the old catalog, whose bytes are right
+        // for it; the first query notices the new file.
+        assert_eq!(body(&mut s, "a"), noise(100));
+        assert_eq!(body(&mut s, "z"), noise(50));
+        assert_eq!(body(&mut s, "a"), noise(101), "the cache was emptied");
+        assert!(s.get(key("b")).unwrap().is_none());
+        let v11 = |s: &mut Store| s.resolve("app", &Selector::parse("app", "1.1.0").unwrap());
+        assert_eq!(v11(&mut s).unwrap(), None, "nothing of the old file's log");
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert_eq!(s.stats().invalidations, 1);
+        s.housekeeping();
+        assert_eq!(s.health().reloads, 1, "one replacement, one reload");
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_catalog_is_refused_and_the_old_catalog_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        let junk = dir.path().join("junk");
+        std::fs::write(&junk, b"not a catalog\n".repeat(100)).unwrap();
+        mv(&junk, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Rejected);
+        let problem = health.problem.unwrap();
+        assert!(problem.contains("is not a SQLite database"), "{problem}");
+        assert!(
+            problem.contains("still serving the previous catalog"),
+            "{problem}"
+        );
+        // Uncached files still come, right, from the catalog held open.
+        assert_eq!(body(&mut s, "b"), noise(200));
+        assert_eq!(body(&mut s, "a"), noise(100));
+
+        let other = dir.path().join("other.db");
+        let conn = rusqlite::Connection::open(&other).unwrap();
+        conn.execute_batch("CREATE TABLE t (x)").unwrap();
+        drop(conn);
+        mv(&other, &db);
+        s.housekeeping();
+        let problem = s.health().problem.unwrap();
+        assert!(problem.contains("not a ccc catalog"), "{problem}");
+        assert_eq!(body(&mut s, "b"), noise(200));
+
+        let good = dir.path().join("good.db");
+        publish_at(&good, "1.0.0", &[("a", noise(7))]);
+        mv(&good, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert!(health.problem.is_none());
+        assert_eq!(body(&mut s, "a"), noise(7));
+    }
+
+    #[test]
+    fn a_deleted_catalog_is_served_from_the_open_file_until_one_is_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100)), ("b", noise(200))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+        }
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Deleted);
+        assert!(health.problem.unwrap().contains("No such file"));
+        assert_eq!(body(&mut s, "b"), noise(200), "read from the open file");
+        assert!(!db.exists(), "serving never creates a catalog");
+
+        publish_at(&db, "2.0.0", &[("n", noise(9))]);
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Current);
+        assert!(s.get(key("b")).unwrap().is_none(), "the new file is served");
+    }
+
+    #[test]
+    fn letting_go_of_an_old_file_leaves_the_new_files_log_alone() {
+        // The old and the new file share cdn.db-wal and cdn.db-shm by name.
+        // Closing the old connection must not fold "its" log in and delete
+        // it: that log is now the new file's, with a writer's commit in it.
+        // SQLite skips the checkpoint on close of a file that has moved or
+        // gone (its "database is unmoved" check); this pins that down.
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        std::fs::remove_file(&db).unwrap();
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Deleted);
+        publish_at(&db, "2.0.0", &[("b", noise(10))]);
+        let writer = rusqlite::Connection::open(&db).unwrap();
+        writer
+            .execute("INSERT INTO meta (key, value) VALUES ('marker', 'x')", [])
+            .unwrap();
+        s.housekeeping();
+        assert_eq!(s.health().state, CatalogState::Current);
+        let reader = rusqlite::Connection::open(&db).unwrap();
+        let marker: Option<String> = reader
+            .query_row("SELECT value FROM meta WHERE key = 'marker'", [], |r| {
+                r.get(0)
+            })
+            .optional()
+            .unwrap();
+        assert_eq!(marker.as_deref(), Some("x"), "the writer's commit is lost");
+        drop(writer);
+    }
+
+    #[test]
+    fn with_no_catalog_left_to_serve_requests_fail_until_one_opens() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(100))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(100));
+        // A replacement that passes the check of the file alone, but whose
+        // write-ahead log cannot be opened: the old catalog is let go first.
+        let new = dir.path().join("new.db");
+        publish_at(&new, "1.0.0", &[("a", noise(5))]);
+        let wal = dir.path().join("cdn.db-wal");
+        let _ = std::fs::remove_file(&wal);
+        std::fs::create_dir(&wal).unwrap();
+        mv(&new, &db);
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!(health.state, CatalogState::Unavailable, "{health:?}");
+        let err = s.get(key("a")).unwrap_err();
+        assert!(matches!(err, Error::Unavailable { .. }), "{err}");
+        assert!(s.resolve("app", &Selector::Latest).is_err());
+
+        std::fs::remove_dir(&wal).unwrap();
+        s.housekeeping();
+        let health = s.health();
+        assert_eq!((health.state, health.reloads), (CatalogState::Current, 1));
+        assert_eq!(body(&mut s, "a"), noise(5));
+    }
+
+    #[test]
+    fn a_symlink_switched_to_another_catalog_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (one, two) = (dir.path().join("one.db"), dir.path().join("two.db"));
+        publish_at(&one, "1.0.0", &[("a", noise(10))]);
+        publish_at(&two, "1.0.0", &[("a", noise(20))]);
+        let db = dir.path().join("cdn.db");
+        std::os::unix::fs::symlink("one.db", &db).unwrap();
+        let mut s = store(db.clone(), 10, 1 << 20);
+        assert_eq!(body(&mut s, "a"), noise(10));
+        // `ln -sfn two.db cdn.db`: a new link renamed over the old one.
+        let next = dir.path().join("cdn.db.next");
+        std::os::unix::fs::symlink("two.db", &next).unwrap();
+        mv(&next, &db);
+        s.housekeeping();
+        assert_eq!(s.health().reloads, 1);
+        assert_eq!(body(&mut s, "a"), noise(20));
+    }
+
+    #[test]
+    fn replacements_are_checked_whatever_characters_the_path_has() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("a dir?with #odd %41 chars, and ünïcode");
+        std::fs::create_dir(&sub).unwrap();
+        let db = sub.join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a", noise(10))]);
+        Catalog::check_file(&db).unwrap();
+        let err = Catalog::check_file(&sub.join("missing.db")).unwrap_err();
+        assert!(err.to_string().contains("missing.db"), "{err}");
+    }
+}
