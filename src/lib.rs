@@ -7,10 +7,11 @@
 //!   archives, queries, diff, gc, verify, backup, export);
 //! - [`actor`]: the std-thread actor runtime;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
-//!   functions; [`frontend`]: connections, limits and timeouts (the HTTP/1.1
-//!   transport); [`serve`]: the workers that answer requests, response
-//!   building, the store actor that owns the server's catalog connection,
-//!   and the cache the workers read;
+//!   functions; [`transport`]: hyper's HTTP/1.1 and HTTP/2 connections
+//!   on tokio, TLS, and ccc's limits, deadlines and drain around them;
+//!   [`serve`]: the handler that answers requests, response building, the
+//!   store actor that owns the server's catalog connection, and the cache
+//!   requests read;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
 //! - [`encoding`]: the content codings, one type from the tables to the
 //!   wire;

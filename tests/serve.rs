@@ -28,8 +28,8 @@ struct File {
 
 /// The awkward tree: text and binary, every byte value, an empty file,
 /// names with unicode, space, `%`, `#`, `+`, `@`, `?` and look-alikes of
-/// `..` and `%2F`, a path 22 folders deep, and files past tiny_http's
-/// 32 KiB chunked-transfer threshold.
+/// `..` and `%2F`, a path 22 folders deep, and files larger than one
+/// socket buffer.
 fn awkward_tree() -> Vec<(String, Vec<u8>)> {
     let mut rng = Rng::new(20_240_601);
     let deep: Vec<String> = (0..22).map(|i| format!("d{i}")).collect();

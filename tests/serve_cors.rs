@@ -1,6 +1,6 @@
 //! Cross-origin and security headers on every answer of a real
 //! `ccc serve`, whatever its status and whoever built it (the workers or
-//! the frontend's own refusals), `OPTIONS`, and the content types of
+//! ccc's refusals of heads), `OPTIONS`, and the content types of
 //! front-end builds.
 
 use crate::serve_util::{RawResp, Server, asset_path, get, raw, raw_get, request};

@@ -54,7 +54,7 @@ pub struct Ask<'a> {
 /// A response before it meets the socket.
 pub struct Answer {
     pub status: u16,
-    /// Header lines, `Server` first (the frontend adds `Date`,
+    /// Header lines, `Server` first (the transport adds `Date`,
     /// `Content-Length` and `Connection`).
     pub headers: Headers,
     pub body: Body,

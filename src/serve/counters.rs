@@ -22,7 +22,7 @@ pub enum Method {
     Get,
     Head,
     Options,
-    /// Any other method, and the requests the frontend refused before a
+    /// Any other method, and the requests the transport refused before a
     /// worker saw them (a connection over the cap, a head too large).
     Other,
 }
@@ -172,7 +172,7 @@ impl Counters {
         self.latency.observe(elapsed);
     }
 
-    /// Counts an answer the frontend gave itself (its body is not counted:
+    /// Counts an answer the transport gave itself (its body is not counted:
     /// it is a few bytes of JSON, sent before any request was read whole).
     pub(super) fn record_refused(&self, status: u16) {
         self.by_method_status[Method::Other as usize][status_slot(status)]

@@ -4,7 +4,7 @@
 //! `_sum` and `_count`).
 //!
 //! The numbers are the ones `/_stats` reports ([`Counters`], the store's
-//! [`CacheStats`], the frontend's connection counters, the log's line
+//! [`CacheStats`], the transport's connection counters, the log's line
 //! counts), read when a scrape arrives; nothing here runs per request.
 //! They are rendered here rather than kept in a metrics crate's registry:
 //! the counters are ccc's own atomics, shared with `/_stats` and the final

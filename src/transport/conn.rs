@@ -30,6 +30,7 @@
 use super::{ConnStats, Handler, Peer, Shared, limits::Limits};
 use crate::causal;
 use bytes::Bytes;
+use http::Response;
 use http_body::{Body, Frame, SizeHint};
 use hyper_util::rt::TokioIo;
 use std::collections::HashMap;
@@ -54,8 +55,6 @@ const CLOSING_GRACE: Duration = Duration::from_secs(1);
 /// closed: a client that sends as the server closes would otherwise see
 /// its request go unanswered.
 const DRAIN_LINGER: Duration = Duration::from_secs(1);
-/// A connection refused at the cap may take this long to send its head.
-const REFUSAL_DEADLINE: Duration = Duration::from_secs(5);
 /// Idle connections closed at once when the cap is reached.
 const RECLAIM_BATCH: usize = 16;
 
@@ -444,20 +443,44 @@ fn refused_status(e: &(dyn std::error::Error + 'static)) -> Option<u16> {
     }
 }
 
-/// Answers a connection past the cap: 503 with `Retry-After`, then close.
-pub(super) async fn refuse<H: Handler>(stream: TcpStream, handler: Arc<H>) {
-    let service = hyper::service::service_fn(move |_request| {
-        let response = handler.over_capacity().map(|body| Sent {
-            data: Some(body),
-            _finished: (),
-        });
-        async move { Ok::<_, Infallible>(response) }
-    });
-    let conn = hyper::server::conn::http1::Builder::new()
-        .keep_alive(false)
-        .max_buf_size(super::MAX_HEAD)
-        .serve_connection(TokioIo::new(stream), service);
-    let _ = tokio::time::timeout(REFUSAL_DEADLINE, conn).await;
+/// The bytes that refuse a connection past the cap: the handler's answer
+/// (503 with `Retry-After`) as an HTTP/1.1 response that closes, made
+/// once. It is written without reading the request, so a refused
+/// connection costs no task and holds its descriptor for no time.
+pub(super) fn refusal(response: &Response<Bytes>) -> Bytes {
+    use std::fmt::Write;
+    let status = response.status();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_str(),
+        status.canonical_reason().unwrap_or("")
+    );
+    for (name, value) in response.headers() {
+        if name != http::header::CONNECTION
+            && name != http::header::CONTENT_LENGTH
+            && let Ok(value) = value.to_str()
+        {
+            let _ = write!(head, "{name}: {value}\r\n");
+        }
+    }
+    let _ = write!(
+        head,
+        "content-length: {}\r\nconnection: close\r\n\r\n",
+        response.body().len()
+    );
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(response.body());
+    Bytes::from(bytes)
+}
+
+/// Refuses a connection at once: takes what the client already sent (so
+/// that closing does not reset the connection before the answer is
+/// read), writes the refusal if the socket takes it, and closes.
+pub(super) fn refuse(stream: TcpStream, refusal: &[u8]) {
+    let mut scratch = [0u8; 4096];
+    let _ = stream.try_read(&mut scratch);
+    let _ = stream.try_write(refusal);
+    let _ = socket2::SockRef::from(&stream).shutdown(std::net::Shutdown::Write);
 }
 
 /// The socket as hyper sees it: reads and writes move the watch.

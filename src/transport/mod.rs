@@ -154,6 +154,8 @@ struct Shared<H> {
     http: auto::Builder<TokioExecutor>,
     tls: Option<tls::Acceptor>,
     registry: Arc<Registry>,
+    /// The answer past the cap, as bytes ([`conn::refusal`]).
+    refusal: Bytes,
 }
 
 /// A running transport: its listeners are accepting.
@@ -182,6 +184,7 @@ impl Transport {
             bound.push(TcpListener::from_std(listener)?);
         }
         let registry = Arc::new(Registry::default());
+        let refusal = conn::refusal(&handler.over_capacity());
         let shared = Arc::new(Shared {
             limits,
             stats,
@@ -189,6 +192,7 @@ impl Transport {
             http: http_builder(),
             tls,
             registry: registry.clone(),
+            refusal,
         });
         let (stop, stopping) = watch::channel(false);
         let mut accepting = tokio::task::JoinSet::new();
@@ -299,7 +303,13 @@ fn admit<H: Handler>(stream: tokio::net::TcpStream, addr: SocketAddr, shared: &A
         if freed == 0 {
             ConnStats::count(&shared.stats.refused);
             shared.handler.record_refused(503);
-            tokio::spawn(conn::refuse(stream, shared.handler.clone()));
+            // A TLS client could not read a plain answer: it is closed.
+            let refusal = if shared.tls.is_some() {
+                &[][..]
+            } else {
+                &shared.refusal[..]
+            };
+            conn::refuse(stream, refusal);
             return;
         }
     }
