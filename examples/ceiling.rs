@@ -1,7 +1,7 @@
 //! The throughput ceiling of hyper itself, set up as `ccc serve` sets it
 //! up: the listener from `ccc::transport::listen::bind` (`TCP_NODELAY`),
-//! hyper-util's automatic HTTP/1 and HTTP/2 connections on a tokio
-//! runtime of `--threads` threads, and every request answered with one
+//! hyper's HTTP/1 connections (vectored writes) on a tokio runtime of
+//! `--threads` threads, and every request answered with one
 //! fixed in-memory gzip body and the header lines `ccc serve` sends for a
 //! cache hit. No limits, deadlines, routing, cache or store.
 //!
@@ -26,8 +26,8 @@ mod server_args;
 use bytes::Bytes;
 use http::{HeaderMap, Response};
 use http_body_util::Full;
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use hyper_util::server::conn::auto;
+use hyper::server::conn::http1;
+use hyper_util::rt::TokioIo;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -82,7 +82,7 @@ fn main() {
             "ceiling: {} byte gzip body, {} threads",
             args.size, args.threads
         );
-        let http = Arc::new(auto::Builder::new(TokioExecutor::new()));
+        let http = Arc::new(http1::Builder::new());
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 continue;

@@ -543,3 +543,39 @@ fn socket_activation_serves_the_socket_systemd_passes() {
         "{out}"
     );
 }
+
+#[test]
+fn a_connection_idle_past_parking_serves_its_next_requests() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    let mut stream = TcpStream::connect(server.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let request = b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\n\r\n";
+    // Idle for longer than a connection keeps hyper's buffers (2 s): the
+    // same connection still answers, pipelined requests included.
+    for (pause, pipelined) in [(0, 1), (3, 1), (3, 3)] {
+        std::thread::sleep(Duration::from_secs(pause));
+        stream
+            .write_all(&request.repeat(pipelined))
+            .expect("request");
+        let mut all = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while all.windows(5).filter(|w| w == b"1.0.0").count() < pipelined {
+            let n = stream
+                .read(&mut chunk)
+                .expect("answers on the same connection");
+            assert!(n > 0, "closed after {pause}s idle");
+            all.extend_from_slice(&chunk[..n]);
+        }
+        assert_eq!(
+            responses(&all),
+            pipelined,
+            "{}",
+            String::from_utf8_lossy(&all)
+        );
+    }
+    assert_eq!(server.stats()["connections"]["accepted"].as_u64(), Some(2));
+}

@@ -173,8 +173,9 @@ impl Service {
 }
 
 /// What hyper accepts and ccc does not: an HTTP/1.1 request without
-/// exactly one `Host` (RFC 9112 3.2), or a header line longer than
-/// nginx's buffer for one (8 KiB). Both close the connection.
+/// exactly one `Host` (RFC 9112 3.2), a header line longer than nginx's
+/// buffer for one (8 KiB), or a head longer than its four (32 KiB). Each
+/// closes the connection.
 fn refuse_head(parts: &Parts) -> Option<Answer> {
     if parts.version == Version::HTTP_11 && parts.headers.get_all(header::HOST).iter().count() != 1
     {
@@ -182,19 +183,23 @@ fn refuse_head(parts: &Parts) -> Option<Answer> {
             Answer::error(400, "an HTTP/1.1 request needs exactly one Host header").closing(),
         );
     }
-    let too_long = parts
-        .headers
-        .iter()
-        .any(|(name, value)| name.as_str().len() + 2 + value.len() > limits::MAX_HEADER_LINE);
-    too_long.then(|| {
-        Answer::error(
-            431,
-            &format!(
+    let mut head = parts.method.as_str().len() + target(parts).len() + 12;
+    for (name, value) in &parts.headers {
+        let line = name.as_str().len() + 2 + value.len();
+        if line > limits::MAX_HEADER_LINE {
+            let why = format!(
                 "a header line is longer than {} bytes",
                 limits::MAX_HEADER_LINE
-            ),
-        )
-        .closing()
+            );
+            return Some(Answer::error(431, &why).closing());
+        }
+        head += line + 2;
+    }
+    // hyper stops reading past its buffer, but a head that arrives in
+    // one piece can pass it by what that piece held.
+    (head > limits::MAX_HEAD).then(|| {
+        let why = format!("the request head is longer than {} bytes", limits::MAX_HEAD);
+        Answer::error(431, &why).closing()
     })
 }
 

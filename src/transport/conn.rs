@@ -1,301 +1,52 @@
-//! One connection's life: an optional TLS handshake, hyper's HTTP/1 or
-//! HTTP/2 connection, and the deadlines hyper leaves to the server.
+//! One connection's life: an optional TLS handshake, the protocol (ALPN,
+//! or the HTTP/2 preface in cleartext), hyper's HTTP/1 or HTTP/2
+//! connection, and the deadlines and parking the [`Watch`] decides.
 //!
-//! A [`Watch`] follows what the connection is doing. The socket's reads
-//! and writes ([`Watched`]) and the requests' starts and ends move it:
-//!
-//! ```text
-//!   accept --> HEAD --head complete--> ANSWERING --last response left--> IDLE
-//!               ^   (header timeout)     (no deadline)   (keep-alive timeout)
-//!               '-----------------------first byte of the next request----'
-//! ```
-//!
-//! A write the client does not take starts the send timeout, whatever the
-//! phase. Deadlines are nginx's: a whole head within `--header-timeout`
-//! of its first byte (so a head or a body sent a byte at a time is cut
-//! off), an idle keep-alive connection for `--keepalive-timeout`, a
-//! response that the client stops reading for `--send-timeout`.
-//!
-//! Closing is asked from outside: shutdown drains (a request in flight
-//! finishes; an HTTP/1 connection answers what comes within
-//! [`DRAIN_LINGER`] with `Connection: close`, so a client that sends just
-//! as the server stops still gets its answer; HTTP/2 gets GOAWAY), and the
-//! accept loop reclaims idle connections at the cap (closed at once).
+//! A cleartext connection gets hyper's state and buffers only once it has
+//! sent something, and an idle HTTP/1 connection gives them back after
+//! [`super::watch::PARK_AFTER`] (hyper lets it go without closing the socket; the next
+//! request starts a new one), so ten thousand idle connections cost their
+//! sockets and a small task each.
 //!
 //! The connection's task sleeps until the earliest deadline. A deadline
 //! that moves later (every request moves it) costs no timer change: the
 //! sleep wakes at the old one, sees the new one and sleeps again. Only a
 //! deadline that moves earlier re-arms the timer.
 
-use super::{ConnStats, Handler, Peer, Shared, limits::Limits};
+use super::watch::{
+    ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms,
+};
+use super::{ConnStats, Handler, Peer, Shared};
 use crate::causal;
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use http::Response;
 use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio::sync::Notify;
 
-/// How long a connection asked to close (reclaimed, idle, or past the
-/// drain's linger) with no request in flight may take to finish writing
-/// before it is cut off.
-const CLOSING_GRACE: Duration = Duration::from_secs(1);
-/// How long a draining HTTP/1 connection with nothing in flight waits for
-/// one more request (answered with `Connection: close`) before it is
-/// closed: a client that sends as the server closes would otherwise see
-/// its request go unanswered.
-const DRAIN_LINGER: Duration = Duration::from_secs(1);
-/// Idle connections closed at once when the cap is reached.
-const RECLAIM_BATCH: usize = 16;
+/// The cleartext HTTP/2 preface (RFC 9113 3.4).
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-const HEAD: u8 = 0;
-const ANSWERING: u8 = 1;
-const IDLE: u8 = 2;
-const CLOSING: u8 = 3;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-const KEEP: u8 = 0;
-/// Shutdown: finish what is in flight; HTTP/1 answers requests until its
-/// linger with `Connection: close`, HTTP/2 gets GOAWAY.
-pub(super) const DRAIN: u8 = 1;
-/// Make room at the cap: an idle connection closes now (HTTP/2: GOAWAY).
-const RECLAIM: u8 = 2;
-/// Close now.
-pub(super) const ABORT: u8 = 3;
-
-/// Why a deadline ended a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reason {
-    Header,
-    Idle,
-    Send,
-    Closing,
-}
-
-/// Milliseconds since the first call (0 is never returned: it means
-/// "none" in the watch's fields).
-fn now_ms() -> u64 {
-    static BASE: OnceLock<Instant> = OnceLock::new();
-    let base = *BASE.get_or_init(Instant::now);
-    base.elapsed().as_millis() as u64 + 1
-}
-
-fn instant_of(ms: u64) -> tokio::time::Instant {
-    static BASE: OnceLock<(u64, tokio::time::Instant)> = OnceLock::new();
-    let (at, base) = *BASE.get_or_init(|| (now_ms(), tokio::time::Instant::now()));
-    if ms >= at {
-        base + Duration::from_millis(ms - at)
-    } else {
-        base - Duration::from_millis(at - ms)
-    }
-}
-
-fn ms(d: Duration) -> u64 {
-    u64::try_from(d.as_millis()).unwrap_or(u64::MAX / 4)
-}
-
-/// What a connection is doing, and when it must have done it.
-pub(super) struct Watch {
-    limits: Limits,
-    phase: AtomicU8,
-    in_flight: AtomicU32,
-    /// The phase's deadline (ms, see [`now_ms`]).
-    due: AtomicU64,
-    /// When a write found the socket full (ms), 0 while writes go through.
-    blocked_since: AtomicU64,
-    /// KEEP, DRAIN, RECLAIM or ABORT: asked by the accept loop or shutdown.
-    close: AtomicU8,
-    /// The connection speaks HTTP/2 (it has had an HTTP/2 request).
-    h2: AtomicBool,
-    notify: Notify,
-}
-
-impl Watch {
-    pub(super) fn new(limits: Limits) -> Watch {
-        Watch {
-            limits,
-            phase: AtomicU8::new(HEAD),
-            in_flight: AtomicU32::new(0),
-            due: AtomicU64::new(now_ms() + ms(limits.header_timeout)),
-            blocked_since: AtomicU64::new(0),
-            close: AtomicU8::new(KEEP),
-            h2: AtomicBool::new(false),
-            notify: Notify::new(),
-        }
-    }
-
-    /// Bytes arrived: an idle connection starts its next head's clock.
-    fn bytes_read(&self) {
-        if self.phase.load(Ordering::Relaxed) == IDLE {
-            self.due
-                .store(now_ms() + ms(self.limits.header_timeout), Ordering::Relaxed);
-            let _ = self
-                .phase
-                .compare_exchange(IDLE, HEAD, Ordering::Relaxed, Ordering::Relaxed);
-        }
-    }
-
-    fn request_began(&self) {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-        let _ = self
-            .phase
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |p| {
-                (p != CLOSING).then_some(ANSWERING)
-            });
-    }
-
-    fn request_ended(&self) {
-        if self.in_flight.fetch_sub(1, Ordering::Relaxed) == 1 {
-            let wait = if self.phase.load(Ordering::Relaxed) == CLOSING {
-                CLOSING_GRACE
-            } else {
-                self.limits.keepalive_timeout
-            };
-            self.due.store(now_ms() + ms(wait), Ordering::Relaxed);
-            let _ =
-                self.phase
-                    .compare_exchange(ANSWERING, IDLE, Ordering::Relaxed, Ordering::Relaxed);
-        }
-    }
-
-    fn wrote<T>(&self, result: &Poll<io::Result<T>>) {
-        let blocked = self.blocked_since.load(Ordering::Relaxed);
-        match result {
-            Poll::Pending if blocked == 0 => self.blocked_since.store(now_ms(), Ordering::Relaxed),
-            Poll::Ready(_) if blocked != 0 => self.blocked_since.store(0, Ordering::Relaxed),
-            _ => {}
-        }
-    }
-
-    /// The earliest deadline and what it is for; None while a request is
-    /// being answered and the client takes what is sent.
-    fn due(&self) -> Option<(u64, Reason)> {
-        let blocked = self.blocked_since.load(Ordering::Relaxed);
-        if blocked != 0 {
-            return Some((blocked + ms(self.limits.send_timeout), Reason::Send));
-        }
-        let reason = match self.phase.load(Ordering::Relaxed) {
-            HEAD => Reason::Header,
-            IDLE => Reason::Idle,
-            // A response still being made or sent is bounded by the
-            // send timeout and by shutdown's patience, not by this grace.
-            CLOSING if self.in_flight.load(Ordering::Relaxed) == 0 => Reason::Closing,
-            _ => return None,
-        };
-        Some((self.due.load(Ordering::Relaxed), reason))
-    }
-
-    /// Idle: no request in flight, waiting for the next head.
-    fn idle_since(&self) -> Option<u64> {
-        (self.phase.load(Ordering::Relaxed) == IDLE && self.close.load(Ordering::Relaxed) == KEEP)
-            .then(|| {
-                self.due
-                    .load(Ordering::Relaxed)
-                    .saturating_sub(ms(self.limits.keepalive_timeout))
-            })
-    }
-
-    fn ask(&self, how: u8) {
-        if self.close.fetch_max(how, Ordering::Relaxed) < how {
-            self.notify.notify_one();
-        }
-    }
-
-    /// Enters the closing phase: what is in flight may finish, within
-    /// `grace` when nothing is in flight.
-    fn closing(&self, grace: Duration) {
-        self.due.store(now_ms() + ms(grace), Ordering::Relaxed);
-        self.phase.store(CLOSING, Ordering::Relaxed);
-    }
-}
-
-/// Every open connection's watch, for reclaiming idle ones at the cap and
-/// for shutdown.
-#[derive(Default)]
-pub(super) struct Registry {
-    watches: Mutex<Slots>,
-    emptied: Notify,
-}
-
-#[derive(Default)]
-struct Slots {
-    next: u64,
-    open: HashMap<u64, Arc<Watch>>,
-}
-
-impl Registry {
-    fn lock(&self) -> MutexGuard<'_, Slots> {
-        self.watches.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    pub(super) fn insert(&self, watch: Arc<Watch>) -> u64 {
-        let mut slots = self.lock();
-        slots.next += 1;
-        let key = slots.next;
-        slots.open.insert(key, watch);
-        key
-    }
-
-    pub(super) fn remove(&self, key: u64) {
-        let mut slots = self.lock();
-        slots.open.remove(&key);
-        if slots.open.is_empty() {
-            self.emptied.notify_waiters();
-        }
-    }
-
-    /// Asks the `wanted` (at least one, at most a batch) longest idle
-    /// connections to close; returns how many were asked.
-    pub(super) fn reclaim_idle(&self, wanted: usize) -> usize {
-        let slots = self.lock();
-        let mut idle: Vec<(u64, &Arc<Watch>)> = slots
-            .open
-            .values()
-            .filter_map(|w| w.idle_since().map(|since| (since, w)))
-            .collect();
-        let take = wanted.clamp(1, RECLAIM_BATCH).min(idle.len());
-        if take == 0 {
-            return 0;
-        }
-        idle.select_nth_unstable_by_key(take - 1, |(since, _)| *since);
-        for (_, watch) in &idle[..take] {
-            watch.ask(RECLAIM);
-        }
-        take
-    }
-
-    /// Asks every connection to finish what it is doing and close.
-    pub(super) fn close_all(&self, how: u8) {
-        for watch in self.lock().open.values() {
-            watch.ask(how);
-        }
-    }
-
-    pub(super) fn open(&self) -> usize {
-        self.lock().open.len()
-    }
-
-    /// Waits until no connection is open, or `deadline`; true if none is.
-    pub(super) async fn wait_empty(&self, deadline: tokio::time::Instant) -> bool {
-        loop {
-            let emptied = self.emptied.notified();
-            if self.open() == 0 {
-                return true;
-            }
-            if tokio::time::timeout_at(deadline, emptied).await.is_err() {
-                return self.open() == 0;
-            }
-        }
-    }
+/// How a connection's task, or one hyper connection on it, ended.
+enum End {
+    /// hyper finished the connection; with an error for a head it refused.
+    Done(Result<(), BoxError>),
+    /// hyper let an idle HTTP/1 connection go without closing the socket.
+    Parked,
+    TimedOut(Reason),
+    Aborted,
 }
 
 /// Serves one accepted connection until it ends.
@@ -305,93 +56,294 @@ pub(super) async fn serve<H: Handler>(
     watch: &Arc<Watch>,
     shared: &Shared<H>,
 ) {
-    match &shared.tls {
-        None => drive(stream, peer, watch, shared).await,
-        Some(acceptor) => {
-            let handshake = acceptor.accept(stream);
-            match tokio::time::timeout(shared.limits.header_timeout, handshake).await {
-                Ok(Ok(tls)) => drive(tls, peer, watch, shared).await,
-                _ => ConnStats::count(&shared.stats.tls_failures),
+    let Some(acceptor) = &shared.tls else {
+        return serve_cleartext(stream, peer, watch, shared).await;
+    };
+    let handshake = acceptor.accept(stream);
+    let Ok(Ok(tls)) = tokio::time::timeout(shared.limits.header_timeout, handshake).await else {
+        ConnStats::count(&shared.stats.tls_failures);
+        return;
+    };
+    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+    let io = Watched::new(tls, watch.clone());
+    let end = if h2 {
+        watch.h2.store(true, Ordering::Relaxed);
+        run_h2(io, peer, watch, shared).await
+    } else {
+        run_h1(io, peer, watch, shared, false).await.0
+    };
+    count(end, shared);
+}
+
+/// A cleartext connection: nothing is allocated for it before it sends,
+/// and while it is parked.
+async fn serve_cleartext<H: Handler>(
+    stream: TcpStream,
+    peer: Peer,
+    watch: &Arc<Watch>,
+    shared: &Shared<H>,
+) {
+    if let Err(end) = wait_for_bytes(&stream, watch).await {
+        return count(end, shared);
+    }
+    let h2 = match sniff_preface(&stream, watch).await {
+        Ok(h2) => h2,
+        Err(end) => return count(end, shared),
+    };
+    let mut io = Watched::new(stream, watch.clone());
+    if h2 {
+        watch.h2.store(true, Ordering::Relaxed);
+        return count(run_h2(io, peer, watch, shared).await, shared);
+    }
+    loop {
+        let (end, parked) = run_h1(io, peer, watch, shared, true).await;
+        let Some(parked) = parked else {
+            return count(end, shared);
+        };
+        if let Err(end) = wait_for_bytes(&parked.inner, watch).await {
+            return count(end, shared);
+        }
+        io = parked;
+    }
+}
+
+/// Counts how the connection ended.
+fn count<H: Handler>(end: End, shared: &Shared<H>) {
+    match end {
+        End::Done(Err(e)) => {
+            if let Some(status) = refused_status(&*e) {
+                shared.handler.record_refused(status);
+            }
+        }
+        End::TimedOut(Reason::Header) => ConnStats::count(&shared.stats.header_timeouts),
+        End::TimedOut(Reason::Idle) => ConnStats::count(&shared.stats.idle_closed),
+        End::TimedOut(Reason::Send) => ConnStats::count(&shared.stats.send_timeouts),
+        End::Done(Ok(())) | End::Parked | End::TimedOut(_) | End::Aborted => {}
+    }
+}
+
+/// Waits until the client sends (or closes), within the watch's deadline
+/// and its close requests; nothing of hyper's exists meanwhile.
+async fn wait_for_bytes(stream: &TcpStream, watch: &Watch) -> Result<(), End> {
+    let mut asked = pin!(watch.notify.notified());
+    let mut byte = [0u8; 1];
+    loop {
+        let Some((due, reason)) = watch.due(false) else {
+            return Ok(());
+        };
+        tokio::select! {
+            peeked = stream.peek(&mut byte) => {
+                return match peeked {
+                    Ok(0) => Err(End::Done(Ok(()))),
+                    Ok(_) => Ok(()),
+                    Err(e) => Err(End::Done(Err(e.into()))),
+                };
+            }
+            () = tokio::time::sleep_until(instant_of(due)) => {
+                if now_ms() >= due {
+                    return Err(End::TimedOut(reason));
+                }
+            }
+            () = &mut asked => {
+                asked.set(watch.notify.notified());
+                match watch.close.load(Ordering::Relaxed) {
+                    // Nothing in flight: a drain lingers for a request.
+                    DRAIN => watch.closing(DRAIN_LINGER),
+                    _ => return Err(End::Aborted),
+                }
             }
         }
     }
 }
 
-/// How a connection's task ended.
-enum End {
-    /// hyper finished the connection; with an error for a head it refused.
-    Done(Result<(), Box<dyn std::error::Error + Send + Sync>>),
-    TimedOut(Reason),
-    Aborted,
+/// Whether the client opens with the HTTP/2 preface (prior knowledge).
+async fn sniff_preface(stream: &TcpStream, watch: &Watch) -> Result<bool, End> {
+    let mut start = [0u8; PREFACE.len()];
+    loop {
+        let n = stream
+            .peek(&mut start)
+            .await
+            .map_err(|e| End::Done(Err(e.into())))?;
+        if n == 0 || start[..n] != PREFACE[..n] {
+            return Ok(false);
+        }
+        if n == PREFACE.len() {
+            return Ok(true);
+        }
+        // Part of the preface: the rest is on its way.
+        if let Some((due, reason)) = watch.due(false)
+            && now_ms() >= due
+        {
+            return Err(End::TimedOut(reason));
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
-/// Runs hyper's connection on `io` under the watch's deadlines.
-async fn drive<H, IO>(io: IO, peer: Peer, watch: &Arc<Watch>, shared: &Shared<H>)
+/// One hyper HTTP/1 connection on `io`; with `park`, an idle one lets go
+/// of `io`, handed back to wait for the next request.
+async fn run_h1<H, IO>(
+    io: Watched<IO>,
+    peer: Peer,
+    watch: &Arc<Watch>,
+    shared: &Shared<H>,
+    park: bool,
+) -> (End, Option<Watched<IO>>)
 where
     H: Handler,
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let io = TokioIo::new(Watched {
-        inner: io,
-        watch: watch.clone(),
-    });
-    let service = {
-        let handler = shared.handler.clone();
-        let watch = watch.clone();
-        hyper::service::service_fn(move |request: http::Request<_>| {
-            watch.request_began();
-            let http1 = request.version() < http::Version::HTTP_2;
-            if !http1 {
-                watch.h2.store(true, Ordering::Relaxed);
+    let mut conn = shared
+        .http1
+        .serve_connection(TokioIo::new(io), service(shared, watch, peer));
+    let end = drive(Pin::new(&mut conn), watch, park).await;
+    if !matches!(end, End::Parked) {
+        return (end, None);
+    }
+    let parts = conn.into_parts();
+    let mut io = parts.io.into_inner();
+    io.unread = parts.read_buf;
+    (End::Parked, Some(io))
+}
+
+/// One hyper HTTP/2 connection on `io`.
+async fn run_h2<H, IO>(io: Watched<IO>, peer: Peer, watch: &Arc<Watch>, shared: &Shared<H>) -> End
+where
+    H: Handler,
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let conn = shared
+        .http2
+        .serve_connection(TokioIo::new(io), service(shared, watch, peer));
+    drive(pin!(conn), watch, false).await
+}
+
+/// A response being made: boxed, so that an HTTP/1 connection can be let
+/// go without closing its socket (hyper wants such a service `Unpin`).
+type Responding<H> =
+    Pin<Box<dyn Future<Output = Result<Response<Sent<Finished<H>>>, Infallible>> + Send>>;
+
+/// The service hyper calls on a connection: the handler's response, with
+/// `Connection: close` on HTTP/1 while the connection drains, and a body
+/// that tells the watch when the response has left.
+fn service<H: Handler>(
+    shared: &Shared<H>,
+    watch: &Arc<Watch>,
+    peer: Peer,
+) -> impl hyper::service::Service<
+    http::Request<Incoming>,
+    Response = Response<Sent<Finished<H>>>,
+    Error = Infallible,
+    Future = Responding<H>,
+> + Unpin
++ use<H> {
+    let handler = shared.handler.clone();
+    let watch = watch.clone();
+    hyper::service::service_fn(move |request: http::Request<Incoming>| {
+        watch.request_began();
+        let http1 = request.version() < http::Version::HTTP_2;
+        let finished = Finished {
+            watch: watch.clone(),
+            handler: handler.clone(),
+            peer,
+        };
+        let response = handler.clone().handle(request, peer);
+        Box::pin(async move {
+            let mut response = response.await;
+            if http1 && finished.watch.close.load(Ordering::Relaxed) != KEEP {
+                response.headers_mut().insert(
+                    http::header::CONNECTION,
+                    http::HeaderValue::from_static("close"),
+                );
             }
-            let finished = Finished {
-                watch: watch.clone(),
-                handler: handler.clone(),
-                peer,
-            };
-            let response = handler.clone().handle(request, peer);
-            async move {
-                let mut response = response.await;
-                if http1 && finished.watch.close.load(Ordering::Relaxed) != KEEP {
-                    response.headers_mut().insert(
-                        http::header::CONNECTION,
-                        http::HeaderValue::from_static("close"),
-                    );
-                }
-                Ok::<_, Infallible>(response.map(|body| Sent {
-                    data: (!body.is_empty()).then_some(body),
-                    _finished: finished,
-                }))
-            }
-        })
-    };
-    let mut conn = pin!(shared.http.serve_connection(io, service));
+            Ok::<_, Infallible>(response.map(|body| Sent {
+                data: (!body.is_empty()).then_some(body),
+                _finished: finished,
+            }))
+        }) as Responding<H>
+    })
+}
+
+/// What `drive` needs of a hyper connection.
+trait Served {
+    /// Serves; ready when the connection is done (an HTTP/1 one without
+    /// closing its socket).
+    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
+    /// Asks it to finish: HTTP/1 closes once idle, HTTP/2 sends GOAWAY.
+    fn finish(self: Pin<&mut Self>);
+}
+
+impl<I, S> Served for hyper::server::conn::http1::Connection<I, S>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<Incoming> + Unpin,
+    S::Future: Unpin,
+    S::Error: Into<BoxError>,
+    S::ResBody: 'static,
+    <S::ResBody as Body>::Error: Into<BoxError>,
+{
+    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.get_mut().poll_without_shutdown(cx).map_err(Into::into)
+    }
+
+    fn finish(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S, E> Served for hyper::server::conn::http2::Connection<I, S, E>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<Incoming>,
+    S::Error: Into<BoxError>,
+    S::ResBody: 'static,
+    <S::ResBody as Body>::Error: Into<BoxError>,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
+{
+    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Future::poll(self, cx).map_err(Into::into)
+    }
+
+    fn finish(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// Runs a hyper connection under the watch's deadlines and close requests.
+async fn drive<C: Served + ?Sized>(mut conn: Pin<&mut C>, watch: &Watch, park: bool) -> End {
     let mut armed = u64::MAX;
     let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
     let mut asked = pin!(watch.notify.notified());
-    // hyper was asked to finish: HTTP/1 closes once idle, HTTP/2 sends
-    // GOAWAY and closes once its streams are done.
+    // hyper was asked to finish; to park, or for being idle too long.
     let mut finishing = false;
-    let end = poll_fn(|cx| {
+    let mut parking = false;
+    let mut idle_closed = false;
+    poll_fn(|cx| {
         loop {
-            if let Poll::Ready(result) = conn.as_mut().poll(cx) {
-                return Poll::Ready(End::Done(result));
+            if let Poll::Ready(result) = conn.as_mut().poll_served(cx) {
+                let keep = watch.close.load(Ordering::Relaxed) == KEEP;
+                return Poll::Ready(match result {
+                    Ok(()) if parking && keep => End::Parked,
+                    Ok(()) if idle_closed => End::TimedOut(Reason::Idle),
+                    result => End::Done(result),
+                });
             }
             if asked.as_mut().poll(cx).is_ready() {
                 asked.set(watch.notify.notified());
+                parking = false;
                 match watch.close.load(Ordering::Relaxed) {
                     ABORT => return Poll::Ready(End::Aborted),
                     DRAIN if !watch.h2.load(Ordering::Relaxed) => watch.closing(DRAIN_LINGER),
                     _ if !finishing => {
                         finishing = true;
                         watch.closing(CLOSING_GRACE);
-                        conn.as_mut().graceful_shutdown();
+                        conn.as_mut().finish();
                     }
                     _ => {}
                 }
                 continue;
             }
-            let Some((due, reason)) = watch.due() else {
+            let Some((due, reason)) = watch.due(park && !finishing) else {
                 return Poll::Pending;
             };
             if due < armed || sleep.is_elapsed() {
@@ -404,29 +356,24 @@ where
             if now_ms() < due {
                 continue;
             }
-            if matches!(reason, Reason::Idle | Reason::Closing) && !finishing {
-                if reason == Reason::Idle {
-                    ConnStats::count(&shared.stats.idle_closed);
+            match reason {
+                Reason::Park if !finishing => {
+                    finishing = true;
+                    parking = true;
+                    conn.as_mut().finish();
                 }
-                finishing = true;
-                watch.closing(CLOSING_GRACE);
-                conn.as_mut().graceful_shutdown();
-                continue;
+                Reason::Idle | Reason::Closing if !finishing => {
+                    // Closed as a drain closes it: HTTP/2 gets GOAWAY.
+                    idle_closed = reason == Reason::Idle;
+                    finishing = true;
+                    watch.closing(CLOSING_GRACE);
+                    conn.as_mut().finish();
+                }
+                _ => return Poll::Ready(End::TimedOut(reason)),
             }
-            return Poll::Ready(End::TimedOut(reason));
         }
     })
-    .await;
-    match end {
-        End::Done(Err(e)) => {
-            if let Some(status) = refused_status(&*e) {
-                shared.handler.record_refused(status);
-            }
-        }
-        End::TimedOut(Reason::Header) => ConnStats::count(&shared.stats.header_timeouts),
-        End::TimedOut(Reason::Send) => ConnStats::count(&shared.stats.send_timeouts),
-        End::Done(Ok(())) | End::TimedOut(_) | End::Aborted => {}
-    }
+    .await
 }
 
 /// The status hyper answered a refused head with, if it answered one
@@ -487,6 +434,18 @@ pub(super) fn refuse(stream: TcpStream, refusal: &[u8]) {
 struct Watched<IO> {
     inner: IO,
     watch: Arc<Watch>,
+    /// Bytes a parked connection's hyper had read and not used: read first.
+    unread: Bytes,
+}
+
+impl<IO> Watched<IO> {
+    fn new(inner: IO, watch: Arc<Watch>) -> Watched<IO> {
+        Watched {
+            inner,
+            watch,
+            unread: Bytes::new(),
+        }
+    }
 }
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Watched<IO> {
@@ -495,6 +454,13 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Watched<IO> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if !self.unread.is_empty() {
+            let n = self.unread.len().min(buf.remaining());
+            buf.put_slice(&self.unread[..n]);
+            self.unread.advance(n);
+            self.watch.bytes_read();
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         let read = Pin::new(&mut self.inner).poll_read(cx, buf);
         if buf.filled().len() > before {

@@ -31,15 +31,15 @@ mod conn;
 pub mod limits;
 pub mod listen;
 pub mod tls;
+mod watch;
 
 pub use limits::{Limits, OpenFiles};
 
 use bytes::Bytes;
-use conn::{Registry, Watch};
 use http::{Request, Response};
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use hyper_util::server::conn::auto;
 use serde::Serialize;
 use std::future::Future;
 use std::io;
@@ -48,7 +48,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::watch as signal;
+use watch::{Registry, Watch};
 
 /// The `Server` header of every response.
 pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
@@ -151,7 +152,8 @@ struct Shared<H> {
     limits: Limits,
     stats: Arc<ConnStats>,
     handler: Arc<H>,
-    http: auto::Builder<TokioExecutor>,
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
     tls: Option<tls::Acceptor>,
     registry: Arc<Registry>,
     /// The answer past the cap, as bytes ([`conn::refusal`]).
@@ -161,7 +163,7 @@ struct Shared<H> {
 /// A running transport: its listeners are accepting.
 pub struct Transport {
     addrs: Vec<SocketAddr>,
-    stop: watch::Sender<bool>,
+    stop: signal::Sender<bool>,
     accepting: tokio::task::JoinSet<()>,
     registry: Arc<Registry>,
 }
@@ -189,12 +191,13 @@ impl Transport {
             limits,
             stats,
             handler,
-            http: http_builder(),
+            http1: http1_builder(),
+            http2: http2_builder(),
             tls,
             registry: registry.clone(),
             refusal,
         });
-        let (stop, stopping) = watch::channel(false);
+        let (stop, stopping) = signal::channel(false);
         let mut accepting = tokio::task::JoinSet::new();
         for listener in bound {
             accepting.spawn(accept_loop(listener, shared.clone(), stopping.clone()));
@@ -219,26 +222,24 @@ impl Transport {
     pub async fn shutdown(mut self, patience: Duration) -> usize {
         let _ = self.stop.send(true);
         while self.accepting.join_next().await.is_some() {}
-        self.registry.close_all(conn::DRAIN);
+        self.registry.close_all(watch::DRAIN);
         let deadline = tokio::time::Instant::now() + patience;
         if self.registry.wait_empty(deadline).await {
             return 0;
         }
         let left = self.registry.open();
-        self.registry.close_all(conn::ABORT);
+        self.registry.close_all(watch::ABORT);
         let soon = tokio::time::Instant::now() + Duration::from_secs(1);
         self.registry.wait_empty(soon).await;
         left
     }
 }
 
-/// hyper's settings: ccc's head limits, HTTP/2's stream limits and attack
-/// defences. Deadlines are ccc's own ([`conn`]), so hyper's header read
-/// timeout is off.
-fn http_builder() -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
+/// hyper's HTTP/1 settings: ccc's head limits; deadlines are ccc's own
+/// ([`watch`]), so hyper's header read timeout is off.
+fn http1_builder() -> http1::Builder {
+    let mut builder = http1::Builder::new();
     builder
-        .http1()
         .header_read_timeout(None)
         .max_buf_size(MAX_HEAD)
         .max_headers(limits::MAX_HEADERS)
@@ -246,7 +247,12 @@ fn http_builder() -> auto::Builder<TokioExecutor> {
         .half_close(false)
         .keep_alive(true);
     builder
-        .http2()
+}
+
+/// hyper's HTTP/2 settings: stream limits and attack defences.
+fn http2_builder() -> http2::Builder<TokioExecutor> {
+    let mut builder = http2::Builder::new(TokioExecutor::new());
+    builder
         .timer(TokioTimer::new())
         .max_concurrent_streams(limits::H2_MAX_STREAMS)
         .max_header_list_size(limits::H2_MAX_HEADER_LIST)
@@ -260,7 +266,7 @@ fn http_builder() -> auto::Builder<TokioExecutor> {
 async fn accept_loop<H: Handler>(
     listener: TcpListener,
     shared: Arc<Shared<H>>,
-    mut stopping: watch::Receiver<bool>,
+    mut stopping: signal::Receiver<bool>,
 ) {
     let mut trouble = listen::Trouble::default();
     loop {
