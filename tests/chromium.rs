@@ -44,6 +44,12 @@ impl Browser {
     /// Starts Chromium headless (as root: `--no-sandbox`) with one blank
     /// tab and the page, runtime and log domains on.
     pub fn launch() -> Browser {
+        Browser::launch_with(&[])
+    }
+
+    /// [`Browser::launch`] with more command-line switches (a certificate
+    /// to trust, say).
+    pub fn launch_with(extra: &[String]) -> Browser {
         let profile = tempfile::tempdir().expect("profile dir");
         let mut child = Command::new(CHROMIUM)
             .args([
@@ -62,6 +68,7 @@ impl Browser {
                 "--remote-debugging-port=0",
                 "--remote-debugging-address=127.0.0.1",
             ])
+            .args(extra)
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
             .stdin(Stdio::null())

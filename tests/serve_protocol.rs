@@ -579,3 +579,75 @@ fn a_connection_idle_past_parking_serves_its_next_requests() {
     }
     assert_eq!(server.stats()["connections"]["accepted"].as_u64(), Some(2));
 }
+
+/// The base64 sha256 of the public key in the PEM key file `key`, as
+/// Chromium's `--ignore-certificate-errors-spki-list` takes it.
+fn spki_hash(key: &Path) -> String {
+    use base64::Engine;
+    use rcgen::PublicKeyData;
+    use sha2::Digest;
+    let pem = std::fs::read_to_string(key).expect("read the key");
+    let pair = rcgen::KeyPair::from_pem(&pem).expect("a key");
+    let digest = sha2::Sha256::digest(pair.subject_public_key_info());
+    base64::engine::general_purpose::STANDARD.encode(digest)
+}
+
+#[test]
+#[ignore = "needs Chromium and lodash-es's npm tarball (CCC_TEST_LODASH_ES); .ci/run provides both"]
+fn chromium_loads_lodash_es_as_modules_over_https_and_http2() {
+    let tarball = std::env::var("CCC_TEST_LODASH_ES")
+        .expect("CCC_TEST_LODASH_ES: the path of `npm pack lodash-es@4.17.21`");
+    let ws = Workspace::new();
+    ws.ok(&["publish", "lodash-es@4.17.21", &tarball]);
+    ws.write(
+        "page/index.html",
+        "<!doctype html><meta charset=utf-8><title>lodash-es</title><link rel=icon href=\"data:,\">\n\
+         <script type=module>\n\
+         import * as _ from '/assets/lodash-es/4.17.21/lodash.js';\n\
+         window.loaded = Object.keys(_).length;\n\
+         document.body.textContent = _.kebabCase('Loaded From CCC');\n\
+         </script>\n",
+    );
+    ws.publish("page@1.0.0", "page", &[]);
+    let (ca, cert, key) = certificates(ws.path(), "chromium");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+        ],
+    );
+    let mut browser = crate::chromium::Browser::launch_with(&[format!(
+        "--ignore-certificate-errors-spki-list={}",
+        spki_hash(&key)
+    )]);
+    let reports = browser.goto(&server.url("/assets/page/1.0.0/index.html"));
+    let problems: Vec<_> = reports
+        .iter()
+        .filter(|r| matches!(r.level.as_str(), "error" | "exception" | "warning"))
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut loaded = serde_json::Value::Null;
+    let done = poll_until(Duration::from_secs(30), || {
+        loaded = browser.eval("window.loaded || 0");
+        loaded.as_u64().is_some_and(|n| n > 0)
+    });
+    assert!(done.is_some(), "the module graph did not load: {loaded}");
+    assert!(loaded.as_u64() > Some(250), "{loaded} exports");
+    assert_eq!(browser.eval("document.body.textContent"), "loaded-from-ccc");
+    let modules = browser.eval(
+        "performance.getEntriesByType('resource').filter(e => e.name.includes('/lodash-es/')).length",
+    );
+    assert!(modules.as_u64() >= Some(250), "{modules} module requests");
+    let protocols = browser.eval(
+        "[...new Set(performance.getEntriesByType('resource').map(e => e.nextHopProtocol))].join()",
+    );
+    assert_eq!(protocols, "h2", "every module over HTTP/2");
+    let ca = ca.to_str().expect("UTF-8");
+    let (status, stats) = curl(&["--cacert", ca], &server.url("/_stats"));
+    assert_eq!(status, "200 2");
+    let stats: serde_json::Value = serde_json::from_slice(&stats).expect("JSON");
+    assert!(stats["by_status"]["200"].as_u64() >= Some(250), "{stats}");
+}
