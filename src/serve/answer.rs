@@ -829,8 +829,29 @@ mod tests {
             "the second answer is the cached entry"
         );
         assert_eq!(first.headers.text(), second.headers.text());
+        // The response sends the cache's bytes themselves, not a copy.
+        let cached = one.value().stored.body.as_ptr();
+        let sent = second.into_response().into_body();
+        assert_eq!(
+            sent.as_ptr(),
+            cached,
+            "the body handed to hyper is the cached one"
+        );
+        let ranged = answer(
+            &ask("GET", URL, &[GZIP, ("Range", "bytes=10-19")]),
+            store,
+            &counters,
+            &policy,
+        );
+        assert_eq!(ranged.status, 206);
+        let part = ranged.into_response().into_body();
+        assert_eq!(
+            part.as_ptr(),
+            cached.wrapping_add(10),
+            "a range is a view of it"
+        );
         let stats = store.stats().unwrap();
-        assert_eq!((stats.hits, stats.misses), (1, 1));
+        assert_eq!((stats.hits, stats.misses), (2, 1));
         running.join();
     }
 
