@@ -100,7 +100,10 @@ async fn serve_cleartext<H: Handler>(
         let Some(parked) = parked else {
             return count(end, shared);
         };
-        if let Err(end) = wait_for_bytes(&parked.inner, watch).await {
+        // Bytes hyper read ahead (a pipelined request) are served at once.
+        if parked.unread.is_empty()
+            && let Err(end) = wait_for_bytes(&parked.inner, watch).await
+        {
             return count(end, shared);
         }
         io = parked;
