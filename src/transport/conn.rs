@@ -56,9 +56,22 @@ pub(super) async fn serve<H: Handler>(
     watch: &Arc<Watch>,
     shared: &Shared<H>,
 ) {
-    let Some(acceptor) = &shared.tls else {
-        return serve_cleartext(stream, peer, watch, shared).await;
-    };
+    match &shared.tls {
+        None => serve_cleartext(stream, peer, watch, shared).await,
+        // Boxed: the handshake's state is not carried by cleartext tasks.
+        Some(acceptor) => Box::pin(serve_tls(acceptor, stream, peer, watch, shared)).await,
+    }
+}
+
+/// A TLS connection: the handshake (within the header timeout), then the
+/// protocol ALPN chose.
+async fn serve_tls<H: Handler>(
+    acceptor: &super::tls::Acceptor,
+    stream: TcpStream,
+    peer: Peer,
+    watch: &Arc<Watch>,
+    shared: &Shared<H>,
+) {
     let handshake = acceptor.accept(stream);
     let Ok(Ok(tls)) = tokio::time::timeout(shared.limits.header_timeout, handshake).await else {
         ConnStats::count(&shared.stats.tls_failures);
@@ -68,9 +81,9 @@ pub(super) async fn serve<H: Handler>(
     let io = Watched::new(tls, watch.clone());
     let end = if h2 {
         watch.h2.store(true, Ordering::Relaxed);
-        run_h2(io, peer, watch, shared).await
+        Box::pin(run_h2(io, peer, watch, shared)).await
     } else {
-        run_h1(io, peer, watch, shared, false).await.0
+        Box::pin(run_h1(io, peer, watch, shared, false)).await.0
     };
     count(end, shared);
 }
@@ -93,10 +106,12 @@ async fn serve_cleartext<H: Handler>(
     let mut io = Watched::new(stream, watch.clone());
     if h2 {
         watch.h2.store(true, Ordering::Relaxed);
-        return count(run_h2(io, peer, watch, shared).await, shared);
+        return count(Box::pin(run_h2(io, peer, watch, shared)).await, shared);
     }
     loop {
-        let (end, parked) = run_h1(io, peer, watch, shared, true).await;
+        // Boxed: hyper's state lives only while it serves, not in the
+        // connection's task for as long as the connection is open.
+        let (end, parked) = Box::pin(run_h1(io, peer, watch, shared, true)).await;
         let Some(parked) = parked else {
             return count(end, shared);
         };
@@ -205,7 +220,8 @@ where
     }
     let parts = conn.into_parts();
     let mut io = parts.io.into_inner();
-    io.unread = parts.read_buf;
+    // A copy: hyper's bytes are a view of its whole read buffer.
+    io.unread = Bytes::copy_from_slice(&parts.read_buf);
     (End::Parked, Some(io))
 }
 

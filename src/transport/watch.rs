@@ -34,7 +34,7 @@ use tokio::sync::Notify;
 
 /// An HTTP/1 connection idle this long gives hyper's buffers back; a
 /// client that keeps sending never waits for a new connection state.
-pub(super) const PARK_AFTER: Duration = Duration::from_secs(2);
+pub(super) const PARK_AFTER: Duration = Duration::from_millis(100);
 
 /// How long a connection asked to close (reclaimed, idle, or past the
 /// drain's linger) with no request in flight may take to finish writing
