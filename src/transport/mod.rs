@@ -7,25 +7,27 @@
 //!  or passed by systemd) ------------> EMFILE backoff, 503 past the cap
 //!                                         |
 //!                     one task per connection ([`conn`]): TLS handshake
-//!                     ([`tls`]), hyper's auto HTTP/1 / HTTP/2 connection,
-//!                     the deadlines (head, keep-alive, send) and shutdown
-//!                                         |
-//!                                         v
+//!                     ([`tls`]), HTTP/1 or HTTP/2 by ALPN or preface,
+//!                     hyper's connection, parked while idle
+//!                                         |      ^ deadlines, close requests
+//!                                         |      | ([`watch`]: head, keep-alive,
+//!                                         v      | send; drain, reclaim)
 //!                     the [`Handler`] (serve/): a request in, a response out
 //! ```
 //!
 //! - **hyper** reads and writes HTTP: framing on raw bytes (a header that
 //!   is not UTF-8 never hides a `Content-Length`), head size limits
-//!   answered 431/414/400, HTTP/2 with its stream and reset limits.
+//!   answered 431/400, HTTP/2 with its stream and reset limits.
 //! - **tokio** multiplexes every connection onto a few threads, so an idle
 //!   or slow connection costs a few KiB and no thread.
 //! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`).
 //!
 //! What hyper leaves to a server is here: how many connections, how long
 //! each may take to send a head or to take a response, which idle ones go
-//! first when the cap is reached (nginx "reusing connections"), and a
-//! shutdown that stops accepting, lets every request in flight finish
-//! (HTTP/2 gets GOAWAY) and closes idle connections.
+//! first when the cap is reached (nginx "reusing connections"), what an
+//! idle connection keeps, and a shutdown that stops accepting, lets every
+//! request in flight finish (HTTP/2 gets GOAWAY) and closes idle
+//! connections.
 
 mod conn;
 pub mod limits;
