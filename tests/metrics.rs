@@ -201,12 +201,34 @@ fn prometheus_reads_what_the_server_counted() {
     drop(slow);
 
     // Two idle keep-alive connections fill --max-connections 2: the next
-    // is refused with 503.
-    let held: Vec<TcpStream> = (0..2).map(|_| keep_alive(&server, &mut sent)).collect();
-    let refused = raw_get(server.addr, "GET", "/healthz", &[]);
-    assert_eq!(refused.status, 503);
-    sent.add("other", 503, 0);
-    drop(held);
+    // one makes room by closing the longest idle.
+    let idle: Vec<TcpStream> = (0..2).map(|_| keep_alive(&server, &mut sent)).collect();
+    let room = raw_get(server.addr, "GET", "/healthz", &[]);
+    assert_eq!(room.status, 200);
+    sent.add("GET", 200, room.body().len());
+    drop(idle);
+    // Two heads being sent fill it with nothing to reclaim: the next is
+    // refused with 503.
+    let half_heads: Vec<TcpStream> = (0..2)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).expect("connect");
+            s.write_all(b"GET /healthz HTTP/1.1\r\n")
+                .expect("half a head");
+            s
+        })
+        .collect();
+    // (Until the idle ones are gone, a try may still find room.)
+    let refused = poll_until(Duration::from_secs(10), || {
+        let r = raw_get(server.addr, "GET", "/healthz", &[]);
+        if r.status == 503 {
+            sent.add("other", 503, 0);
+            return true;
+        }
+        sent.add("GET", r.status, r.body().len());
+        false
+    });
+    assert!(refused.is_some(), "no 503 with the cap full of heads");
+    drop(half_heads);
     // The held connections close; a scrape gets through again (each try
     // refused meanwhile is counted too).
     let mut page = None;
@@ -352,6 +374,7 @@ fn prometheus_reads_what_the_server_counted() {
     // Connections.
     let conn = |name: &str| value(name, &format!("{name}_total"), &[]);
     assert_eq!(conn("ccc_connections_refused"), refused as f64);
+    assert!(conn("ccc_connections_reclaimed") >= 1.0);
     assert_eq!(conn("ccc_connections_header_timeouts"), 1.0);
     assert_eq!(conn("ccc_connections_send_timeouts"), 0.0);
     assert_eq!(
