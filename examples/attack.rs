@@ -9,9 +9,11 @@
 //!     --probe-file small-urls.txt --json -
 //! ```
 //!
-//! One run is one scenario: `--warmup` and `--quiet` of probing alone (the reference), then
-//! the attack for `--attack`, `--settle` more while its connections close,
-//! then `--after` of probing alone. It prints a summary and the criteria the
+//! One run is one scenario: `--warmup` and `--quiet` of probing alone (the
+//! reference), then the attack (with `--also`, several at once: `--mode
+//! idle-keepalive --count 10000 --also slowloris:3000`), up to `--ramp`
+//! while it opens its connections, then `--attack`, `--settle` more while
+//! its connections close, then `--after` of probing alone. It prints a summary and the criteria the
 //! run misses (stderr); `--json FILE` appends the whole report as one line
 //! of JSON, `--row LABEL` prints it as a markdown table row (`--row-header`
 //! prints the header). `--strict` exits 1 when a criterion is missed. Only
@@ -34,6 +36,9 @@ enum Mode {
     Slowloris,
     /// Connections that send nothing (--count).
     Flood,
+    /// Connections that GET the first probe target, read the answer, then
+    /// stay open sending nothing (--count).
+    IdleKeepalive,
     /// Oversized heads and bytes that are not HTTP (--count at a time).
     Malformed,
     /// Ask for --target, read --read-bytes, reset (--count at a time).
@@ -52,10 +57,14 @@ struct Args {
     pids: Vec<u32>,
     #[arg(long, value_enum, required = true)]
     mode: Option<Mode>,
-    /// Connections (slow-readers, slowloris, flood) or connections at a time
-    /// (malformed, reset).
+    /// Connections (slow-readers, slowloris, flood, idle-keepalive) or
+    /// connections at a time (malformed, reset).
     #[arg(long, default_value_t = 32)]
     count: usize,
+    /// Another attack at the same time, as MODE:COUNT (repeatable), e.g.
+    /// `slowloris:3000`.
+    #[arg(long, value_name = "MODE:COUNT", value_parser = parse_also)]
+    also: Vec<(Mode, usize)>,
     /// The large asset slow readers and resets ask for.
     #[arg(long)]
     target: Option<String>,
@@ -89,6 +98,11 @@ struct Args {
     /// Probing alone, the reference.
     #[arg(long, default_value = "3s", value_parser = humantime::parse_duration)]
     quiet: Duration,
+    /// Longest wait for the attack to hold all its connections before
+    /// --attack is timed (probed and reported apart); 0 counts the ramp as
+    /// part of the attack.
+    #[arg(long, default_value = "0s", value_parser = humantime::parse_duration)]
+    ramp: Duration,
     /// The attack.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     attack: Duration,
@@ -111,6 +125,18 @@ struct Args {
     /// Exit 1 when the run misses a criterion.
     #[arg(long)]
     strict: bool,
+}
+
+/// `MODE:COUNT` of `--also`.
+fn parse_also(s: &str) -> Result<(Mode, usize), String> {
+    let (mode, count) = s
+        .split_once(':')
+        .ok_or_else(|| format!("expected MODE:COUNT, like slowloris:3000, not {s:?}"))?;
+    let mode = Mode::from_str(mode, true)?;
+    let count = count
+        .parse()
+        .map_err(|_| format!("{count:?} is not a count"))?;
+    Ok((mode, count))
 }
 
 fn main() -> ExitCode {
@@ -148,36 +174,49 @@ fn run(args: Args) -> Result<ExitCode, String> {
     if targets.is_empty() {
         return Err("give --probe-target or --probe-file".into());
     }
-    let large = || {
+    let large = |mode: Mode| {
         args.target
             .clone()
             .ok_or_else(|| format!("--mode {mode:?} needs --target"))
     };
-    let attack = match mode {
-        Mode::SlowReaders => Attack::SlowReaders {
-            count: args.count,
-            target: large()?,
-        },
-        Mode::Slowloris => Attack::Slowloris {
-            count: args.count,
-            trickle: args.trickle,
-        },
-        Mode::Flood => Attack::Flood { count: args.count },
-        Mode::Malformed => Attack::Malformed {
-            workers: args.count,
-        },
-        Mode::Reset => Attack::Reset {
-            workers: args.count,
-            target: large()?,
-            read_bytes: args.read_bytes,
-        },
+    let make = |mode: Mode, count: usize| -> Result<Attack, String> {
+        Ok(match mode {
+            Mode::SlowReaders => Attack::SlowReaders {
+                count,
+                target: large(mode)?,
+            },
+            Mode::Slowloris => Attack::Slowloris {
+                count,
+                trickle: args.trickle,
+            },
+            Mode::Flood => Attack::Flood { count },
+            Mode::IdleKeepalive => Attack::IdleKeepAlive {
+                count,
+                target: targets[0].clone(),
+            },
+            Mode::Malformed => Attack::Malformed { workers: count },
+            Mode::Reset => Attack::Reset {
+                workers: count,
+                target: large(mode)?,
+                read_bytes: args.read_bytes,
+            },
+        })
     };
+    let mut attack = make(mode, args.count)?;
+    if !args.also.is_empty() {
+        let mut all = vec![attack];
+        for &(mode, count) in &args.also {
+            all.push(make(mode, count)?);
+        }
+        attack = Attack::Together(all);
+    }
     let mut probe = ProbeConfig::new(targets, args.keepalive, args.fresh);
     probe.pace = args.pace;
     probe.timeout = args.timeout;
     let timing = Timing {
         warmup: args.warmup,
         quiet: args.quiet,
+        ramp: args.ramp,
         attack: args.attack,
         settle: args.settle,
         after: args.after,

@@ -17,6 +17,9 @@
 //! and a p99 within 3x quiet (or 100 ms), with no restart. Each test prints
 //! its figures, peak RSS and threads included.
 //!
+//! At `--max-connections 100` (default settings otherwise), idle
+//! keep-alive connections make room for a newcomer while busy ones do not.
+//!
 //! The tests are `#[ignore]`: they hold thousands of connections and judge
 //! latency, so `.ci/run` runs them on their own, one at a time, in release
 //! mode:
@@ -26,11 +29,14 @@
 //! ```
 
 use crate::attack::digest::Digests;
-use crate::attack::{self, Attack, Bounds, ProbeConfig, Report, Timing, procfs};
-use crate::serve_util::{Server, asset_path};
+use crate::attack::{self, Attack, Bounds, ProbeConfig, Report, Timing, procfs, wire};
+use crate::serve_util::{Server, asset_path, poll_until};
 use crate::util::{Rng, Workspace, ccc_path, hermetic};
 use std::collections::HashMap;
+use std::io::Write;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Worker threads of every server here; slow readers outnumber them.
 const WORKERS: usize = 4;
@@ -217,4 +223,94 @@ fn connections_reset_mid_response() {
     );
     let started = report.attack.answers.get("200").copied().unwrap_or(0);
     assert!(started >= 20, "{:?}", report.attack);
+}
+
+/// `/_stats`' `connections` object, on a connection of its own; None when
+/// the server does not answer 200 (at the cap with no idle connection, it
+/// answers 503).
+fn connection_stats(addr: SocketAddr) -> Option<serde_json::Value> {
+    let mut conn = wire::Conn::open(addr, Duration::from_secs(5)).ok()?;
+    conn.send(&wire::get_request(addr, "/_stats", &[])).ok()?;
+    let answer = conn.read(false).ok()?;
+    if answer.status != 200 {
+        return None;
+    }
+    let stats: serde_json::Value = serde_json::from_slice(&answer.body).ok()?;
+    Some(stats["connections"].clone())
+}
+
+#[test]
+#[ignore = "heavy and timing-sensitive: .ci/run runs it alone in release mode"]
+fn at_the_cap_idle_connections_make_room_and_busy_ones_do_not() {
+    let fixture = fixture();
+    let server = Server::start(&fixture.ws, &["--max-connections", "100"]);
+    let addr = server.addr;
+    let asset = asset_path("site", "1.0.0", "js/chunk-0.js");
+    let timeout = Duration::from_secs(5);
+    let get = |conn: &mut wire::Conn| {
+        conn.send(&wire::get_request(addr, &asset, &[]))
+            .and_then(|()| {
+                conn.read(false)
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+    };
+
+    // 100 idle keep-alive connections: the cap is reached.
+    let mut idle: Vec<wire::Conn> = (0..100)
+        .map(|i| {
+            let mut conn = wire::Conn::open(addr, timeout).expect("connect");
+            let answer = get(&mut conn).unwrap_or_else(|e| panic!("idle connection {i}: {e}"));
+            assert_eq!(answer.status, 200, "idle connection {i}");
+            conn
+        })
+        .collect();
+    // A newcomer is served: the longest idle connection makes room.
+    let mut newcomer = wire::Conn::open(addr, timeout).expect("connect");
+    let answer = get(&mut newcomer).expect("the newcomer's answer");
+    assert_eq!(
+        answer.status,
+        200,
+        "at the cap with 100 idle connections: {:?}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    let stats = connection_stats(addr).expect("/_stats at the cap with idle connections");
+    assert!(stats["reclaimed"].as_u64() >= Some(1), "{stats}");
+    assert_eq!(stats["refused"], 0, "{stats}");
+    drop(newcomer);
+    idle.clear();
+    assert!(
+        poll_until(Duration::from_secs(10), || {
+            connection_stats(addr).is_some_and(|c| c["open"].as_u64() <= Some(1))
+        })
+        .is_some(),
+        "the idle connections' close was never seen"
+    );
+
+    // 100 busy connections (a head that never ends): nothing to reclaim.
+    let head = wire::get_request(addr, "/healthz", &["User-Agent: slowloris"]);
+    let half = &head[..head.len() - 2];
+    let mut busy = Vec::new();
+    for i in 0..100 {
+        if i == 99 {
+            // 99 held and this /_stats: the server has every one of them.
+            let stats = connection_stats(addr).expect("/_stats below the cap");
+            assert_eq!(stats["open"], 100, "{stats}");
+        }
+        let mut stream = wire::connect(addr, timeout).expect("connect");
+        stream.write_all(half).expect("half a head");
+        busy.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let mut newcomer = wire::Conn::open(addr, timeout).expect("connect");
+    let answer = get(&mut newcomer).expect("the newcomer's answer");
+    assert_eq!(
+        (answer.status, answer.header("retry-after").is_some()),
+        (503, true),
+        "at the cap with 100 busy connections: {answer:?}"
+    );
+    drop(busy);
+    let stats = poll_until(Duration::from_secs(10), || connection_stats(addr).is_some())
+        .and_then(|_| connection_stats(addr))
+        .expect("/_stats once the busy connections closed");
+    assert!(stats["refused"].as_u64() >= Some(1), "{stats}");
 }

@@ -1,21 +1,26 @@
-//! The five attacks, each bounded: a fixed number of connections or
-//! workers, run until stopped, on the address given (127.0.0.1 in every
-//! caller).
+//! The attacks, each bounded: a fixed number of connections or workers,
+//! run until stopped, on the address given (127.0.0.1 in every caller).
 //!
 //! - slow readers: ask for a large asset (identity, so nothing shrinks it)
 //!   through a 4 KiB receive window and never read;
 //! - slowloris: send half a request head, then one more header line every
 //!   `trickle`;
 //! - descriptor flood: open connections and send nothing;
+//! - idle keep-alive: ask for a small asset, read the whole answer, then
+//!   keep the connection open and send nothing more (what browsers leave
+//!   behind by the thousand);
 //! - malformed: a 1 MiB header line, 100,000 header lines, a 64 KiB target,
 //!   binary noise and a line that is not HTTP, in turn;
 //! - reset: ask for a large asset, read the start, then close with
 //!   `SO_LINGER` 0 so the server's next write meets a reset.
 //!
-//! The three that hold connections (slow readers, slowloris, flood) keep
-//! `count` of them open: one the server closes is opened again a second
-//! later, as a real attacker would (and no sooner, so a server that sheds
-//! them is not answered with a connect storm).
+//! [`Attack::Together`] runs several at once (10,000 idle keep-alive
+//! connections and 3,000 slowloris ones, say), each reported on its own.
+//!
+//! The four that hold connections (slow readers, slowloris, flood, idle
+//! keep-alive) keep `count` of them open: one the server closes is opened
+//! again a second later, as a real attacker would (and no sooner, so a
+//! server that sheds them is not answered with a connect storm).
 
 use super::wire;
 use serde::Serialize;
@@ -24,7 +29,7 @@ use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// One attack and its parameters.
@@ -36,6 +41,9 @@ pub enum Attack {
     Slowloris { count: usize, trickle: Duration },
     /// `count` connections that send nothing.
     Flood { count: usize },
+    /// `count` connections that GET `target`, read the whole answer, then
+    /// stay open sending nothing.
+    IdleKeepAlive { count: usize, target: String },
     /// `workers` connections at a time sending oversized heads and noise.
     Malformed { workers: usize },
     /// `workers` connections at a time asking for `target`, reading
@@ -45,6 +53,8 @@ pub enum Attack {
         target: String,
         read_bytes: usize,
     },
+    /// Several attacks at once.
+    Together(Vec<Attack>),
 }
 
 /// How long an attack connection waits to connect.
@@ -57,14 +67,20 @@ const TICK: Duration = Duration::from_millis(200);
 const REOPEN: Duration = Duration::from_secs(1);
 
 impl Attack {
-    /// The mode's name, as `examples/attack.rs` takes it.
-    pub fn mode(&self) -> &'static str {
+    /// The mode's name, as `examples/attack.rs` takes it (`a+b` for
+    /// attacks together).
+    pub fn mode(&self) -> String {
         match self {
-            Attack::SlowReaders { .. } => "slow-readers",
-            Attack::Slowloris { .. } => "slowloris",
-            Attack::Flood { .. } => "flood",
-            Attack::Malformed { .. } => "malformed",
-            Attack::Reset { .. } => "reset",
+            Attack::SlowReaders { .. } => "slow-readers".into(),
+            Attack::Slowloris { .. } => "slowloris".into(),
+            Attack::Flood { .. } => "flood".into(),
+            Attack::IdleKeepAlive { .. } => "idle-keepalive".into(),
+            Attack::Malformed { .. } => "malformed".into(),
+            Attack::Reset { .. } => "reset".into(),
+            Attack::Together(attacks) => {
+                let modes: Vec<String> = attacks.iter().map(Attack::mode).collect();
+                modes.join("+")
+            }
         }
     }
 
@@ -78,6 +94,9 @@ impl Attack {
                 "{count} connections each send half a request head, then a header line every {trickle:?}"
             ),
             Attack::Flood { count } => format!("{count} connections that send nothing"),
+            Attack::IdleKeepAlive { count, target } => format!(
+                "{count} connections GET {target}, read the whole answer, then stay open sending nothing"
+            ),
             Attack::Malformed { workers } => format!(
                 "{workers} connections at a time: a 1 MiB header line, 100,000 header lines, a 64 KiB target, 64 KiB of noise, a line that is not HTTP"
             ),
@@ -88,49 +107,50 @@ impl Attack {
             } => format!(
                 "{workers} connections at a time GET {target} (identity), read {read_bytes} bytes, close with SO_LINGER 0"
             ),
+            Attack::Together(attacks) => {
+                let each: Vec<String> = attacks.iter().map(Attack::describe).collect();
+                format!("at once: {}", each.join("; and "))
+            }
         }
     }
 
     /// Starts the attack on `addr`; it runs until [`Running::finish`].
     pub fn start(&self, addr: SocketAddr) -> Running {
         raise_fd_limit();
-        let stop = Arc::new(AtomicBool::new(false));
+        self.launch(addr, &Arc::new(AtomicBool::new(false)))
+    }
+
+    /// Starts the attack's threads, all stopped by `stop`.
+    fn launch(&self, addr: SocketAddr, stop: &Arc<AtomicBool>) -> Running {
+        let held = Arc::new(AtomicU64::new(0));
         let spawn = |work: Box<dyn FnOnce() -> AttackReport + Send>| std::thread::spawn(work);
+        let hold = |count, greeting, trickle, small_window, keepalive| {
+            let hold = Hold {
+                addr,
+                count,
+                greeting,
+                trickle,
+                small_window,
+                keepalive,
+                stop: stop.clone(),
+                open_now: held.clone(),
+            };
+            vec![spawn(Box::new(move || hold.run()))]
+        };
         let threads = match self.clone() {
             Attack::SlowReaders { count, target } => {
-                let hold = Hold {
-                    addr,
-                    count,
-                    greeting: wire::get_request(addr, &target, &["Accept-Encoding: identity"]),
-                    trickle: None,
-                    small_window: true,
-                    stop: stop.clone(),
-                };
-                vec![spawn(Box::new(move || hold.run()))]
+                let get = wire::get_request(addr, &target, &["Accept-Encoding: identity"]);
+                hold(count, get, None, true, false)
             }
             Attack::Slowloris { count, trickle } => {
                 let mut greeting = wire::get_request(addr, "/healthz", &["User-Agent: slowloris"]);
                 greeting.truncate(greeting.len() - 2); // no blank line: never complete
-                let hold = Hold {
-                    addr,
-                    count,
-                    greeting,
-                    trickle: Some(trickle),
-                    small_window: false,
-                    stop: stop.clone(),
-                };
-                vec![spawn(Box::new(move || hold.run()))]
+                hold(count, greeting, Some(trickle), false, false)
             }
-            Attack::Flood { count } => {
-                let hold = Hold {
-                    addr,
-                    count,
-                    greeting: Vec::new(),
-                    trickle: None,
-                    small_window: false,
-                    stop: stop.clone(),
-                };
-                vec![spawn(Box::new(move || hold.run()))]
+            Attack::Flood { count } => hold(count, Vec::new(), None, false, false),
+            Attack::IdleKeepAlive { count, target } => {
+                let get = wire::get_request(addr, &target, &["User-Agent: idle-keepalive"]);
+                hold(count, get, None, false, true)
             }
             Attack::Malformed { workers } => (0..workers)
                 .map(|i| {
@@ -149,12 +169,43 @@ impl Attack {
                     spawn(Box::new(move || reset(addr, &target, read_bytes, &stop)))
                 })
                 .collect(),
+            Attack::Together(attacks) => {
+                let parts = attacks.iter().map(|a| a.launch(addr, stop)).collect();
+                return Running {
+                    parts,
+                    ..self.running(stop, held, Vec::new())
+                };
+            }
         };
+        self.running(stop, held, threads)
+    }
+
+    fn running(
+        &self,
+        stop: &Arc<AtomicBool>,
+        held: Arc<AtomicU64>,
+        threads: Vec<std::thread::JoinHandle<AttackReport>>,
+    ) -> Running {
         Running {
             mode: self.mode(),
             params: self.describe(),
-            stop,
+            stop: stop.clone(),
+            held,
             threads,
+            parts: Vec::new(),
+        }
+    }
+
+    /// The connections the attack holds open once it is under way (0 for
+    /// those that open and close them in turn).
+    pub fn holds(&self) -> u64 {
+        match self {
+            Attack::SlowReaders { count, .. }
+            | Attack::Slowloris { count, .. }
+            | Attack::Flood { count }
+            | Attack::IdleKeepAlive { count, .. } => *count as u64,
+            Attack::Malformed { .. } | Attack::Reset { .. } => 0,
+            Attack::Together(attacks) => attacks.iter().map(Attack::holds).sum(),
         }
     }
 }
@@ -187,6 +238,9 @@ pub struct AttackReport {
     pub answers: BTreeMap<String, u64>,
     /// Writes the server cut short (it stopped reading and closed).
     pub writes_cut: u64,
+    /// Attacks run together: each one's own report (this one adds them up).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<AttackReport>,
 }
 
 impl AttackReport {
@@ -212,6 +266,9 @@ impl AttackReport {
         match e.kind() {
             ErrorKind::ConnectionRefused => self.refused += 1,
             ErrorKind::TimedOut | ErrorKind::WouldBlock => self.connect_timeouts += 1,
+            // Connected, but the answer was not one to keep the connection
+            // open after: counted in `answers`.
+            ErrorKind::ConnectionAborted => {}
             _ => self.connect_errors += 1,
         }
     }
@@ -219,23 +276,37 @@ impl AttackReport {
 
 /// A started attack.
 pub struct Running {
-    mode: &'static str,
+    mode: String,
     params: String,
     stop: Arc<AtomicBool>,
+    /// Connections held open now (the holding attacks count them).
+    held: Arc<AtomicU64>,
     threads: Vec<std::thread::JoinHandle<AttackReport>>,
+    /// Attacks run together, each with threads of its own.
+    parts: Vec<Running>,
 }
 
 impl Running {
+    /// The connections held open now, as of the last tick.
+    pub fn held(&self) -> u64 {
+        self.held.load(Ordering::Relaxed) + self.parts.iter().map(Running::held).sum::<u64>()
+    }
+
     /// Stops the attack, closes its connections and reports.
     pub fn finish(self) -> AttackReport {
         self.stop.store(true, Ordering::Relaxed);
         let mut report = AttackReport {
-            mode: self.mode.to_string(),
+            mode: self.mode,
             params: self.params,
             ..AttackReport::default()
         };
         for t in self.threads {
             report.merge(t.join().expect("an attack thread panicked"));
+        }
+        for part in self.parts {
+            let part = part.finish();
+            report.merge(part.clone());
+            report.parts.push(part);
         }
         report
     }
@@ -262,7 +333,12 @@ struct Hold {
     /// Slow readers: small receive window, and never read (a held
     /// connection's death is seen through `SO_ERROR` only).
     small_window: bool,
+    /// Idle keep-alive: the greeting is a whole request, whose answer is
+    /// read in full before the connection goes quiet.
+    keepalive: bool,
     stop: Arc<AtomicBool>,
+    /// Connections open now, for [`Running::held`].
+    open_now: Arc<AtomicU64>,
 }
 
 /// A held connection, or when to open it again.
@@ -295,7 +371,7 @@ impl Hold {
                 if !matches!(slot, Slot::Closed(due) if *due <= tick) {
                     continue;
                 }
-                match self.open_one() {
+                match self.open_one(&mut report) {
                     Ok(held) => {
                         report.opened += 1;
                         *slot = Slot::Open(held);
@@ -311,6 +387,7 @@ impl Hold {
             }
             let open = slots.iter().filter(|s| matches!(s, Slot::Open(_))).count() as u64;
             report.peak_open = report.peak_open.max(open);
+            self.open_now.store(open, Ordering::Relaxed);
             for slot in slots.iter_mut() {
                 let Slot::Open(held) = slot else { continue };
                 if !self.alive(held, &mut buf, &mut report) {
@@ -325,10 +402,29 @@ impl Hold {
         report
     }
 
-    fn open_one(&self) -> std::io::Result<Held> {
+    fn open_one(&self, report: &mut AttackReport) -> std::io::Result<Held> {
         let mut stream = open(self.addr, self.small_window)?;
         stream.set_write_timeout(Some(CONNECT))?;
         stream.write_all(&self.greeting)?;
+        if self.keepalive {
+            // The answer in full; one that closes the connection (a 503 at
+            // the cap) leaves nothing to hold: reopened a second later.
+            stream.set_read_timeout(Some(ANSWER))?;
+            let answer = wire::read_response(&mut std::io::BufReader::new(&stream), false);
+            let what = match &answer {
+                Ok(r) => r.status.to_string(),
+                Err(e) if e.is_timeout() => "timeout".into(),
+                Err(wire::ReadError::ClosedBeforeAnswer) => "none".into(),
+                Err(_) => "reset".into(),
+            };
+            report.answer(what);
+            if !matches!(answer, Ok(r) if r.status == 200 && !r.close) {
+                return Err(std::io::Error::new(
+                    ErrorKind::ConnectionAborted,
+                    "no keep-alive answer",
+                ));
+            }
+        }
         stream.set_nonblocking(true)?;
         Ok(Held {
             stream,

@@ -5,14 +5,15 @@
 //! same thing.
 //!
 //! - [`Attack`] (attacks.rs): slow readers, slowloris, a descriptor flood,
-//!   malformed heads, resets mid-response; bounded in connections, run until
-//!   stopped.
+//!   idle keep-alive connections, malformed heads, resets mid-response, or
+//!   several at once; bounded in connections, run until stopped.
 //! - [`Probe`] (probe.rs): well-behaved clients measuring latency and
 //!   classifying every answer.
 //! - [`digest`]: whether a body is the asset's (sha256, ETag, catalog).
 //! - [`procfs`]: the server's resident memory and threads.
-//! - [`run`]: one scenario, quiet, then attacked, then quiet again, with
-//!   the probe running throughout and its answers kept per phase, and
+//! - [`run`]: one scenario, quiet, then attacked (optionally after a ramp
+//!   while the attack opens its connections), then quiet again, with the
+//!   probe running throughout and its answers kept per phase, and
 //!   [`Report::violations`]: the criteria a server must meet.
 //!
 //! Everything speaks HTTP/1.1 by hand ([`wire`]): attacks send bytes no
@@ -68,8 +69,9 @@ impl Phases {
 
 const WARMUP: usize = 0;
 const QUIET: usize = 1;
-const ATTACK: usize = 2;
-const AFTER: usize = 3;
+const RAMP: usize = 2;
+const ATTACK: usize = 3;
+const AFTER: usize = 4;
 
 /// How long each phase lasts.
 #[derive(Debug, Clone, Copy)]
@@ -78,6 +80,10 @@ pub struct Timing {
     pub warmup: Duration,
     /// Before the attack: the reference latency.
     pub quiet: Duration,
+    /// Longest wait, once the attack starts, for it to hold all its
+    /// connections before `attack` is timed; 0 counts the ramp as part of
+    /// the attack.
+    pub ramp: Duration,
     /// The attack.
     pub attack: Duration,
     /// After the attack's connections are closed, still counted as the
@@ -93,6 +99,7 @@ impl Timing {
         Timing {
             warmup: Duration::from_secs(1),
             quiet: Duration::from_secs(quiet),
+            ramp: Duration::ZERO,
             attack: Duration::from_secs(attack),
             settle: Duration::from_secs(settle),
             after: Duration::from_secs(after),
@@ -104,10 +111,18 @@ impl Timing {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub attack: AttackReport,
+    /// How long the attack took to hold its connections (see
+    /// [`Timing::ramp`]), and whether it got them all in that time (true
+    /// without a ramp).
+    pub ramp_secs: f64,
+    pub ramp_complete: bool,
     pub quiet: ProbeReport,
+    /// While the attack opened its connections; empty without a ramp.
+    pub ramp: ProbeReport,
     pub during: ProbeReport,
     pub after: ProbeReport,
     pub footprint_quiet: Footprint,
+    pub footprint_ramp: Footprint,
     pub footprint_during: Footprint,
     pub footprint_after: Footprint,
     /// The kernel's peak resident set of the server since it started, KiB.
@@ -117,9 +132,9 @@ pub struct Report {
 }
 
 /// Runs the probe against `addr` for `timing.warmup`, then `timing.quiet`,
-/// then `attack` too for
-/// `timing.attack` (+ `settle`), then the probe alone for `timing.after`,
-/// while sampling `pids` (the server's processes).
+/// then `attack` too (up to `timing.ramp` until it holds its connections,
+/// then `timing.attack`, + `settle`), then the probe alone for
+/// `timing.after`, while sampling `pids` (the server's processes).
 pub fn run(
     addr: SocketAddr,
     pids: &[u32],
@@ -127,14 +142,22 @@ pub fn run(
     probe: &ProbeConfig,
     timing: Timing,
 ) -> Report {
-    let phases = Phases::new(4);
+    let phases = Phases::new(5);
     let sampler = procfs::Sampler::start(pids.to_vec(), phases.clone(), Duration::from_millis(50));
     let clients = Probe::start(addr, probe, phases.clone());
     std::thread::sleep(timing.warmup);
     phases.set(QUIET);
     std::thread::sleep(timing.quiet);
-    phases.set(ATTACK);
+    phases.set(if timing.ramp.is_zero() { ATTACK } else { RAMP });
     let running = attack.start(addr);
+    let ramp_started = std::time::Instant::now();
+    let mut ramp_complete = timing.ramp.is_zero();
+    while !ramp_complete && ramp_started.elapsed() < timing.ramp {
+        std::thread::sleep(Duration::from_millis(100));
+        ramp_complete = running.held() >= attack.holds();
+    }
+    let ramp_secs = ramp_started.elapsed().as_secs_f64();
+    phases.set(ATTACK);
     std::thread::sleep(timing.attack);
     let attack_report = running.finish();
     std::thread::sleep(timing.settle);
@@ -146,10 +169,14 @@ pub fn run(
     let mut next_footprint = || footprints.next().unwrap_or_default();
     Report {
         attack: attack_report,
+        ramp_secs,
+        ramp_complete,
         quiet: next_probe(),
+        ramp: next_probe(),
         during: next_probe(),
         after: next_probe(),
         footprint_quiet: next_footprint(),
+        footprint_ramp: next_footprint(),
         footprint_during: next_footprint(),
         footprint_after: next_footprint(),
         vm_hwm_kib: procfs::high_water_mark(pids),
@@ -158,7 +185,7 @@ pub fn run(
 }
 
 /// The header of the table [`Report::markdown_row`] fills.
-pub const MARKDOWN_HEADER: &str = "| server | attack | quiet p50 / p99 | during p50 / p99 | during: ok / capped (503) / failures | after p50 / p99 | after: failures | peak RSS | peak threads | the attack's connections |\n|---|---|---:|---:|---|---:|---|---:|---:|---|";
+pub const MARKDOWN_HEADER: &str = "| server | attack | quiet p50 / p99 | during p50 / p99 | during, new connections p50 / p99 | during: ok / 503 / failures | after p50 / p99 | after: failures | peak RSS (anon) | VmHWM | peak threads | the attack's connections |\n|---|---|---:|---:|---:|---|---:|---|---:|---:|---:|---|";
 
 /// How much slower than quiet the probe may get.
 #[derive(Debug, Clone, Copy)]
@@ -190,9 +217,10 @@ impl Report {
     /// Every way this run misses the bar; empty when it meets it:
     /// - quiet and after: every answer right, none capped, p99 after within
     ///   bounds of quiet;
-    /// - during: no refused connection, no timeout, no drop or reset, no
-    ///   5xx but the deliberate 503 at the connection cap, some answers
-    ///   served, p99 within bounds of quiet;
+    /// - during (and the ramp before it): no refused connection, no
+    ///   timeout, no drop or reset, no 5xx but the deliberate 503 at the
+    ///   connection cap; during: some answers served, p99 within bounds of
+    ///   quiet;
     /// - the server still running.
     pub fn violations(&self, bounds: &Bounds) -> Vec<String> {
         let mut out = Vec::new();
@@ -209,6 +237,13 @@ impl Report {
             if r.ok == 0 {
                 out.push(format!("{phase}: no request was served"));
             }
+        }
+        let r = &self.ramp;
+        if r.failures() > 0 {
+            out.push(format!(
+                "ramp: {} refused, {} timeouts, {} dropped, {} broken, {} 5xx, {} unexpected, {} wrong bytes: {:?}",
+                r.refused, r.timeouts, r.dropped, r.broken, r.server_errors, r.unexpected, r.wrong_bytes, r.problems
+            ));
         }
         let d = &self.during;
         if d.failures() > 0 {
@@ -270,24 +305,26 @@ impl Report {
             .iter()
             .map(|(k, v)| format!("{k}: {v}"))
             .collect();
+        let peak = self.peak();
+        let mib = |kib: u64| kib as f64 / 1024.0;
         format!(
-            "| {server} | {} | {} | {} | {} / {} / {} | {} | {} | {:.1} MiB | {} | {} opened, {} closed by the server; {} |",
+            "| {server} | {} | {} | {} | {:.1} / {:.1} ms | {} / {} / {} | {} | {} | {:.1} MiB ({:.1} anon) | {:.1} MiB | {} | {} opened, peak {} open, {} closed by the server; {} |",
             self.attack.mode,
             p(&self.quiet),
             p(&self.during),
+            self.during.new_conn_p50_ms,
+            self.during.new_conn_p99_ms,
             self.during.ok,
-            self.during.capped,
+            self.during.status_503(),
             failures(&self.during),
             p(&self.after),
             failures(&self.after),
-            self.footprint_during
-                .peak_rss_kib
-                .max(self.footprint_after.peak_rss_kib) as f64
-                / 1024.0,
-            self.footprint_during
-                .peak_threads
-                .max(self.footprint_after.peak_threads),
+            mib(peak.peak_rss_kib),
+            mib(peak.peak_rss_anon_kib),
+            mib(self.vm_hwm_kib.unwrap_or(0)),
+            peak.peak_threads,
             self.attack.opened,
+            self.attack.peak_open,
             self.attack.closed_by_server,
             if answers.is_empty() {
                 "no answer".to_string()
@@ -297,27 +334,71 @@ impl Report {
         )
     }
 
+    /// The highest footprint from the attack's start to the end: ramp,
+    /// attack and after.
+    pub fn peak(&self) -> Footprint {
+        let phases = [
+            &self.footprint_ramp,
+            &self.footprint_during,
+            &self.footprint_after,
+        ];
+        Footprint {
+            peak_rss_kib: phases.iter().map(|f| f.peak_rss_kib).max().unwrap_or(0),
+            peak_rss_anon_kib: phases
+                .iter()
+                .map(|f| f.peak_rss_anon_kib)
+                .max()
+                .unwrap_or(0),
+            peak_threads: phases.iter().map(|f| f.peak_threads).max().unwrap_or(0),
+            samples: phases.iter().map(|f| f.samples).sum(),
+        }
+    }
+
     /// One line for people: latencies per phase, answers, footprint.
     pub fn summary(&self) -> String {
         let p = |r: &ProbeReport| format!("p50 {:.1} / p99 {:.1} ms", r.p50_ms, r.p99_ms);
         let mib = |kib: u64| kib as f64 / 1024.0;
+        let peak = self.peak();
+        let ramp = if self.ramp.statuses.is_empty() && self.ramp.failures() == 0 {
+            String::new()
+        } else {
+            format!(
+                "ramp {:.1} s{} ({}, {} ok, {} 503s, {} failures); ",
+                self.ramp_secs,
+                if self.ramp_complete {
+                    ""
+                } else {
+                    ", INCOMPLETE"
+                },
+                p(&self.ramp),
+                self.ramp.ok,
+                self.ramp.status_503(),
+                self.ramp.failures(),
+            )
+        };
         format!(
-            "{}: quiet {}; during {} ({} ok, {} capped, {} failures); after {} ({} ok, {} failures); \
-             server peak RSS {:.1} MiB / {} threads during (quiet {:.1} MiB / {} threads); attack: {} opened, {} closed by the server, answers {:?}",
+            "{}: quiet {}; {ramp}during {} (new connections p50 {:.1} / p99 {:.1} ms; {} ok, {} 503s, {} capped, {} failures); after {} ({} ok, {} failures); \
+             server peak RSS {:.1} MiB ({:.1} MiB anon, VmHWM {:.1} MiB) / {} threads from the attack on (quiet {:.1} MiB / {} threads); attack: {} opened, peak {} open, {} closed by the server, answers {:?}",
             self.attack.mode,
             p(&self.quiet),
             p(&self.during),
+            self.during.new_conn_p50_ms,
+            self.during.new_conn_p99_ms,
             self.during.ok,
+            self.during.status_503(),
             self.during.capped,
             self.during.failures(),
             p(&self.after),
             self.after.ok,
             self.after.failures(),
-            mib(self.footprint_during.peak_rss_kib),
-            self.footprint_during.peak_threads,
+            mib(peak.peak_rss_kib),
+            mib(peak.peak_rss_anon_kib),
+            mib(self.vm_hwm_kib.unwrap_or(0)),
+            peak.peak_threads,
             mib(self.footprint_quiet.peak_rss_kib),
             self.footprint_quiet.peak_threads,
             self.attack.opened,
+            self.attack.peak_open,
             self.attack.closed_by_server,
             self.attack.answers,
         )

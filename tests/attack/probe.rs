@@ -21,7 +21,10 @@
 //!   200 is right); `unexpected` and `wrong_bytes` count what it rejects.
 //!
 //! Latency runs from the first byte sent (the connect, for a new connection)
-//! to the last byte read, and counts answers that are not `capped`.
+//! to the last byte read, and counts answers that are not `capped`; the
+//! `new_conn` percentiles count only requests that opened their connection
+//! (every fresh client's, a keep-alive client's first): what a newcomer
+//! waits, accept included.
 
 use super::Phases;
 use super::wire::{self, Conn, ReadError, Response};
@@ -104,10 +107,16 @@ pub struct ProbeReport {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    /// Answers on a connection opened for the request, not `capped`.
+    pub new_conn_answers: u64,
+    pub new_conn_p50_ms: f64,
+    pub new_conn_p99_ms: f64,
     /// The first few problems, described.
     pub problems: Vec<String>,
     #[serde(skip)]
     latencies: Vec<Duration>,
+    #[serde(skip)]
+    new_conn_latencies: Vec<Duration>,
 }
 
 /// Problems described in a report, at most.
@@ -149,21 +158,31 @@ impl ProbeReport {
             self.problem(p);
         }
         self.latencies.extend(other.latencies);
+        self.new_conn_latencies.extend(other.new_conn_latencies);
     }
 
     fn finish(&mut self) {
         self.latencies.sort_unstable();
-        let at = |q: f64| {
-            let n = self.latencies.len();
+        self.new_conn_latencies.sort_unstable();
+        let at = |latencies: &[Duration], q: f64| {
+            let n = latencies.len();
             if n == 0 {
                 return 0.0;
             }
             let i = ((n as f64 * q).ceil() as usize).clamp(1, n) - 1;
-            self.latencies[i].as_secs_f64() * 1000.0
+            latencies[i].as_secs_f64() * 1000.0
         };
-        self.p50_ms = at(0.50);
-        self.p99_ms = at(0.99);
-        self.max_ms = at(1.0);
+        self.p50_ms = at(&self.latencies, 0.50);
+        self.p99_ms = at(&self.latencies, 0.99);
+        self.max_ms = at(&self.latencies, 1.0);
+        self.new_conn_answers = self.new_conn_latencies.len() as u64;
+        self.new_conn_p50_ms = at(&self.new_conn_latencies, 0.50);
+        self.new_conn_p99_ms = at(&self.new_conn_latencies, 0.99);
+    }
+
+    /// Answers with status 503, whether `capped` or not.
+    pub fn status_503(&self) -> u64 {
+        self.statuses.get(&503).copied().unwrap_or(0)
     }
 
     /// The reports of several phases as one.
@@ -368,6 +387,9 @@ impl Client {
                     return;
                 }
                 report.latencies.push(done - sent);
+                if first {
+                    report.new_conn_latencies.push(done - sent);
+                }
                 response
             }
             Outcome::Refused => {

@@ -1,7 +1,8 @@
-//! What the server costs while it is attacked: resident memory and threads
-//! of its processes, read from `/proc/PID/status` every few tens of
-//! milliseconds and kept per phase (quiet, attack, after). Several PIDs add
-//! up (nginx's master and worker).
+//! What the server costs while it is attacked: resident memory (all of it,
+//! and the anonymous part: heap and stacks, what connections cost; the rest
+//! is the binary and mapped files) and threads of its processes, read from
+//! `/proc/PID/status` every few tens of milliseconds and kept per phase
+//! (quiet, attack, after). Several PIDs add up (nginx's master and worker).
 
 use super::Phases;
 use serde::Serialize;
@@ -14,6 +15,8 @@ use std::time::Duration;
 pub struct Footprint {
     /// Highest resident set seen (VmRSS, summed over the PIDs), KiB.
     pub peak_rss_kib: u64,
+    /// Highest anonymous resident memory seen (RssAnon, summed), KiB.
+    pub peak_rss_anon_kib: u64,
     /// Most threads seen (summed over the PIDs).
     pub peak_threads: u64,
     /// Samples taken; 0 means the process could not be read.
@@ -22,15 +25,23 @@ pub struct Footprint {
 
 /// One reading of `/proc/PID/status` summed over `pids`; None when one of
 /// them is gone.
-pub fn read(pids: &[u32]) -> Option<(u64, u64)> {
-    let mut rss = 0;
-    let mut threads = 0;
+pub fn read(pids: &[u32]) -> Option<Reading> {
+    let mut sum = Reading::default();
     for pid in pids {
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        rss += field(&status, "VmRSS:")?;
-        threads += field(&status, "Threads:")?;
+        sum.rss_kib += field(&status, "VmRSS:")?;
+        sum.rss_anon_kib += field(&status, "RssAnon:")?;
+        sum.threads += field(&status, "Threads:")?;
     }
-    Some((rss, threads))
+    Some(sum)
+}
+
+/// Resident memory (KiB) and threads at one moment.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Reading {
+    pub rss_kib: u64,
+    pub rss_anon_kib: u64,
+    pub threads: u64,
 }
 
 /// `VmHWM` (the kernel's own peak resident set since start), summed, KiB.
@@ -77,10 +88,11 @@ impl Sampler {
         let thread = std::thread::spawn(move || {
             let mut by_phase = vec![Footprint::default(); phases.count()];
             while !flag.load(Ordering::Relaxed) {
-                if let Some((rss, threads)) = read(&pids) {
+                if let Some(now) = read(&pids) {
                     let f = &mut by_phase[phases.current()];
-                    f.peak_rss_kib = f.peak_rss_kib.max(rss);
-                    f.peak_threads = f.peak_threads.max(threads);
+                    f.peak_rss_kib = f.peak_rss_kib.max(now.rss_kib);
+                    f.peak_rss_anon_kib = f.peak_rss_anon_kib.max(now.rss_anon_kib);
+                    f.peak_threads = f.peak_threads.max(now.threads);
                     f.samples += 1;
                 }
                 std::thread::sleep(every);
@@ -102,8 +114,11 @@ mod tests {
     #[test]
     fn reads_this_process() {
         let me = std::process::id();
-        let (rss, threads) = super::read(&[me]).expect("/proc/self/status");
-        assert!(rss > 0 && threads >= 1, "{rss} KiB, {threads} threads");
+        let now = super::read(&[me]).expect("/proc/self/status");
+        assert!(
+            now.rss_kib >= now.rss_anon_kib && now.rss_anon_kib > 0 && now.threads >= 1,
+            "{now:?}"
+        );
         let (soft, hard) = super::open_files_limit(me).expect("/proc/self/limits");
         assert!(soft <= hard, "{soft} > {hard}");
     }
