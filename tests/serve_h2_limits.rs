@@ -825,3 +825,67 @@ fn a_continuation_flood_is_cut_off_within_the_header_list_limit() {
     }
     still_serves(&server, "a CONTINUATION flood");
 }
+
+/// SIGTERM drains an HTTP/2 connection: GOAWAY with NO_ERROR (first with
+/// the largest stream id, then naming the last stream taken, RFC 9113
+/// 6.8), the stream in flight is still answered in full, and the server
+/// exits 0 once it is.
+#[test]
+fn a_drain_sends_goaway_and_finishes_the_stream_in_flight() {
+    let ws = Workspace::new();
+    site(&ws);
+    let mut server = Server::start(&ws, &[]);
+    // A client that takes no body yet (window 0): stream 1 stays in flight.
+    let mut c = H2::open(server.addr, &[(INITIAL_WINDOW_SIZE, 0)]);
+    c.send(&header_frames(1, &request(ASSET, &[]), true))
+        .expect("request");
+    std::thread::sleep(Duration::from_millis(300));
+    crate::serve_util::sigterm(server.pid());
+    let mut goaways = Vec::new();
+    let mut status = None;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while goaways.is_empty() && Instant::now() < deadline {
+        match c.next(Duration::from_millis(100)) {
+            Got::Frame(f) if f.kind == GOAWAY => goaways.push(f),
+            Got::Frame(f) if f.stream == 1 && f.kind == HEADERS => {
+                status = self::status(&f.payload);
+            }
+            Got::Closed => panic!("closed without GOAWAY"),
+            _ => {}
+        }
+    }
+    assert!(!goaways.is_empty(), "no GOAWAY after SIGTERM");
+    // The window opens: the stream in flight is answered in full.
+    let mut open = frame(WINDOW_UPDATE, 0, 1, &(1u32 << 20).to_be_bytes());
+    open.extend(frame(WINDOW_UPDATE, 0, 0, &(1u32 << 20).to_be_bytes()));
+    c.send(&open).expect("window update");
+    let mut body = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(Instant::now() < deadline, "stream 1 not finished");
+        match c.next(Duration::from_millis(100)) {
+            Got::Frame(f) if f.kind == GOAWAY => goaways.push(f),
+            Got::Frame(f) if f.stream == 1 && f.kind == HEADERS => {
+                status = self::status(&f.payload)
+            }
+            Got::Frame(f) if f.stream == 1 && f.kind == DATA => {
+                body.extend(&f.payload);
+                if f.flags & END_STREAM != 0 {
+                    break;
+                }
+            }
+            Got::Frame(f) if f.stream == 1 && f.kind == RST_STREAM => panic!("{f:?}"),
+            Got::Closed => panic!("closed before stream 1 finished"),
+            _ => {}
+        }
+    }
+    assert_eq!((status, body), (Some(200), BODY.to_vec()));
+    for goaway in &goaways {
+        assert_eq!(goaway.code(), NO_ERROR, "{goaway:?}");
+        assert!(goaway.last_stream() >= 1, "{goaway:?}");
+    }
+    let exit = server
+        .wait_exit(Duration::from_secs(20))
+        .expect("the server exits");
+    assert_eq!(exit.code(), Some(0), "{}", server.stderr());
+}
