@@ -228,7 +228,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;serve' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
-            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index')
             [CompletionResult]::new('--alias-max-age', '--alias-max-age', [CompletionResultType]::ParameterName, 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)')
@@ -262,7 +262,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;causal' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
-            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]')
+            [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index')
             [CompletionResult]::new('--alias-max-age', '--alias-max-age', [CompletionResultType]::ParameterName, 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)')

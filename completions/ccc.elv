@@ -205,7 +205,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;serve'= {
             cand --bind 'Address to listen on'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
-            cand --threads 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]'
+            cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
             cand --cache-bytes 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index'
             cand --alias-max-age 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)'
@@ -237,7 +237,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;causal'= {
             cand --bind 'Address to listen on'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
-            cand --threads 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]'
+            cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
             cand --cache-bytes 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index'
             cand --alias-max-age 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)'

@@ -136,7 +136,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand backup" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
@@ -161,7 +161,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print h
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address to listen on' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; up to twice as many more wait on the catalog for requests the cache cannot answer [default: one per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r

@@ -556,9 +556,9 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_PORT", default_value_t = 8333, value_parser = parse_port)]
     pub port: u16,
 
-    /// Threads serving connections, at least 1; up to twice as many more
-    /// wait on the catalog for requests the cache cannot answer
-    /// [default: one per core].
+    /// Threads serving connections, at least 1; a request the cache cannot
+    /// answer holds its thread while the catalog is read [default: one per
+    /// core].
     #[arg(long, env = "CCC_THREADS", value_name = "N", value_parser = at_least_one)]
     pub threads: Option<usize>,
 

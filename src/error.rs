@@ -50,12 +50,6 @@ pub enum Error {
     #[error("{0}")]
     Tls(String),
 
-    /// A thread that must not wait asked the store for what only its actor
-    /// answers (see `store::Handle::inline`); the caller asks again from a
-    /// thread that may wait. Never shown to a user.
-    #[error("the store was asked to wait on a thread that must not")]
-    WouldBlock,
-
     /// The server has no catalog open to answer from (see `store`).
     #[error("catalog {} is unavailable: {why}", path.display())]
     Unavailable { path: PathBuf, why: String },

@@ -395,25 +395,13 @@ fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> Headers
     ))
 }
 
-/// Decides the answer to one request, waiting on the store if need be.
+/// Decides the answer to one request.
 pub fn answer(
     ask: &Ask<'_>,
     store: &store::Handle,
     counters: &Counters,
     policy: &alias::Policy,
 ) -> Answer {
-    try_answer(ask, store, counters, policy).unwrap_or_else(|| Answer::internal(&Error::WouldBlock))
-}
-
-/// Decides the answer to one request; None when that needs the store's
-/// actor and `store` is a view that must not wait
-/// ([`store::Handle::inline`]). A cache hit never needs it.
-pub fn try_answer(
-    ask: &Ask<'_>,
-    store: &store::Handle,
-    counters: &Counters,
-    policy: &alias::Policy,
-) -> Option<Answer> {
     let routed = {
         let _s = causal::site!(HTTP_PARSE);
         route::route(ask.method, ask.target)
@@ -423,13 +411,13 @@ pub fn try_answer(
         Err(RouteError::MethodNotAllowed) => {
             let mut a = Answer::error(405, "only GET, HEAD and OPTIONS are supported");
             a.headers.push("Allow", cors::METHODS);
-            return Some(a);
+            return a;
         }
         Err(RouteError::TargetTooLong) => {
-            return Some(Answer::error(414, "the request target is too long").closing());
+            return Answer::error(414, "the request target is too long").closing();
         }
-        Err(RouteError::BadRequest(why)) => return Some(Answer::error(400, &why)),
-        Err(RouteError::NotFound(why)) => return Some(Answer::error(404, &why)),
+        Err(RouteError::BadRequest(why)) => return Answer::error(400, &why),
+        Err(RouteError::NotFound(why)) => return Answer::error(404, &why),
     };
     let result = match route {
         Route::Asset {
@@ -456,12 +444,10 @@ pub fn try_answer(
         Route::Health => store.health().map(health),
         Route::Options => Ok(Answer::options(ask.access_control_request_headers)),
     };
-    match result {
-        Ok(answer) => Some(answer),
-        Err(Error::WouldBlock) => None,
-        Err(e @ Error::Unavailable { .. }) => Some(Answer::unavailable(&e)),
-        Err(e) => Some(Answer::internal(&e)),
-    }
+    result.unwrap_or_else(|e| match e {
+        Error::Unavailable { .. } => Answer::unavailable(&e),
+        e => Answer::internal(&e),
+    })
 }
 
 /// `/healthz`: 200 while the server answers from a catalog, `degraded` when

@@ -8,8 +8,8 @@
 //! TLS, deadlines) ------->    ([`answer`])                      cache admission and eviction
 //!                                |  hit: read the cache  <----- publishes entries ([`cache`])
 //!                                |  miss, latest/range,
-//!                                |  listing, stats: a blocking
-//!                                |  thread calls ---------->    lookup, prepare ([`prepared`])
+//!                                |  listing, stats: the same
+//!                                |  thread calls ----------->   lookup, prepare ([`prepared`])
 //!                                v
 //!                             response (prepared header lines, body shared with the cache)
 //! ```
@@ -62,7 +62,7 @@ pub struct Config {
     pub store: store::Config,
     pub bind: IpAddr,
     pub port: u16,
-    /// The runtime's threads; twice as many blocking threads ask the store.
+    /// The runtime's threads.
     pub threads: usize,
     /// Print one line per request to stdout, in this format.
     pub access_log: Option<access_log::Format>,
@@ -126,7 +126,6 @@ impl Server {
         };
         let counters = Arc::new(Counters::new());
         let service = Arc::new(Service {
-            inline: store.handle.inline(),
             store: store.handle.clone(),
             counters: counters.clone(),
             access_log: config.access_log,
@@ -246,22 +245,19 @@ fn reload(certificate: Option<&tls::Certificate>) {
     }
 }
 
-/// The runtime: `threads` threads serve connections; up to twice as many
-/// wait on the store for requests the cache cannot answer. Each is
-/// registered with the causal profiler when a session is armed, and is
-/// idle for it while parked or waiting for a blocking task.
+/// The runtime: `threads` threads serve connections. Each is registered
+/// with the causal profiler when a session is armed, and is idle for it
+/// while parked.
 fn runtime(threads: usize) -> std::io::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
-        .max_blocking_threads(2 * threads.max(1))
         .thread_name("http")
         .on_thread_start(|| {
             static STARTED: AtomicUsize = AtomicUsize::new(0);
             causal::thread_started();
             let n = STARTED.fetch_add(1, Ordering::Relaxed);
             causal::register_thread(&format!("http-{n}"));
-            // Waiting for work until a task comes (blocking threads are
-            // handed theirs with a stamp, see `service`).
+            // Waiting for work until a task comes.
             causal::idle_begin();
         })
         .on_thread_park(causal::idle_begin)

@@ -2,16 +2,18 @@
 //! decides the answer into an [`Ask`], has [`answer`] build it, counts it,
 //! logs it with `--access-log`, and hands it back as a response.
 //!
-//! A request the cache answers is answered right there, on the runtime's
-//! thread, without waiting on anything. One that needs the store's actor
-//! (a miss, a listing, an alias) goes to a blocking thread, so a slow
-//! query never holds up the connections the runtime's threads serve.
+//! Every request is answered right there, on the runtime thread that read
+//! it. A cache hit waits on nothing. A miss, a listing or an alias waits
+//! on the store's actor, as a thread of nginx waits on a disk read: handing
+//! it to a blocking thread instead costs two more thread hops on every
+//! miss, and a slow answer holds up only the connections of its own
+//! runtime thread, whose queued work the other threads take over.
 
 use crate::causal;
 use crate::http::access_log;
 use crate::log;
 use crate::serve::alias;
-use crate::serve::answer::{Answer, Ask, answer, try_answer};
+use crate::serve::answer::{Answer, Ask, answer};
 use crate::serve::counters::{Counters, Method};
 use crate::serve::store;
 use crate::transport::{Handler, Peer, limits};
@@ -25,10 +27,7 @@ use std::time::{Instant, SystemTime};
 
 /// What every request shares: the store, the counters, the log's format.
 pub(super) struct Service {
-    /// The store for blocking threads.
     pub(super) store: store::Handle,
-    /// The same store for the runtime's threads: hits only.
-    pub(super) inline: store::Handle,
     pub(super) counters: Arc<Counters>,
     pub(super) access_log: Option<access_log::Format>,
     pub(super) aliases: alias::Policy,
@@ -46,35 +45,10 @@ impl Handler for Service {
         let received = Instant::now();
         // The body is never read: dropping it lets hyper discard or refuse it.
         let (parts, _body) = request.into_parts();
-        let now = self
-            .decide(&parts, &self.inline)
-            .map(|answer| self.respond(&parts, answer, received, &peer));
-        let this = self;
-        async move {
-            let response = match now {
-                Some(response) => response,
-                None => {
-                    // Handed to another registered thread, as a message.
-                    let stamp = causal::send();
-                    let waited = tokio::task::spawn_blocking(move || {
-                        causal::receive(stamp);
-                        let answer = this
-                            .decide(&parts, &this.store)
-                            .unwrap_or_else(|| Answer::error(500, "internal error"));
-                        let response = this.respond(&parts, answer, received, &peer);
-                        causal::idle_begin();
-                        response
-                    })
-                    .await;
-                    waited.unwrap_or_else(|_| {
-                        log::err(format_args!("error: a request's handler panicked"));
-                        Answer::error(500, "internal error").into_response()
-                    })
-                }
-            };
-            in_flight.end();
-            response
-        }
+        let answer = self.decide(&parts);
+        let response = self.respond(&parts, answer, received, &peer);
+        in_flight.end();
+        std::future::ready(response)
     }
 
     fn over_capacity(&self) -> Response<Bytes> {
@@ -93,11 +67,10 @@ impl Handler for Service {
 }
 
 impl Service {
-    /// The answer, or None when it needs the actor and `store` must not
-    /// wait for it.
-    fn decide(&self, parts: &Parts, store: &store::Handle) -> Option<Answer> {
+    /// The answer to the request `parts` heads.
+    fn decide(&self, parts: &Parts) -> Answer {
         if let Some(refused) = refuse_head(parts) {
-            return Some(refused);
+            return refused;
         }
         let headers = &parts.headers;
         let ask = Ask {
@@ -112,11 +85,7 @@ impl Service {
             access_control_request_headers: values(headers, header::ACCESS_CONTROL_REQUEST_HEADERS)
                 .next(),
         };
-        if store.is_inline() {
-            try_answer(&ask, store, &self.counters, &self.aliases)
-        } else {
-            Some(answer(&ask, store, &self.counters, &self.aliases))
-        }
+        answer(&ask, &self.store, &self.counters, &self.aliases)
     }
 
     /// Counts and logs the answer, and makes it the response.

@@ -51,7 +51,7 @@ pub use watch::{CatalogHealth, CatalogState, STALENESS_CHECK};
 use crate::actor::{self, Reply};
 use crate::catalog::query::{PackageRow, PackageVersions, Page, VersionFiles};
 use crate::causal;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::serve::cache::{Cache, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
@@ -124,33 +124,11 @@ enum Msg {
 pub struct Handle {
     actor: actor::Handle<Msg>,
     cache: Arc<Reader<AssetKey, Prepared>>,
-    /// Calls on the actor fail with [`Error::WouldBlock`] instead of
-    /// waiting: the view of a thread that must not block ([`Handle::inline`]).
-    inline: bool,
 }
 
 impl Handle {
-    /// The same store for a thread that must never wait on the actor (an
-    /// async runtime's): the cache is read as usual, and whatever needs
-    /// the actor fails with [`Error::WouldBlock`], to be asked again from
-    /// a thread that may wait.
-    pub fn inline(&self) -> Handle {
-        Handle {
-            inline: true,
-            ..self.clone()
-        }
-    }
-
-    /// Whether this is the view that must not wait.
-    pub fn is_inline(&self) -> bool {
-        self.inline
-    }
-
     /// Asks the actor and waits for its reply.
     fn call<T>(&self, make: impl FnOnce(Reply<T>) -> Msg) -> Result<T> {
-        if self.inline {
-            return Err(Error::WouldBlock);
-        }
         Ok(self.actor.call(make)?)
     }
 
@@ -244,7 +222,6 @@ pub fn start(config: Config) -> Result<Running> {
         handle: Handle {
             actor: actor.handle.clone(),
             cache: reader,
-            inline: false,
         },
         actor,
     })
@@ -282,7 +259,6 @@ mod tests {
         let handle = Handle {
             actor: other.handle.actor.clone(),
             cache: owner.cache.reader(),
-            inline: false,
         };
         let hit = handle
             .get(key("a").borrowed())
