@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Requests per second of `ccc serve` against nginx (gzip_static) and against
-# two ceilings that answer a fixed body with no lookup: the bare tiny_http
-# server (examples/ceiling.rs, configuration `ceiling`) and ccc's own
-# frontend (examples/ceiling_ccc.rs, `ceiling-ccc`), on the seeded benchmark
-# catalog (500 packages x 5 versions), all on 127.0.0.1.
+# two ceilings that answer a fixed body with no lookup: plain hyper on tokio
+# (HTTP/1, examples/ceiling.rs, configuration `ceiling`) and ccc's own
+# transport (src/transport/, examples/ceiling_ccc.rs, `ceiling-ccc`), on the
+# seeded benchmark catalog (500 packages x 5 versions), all on 127.0.0.1.
 #
 #   bash bench/rps.sh                 # as root on a Debian machine with a Rust toolchain
 #   ROUNDS=3 DURATION=5 bash bench/rps.sh
@@ -29,8 +29,11 @@
 # own /_stats (by status, cache hits/misses) is kept per run in $WORK/stats/.
 #
 # Environment knobs: WORK (default /tmp/ccc-rps), ROUNDS (5), DURATION (10 s),
-# WARMUP (2 s), CONNS (50), THREADS (4: worker threads for ccc and ceiling,
-# what `ccc serve` picks on an unpinned 2-core machine), SERVER_CPU (0),
+# WARMUP (2 s), CONNS (50), THREADS (unset: `ccc serve` and both ceilings
+# choose, one tokio runtime thread per core they may run on, so 1 when
+# pinned to SERVER_CPU; set it to pass --threads), BASE_THREADS (4: passed
+# to BASE_BIN, whose --threads meant worker threads before the move to
+# hyper: what it picked on an unpinned 2-core machine), SERVER_CPU (0),
 # LOAD_CPU (1), IDLE_MAX_BUSY (25: before each run wait, at most IDLE_WAIT=30
 # s per run and IDLE_BUDGET=300 s in all, until the other processes keep
 # the machine under this % busy),
@@ -38,9 +41,11 @@
 # SUMMARY_ONLY=1 (print the tables again from $WORK/runs.tsv), ONLY (a
 # regular expression: run only the configurations it matches),
 # BASE_BIN (another build of ccc, say the commit before a change: adds the
-# configurations base-256-hot, base-all-hot and base-10pct-uniform, run
-# with that binary in the same rounds, for before/after ratios; BASE_COMMIT
-# names it in machine.txt),
+# configurations base-off-hot, base-256-hot, base-all-hot,
+# base-10pct-uniform and base-off-uniform, run with that binary in the
+# same rounds, for before/after ratios; BASE_COMMIT names it in
+# machine.txt; the threads each server reported at start are in
+# $WORK/threads.txt),
 # QUIET_MAX_OTHERS (10: the second table keeps only runs where other
 # processes took at most this % of the server's CPU), CCC_COMMIT
 # (what to report as the commit when the tree is not a git work tree).
@@ -53,7 +58,8 @@ ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 CONNS=${CONNS:-50}
-THREADS=${THREADS:-4}
+THREADS=${THREADS:-}
+BASE_THREADS=${BASE_THREADS:-4}
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 IDLE_MAX_BUSY=${IDLE_MAX_BUSY:-25}
@@ -196,20 +202,23 @@ check_gzip() {
 SERVER_PID=
 SERVER_PIDS=()
 
-start_ccc() { # binary cache-capacity cache-bytes [VAR=value...]
-    local bin=$1
-    shift
+start_ccc() { # binary threads cache-capacity cache-bytes [VAR=value...]
+    local bin=$1 threads=()
+    [ -z "$2" ] || threads=(--threads "$2")
+    shift 2
     env "${@:3}" taskset -c "$SERVER_CPU" "$bin" --db "$WORK/data/cdn.db" serve \
-        --port "$CCC_PORT_" --threads "$THREADS" \
+        --port "$CCC_PORT_" "${threads[@]}" \
         --cache-capacity "$1" --cache-bytes "$2" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS=("$SERVER_PID")
     PORT=$CCC_PORT_
 }
 
-start_ceiling() { # binary port
+start_ceiling() { # binary port [flag...]
+    local threads=()
+    [ -z "$THREADS" ] || threads=(--threads "$THREADS")
     taskset -c "$SERVER_CPU" "$WORK/bin/$1" --port "$2" \
-        --threads "$THREADS" --size "$MEDIAN_SIZE" >"$WORK/logs/server.out" 2>&1 &
+        "${threads[@]}" --size "$MEDIAN_SIZE" "${@:3}" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS=("$SERVER_PID")
     PORT=$2
@@ -226,9 +235,10 @@ write_nginx_conf() {
     local cached=$((nofile - 2048))
     cat >"$WORK/nginx/nginx.conf" <<EOF
 # One worker on one core, like ccc's one core; no access log (ccc keeps
-# none by default); keep-alive connections never closed by the server (as
-# tiny_http never closes them); open_file_cache as a static origin would
-# run, as large as the descriptor limit ($nofile) allows.
+# none by default); keep-alive connections never closed by the server
+# during a run (nor are ccc's: wrk's never idle); open_file_cache as a
+# static origin would run, as large as the descriptor limit ($nofile)
+# allows.
 worker_processes 1;
 worker_rlimit_nofile $nofile;
 pid $WORK/nginx/nginx.pid;
@@ -323,7 +333,7 @@ fill_cache() { # base-url list
 # ---------------------------------------------------------------- configurations
 # name | server | cache entries | cache bytes | URL list | mode | warm-up list
 # | warm-up mode (`fill`: until ccc's cache holds the whole list)
-# | optional VAR=value environment for the server
+# | optional VAR=value environment for ccc, or flags for a ceiling
 CONFIGS=(
     "ccc-off-hot|ccc|0|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
     "ccc-256-hot|ccc|256|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
@@ -338,9 +348,11 @@ CONFIGS=(
 
 if [ -n "${BASE_BIN:-}" ]; then
     CONFIGS+=(
+        "base-off-hot|base|0|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
         "base-256-hot|base|256|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
         "base-all-hot|base|50000|2GiB|urls_hot.txt|seq|urls.txt|fill"
         "base-10pct-uniform|base|4000|2GiB|urls.txt|random|urls.txt|random"
+        "base-off-uniform|base|0|64MiB|urls.txt|random|urls.txt|random"
     )
 fi
 
@@ -366,17 +378,24 @@ run_one() { # config round
     loadavg=$(cut -d' ' -f1 /proc/loadavg)
     # shellcheck disable=SC2086 # $server_env: VAR=value words, split on purpose
     case $server in
-        ccc) start_ccc "${CCC_BIN:-$WORK/bin/ccc}" "$entries" "$bytes" $server_env ;;
-        base) start_ccc "$WORK/bin/ccc-base" "$entries" "$bytes" $server_env ;;
+        ccc) start_ccc "${CCC_BIN:-$WORK/bin/ccc}" "$THREADS" "$entries" "$bytes" $server_env ;;
+        base) start_ccc "$WORK/bin/ccc-base" "$BASE_THREADS" "$entries" "$bytes" $server_env ;;
         nginx) start_nginx ;;
-        ceiling) start_ceiling ceiling "$CEILING_PORT" ;;
-        ceiling-ccc) start_ceiling ceiling_ccc "$CEILING_CCC_PORT" ;;
+        ceiling) start_ceiling ceiling "$CEILING_PORT" $server_env ;;
+        ceiling-ccc) start_ceiling ceiling_ccc "$CEILING_CCC_PORT" $server_env ;;
     esac
     local base="http://127.0.0.1:$PORT"
     local first
     first=$(head -1 "$WORK/data/$list")
     wait_http "$base$first" || { cat "$WORK/logs/server.out" >&2; die "$name did not start"; }
     check_gzip "$base$first" || die "$name: $first is not a 200 gzip answer"
+    # What the server says it runs with (ccc: "with N threads" or, before
+    # hyper, "with N workers"; the ceilings: "N threads"), once per name.
+    local threads_said="1 worker process (worker_processes 1)"
+    [ "$server" = nginx ] || threads_said=$(grep -oE '[0-9]+ (threads?|workers?)' \
+        "$WORK/logs/server.out" | head -1 || true)
+    grep -q "^$name	" "$WORK/threads.txt" 2>/dev/null \
+        || printf '%s\t%s\n' "$name" "$threads_said" >>"$WORK/threads.txt"
     if [ "$wmode" = fill ]; then
         fill_cache "$base" "$WORK/data/$wlist"
     else
@@ -471,9 +490,9 @@ tables() {
     echo "| RPS ccc-256-hot / ceiling | $r | >= 0.85x: $(verdict "$r" 0.85) |"
     r=$(ratio ccc-all-hot ceiling)
     echo "| RPS ccc-all-hot / ceiling | $r | >= 0.9x: $(verdict "$r" 0.9) |"
-    echo "| RPS ccc-256-hot / ceiling-ccc (ccc's own frontend) | $(ratio ccc-256-hot ceiling-ccc) | - |"
+    echo "| RPS ccc-256-hot / ceiling-ccc (ccc's own transport) | $(ratio ccc-256-hot ceiling-ccc) | - |"
     echo "| RPS ccc-all-hot / ceiling-ccc | $(ratio ccc-all-hot ceiling-ccc) | - |"
-    echo "| RPS ceiling-ccc / ceiling (ccc's frontend vs tiny_http's server) | $(ratio ceiling-ccc ceiling) | - |"
+    echo "| RPS ceiling-ccc / ceiling (ccc's transport vs plain hyper) | $(ratio ceiling-ccc ceiling) | - |"
     r=$(ratio ccc-256-hot ccc-off-hot)
     echo "| RPS ccc-256-hot / ccc-off-hot | $r | >= 1.4x: $(verdict "$r" 1.4) |"
     r=$(ratio ccc-all-hot ccc-off-hot)
@@ -484,15 +503,18 @@ tables() {
     echo "| CPU-s per 1000 req, ccc-256-hot / ceiling | $r | <= 1.2x: $(at_most "$r" 1.2) |"
     r=$(ratio_of 11 ccc-256-hot ceiling)
     echo "| p99 latency, ccc-256-hot / ceiling | $r | <= 2x (at 200 connections): $(at_most "$r" 2) |"
-    for name in ccc-off-hot ccc-256-hot ccc-all-hot ceiling ceiling-ccc; do
+    for name in ccc-off-hot ccc-256-hot ceiling ceiling-ccc; do
         echo "| RPS $name / nginx-hot | $(ratio "$name" nginx-hot) | - |"
     done
+    r=$(ratio ccc-all-hot nginx-hot)
+    echo "| RPS ccc-all-hot / nginx-hot (everything cached) | $r | >= 1.1x: $(verdict "$r" 1.1) |"
     for name in ccc-10pct-uniform ccc-off-uniform; do
         echo "| RPS $name / nginx-uniform | $(ratio "$name" nginx-uniform) | - |"
     done
     if [ -n "$(column_of base-256-hot 3)" ]; then
-        for name in 256-hot all-hot 10pct-uniform; do
-            echo "| RPS ccc-$name / base-$name (after / before) | $(ratio "ccc-$name" "base-$name") | - |"
+        for name in off-hot 256-hot all-hot 10pct-uniform off-uniform; do
+            r=$(ratio "ccc-$name" "base-$name")
+            echo "| RPS ccc-$name / base-$name (after / before) | $r | >= 1.0x: $(verdict "$r" 1.0) |"
         done
         echo "| RPS base-256-hot / ceiling (before) | $(ratio base-256-hot ceiling) | - |"
         echo "| CPU-s per 1000 req, base-256-hot / ceiling (before) | $(ratio_of 6 base-256-hot ceiling) | - |"
@@ -544,10 +566,11 @@ main() {
         echo "nginx: $("$NGINX" -v 2>&1 | sed 's/.*: //')"
         echo "wrk: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
         echo "assets: $(wc -l <"$WORK/data/urls.txt"), median stored (gzip) size $MEDIAN_SIZE B"
-        echo "load: ROUNDS=$ROUNDS DURATION=${DURATION}s WARMUP=${WARMUP}s CONNS=$CONNS (wrk -t1) THREADS=$THREADS server CPU $SERVER_CPU, wrk CPU $LOAD_CPU"
+        echo "load: ROUNDS=$ROUNDS DURATION=${DURATION}s WARMUP=${WARMUP}s CONNS=$CONNS (wrk -t1) THREADS=${THREADS:-unset (the server chooses)}${BASE_BIN:+ BASE_THREADS=$BASE_THREADS} server CPU $SERVER_CPU, wrk CPU $LOAD_CPU"
         echo "uptime before: $(uptime)"
     } | tee "$WORK/machine.txt" >&2
     top -bn1 | head -15 >"$WORK/top-before.txt"
+    : >"$WORK/threads.txt"
     printf 'config\tround\trps\trequests\tcpu_s\tcpu_s_per_1k\terrors\tstatus_errors\tbytes_per_resp\tp50_us\tp99_us\tmachine_busy_pct_before\tloadavg1\tuser_s\tsys_s\tothers_on_server_cpu_pct\n' >"$WORK/runs.tsv"
     local round i n=${#CONFIGS[@]}
     for round in $(seq "$ROUNDS"); do
@@ -556,6 +579,7 @@ main() {
         done
     done
     echo "uptime after: $(uptime)" | tee -a "$WORK/machine.txt" >&2
+    sed 's/^/threads at start: /' "$WORK/threads.txt" | tee -a "$WORK/machine.txt" >&2
     echo
     summary
 }

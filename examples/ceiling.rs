@@ -16,7 +16,9 @@
 //!
 //! `--size` is the body length in bytes (`bench/rps.sh` passes the median
 //! stored size of the seeded catalog's assets); `--bare` sends only
-//! Content-Type and Content-Encoding. It runs until killed.
+//! Content-Type and Content-Encoding; `--current-thread` serves on one
+//! current-thread runtime instead of a multi-thread one
+//! (`bench/lib/runtimes.sh`). It runs until killed.
 
 #[path = "common/asset_lines.rs"]
 mod asset_lines;
@@ -38,7 +40,8 @@ fn fail(code: i32, message: String) -> ! {
 }
 
 fn main() {
-    let args = server_args::parse("ceiling", 8334, &["--bare"]).unwrap_or_else(|e| fail(2, e));
+    let args = server_args::parse("ceiling", 8334, &["--bare", "--current-thread"])
+        .unwrap_or_else(|e| fail(2, e));
     let bare = args.switches.contains(&"--bare");
     let ip = args
         .bind
@@ -60,8 +63,16 @@ fn main() {
     let body: Bytes = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads.max(1))
+    // `--current-thread`: one current-thread runtime (the main thread
+    // serves), instead of a multi-thread runtime of `--threads` threads.
+    let mut builder = if args.switches.contains(&"--current-thread") {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(args.threads.max(1));
+        builder
+    };
+    let runtime = builder
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(1, format!("cannot start the runtime: {e}")));

@@ -14,7 +14,8 @@
 //! cargo run --release --example ceiling_ccc -- --port 8336 --size 2218 --threads 1
 //! ```
 //!
-//! The flags are those of `examples/ceiling.rs`. It runs until killed.
+//! The flags are those of `examples/ceiling.rs` but `--bare`. It runs until
+//! killed.
 
 #[path = "common/asset_lines.rs"]
 mod asset_lines;
@@ -61,7 +62,8 @@ fn fail(code: i32, message: String) -> ! {
 }
 
 fn main() {
-    let args = server_args::parse("ceiling_ccc", 8336, &[]).unwrap_or_else(|e| fail(2, e));
+    let args = server_args::parse("ceiling_ccc", 8336, &["--current-thread"])
+        .unwrap_or_else(|e| fail(2, e));
     let ip = args
         .bind
         .parse()
@@ -81,8 +83,16 @@ fn main() {
         headers: asset_lines::gzip_asset_lines(args.size),
         body,
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads.max(1))
+    // `--current-thread`: one current-thread runtime (the main thread
+    // serves), instead of a multi-thread runtime of `--threads` threads.
+    let mut builder = if args.switches.contains(&"--current-thread") {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(args.threads.max(1));
+        builder
+    };
+    let runtime = builder
         .enable_all()
         .build()
         .unwrap_or_else(|e| fail(1, format!("cannot start the runtime: {e}")));
