@@ -38,7 +38,7 @@
 #        nginx-h1   nginx on 9444, Chromium with --disable-http2
 #      each load in $NS_CLI by a fresh Chromium (new profile, so nothing
 #      cached; examples/page_load.rs), after waiting (IDLE_WAIT=30 s at most
-#      per load, IDLE_BUDGET=300 s in all) until the machine is under
+#      per load, IDLE_BUDGET=600 s in all) until the machine is under
 #      IDLE_MAX_BUSY=25 % busy; timed from the navigation's start to the
 #      moment the page's module script ran (`performance.now()`); then
 #      releases the lock;
@@ -47,26 +47,27 @@
 #      prints the table.
 #
 # Everything it starts is stopped and both namespaces are deleted on exit,
-# failure or signal (trap). The run is bounded: MAX_SECONDS in all (default
-# 1800; the lock wait counts), 120 s per page load, 30 s for each server to
-# answer.
+# failure or signal (trap). The run is bounded: LOCK_WAIT (default 3600 s)
+# for the lock, MAX_SECONDS (default 1800) for the rest, 120 s per page
+# load, 30 s for each server to answer.
 #
 # Knobs: WORK (/tmp/ccc-h2lat), RUNS (5), DELAY (25ms: each way, in ms),
 # LINK (auto, netem or tun), NS_SRV (ccc-srv), NS_CLI (ccc-cli), SRV_IP
 # (10.203.0.1), CLI_IP (10.203.0.2), LODASH_ES (a tarball of lodash-es
 # 4.17.21), CONFIGS (a subset of the four, in order), PAGE_LOAD_ARGS (more
 # arguments for page_load), SKIP_BUILD=1 (reuse $WORK/bin), LOCK
-# (/tmp/ccc-bench.lock), IDLE_MAX_BUSY, IDLE_WAIT, IDLE_BUDGET, CCC_COMMIT
+# (/tmp/ccc-bench.lock), LOCK_WAIT, MAX_SECONDS, IDLE_MAX_BUSY, IDLE_WAIT, IDLE_BUDGET, CCC_COMMIT
 # (reported when the tree is not a git work tree).
 
 set -euo pipefail
 
 MAX_SECONDS=${MAX_SECONDS:-1800}
+LOCK_WAIT=${LOCK_WAIT:-3600}
 if [ -z "${H2LAT_BOUNDED:-}" ]; then
     # The whole run under one deadline; TERM lets the trap below clean up.
     # --foreground: Ctrl-C still reaches the script; the kill comes only if
     # the trap has not finished 180 s after the TERM.
-    H2LAT_BOUNDED=1 exec timeout --foreground --kill-after=180 "$MAX_SECONDS" bash "$0" "$@"
+    H2LAT_BOUNDED=1 exec timeout --foreground --kill-after=180 "$((MAX_SECONDS + LOCK_WAIT))" bash "$0" "$@"
 fi
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -363,7 +364,7 @@ busy_pct() {
 # last reading in BUSY.
 IDLE_MAX_BUSY=${IDLE_MAX_BUSY:-25}
 IDLE_WAIT=${IDLE_WAIT:-30}
-IDLE_LEFT=${IDLE_BUDGET:-300}
+IDLE_LEFT=${IDLE_BUDGET:-600}
 wait_for_quiet() {
     local waited=0 busy
     busy=$(busy_pct)
@@ -397,8 +398,8 @@ load_page() {
 measure() {
     : >"$WORK/runs.jsonl"
     exec 9>"$LOCK"
-    log "waiting for $LOCK"
-    flock 9
+    log "waiting for $LOCK (at most $LOCK_WAIT s)"
+    flock -w "$LOCK_WAIT" 9 || die "$LOCK still held by another benchmark after $LOCK_WAIT s"
     START=$(date -u '+%Y-%m-%d %H:%M')
     log "measuring: $RUNS rounds x ${#CONFIGS[@]} configurations"
     local round i n=${#CONFIGS[@]}
