@@ -40,8 +40,9 @@
 #      cached; examples/page_load.rs), after waiting (IDLE_WAIT=30 s at most
 #      per load, IDLE_BUDGET=600 s in all) until the machine is under
 #      IDLE_MAX_BUSY=25 % busy; timed from the navigation's start to the
-#      moment the page's module script ran (`performance.now()`); then
-#      releases the lock;
+#      moment the page's module script ran (`performance.now()`), with the
+#      TCP connections the server namespace accepted meanwhile
+#      (PassiveOpens); then releases the lock;
 #   6. writes $WORK/runs.jsonl (one line per load), $WORK/table.md and
 #      $WORK/section.md (date, machine, commit, command, the table) and
 #      prints the table.
@@ -378,20 +379,30 @@ wait_for_quiet() {
     BUSY=$busy
 }
 
+# TCP connections accepted in the server namespace so far (PassiveOpens):
+# its only clients are the browsers of the loads.
+passive_opens() {
+    ip netns exec "$NS_SRV" awk '$1 == "Tcp:" {
+        if (!n) { for (i = 2; i <= NF; i++) if ($i == "PassiveOpens") n = i }
+        else print $n }' /proc/net/snmp
+}
+
 load_page() {
     local config=$1 round=$2 switches=("--ignore-certificate-errors-spki-list=$SPKI")
     case $config in *-h1) switches+=(--disable-http2) ;; esac
-    local line
+    local line opened
     wait_for_quiet
+    opened=$(passive_opens)
     # 9>&-: the browser must not inherit the benchmark lock.
     if ! line=$(ip netns exec "$NS_CLI" timeout --kill-after=10 120 "$WORK/bin/page_load" \
         "$(config_url "$config")" ${PAGE_LOAD_ARGS[@]+"${PAGE_LOAD_ARGS[@]}"} -- "${switches[@]}" 2>>"$WORK/logs/page_load.err" 9>&-); then
         log "$config round $round: page_load failed (see $WORK/logs/page_load.err)"
         line='{"failed":true}'
     fi
-    printf '{"config":"%s","round":%d,"busy_before":%d,"result":%s}\n' "$config" "$round" "$BUSY" "$line" \
-        >>"$WORK/runs.jsonl"
-    log "$config round $round: $(field loaded_ms <<<"$line") ms, $(field modules <<<"$line") modules over $(field protocols <<<"$line"), $(field connections <<<"$line") connection(s); machine $BUSY% busy the second before"
+    opened=$(($(passive_opens) - opened))
+    printf '{"config":"%s","round":%d,"busy_before":%d,"server_connections":%d,"result":%s}\n' \
+        "$config" "$round" "$BUSY" "$opened" "$line" >>"$WORK/runs.jsonl"
+    log "$config round $round: $(field loaded_ms <<<"$line") ms, $(field modules <<<"$line") modules over $(field protocols <<<"$line"), $opened connection(s); machine $BUSY% busy the second before"
     case $line in *'"problems":[]'*|*'"failed"'*) ;; *) log "$config round $round: the page reported problems: $line" ;; esac
 }
 
@@ -447,7 +458,7 @@ summarize() {
             pproto=$(printf '%s\n' "$rows" | field page_protocol | sort -u | paste -sd/)
             modules=$(printf '%s\n' "$rows" | field modules | sort -u | paste -sd/)
             protos=$(printf '%s\n' "$rows" | field protocols | sort -u | paste -sd/)
-            conns=$(printf '%s\n' "$rows" | field connections | sort -n | uniq | paste -sd/)
+            conns=$(printf '%s\n' "$rows" | field server_connections | sort -n | uniq | paste -sd/)
             local failed
             failed=$(grep "\"config\":\"$config\"" "$WORK/runs.jsonl" | grep -c '"failed"' || true)
             local loads=$ok

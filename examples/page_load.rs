@@ -25,9 +25,8 @@
 //! number of module requests the page's resource timing saw (`modules`,
 //! URLs under `/lodash-es/` by default, `--match` to change) with their
 //! compressed bytes, the protocols they and the page went over
-//! (`nextHopProtocol`), how many connections were opened for them (entries
-//! whose timing has a TCP connect), the number of exports, and the console
-//! errors and warnings.
+//! (`nextHopProtocol`), the number of exports, and the console errors and
+//! warnings.
 //!
 //! Every wait is bounded (`tests/chromium.rs`: 60 s each); a page that
 //! never sets `window.loadedAt` within `--wait` seconds (default 60)
@@ -107,9 +106,6 @@ fn main() {
                 last_module_ms: Math.max(0, ...m.map(e => e.responseEnd)),
                 // Fetched from a cache, not the network (none expected).
                 cached: m.filter(e => e.transferSize === 0).length,
-                // Connections set up for the page and its modules: entries
-                // whose fetch waited on a TCP connect.
-                connections: [n, ...m].filter(e => e.connectEnd > e.connectStart).length,
                 module_bytes: m.reduce((sum, e) => sum + e.encodedBodySize, 0),
                 exports: window.exportCount ?? null,
             }};
