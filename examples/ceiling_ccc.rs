@@ -26,7 +26,6 @@ use bytes::Bytes;
 use ccc::transport::{ConnStats, Handler, Limits, Peer, Transport};
 use http::{HeaderMap, Request, Response};
 use hyper::body::Incoming;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -37,14 +36,10 @@ struct Fixed {
 }
 
 impl Handler for Fixed {
-    fn handle(
-        self: Arc<Self>,
-        _request: Request<Incoming>,
-        _peer: Peer,
-    ) -> impl Future<Output = Response<Bytes>> + Send + 'static {
+    fn handle(&self, _request: Request<Incoming>, _peer: Peer) -> Response<Bytes> {
         let mut response = Response::new(self.body.clone());
         *response.headers_mut() = self.headers.clone();
-        std::future::ready(response)
+        response
     }
 
     fn over_capacity(&self) -> Response<Bytes> {

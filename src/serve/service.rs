@@ -21,7 +21,6 @@ use bytes::Bytes;
 use http::request::Parts;
 use http::{HeaderMap, Request, Response, Version, header};
 use hyper::body::Incoming;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
@@ -34,11 +33,7 @@ pub(super) struct Service {
 }
 
 impl Handler for Service {
-    fn handle(
-        self: Arc<Self>,
-        request: Request<Incoming>,
-        peer: Peer,
-    ) -> impl Future<Output = Response<Bytes>> + Send + 'static {
+    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Bytes> {
         causal::check();
         causal::receive_external(Some(&peer.addr));
         let in_flight = causal::latency!(REQUEST);
@@ -48,7 +43,7 @@ impl Handler for Service {
         let answer = self.decide(&parts);
         let response = self.respond(&parts, answer, received, &peer);
         in_flight.end();
-        std::future::ready(response)
+        response
     }
 
     fn over_capacity(&self) -> Response<Bytes> {

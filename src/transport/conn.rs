@@ -237,10 +237,9 @@ where
     drive(pin!(conn), watch, false).await
 }
 
-/// A response being made: boxed, so that an HTTP/1 connection can be let
-/// go without closing its socket (hyper wants such a service `Unpin`).
-type Responding<H> =
-    Pin<Box<dyn Future<Output = Result<Response<Sent<Finished<H>>>, Infallible>> + Send>>;
+/// A response, made before hyper asks for it: the handler answers on the
+/// spot, so there is nothing to wait for (and nothing to box).
+type Responding<H> = std::future::Ready<Result<Response<Sent<Finished<H>>>, Infallible>>;
 
 /// The service hyper calls on a connection: the handler's response, with
 /// `Connection: close` on HTTP/1 while the connection drains, and a body
@@ -261,25 +260,22 @@ fn service<H: Handler>(
     hyper::service::service_fn(move |request: http::Request<Incoming>| {
         watch.request_began();
         let http1 = request.version() < http::Version::HTTP_2;
+        let mut response = handler.handle(request, peer);
+        if http1 && watch.close.load(Ordering::Relaxed) != KEEP {
+            response.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+        }
         let finished = Finished {
             watch: watch.clone(),
             handler: handler.clone(),
             peer,
         };
-        let response = handler.clone().handle(request, peer);
-        Box::pin(async move {
-            let mut response = response.await;
-            if http1 && finished.watch.close.load(Ordering::Relaxed) != KEEP {
-                response.headers_mut().insert(
-                    http::header::CONNECTION,
-                    http::HeaderValue::from_static("close"),
-                );
-            }
-            Ok::<_, Infallible>(response.map(|body| Sent {
-                data: (!body.is_empty()).then_some(body),
-                _finished: finished,
-            }))
-        }) as Responding<H>
+        std::future::ready(Ok(response.map(|body| Sent {
+            data: (!body.is_empty()).then_some(body),
+            _finished: finished,
+        })))
     })
 }
 

@@ -27,7 +27,8 @@ pub const MAX_HEADER_LINE: usize = 8 * 1024;
 /// one is answered 431 by hyper.
 pub const MAX_HEAD: usize = 4 * 8 * 1024;
 /// Most header lines in one request (Apache's `LimitRequestFields`); more
-/// is answered 431 by hyper.
+/// is answered 431 by hyper. It is hyper's own default, which the
+/// transport leaves in place.
 pub const MAX_HEADERS: usize = 100;
 /// Connections when `--max-connections` is not given, fewer when the
 /// open-files limit does not allow them.

@@ -43,7 +43,6 @@ use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde::Serialize;
-use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,13 +62,10 @@ const MAX_HEAD: usize = limits::MAX_HEAD;
 
 /// What answers requests: serve's routing, cache and store.
 pub trait Handler: Send + Sync + 'static {
-    /// The response to one request. Its body is sent as it is (shared
-    /// bytes, never copied by the transport).
-    fn handle(
-        self: Arc<Self>,
-        request: Request<Incoming>,
-        peer: Peer,
-    ) -> impl Future<Output = Response<Bytes>> + Send + 'static;
+    /// The response to one request, made on the runtime thread that read
+    /// it. Its body is sent as it is (shared bytes, never copied by the
+    /// transport).
+    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Bytes>;
 
     /// The answer to a connection past the cap: 503 with `Retry-After`.
     fn over_capacity(&self) -> Response<Bytes>;
@@ -238,13 +234,14 @@ impl Transport {
 }
 
 /// hyper's HTTP/1 settings: ccc's head limits; deadlines are ccc's own
-/// ([`watch`]), so hyper's header read timeout is off.
+/// ([`watch`]), so hyper's header read timeout is off. The limit on header
+/// lines is hyper's default ([`limits::MAX_HEADERS`]) and is not set: a
+/// limit set by hand makes hyper build its header array anew per request.
 fn http1_builder() -> http1::Builder {
     let mut builder = http1::Builder::new();
     builder
         .header_read_timeout(None)
         .max_buf_size(MAX_HEAD)
-        .max_headers(limits::MAX_HEADERS)
         .writev(true)
         .half_close(false)
         .keep_alive(true);
