@@ -1,10 +1,13 @@
-//! Response header lines built once and sent many times: an asset's lines
-//! are made when it is loaded and shared by every response that sends it.
+//! Response header lines, and the heads built from them once and sent
+//! many times: an asset's head is made when it is first needed and shared
+//! by every response that sends it.
 //!
-//! They are kept as the names and values the transport sends, checked
-//! once, so a response only copies references into its header map: a
-//! standard or ccc's own name costs nothing to copy, and the values of a
-//! set kept long ([`HeaderLines::to_exact`]) are slices of one shared text.
+//! Lines are kept as the names and values the transport sends, checked
+//! once. A head kept long ([`HeaderLines::to_map`]) is the header map
+//! itself, so a response clones it whole instead of inserting line by
+//! line: a standard or ccc's own name costs nothing to copy, a constant
+//! value ([`HeaderLines::push_static`]) neither, and the other values are
+//! slices of one shared text.
 
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderMap, HeaderName, HeaderValue};
@@ -15,11 +18,19 @@ const OWN_NAMES: [&str; 2] = ["cross-origin-resource-policy", "timing-allow-orig
 
 /// Header lines, in the order added.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HeaderLines(Vec<(HeaderName, HeaderValue)>);
+pub struct HeaderLines {
+    lines: Vec<(HeaderName, HeaderValue)>,
+    /// Bit `i` set: line `i`'s value is a constant (`push_static`), which
+    /// a kept head shares instead of copying.
+    constant: u64,
+}
 
 impl HeaderLines {
     pub fn new() -> HeaderLines {
-        HeaderLines(Vec::with_capacity(16))
+        HeaderLines {
+            lines: Vec::with_capacity(16),
+            constant: 0,
+        }
     }
 
     /// Adds a line. A name that is not a token, or a value with a control
@@ -33,7 +44,18 @@ impl HeaderLines {
         if let (Some(name), true) = (header_name(name), value_ok)
             && let Ok(value) = HeaderValue::from_str(value)
         {
-            self.0.push((name, value));
+            self.lines.push((name, value));
+        }
+        self
+    }
+
+    /// Adds a line whose value is a constant: a head kept long shares it.
+    pub fn push_static(&mut self, name: &str, value: &'static str) -> &mut HeaderLines {
+        let at = self.lines.len();
+        self.push(name, value);
+        if self.lines.len() > at && at < 64 {
+            self.lines[at].1 = HeaderValue::from_static(value);
+            self.constant |= 1 << at;
         }
         self
     }
@@ -56,43 +78,52 @@ impl HeaderLines {
 
     /// Removes every line, keeping the room (for a buffer that is reused).
     pub fn clear(&mut self) {
-        self.0.clear();
+        self.lines.clear();
+        self.constant = 0;
     }
 
-    /// A copy to keep a long time (an asset's prepared responses, charged
-    /// to the cache): its own room at the exact size, and every value a
-    /// slice of one text, so the set is two allocations.
-    pub fn to_exact(&self) -> HeaderLines {
-        let mut text = BytesMut::with_capacity(self.0.iter().map(|(_, v)| v.len()).sum());
-        for (_, value) in &self.0 {
-            text.extend_from_slice(value.as_bytes());
+    fn is_constant(&self, index: usize) -> bool {
+        index < 64 && self.constant & (1 << index) != 0
+    }
+
+    /// The lines as a head to keep a long time (an asset's prepared
+    /// responses, charged to the cache) and clone per response: its room
+    /// at the exact size, constants shared, and every other value a slice
+    /// of one text. See [`map_heap_bytes`] for what it holds.
+    pub fn to_map(&self) -> HeaderMap {
+        let copied = || {
+            self.lines
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !self.is_constant(*i))
+                .map(|(_, (_, value))| value.as_bytes())
+        };
+        let mut text = BytesMut::with_capacity(copied().map(<[u8]>::len).sum());
+        for value in copied() {
+            text.extend_from_slice(value);
         }
         let text: Bytes = text.freeze();
         let mut at = 0;
-        let mut lines = Vec::with_capacity(self.0.len());
-        for (name, value) in &self.0 {
-            let slice = text.slice(at..at + value.len());
-            at += value.len();
-            // The bytes were checked when the line was added.
-            let shared = HeaderValue::from_maybe_shared(slice).unwrap_or_else(|_| value.clone());
-            lines.push((name.clone(), shared));
+        let mut map = HeaderMap::with_capacity(self.lines.len());
+        for (i, (name, value)) in self.lines.iter().enumerate() {
+            let value = if self.is_constant(i) {
+                value.clone()
+            } else {
+                let slice = text.slice(at..at + value.len());
+                at += value.len();
+                // The bytes were checked when the line was added.
+                HeaderValue::from_maybe_shared(slice).unwrap_or_else(|_| value.clone())
+            };
+            map.append(name.clone(), value);
         }
-        HeaderLines(lines)
-    }
-
-    /// About the heap bytes the lines hold: their room, and the values'
-    /// text with its allocation's overhead.
-    pub fn capacity(&self) -> usize {
-        const SHARED_TEXT: usize = 32;
-        self.0.capacity() * size_of::<(HeaderName, HeaderValue)>()
-            + self.0.iter().map(|(_, v)| v.len()).sum::<usize>()
-            + SHARED_TEXT
+        // A clone holds its entries at their exact count.
+        map.clone()
     }
 
     /// Every line as (name, value); names in lower case, as HTTP/2 sends
     /// them.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0
+        self.lines
             .iter()
             .map(|(n, v)| (n.as_str(), v.to_str().unwrap_or_default()))
     }
@@ -105,26 +136,47 @@ impl HeaderLines {
 
     /// Adds the lines `keep` accepts to `map`, sharing their names and
     /// values.
-    pub fn append_to(&self, map: &mut HeaderMap, keep: impl Fn(&HeaderName) -> bool) {
-        for (name, value) in &self.0 {
-            if keep(name) {
-                map.append(name.clone(), value.clone());
-            }
+    pub fn append_to(&self, map: &mut HeaderMap) {
+        for (name, value) in &self.lines {
+            map.append(name.clone(), value.clone());
         }
     }
 
-    /// A copy of the lines `keep` accepts.
-    pub fn filtered(&self, keep: impl Fn(&HeaderName) -> bool) -> HeaderLines {
-        HeaderLines(self.0.iter().filter(|(n, _)| keep(n)).cloned().collect())
+    /// The lines of a kept head that `keep` accepts, to add to.
+    pub fn from_map(map: &HeaderMap, keep: impl Fn(&HeaderName) -> bool) -> HeaderLines {
+        HeaderLines {
+            lines: map
+                .iter()
+                .filter(|(n, _)| keep(n))
+                .map(|(n, v)| (n.clone(), v.clone()))
+                .collect(),
+            constant: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.lines.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.lines.is_empty()
     }
+}
+
+/// About the heap bytes a head made by [`HeaderLines::to_map`] holds: its
+/// entries, its index, and the values' text with its allocation's
+/// overhead (constants counted as if copied: an upper bound).
+pub fn map_heap_bytes(map: &HeaderMap) -> usize {
+    // http's entry: the name, the value, a hash and the links of repeated
+    // names.
+    const ENTRY: usize = size_of::<HeaderName>() + size_of::<HeaderValue>() + 32;
+    // Its index: four bytes a slot, a quarter of the slots kept free.
+    const SLOT: usize = 4;
+    const SHARED_TEXT: usize = 32;
+    map.len() * ENTRY
+        + map.capacity().div_ceil(3) * 4 * SLOT
+        + map.values().map(HeaderValue::len).sum::<usize>()
+        + SHARED_TEXT
 }
 
 /// The name, shared when it is a standard one or one of ccc's own.
@@ -160,24 +212,44 @@ mod tests {
     }
 
     #[test]
-    fn kept_lines_share_one_text_and_keep_order_and_repeats() {
-        let lines = HeaderLines::of([
-            ("Vary", "Accept"),
-            ("ETag", "\"x\""),
-            ("Timing-Allow-Origin", "*"),
-            ("Vary", "Origin"),
-        ]);
-        let kept = lines.to_exact();
-        assert_eq!(kept, lines);
-        assert_eq!(kept.0.capacity(), 4);
-        let mut map = HeaderMap::new();
-        kept.append_to(&mut map, |name| name != "etag");
-        let vary: Vec<_> = map.get_all("vary").iter().collect();
-        assert_eq!(vary, ["Accept", "Origin"]);
-        assert_eq!(map.get("etag"), None);
+    fn a_kept_head_keeps_order_and_repeats_and_shares_its_text() {
+        static STAR: &str = "*";
+        let mut lines = HeaderLines::of([("Vary", "Accept"), ("ETag", "\"x\"")]);
+        lines
+            .push_static("Timing-Allow-Origin", STAR)
+            .push("Vary", "Origin");
+        let head = lines.to_map();
+        let sent: Vec<_> = head
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_bytes()))
+            .collect();
         assert_eq!(
-            map.get("timing-allow-origin").map(|v| v.as_bytes()),
-            Some(&b"*"[..])
+            sent,
+            [
+                ("vary", &b"Accept"[..]),
+                ("vary", b"Origin"),
+                ("etag", b"\"x\""),
+                ("timing-allow-origin", b"*"),
+            ]
         );
+        // The copied values sit in one text, one after the other; the
+        // constant is not copied.
+        let at = |name: &str, i: usize| {
+            head.get_all(name)
+                .iter()
+                .nth(i)
+                .unwrap()
+                .as_bytes()
+                .as_ptr()
+        };
+        assert_eq!(at("vary", 0).wrapping_add(6), at("etag", 0));
+        assert_eq!(at("etag", 0).wrapping_add(3), at("vary", 1));
+        assert_eq!(at("timing-allow-origin", 0), STAR.as_ptr());
+
+        let kept = HeaderLines::from_map(&head, |name| name != "etag");
+        let mut map = HeaderMap::new();
+        kept.append_to(&mut map);
+        assert_eq!(map.len(), 3);
+        assert_eq!(map.get("etag"), None);
     }
 }

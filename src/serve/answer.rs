@@ -78,39 +78,65 @@ pub enum Headers {
 }
 
 impl Headers {
-    /// The lines, and whether a line is sent: a 304 leaves out the
-    /// content headers of its asset's 200.
-    fn parts(&self) -> (&HeaderLines, bool) {
+    /// The value of the first header named `name` (any case), if sent.
+    pub fn get(&self, name: &str) -> Option<&str> {
         match self {
             Headers::Prepared {
                 asset,
                 ok,
                 encoding,
-            } => (asset.value().lines(*encoding), *ok),
-            Headers::Built(lines) => (lines, true),
+            } => {
+                let sent = *ok
+                    || http::HeaderName::from_bytes(name.as_bytes())
+                        .is_ok_and(|n| prepared::in_304(&n));
+                let value = asset.value().lines(*encoding).get(name);
+                value.and_then(|v| v.to_str().ok()).filter(|_| sent)
+            }
+            Headers::Built(lines) => lines.get(name),
         }
     }
 
-    /// The value of the first header named `name` (any case), if sent.
-    pub fn get(&self, name: &str) -> Option<&str> {
-        let (lines, ok) = self.parts();
-        let sent =
-            ok || http::HeaderName::from_bytes(name.as_bytes()).is_ok_and(|n| prepared::in_304(&n));
-        lines.get(name).filter(|_| sent)
-    }
-
-    /// Adds every line sent to `map`, sharing names and values.
-    fn append_to(&self, map: &mut http::HeaderMap) {
-        let (lines, ok) = self.parts();
-        lines.append_to(map, |name| ok || prepared::in_304(name));
+    /// Makes `map` the lines sent, sharing names and values: a 200's
+    /// prepared head is cloned whole, `Content-Length` and all.
+    fn fill(&self, map: &mut http::HeaderMap) {
+        match self {
+            Headers::Prepared {
+                asset,
+                ok: true,
+                encoding,
+            } => *map = asset.value().lines(*encoding).clone(),
+            Headers::Prepared {
+                asset,
+                ok: false,
+                encoding,
+            } => {
+                let head = asset.value().lines(*encoding);
+                map.reserve(head.len());
+                for (name, value) in head.iter().filter(|(n, _)| prepared::in_304(n)) {
+                    map.append(name.clone(), value.clone());
+                }
+            }
+            Headers::Built(lines) => {
+                map.reserve(lines.len() + 1);
+                lines.append_to(map);
+            }
+        }
     }
 
     /// Adds a line. Prepared lines are shared, so they are copied first
     /// (only a 206 adds to them, its `Content-Range`).
     pub(super) fn push(&mut self, name: &str, value: &str) {
-        if let Headers::Prepared { .. } = self {
-            let (lines, ok) = self.parts();
-            *self = Headers::Built(lines.filtered(|name| ok || prepared::in_304(name)));
+        if let Headers::Prepared {
+            asset,
+            ok,
+            encoding,
+        } = self
+        {
+            let ok = *ok;
+            let head = asset.value().lines(*encoding);
+            *self = Headers::Built(HeaderLines::from_map(head, |name| {
+                ok || prepared::in_304(name)
+            }));
         }
         if let Headers::Built(lines) = self {
             lines.push(name, value);
@@ -120,7 +146,7 @@ impl Headers {
     #[cfg(test)]
     pub(super) fn text(&self) -> String {
         let mut map = http::HeaderMap::new();
-        self.append_to(&mut map);
+        self.fill(&mut map);
         map.iter()
             .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap_or_default()))
             .collect()
@@ -188,10 +214,19 @@ impl Answer {
         *response.status_mut() = http::StatusCode::from_u16(self.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
-        headers.reserve(self.headers.parts().0.len() + 1);
-        self.headers.append_to(headers);
+        self.headers.fill(headers);
+        // A prepared 200's head holds its length already.
+        let prepared_length = match &self.headers {
+            Headers::Prepared {
+                asset,
+                ok: true,
+                encoding,
+            } => Some(asset.value().length(*encoding)),
+            _ => None,
+        };
         if let Some(length) = self.length
             && !matches!(self.status, 100..=199 | 204)
+            && prepared_length != Some(length)
         {
             headers.insert(
                 http::header::CONTENT_LENGTH,

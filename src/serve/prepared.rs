@@ -3,23 +3,25 @@
 //! the asset, and shared by every response that sends it.
 //!
 //! Per representation (the decoded bytes, the stored gzip stream, the
-//! brotli stream), the header lines of the 200 are built once, ready for
-//! the head ([`HeaderLines`]), so a response copies them instead of
-//! formatting ETags from the sha256 and `Last-Modified` from the time; a
-//! 304 sends the same lines less the content headers ([`in_304`]). The store builds the validators and the lines almost every
-//! response uses (the 200 of the smallest coding) when it loads the asset;
-//! the other lines are built by the first response that needs them and
-//! kept, so a miss that is never asked again builds one set, not three.
+//! brotli stream), the head of the 200 is built once, as the header map
+//! the transport sends ([`HeaderLines::to_map`]), `Content-Length`
+//! included, so a response clones it instead of formatting ETags from the
+//! sha256 and `Last-Modified` from the time, or inserting line by line; a
+//! 304 sends the same lines less the content headers ([`in_304`]). The
+//! store builds the validators and the head almost every response uses
+//! (the 200 of the smallest coding) when it loads the asset; the other
+//! heads are built by the first response that needs them and kept, so a
+//! miss that is never asked again builds one, not three.
 //! Every held representation's ETag is kept: `If-None-Match` is compared
 //! with the one the request selects (see [`crate::http`]).
 
 use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
-use crate::http::header_lines::HeaderLines;
+use crate::http::header_lines::{HeaderLines, map_heap_bytes};
 use crate::serve::stored::StoredAsset;
 use crate::transport::SERVER;
-use http::header::{self, HeaderName};
+use http::header::{self, HeaderMap, HeaderName};
 use std::cell::RefCell;
 use std::sync::OnceLock;
 
@@ -63,7 +65,8 @@ struct Representation {
     /// Where its ETag ends in [`Prepared::validators`] (it starts where
     /// the previous one ends).
     tag_end: usize,
-    ok: OnceLock<HeaderLines>,
+    /// The head of its 200.
+    ok: OnceLock<HeaderMap>,
 }
 
 /// The ETags of an asset's representations, for `If-None-Match`.
@@ -189,9 +192,10 @@ impl Prepared {
         self.representation(encoding).length
     }
 
-    /// The header lines of a 200 of the representation of `encoding`,
-    /// `Server` first; a 304 sends those that [`in_304`] keeps.
-    pub fn lines(&self, encoding: Encoding) -> &HeaderLines {
+    /// The head of a 200 of the representation of `encoding`, `Server`
+    /// first and `Content-Length` last; a 304 sends the lines that
+    /// [`in_304`] keeps.
+    pub fn lines(&self, encoding: Encoding) -> &HeaderMap {
         let representation = self.representation(encoding);
         representation.ok.get_or_init(|| self.build(representation))
     }
@@ -208,7 +212,7 @@ impl Prepared {
         use crate::serve::cache::allocation;
         let arc = |body: &[u8]| allocation(body.len() + 16);
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_deref().map_or(0, arc);
-        let built = self.lines(self.smallest()).capacity();
+        let built = map_heap_bytes(self.lines(self.smallest()));
         let later = (self.held.len() as u64 - 1) * allocation(built + 8);
         let texts =
             allocation(self.validators.len()) + allocation(self.stored.content_type.capacity());
@@ -216,7 +220,7 @@ impl Prepared {
         bodies + allocation(built) + later + texts + held
     }
 
-    fn build(&self, r: &Representation) -> HeaderLines {
+    fn build(&self, r: &Representation) -> HeaderMap {
         thread_local! {
             /// Where lines are written before they are copied out at their
             /// exact size: one buffer per thread, reused.
@@ -225,21 +229,22 @@ impl Prepared {
         SCRATCH.with_borrow_mut(|lines| {
             lines.clear();
             lines
-                .push("Server", SERVER)
+                .push_static("Server", SERVER)
                 .push("Content-Type", &self.stored.content_type)
-                .push("Vary", "Accept-Encoding")
-                .push("Cache-Control", IMMUTABLE)
+                .push_static("Vary", "Accept-Encoding")
+                .push_static("Cache-Control", IMMUTABLE)
                 .push("ETag", self.tag(r.encoding))
                 .push("Last-Modified", self.last_modified());
             for (name, value) in cors::EVERY_RESPONSE {
-                lines.push(name, value);
+                lines.push_static(name, value);
             }
-            lines.push("Accept-Ranges", "bytes");
+            lines.push_static("Accept-Ranges", "bytes");
             if r.encoding != Encoding::Identity {
-                lines.push("Content-Encoding", r.encoding.as_str());
+                lines.push_static("Content-Encoding", r.encoding.as_str());
             }
+            lines.push("Content-Length", &r.length.to_string());
             // Kept as long as the asset is cached, and charged to its budget.
-            lines.to_exact()
+            lines.to_map()
         })
     }
 }
@@ -263,12 +268,12 @@ mod tests {
         }
     }
 
-    fn names(lines: &HeaderLines) -> Vec<&str> {
-        lines.iter().map(|(name, _)| name).collect()
+    fn names(head: &HeaderMap) -> Vec<&str> {
+        head.keys().map(HeaderName::as_str).collect()
     }
 
-    fn value<'a>(lines: &'a HeaderLines, name: &'static str) -> Option<&'a str> {
-        lines.get(name)
+    fn value<'a>(head: &'a HeaderMap, name: &'static str) -> Option<&'a str> {
+        head.get(name).and_then(|v| v.to_str().ok())
     }
 
     #[test]
@@ -317,7 +322,8 @@ mod tests {
                 "timing-allow-origin",
                 "x-content-type-options",
                 "accept-ranges",
-                "content-encoding"
+                "content-encoding",
+                "content-length"
             ]
         );
         assert_held_within_weight(&p);
@@ -330,7 +336,7 @@ mod tests {
         let weight = p.weight();
         let mut lines = 0;
         for encoding in p.offered().to_vec() {
-            lines += allocation(p.lines(encoding).capacity());
+            lines += allocation(map_heap_bytes(p.lines(encoding)));
         }
         let bodies = allocation(p.stored.body.len() + 16)
             + p.stored
@@ -365,7 +371,11 @@ mod tests {
     #[test]
     fn the_lines_are_the_head_as_sent() {
         let p = Prepared::new(stored(Gzip, true));
-        let text = p.lines(Brotli).text();
+        let text: String = p
+            .lines(Brotli)
+            .iter()
+            .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap()))
+            .collect();
         let cors: String = cors::EVERY_RESPONSE
             .iter()
             .map(|(name, value)| format!("{}: {value}\r\n", name.to_ascii_lowercase()))
@@ -376,7 +386,7 @@ mod tests {
                 "server: {SERVER}\r\ncontent-type: text/javascript; charset=utf-8\r\n\
                  vary: Accept-Encoding\r\ncache-control: {IMMUTABLE}\r\n\
                  etag: \"{}-br\"\r\nlast-modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}\
-                 accept-ranges: bytes\r\ncontent-encoding: br\r\n",
+                 accept-ranges: bytes\r\ncontent-encoding: br\r\ncontent-length: 8\r\n",
                 "ab".repeat(32)
             )
         );
@@ -386,11 +396,9 @@ mod tests {
     fn a_304_keeps_validators_and_drops_content_headers() {
         let p = Prepared::new(stored(Gzip, true));
         for encoding in Encoding::PREFERENCE {
-            let sent: Vec<&str> = p
-                .lines(encoding)
-                .iter()
-                .filter(|(name, _)| in_304(&HeaderName::from_bytes(name.as_bytes()).unwrap()))
-                .map(|(name, _)| name)
+            let sent: Vec<&str> = names(p.lines(encoding))
+                .into_iter()
+                .filter(|name| in_304(&HeaderName::from_bytes(name.as_bytes()).unwrap()))
                 .collect();
             assert_eq!(
                 sent,
@@ -404,7 +412,8 @@ mod tests {
                     "access-control-expose-headers",
                     "cross-origin-resource-policy",
                     "timing-allow-origin",
-                    "x-content-type-options"
+                    "x-content-type-options",
+                    "content-length"
                 ]
             );
         }

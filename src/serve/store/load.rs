@@ -128,7 +128,7 @@ mod tests {
         let asset = roomy.get(key("a")).unwrap().unwrap();
         let weight = roomy.stats().bytes;
         let lines = asset.value().lines(asset.value().smallest());
-        let beside = lines.capacity() as u64
+        let beside = crate::http::header_lines::map_heap_bytes(lines) as u64
             + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
         assert!(
             weight >= 600 + beside,
