@@ -34,14 +34,18 @@ use std::io::Read;
 
 const NO_STORE: &str = "no-store";
 
+/// The values of a header that may be sent more than once: one or two
+/// in nearly every request, held without an allocation.
+pub type Values<'a> = smallvec::SmallVec<[&'a str; 2]>;
+
 /// The parts of a request that decide the answer.
 #[derive(Debug)]
 pub struct Ask<'a> {
     pub method: &'a str,
     pub target: &'a str,
-    pub accept_encoding: Vec<&'a str>,
+    pub accept_encoding: Values<'a>,
     /// `Accept`: only the listings look at it (HTML for browsers).
-    pub accept: Vec<&'a str>,
+    pub accept: Values<'a>,
     pub if_none_match: Option<&'a str>,
     pub if_modified_since: Option<&'a str>,
     /// `Range`, when the request has exactly one.

@@ -13,13 +13,13 @@ use crate::causal;
 use crate::http::access_log;
 use crate::log;
 use crate::serve::alias;
-use crate::serve::answer::{Answer, Ask, answer};
+use crate::serve::answer::{Answer, Ask, Values, answer};
 use crate::serve::counters::{Counters, Method};
 use crate::serve::store;
 use crate::transport::{Handler, Peer, limits};
 use bytes::Bytes;
 use http::request::Parts;
-use http::{HeaderMap, Request, Response, Version, header};
+use http::{Request, Response, Version, header};
 use hyper::body::Incoming;
 use std::sync::Arc;
 use std::time::{Instant, SystemTime};
@@ -64,23 +64,10 @@ impl Handler for Service {
 impl Service {
     /// The answer to the request `parts` heads.
     fn decide(&self, parts: &Parts) -> Answer {
-        if let Some(refused) = refuse_head(parts) {
-            return refused;
+        match read_head(parts) {
+            Ok(ask) => answer(&ask, &self.store, &self.counters, &self.aliases),
+            Err(refused) => refused,
         }
-        let headers = &parts.headers;
-        let ask = Ask {
-            method: parts.method.as_str(),
-            target: target(parts),
-            accept_encoding: values(headers, header::ACCEPT_ENCODING).collect(),
-            accept: values(headers, header::ACCEPT).collect(),
-            if_none_match: values(headers, header::IF_NONE_MATCH).next(),
-            if_modified_since: values(headers, header::IF_MODIFIED_SINCE).next(),
-            range: only(values(headers, header::RANGE)),
-            if_range: only(values(headers, header::IF_RANGE)),
-            access_control_request_headers: values(headers, header::ACCESS_CONTROL_REQUEST_HEADERS)
-                .next(),
-        };
-        answer(&ask, &self.store, &self.counters, &self.aliases)
     }
 
     /// Counts and logs the answer, and makes it the response.
@@ -136,35 +123,88 @@ impl Service {
     }
 }
 
-/// What hyper accepts and ccc does not: an HTTP/1.1 request without
-/// exactly one `Host` (RFC 9112 3.2), a header line longer than nginx's
-/// buffer for one (8 KiB), or a head longer than its four (32 KiB). Each
-/// closes the connection.
-fn refuse_head(parts: &Parts) -> Option<Answer> {
-    if parts.version == Version::HTTP_11 && parts.headers.get_all(header::HOST).iter().count() != 1
-    {
-        return Some(
+/// What decides the answer to the request `parts` heads, read in one pass
+/// over its header lines; or the refusal of what hyper accepts and ccc
+/// does not: an HTTP/1.1 request without exactly one `Host` (RFC 9112
+/// 3.2), a header line longer than nginx's buffer for one (8 KiB), or a
+/// head longer than its four (32 KiB). Each refusal closes the connection.
+///
+/// A value that is not text is ignored, as if not sent: hyper has already
+/// framed the request, so no such value can change where it ends.
+/// `Range` and `If-Range` are not lists (RFC 9110 14.2, 13.1.5): a request
+/// with two of either is read as having none, rather than read one way
+/// here and another by a cache in front.
+fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
+    let target = target(parts);
+    let mut ask = Ask {
+        method: parts.method.as_str(),
+        target,
+        accept_encoding: Values::new(),
+        accept: Values::new(),
+        if_none_match: None,
+        if_modified_since: None,
+        range: None,
+        if_range: None,
+        access_control_request_headers: None,
+    };
+    let (mut hosts, mut ranges, mut if_ranges) = (0, 0, 0);
+    let mut longest_line = 0;
+    let mut head = ask.method.len() + target.len() + 12;
+    for (name, value) in &parts.headers {
+        let line = name.as_str().len() + 2 + value.len();
+        longest_line = longest_line.max(line);
+        head += line + 2;
+        if name == header::HOST {
+            hosts += 1;
+            continue;
+        }
+        let Ok(text) = value.to_str() else {
+            continue;
+        };
+        match *name {
+            header::ACCEPT_ENCODING => ask.accept_encoding.push(text),
+            header::ACCEPT => ask.accept.push(text),
+            header::IF_NONE_MATCH => _ = ask.if_none_match.get_or_insert(text),
+            header::IF_MODIFIED_SINCE => _ = ask.if_modified_since.get_or_insert(text),
+            header::ACCESS_CONTROL_REQUEST_HEADERS => {
+                _ = ask.access_control_request_headers.get_or_insert(text)
+            }
+            header::RANGE => {
+                ranges += 1;
+                ask.range = Some(text);
+            }
+            header::IF_RANGE => {
+                if_ranges += 1;
+                ask.if_range = Some(text);
+            }
+            _ => {}
+        }
+    }
+    if parts.version == Version::HTTP_11 && hosts != 1 {
+        return Err(
             Answer::error(400, "an HTTP/1.1 request needs exactly one Host header").closing(),
         );
     }
-    let mut head = parts.method.as_str().len() + target(parts).len() + 12;
-    for (name, value) in &parts.headers {
-        let line = name.as_str().len() + 2 + value.len();
-        if line > limits::MAX_HEADER_LINE {
-            let why = format!(
-                "a header line is longer than {} bytes",
-                limits::MAX_HEADER_LINE
-            );
-            return Some(Answer::error(431, &why).closing());
-        }
-        head += line + 2;
+    if longest_line > limits::MAX_HEADER_LINE {
+        let why = format!(
+            "a header line is longer than {} bytes",
+            limits::MAX_HEADER_LINE
+        );
+        return Err(Answer::error(431, &why).closing());
     }
     // hyper stops reading past its buffer, but a head that arrives in
     // one piece can pass it by what that piece held.
-    (head > limits::MAX_HEAD).then(|| {
+    if head > limits::MAX_HEAD {
         let why = format!("the request head is longer than {} bytes", limits::MAX_HEAD);
-        Answer::error(431, &why).closing()
-    })
+        return Err(Answer::error(431, &why).closing());
+    }
+    if ranges > 1 {
+        ask.range = None;
+    }
+    if if_ranges > 1 {
+        ask.if_range = None;
+    }
+    Ok(ask)
 }
 
 /// The request target: path and query (an absolute-form target's and an
@@ -181,22 +221,4 @@ fn protocol(version: Version) -> &'static str {
         Version::HTTP_3 => "HTTP/3.0",
         _ => "HTTP/1.1",
     }
-}
-
-/// The values of every header named `name` that are text (a value with
-/// other bytes is ignored, as if not sent: hyper has already framed the
-/// request, so no such value can change where it ends).
-fn values(headers: &HeaderMap, name: header::HeaderName) -> impl Iterator<Item = &str> {
-    headers
-        .get_all(name)
-        .into_iter()
-        .filter_map(|v| v.to_str().ok())
-}
-
-/// The value of a header that may appear once. `Range` and `If-Range` are
-/// not lists (RFC 9110 14.2, 13.1.5): a request with two is ignored
-/// rather than read one way here and another by a cache in front.
-fn only<'a>(mut values: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    let first = values.next();
-    if values.next().is_some() { None } else { first }
 }
