@@ -71,8 +71,9 @@ pub enum Command {
 /// transaction.
 ///
 /// SOURCE is a directory, a .tar or .tgz/.tar.gz file (told by its first
-/// bytes, whatever its name; `npm pack` output included, its `package/`
-/// folder stripped), or `-` for either kind of archive on stdin. Without
+/// bytes, whatever its name), or `-` for either kind of archive on stdin.
+/// As npm reads a tarball, an archive's top folder (`package/`, `react/`,
+/// whatever its name) is stripped from every entry. Without
 /// PKG@VERSION, the `name` and `version` of the package.json at SOURCE's
 /// root are used. Every file is hashed (sha256); content the catalog
 /// already holds is reused, new content is gzipped on all cores and kept

@@ -224,10 +224,122 @@ fn plain_archives_keep_their_layout_and_follow_directory_rules() {
         "-q",
     ]);
     assert_eq!(ws.paths("site@1.0.0"), ["dist/app.js", "index.html"]);
-    // A lone folder that is not npm's `package/` stays.
-    ws.write("dist.tgz", gzip(&tar(&[file("dist/index.html", b"x")])));
-    ws.ok(&["publish", "site@2.0.0", "dist.tgz", "-q"]);
-    assert_eq!(ws.paths("site@2.0.0"), ["dist/index.html"]);
+    // A file first: nothing to strip, every entry stays where it is.
+    ws.write(
+        "flat.tar",
+        tar(&[file("index.html", b"x"), file("js/app.js", b"y")]),
+    );
+    let report = ws.json(&["publish", "site@2.0.0", "flat.tar", "--json"]);
+    assert_eq!(report["stripped_folder"], serde_json::Value::Null);
+    assert_eq!(ws.paths("site@2.0.0"), ["index.html", "js/app.js"]);
+}
+
+/// A tarball as `@types/react` ships it: its files below `react/`, not
+/// `package/`.
+fn types_react() -> Vec<u8> {
+    gzip(&tar(&[
+        entry(b"react/", tar::EntryType::Directory, b"", b""),
+        file("react/LICENSE", b"MIT"),
+        file(
+            "react/package.json",
+            br#"{"name":"@types/react","version":"18.3.3","types":"index.d.ts"}"#,
+        ),
+        file("react/index.d.ts", b"export = React;"),
+        file("react/ts5.0/jsx-runtime.d.ts", b"export {};"),
+    ]))
+}
+
+const TYPES_REACT_FILES: &[&str] = &[
+    "LICENSE",
+    "index.d.ts",
+    "package.json",
+    "ts5.0/jsx-runtime.d.ts",
+];
+
+#[test]
+fn the_top_folder_is_stripped_whatever_its_name_as_npm_does() {
+    let ws = Workspace::new();
+    ws.write("types-react-18.3.3.tgz", types_react());
+    let out = ws.ok(&["publish", "types-react-18.3.3.tgz"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Published @types/react@18.3.3")
+            && stdout.contains("the archive's top folder `react/` stripped from every path"),
+        "{stdout}"
+    );
+    assert_eq!(ws.paths("@types/react@18.3.3"), TYPES_REACT_FILES);
+    assert_eq!(ws.cat("@types/react@18.3.3/index.d.ts"), b"export = React;");
+
+    // Given a name, the same: the folder is never part of the version.
+    let report = ws.json(&[
+        "publish",
+        "types-react@1.0.0",
+        "types-react-18.3.3.tgz",
+        "--json",
+    ]);
+    assert_eq!(report["stripped_folder"], "react");
+    assert_eq!(ws.paths("types-react@1.0.0"), TYPES_REACT_FILES);
+
+    // npm's `package/` and a build's `dist/` are named like any other;
+    // `./` (`tar -C dist .`) is no folder and is not named.
+    for (name, entries, stripped) in [
+        (
+            "npm.tgz",
+            ["package/index.js", "package/lib/a.js"],
+            "package",
+        ),
+        ("dist.tgz", ["dist/index.js", "dist/lib/a.js"], "dist"),
+        ("dot.tgz", ["./index.js", "./lib/a.js"], ""),
+    ] {
+        let files: Vec<Vec<u8>> = entries.iter().map(|e| file(e, b"x")).collect();
+        ws.write(name, gzip(&tar(&files)));
+        let report = ws.json(&["publish", "site@1.0.0", name, "--json", "--force"]);
+        let expected = match stripped {
+            "" => serde_json::Value::Null,
+            folder => folder.into(),
+        };
+        assert_eq!(report["stripped_folder"], expected, "{name}");
+        assert_eq!(ws.paths("site@1.0.0"), ["index.js", "lib/a.js"], "{name}");
+    }
+}
+
+#[test]
+fn entries_npm_would_drop_or_merge_are_refused() {
+    let ws = Workspace::new();
+    let first = file("react/index.d.ts", b"x");
+    for (name, bad, needle) in [
+        // npm drops a file at the top: nothing is left once `react/` goes.
+        (
+            "top.tgz",
+            file("README.md", b"x"),
+            "`README.md` is outside `react/`",
+        ),
+        // npm would merge it into the same tree.
+        (
+            "other.tgz",
+            file("types/index.d.ts", b"y"),
+            "`types/index.d.ts` is outside `react/`",
+        ),
+        (
+            "file-as-folder.tgz",
+            file("react", b"y"),
+            "`react` is a file where this archive has its top folder `react/`",
+        ),
+    ] {
+        ws.write(name, gzip(&tar(&[first.clone(), bad])));
+        refused(
+            &ws,
+            &["publish", "app@1.0.0", name],
+            &[name, needle, "nothing was published"],
+        );
+    }
+    // Without a package.json, the error says where it was looked for.
+    ws.write("nameless.tgz", gzip(&tar(std::slice::from_ref(&first))));
+    refused(
+        &ws,
+        &["publish", "nameless.tgz"],
+        &["has no react/package.json", "PKG@VERSION"],
+    );
 }
 
 #[test]

@@ -12,14 +12,22 @@
 //!
 //! # Layout
 //!
-//! `npm pack` puts every file below a `package/` folder; the files of the
-//! version are what is inside it. So when the archive's first entry is
-//! `package/` or lies below it, that folder is stripped from every entry and
-//! an entry outside it is refused. Any other archive is published as it is:
-//! a lone top-level folder of another name stays (an archive made with
-//! `tar -czf site.tgz dist` publishes `dist/index.html`; `-C dist .` publishes
-//! `index.html`), because stripping it would silently move every URL. A
-//! leading `./` and empty or `.` segments are dropped, as tar does.
+//! As npm reads a package tarball: the first segment of every entry's name
+//! is a folder that is not part of the version, whatever it is called, and
+//! is stripped. `npm pack` writes `package/`, but published tarballs carry
+//! others (`@types/react` has `react/`), and `tar -czf site.tgz dist` has
+//! `dist/`; `tar -czf site.tgz -C dist .` has `./`, so it publishes what
+//! is inside `dist` as well. The publish summary names the folder stripped
+//! (`./` is not named: it is no folder).
+//!
+//! npm quietly drops an entry at the top (nothing is left once its first
+//! segment goes) and merges entries below different first folders. ccc
+//! refuses both instead, naming the entry, because either means the
+//! archive is not one package's folder and some file would be lost or
+//! land where nobody put it. The first entry decides: when it is a file at
+//! the top, the archive has no folder to strip and every entry is
+//! published as it is (`tar -cf site.tar index.html js`). Empty and `.`
+//! segments below the first are dropped, as tar does.
 //!
 //! # The rules of a directory publish
 //!
@@ -49,9 +57,6 @@ pub const MAX_ENTRY_METADATA: u64 = 1 << 20;
 
 /// Default `--max-unpacked-size`: 4 GiB.
 pub const DEFAULT_MAX_UNPACKED_SIZE: u64 = 4 << 30;
-
-/// The folder `npm pack` puts a package's files in.
-const NPM_FOLDER: &str = "package";
 
 /// How to read an archive.
 #[derive(Debug, Clone)]
@@ -116,12 +121,16 @@ pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Re
         if full.is_empty() {
             continue;
         }
-        let layout = *layout.get_or_insert(Layout::of(&full, kind.is_dir()));
-        let Some(path) = layout.strip(&full).map_err(refuse)? else {
+        // `normalize` has checked the name: it is UTF-8, relative, without
+        // `..` or NUL.
+        let text = String::from_utf8_lossy(&raw);
+        let layout = layout.get_or_insert_with(|| Layout::of(&text, kind.is_dir()));
+        let Some(path) = layout.strip(&text, &full).map_err(|why| refuse(&why))? else {
             if !kind.is_dir() {
-                return Err(refuse(
-                    "is a file where this npm archive has its `package/` folder",
-                ));
+                return Err(refuse(&format!(
+                    "is a file where this archive has its top folder `{}/`",
+                    layout.folder().unwrap_or_default()
+                )));
             }
             continue;
         };
@@ -186,10 +195,11 @@ pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Re
     if sent == 0 {
         return Err(bad("contains no files to publish (after excludes)".into()));
     }
+    let stripped = layout.as_ref().and_then(Layout::folder);
     if rules.want_identity && !named {
-        let at = match layout {
-            Some(Layout::Npm) => "package/package.json",
-            _ => "package.json",
+        let at = match stripped {
+            Some(folder) => format!("{folder}/package.json"),
+            None => "package.json".into(),
         };
         return Err(bad(format!(
             "has no {at} to name the package and version; give them: \
@@ -197,39 +207,58 @@ pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Re
             name.display()
         )));
     }
+    out.stripped_folder = stripped.map(str::to_string);
     Ok(out)
 }
 
-/// Where an archive keeps the version's files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where an archive keeps the version's files (see the module doc).
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Layout {
-    /// `npm pack`'s: everything below `package/`.
-    Npm,
-    /// At the root.
+    /// Below this first segment of every entry's name (`package`, `react`,
+    /// `.`), which is stripped.
+    Below(String),
+    /// At the root: the first entry is a file at the top.
     Plain,
 }
 
 impl Layout {
-    /// The layout of an archive whose first entry is `first` (a folder
-    /// when `is_dir`).
+    /// The layout of an archive whose first entry is named `first` (as
+    /// written, a folder when `is_dir`).
     fn of(first: &str, is_dir: bool) -> Layout {
         match first.split_once('/') {
-            Some((NPM_FOLDER, _)) => Layout::Npm,
-            None if first == NPM_FOLDER && is_dir => Layout::Npm,
-            _ => Layout::Plain,
+            Some((top, _)) => Layout::Below(top.to_string()),
+            None if is_dir => Layout::Below(first.to_string()),
+            None => Layout::Plain,
         }
     }
 
-    /// The path of an entry in the version; None for `package/` itself.
-    fn strip(self, full: &str) -> std::result::Result<Option<String>, &'static str> {
+    /// The folder stripped from every entry, for the summary; None when
+    /// nothing is (`./` strips no folder).
+    fn folder(&self) -> Option<&str> {
         match self {
-            Layout::Plain => Ok(Some(full.to_string())),
-            Layout::Npm if full == NPM_FOLDER => Ok(None),
-            Layout::Npm => match full.split_once('/') {
-                Some((NPM_FOLDER, rest)) => Ok(Some(rest.to_string())),
-                _ => Err("is outside `package/`, where this npm archive's first entry is"),
-            },
+            Layout::Below(top) if top != "." => Some(top),
+            _ => None,
         }
+    }
+
+    /// The path in the version of the entry named `text` as written,
+    /// `full` once normalized; None for the top folder itself.
+    fn strip(&self, text: &str, full: &str) -> std::result::Result<Option<String>, String> {
+        let Layout::Below(top) = self else {
+            return Ok(Some(full.to_string()));
+        };
+        let (first, rest) = text.split_once('/').unwrap_or((text, ""));
+        if first != top {
+            return Err(format!(
+                "is outside `{top}/`, the folder of this archive's first entry; \
+                 that folder is stripped from every entry as npm does, so every \
+                 entry must lie below it"
+            ));
+        }
+        // The whole name was checked; what follows its first segment only
+        // needs the same clean-up.
+        let rest = normalize(rest.trim_start_matches('/').as_bytes()).map_err(str::to_string)?;
+        Ok((!rest.is_empty()).then_some(rest))
     }
 }
 
@@ -510,18 +539,34 @@ mod tests {
     }
 
     #[test]
-    fn only_npm_s_folder_is_stripped() {
-        assert_eq!(Layout::of("package/index.js", false), Layout::Npm);
-        assert_eq!(Layout::of("package", true), Layout::Npm);
+    fn the_first_folder_is_stripped_whatever_its_name() {
+        let below = |top: &str| Layout::Below(top.into());
+        assert_eq!(Layout::of("package/index.js", false), below("package"));
+        assert_eq!(Layout::of("package", true), below("package"));
+        assert_eq!(Layout::of("react/index.d.ts", false), below("react"));
+        assert_eq!(Layout::of("./index.html", false), below("."));
         assert_eq!(Layout::of("package", false), Layout::Plain);
-        assert_eq!(Layout::of("dist/index.js", false), Layout::Plain);
-        assert_eq!(Layout::of("packages/a.js", false), Layout::Plain);
-        let npm = Layout::Npm;
-        assert_eq!(npm.strip("package/a/b.js"), Ok(Some("a/b.js".into())));
-        assert_eq!(npm.strip("package"), Ok(None));
-        assert!(npm.strip("other/a.js").is_err());
+        assert_eq!(Layout::of("index.html", false), Layout::Plain);
+        let strip =
+            |layout: &Layout, text: &str| layout.strip(text, &normalize(text.as_bytes()).unwrap());
+        let react = below("react");
+        assert_eq!(strip(&react, "react/a/b.d.ts"), Ok(Some("a/b.d.ts".into())));
         assert_eq!(
-            Layout::Plain.strip("package/a.js"),
+            strip(&react, "react//a/./b.d.ts"),
+            Ok(Some("a/b.d.ts".into()))
+        );
+        assert_eq!(strip(&react, "react/"), Ok(None));
+        assert_eq!(strip(&react, "react"), Ok(None));
+        for outside in ["other/a.js", "a.js", "./react/a.js", "reactx/a.js"] {
+            let err = strip(&react, outside).unwrap_err();
+            assert!(err.contains("outside `react/`"), "{outside}: {err}");
+        }
+        let dot = below(".");
+        assert_eq!(strip(&dot, "./js/a.js"), Ok(Some("js/a.js".into())));
+        assert_eq!(dot.folder(), None, "`./` is no folder to name");
+        assert_eq!(react.folder(), Some("react"));
+        assert_eq!(
+            strip(&Layout::Plain, "package/a.js"),
             Ok(Some("package/a.js".into()))
         );
     }

@@ -496,6 +496,10 @@ pub struct Report {
     pub dry_run: bool,
     pub elapsed_ms: u64,
     pub skipped: Vec<Skipped>,
+    /// The top folder of an archive that was left out of every path, as
+    /// npm reads a tarball (`package`, `react`); None for a directory and
+    /// for an archive with nothing stripped.
+    pub stripped_folder: Option<String>,
 }
 
 /// A group of a publish's files: how many, their size, and the stored size
@@ -601,6 +605,9 @@ pub type Stream<'a> = Box<dyn FnOnce(&Sink<'_>) -> Result<Streamed> + Send + 'a>
 #[derive(Debug, Default)]
 pub struct Streamed {
     pub skipped: Vec<Skipped>,
+    /// The archive's top folder, stripped from every path (see
+    /// [`super::archive`]); None when there was none.
+    pub stripped_folder: Option<String>,
 }
 
 /// Where a [`Stream`] hands over what it reads.
@@ -970,8 +977,10 @@ fn run(
         joined?;
         read
     });
+    let mut stripped_folder = None;
     if let Some(streamed) = outcome? {
         skipped = streamed.skipped;
+        stripped_folder = streamed.stripped_folder;
     }
     let identity = identity.or_else(|| named.into_inner()).ok_or_else(|| {
         Error::Internal("nothing named the package and version to publish as".into())
@@ -1087,6 +1096,7 @@ fn run(
         dry_run: options.dry_run,
         elapsed_ms: started.elapsed().as_millis() as u64,
         skipped,
+        stripped_folder,
     })
 }
 

@@ -235,6 +235,7 @@ fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec
 ///
 /// ```text
 /// Published app@1.4.0: 120 files, 3.1 MiB raw -> 812.4 KiB stored (25.6%) in 0.84s
+///   the archive's top folder `package/` stripped from every path, as npm does
 ///   96 files with new content: 640.2 KiB added to the catalog
 ///     80 of them also as brotli: 512.0 KiB, 12.3% smaller than their gzip (583.9 KiB)
 ///   21 files (402.0 KiB) already in the catalog
@@ -258,6 +259,11 @@ fn summary(report: &publish::Report) -> String {
         ratio(report.stored_bytes, report.raw_bytes),
         report.elapsed_ms as f64 / 1000.0,
     )];
+    if let Some(folder) = &report.stripped_folder {
+        lines.push(format!(
+            "  the archive's top folder `{folder}/` stripped from every path, as npm does"
+        ));
+    }
     let new = &report.new_content;
     if new.file_count > 0 {
         let added = if report.dry_run {
@@ -516,6 +522,7 @@ mod tests {
             dry_run: false,
             elapsed_ms: 1234,
             skipped: vec![],
+            stripped_folder: None,
         }
     }
 
@@ -587,5 +594,14 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  1 path skipped"), "{text}");
+        assert!(!text.contains("top folder"), "{text}");
+
+        one.stripped_folder = Some("react".into());
+        let text = summary(&one);
+        assert_eq!(
+            text.lines().nth(1),
+            Some("  the archive's top folder `react/` stripped from every path, as npm does"),
+            "{text}"
+        );
     }
 }
