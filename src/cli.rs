@@ -1276,6 +1276,6 @@ mod tests {
         );
         assert!(parse(&[]).is_err());
         assert!(parse(&["app", "out", "more"]).is_err());
-        assert!(parse(&["App", "out"]).is_err());
+        assert!(parse(&["@App/x", "out"]).is_err());
     }
 }

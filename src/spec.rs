@@ -1,8 +1,13 @@
 //! Parsing of what users type to name things: package names, versions,
 //! version selectors and `PKG[@VERSION[/PATH]]` targets.
 //!
-//! Package names follow the npm rules for new packages: lowercase, URL-safe,
-//! at most 214 characters, optionally scoped as `@scope/name`. Versions are
+//! Package names follow the npm rules for new packages (URL-safe, at most
+//! 214 characters, optionally scoped as `@scope/name`) but one: capital
+//! letters are allowed in an unscoped name. npm stopped accepting them in
+//! new names, yet still serves the packages named before (`JSONStream`),
+//! and ccc cannot tell those from new ones; a name is a name wherever it is
+//! typed (publish, `ls`, a URL), so the same rule holds everywhere. Scopes
+//! came after that rule and are lowercase. Versions are
 //! semver (`1.4.0`, `2.0.0-rc.1`). Selectors, used by read-only commands and
 //! later by the server's redirects, follow npm's meaning rather than cargo's:
 //! a bare partial version `1.4` is `1.4.x`, `1` is `1.x`, `latest` is the
@@ -21,7 +26,7 @@ use semver::{Version, VersionReq};
 /// Longest package name npm accepts, scope included.
 const MAX_NAME_LEN: usize = 214;
 
-/// Checks a package name and returns it unchanged.
+/// Checks a package name (see the module doc) and returns it unchanged.
 pub fn package_name(name: &str) -> Result<&str> {
     let bad = |why: &str| Error::InvalidPackageName {
         name: name.to_string(),
@@ -33,34 +38,40 @@ pub fn package_name(name: &str) -> Result<&str> {
     if name.len() > MAX_NAME_LEN {
         return Err(bad("it is longer than 214 characters"));
     }
-    let bare = match name.strip_prefix('@') {
+    match name.strip_prefix('@') {
         Some(scoped) => {
             let (scope, bare) = scoped
                 .split_once('/')
                 .ok_or_else(|| bad("a scoped name looks like @scope/name"))?;
-            name_part(scope).map_err(|why| bad(&format!("scope {why}")))?;
-            bare
+            name_part(scope, false).map_err(|why| bad(&format!("scope {why}")))?;
+            // Every scoped package is newer than npm's lowercase rule.
+            name_part(bare, false).map_err(|why| match why.as_str() {
+                "must be lowercase" => bad("name must be lowercase in a scoped package"),
+                _ => bad(&format!("name {why}")),
+            })?;
         }
-        None => name,
-    };
-    name_part(bare).map_err(|why| bad(&format!("name {why}")))?;
+        None => name_part(name, true).map_err(|why| bad(&format!("name {why}")))?,
+    }
     Ok(name)
 }
 
-/// One part of a package name (the scope or the bare name).
-fn name_part(part: &str) -> std::result::Result<(), String> {
+/// One part of a package name (the scope or the bare name); `capitals`
+/// allows A-Z, as in the unscoped names npm still serves.
+fn name_part(part: &str, capitals: bool) -> std::result::Result<(), String> {
     if part.is_empty() {
         return Err("is empty".into());
     }
     if part.starts_with('.') || part.starts_with('_') {
         return Err("cannot start with `.` or `_`".into());
     }
-    if let Some(c) = part
-        .chars()
-        .find(|c| !matches!(c, 'a'..='z' | '0'..='9' | '-' | '.' | '_'))
-    {
+    if let Some(c) = part.chars().find(|c| {
+        !(matches!(c, 'a'..='z' | '0'..='9' | '-' | '.' | '_')
+            || (capitals && c.is_ascii_uppercase()))
+    }) {
         let why = if c.is_ascii_uppercase() {
             "must be lowercase".to_string()
+        } else if capitals {
+            format!("cannot contain `{c}` (allowed: a-z A-Z 0-9 - . _)")
         } else {
             format!("cannot contain `{c}` (allowed: a-z 0-9 - . _)")
         };
@@ -333,10 +344,27 @@ mod tests {
     }
 
     #[test]
+    fn capitals_are_kept_in_unscoped_names_as_npm_serves_them() {
+        for ok in ["JSONStream", "Base64", "React"] {
+            assert_eq!(package_name(ok).ok(), Some(ok), "{ok}");
+        }
+        for (bad, why) in [
+            ("@Scope/x", "scope must be lowercase"),
+            ("@scope/X", "name must be lowercase in a scoped package"),
+            ("JSON Stream", "cannot contain ` ` (allowed: a-z A-Z"),
+        ] {
+            let err = package_name(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let t = Target::parse("JSONStream@1.3.5/index.js").unwrap();
+        assert_eq!(t.package, "JSONStream");
+    }
+
+    #[test]
     fn refuses_bad_names_with_a_reason() {
         for (bad, why) in [
             ("", "empty"),
-            ("React", "lowercase"),
+            ("@scope/React", "lowercase"),
             (".hidden", "cannot start"),
             ("_x", "cannot start"),
             ("a b", "cannot contain ` `"),
@@ -370,7 +398,7 @@ mod tests {
         let t = Target::parse("app@^1.2/x").unwrap();
         assert_eq!(t.version.map(|s| s.to_string()).as_deref(), Some("^1.2"));
         assert!(Target::parse("app@/x").is_err());
-        assert!(Target::parse("App@1.0.0").is_err());
+        assert!(Target::parse("@App/app@1.0.0").is_err());
         assert_eq!(
             Target::parse("app@beta").unwrap().version,
             Some(Selector::Tag("beta".into()))

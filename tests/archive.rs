@@ -189,11 +189,14 @@ fn a_directory_without_version_is_named_by_its_package_json() {
         &["publish", "bare"],
         &["bare", "has no package.json", "PKG@VERSION"],
     );
-    ws.write("bad/package.json", r#"{"name":"Site","version":"1.0.0"}"#);
+    ws.write(
+        "bad/package.json",
+        r#"{"name":"@Team/site","version":"1.0.0"}"#,
+    );
     refused(
         &ws,
         &["publish", "bad"],
-        &["bad/package.json", "`name`", "lowercase"],
+        &["bad/package.json", "`name`", "scope must be lowercase"],
     );
     // A forgotten source is named as such.
     ws.ccc()
@@ -301,6 +304,31 @@ fn the_top_folder_is_stripped_whatever_its_name_as_npm_does() {
         assert_eq!(report["stripped_folder"], expected, "{name}");
         assert_eq!(ws.paths("site@1.0.0"), ["index.js", "lib/a.js"], "{name}");
     }
+}
+
+#[test]
+fn names_npm_gave_before_lowercase_publish_and_read_back() {
+    let ws = Workspace::new();
+    ws.write(
+        "JSONStream-1.3.5.tgz",
+        gzip(&tar(&[
+            file(
+                "package/package.json",
+                br#"{"name":"JSONStream","version":"1.3.5","main":"index.js"}"#,
+            ),
+            file("package/index.js", b"module.exports = {}"),
+        ])),
+    );
+    ws.ok(&["publish", "JSONStream-1.3.5.tgz", "-q"]);
+    assert_eq!(ws.cat("JSONStream@1.3.5/index.js"), b"module.exports = {}");
+    // Typed, the same name is the same package.
+    ws.ok(&["publish", "JSONStream@1.3.6", "JSONStream-1.3.5.tgz", "-q"]);
+    assert_eq!(ws.versions("JSONStream"), ["1.3.6", "1.3.5"]);
+    // Scopes are newer than capitals in names: lowercase only.
+    ws.fails(
+        &["publish", "@types/JSONStream@1.0.0", "JSONStream-1.3.5.tgz"],
+        2,
+    );
 }
 
 #[test]

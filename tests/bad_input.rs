@@ -149,7 +149,7 @@ fn invalid_package_names_and_versions_are_usage_errors() {
     let ws = with_catalog();
     ws.write("dist/a.js", "a\n");
     for (target, needles) in [
-        ("React@1.0.0", &["React", "lowercase"][..]),
+        ("@scope/React@1.0.0", &["@scope/React", "lowercase"][..]),
         ("a b@1.0.0", &["`a b`"][..]),
         ("@scope@1.0.0", &["@scope", "@scope/name"][..]),
         ("app@v1.0", &["v1.0", "hint: versions are semver"][..]),
@@ -284,7 +284,7 @@ fn a_failed_publish_does_not_create_a_catalog() {
     for (args, code) in [
         (&["publish", "app@2.0.0", "no-such-dir"][..], 1),
         (&["publish", "app@2.0.0", "empty"], 1),
-        (&["publish", "App@2.0.0", "dist"], 2),
+        (&["publish", "@App/app@2.0.0", "dist"], 2),
         (&["publish", "app@v2", "dist"], 2),
         (
             &["publish", "app@2.0.0", "big", "--max-file-size", "1KiB"],

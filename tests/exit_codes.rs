@@ -76,7 +76,7 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
         (Catalog, vec!["publish", "app@1.0.0", "dist"], Code(1)),
         // ls
         (Catalog, vec!["ls", "app@latest"], Code(0)),
-        (Catalog, vec!["ls", "App"], Code(2)),
+        (Catalog, vec!["ls", "@App/app"], Code(2)),
         (Catalog, vec!["ls", "app@1.0.0/index.html"], Code(2)),
         (Catalog, vec!["ls", "nope"], Code(1)),
         (Empty, vec!["ls"], Code(1)),

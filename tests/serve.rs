@@ -836,7 +836,7 @@ fn errors_are_small_json_with_the_right_status() {
         "/assets/site/1.0.0//v.txt",
         "/assets/site/1.0.0/v%00.txt",
         "/assets/site/1.0.0/%FF.txt",
-        "/assets/Site/1.0.0/v.txt",
+        "/assets/@S/site/1.0.0/v.txt",
         "/assets/site/not%20a%20version/v.txt",
     ] {
         let r = raw_get(server.addr, "GET", target, &[]);
@@ -845,6 +845,8 @@ fn errors_are_small_json_with_the_right_status() {
     // 404: unknown package, version, file, route.
     for target in [
         "/assets/nope/1.0.0/v.txt",
+        // A name npm gave before lowercase is a name: not this package.
+        "/assets/Site/1.0.0/v.txt",
         "/assets/site/9.9.9/v.txt",
         "/assets/site/1.0.0/nope.txt",
         "/assets/site/1.0.0/v.txt/more",

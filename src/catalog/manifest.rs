@@ -3,9 +3,9 @@
 //! server sends a version's bare URL to ([`entry_file`]).
 //!
 //! For publishing only `name` and `version` matter, and both are held to
-//! the rules of a typed `PKG@VERSION` (npm's names for new packages, strict
-//! semver), so a manifest can never publish what the command line could
-//! not.
+//! the rules of a typed `PKG@VERSION` (npm's names, capitals kept as in
+//! `JSONStream`, and strict semver; see [`crate::spec`]), so a manifest can
+//! never publish what the command line could not.
 
 use super::publish::Identity;
 use crate::error::{Error, Result};
@@ -220,7 +220,10 @@ mod tests {
             (r#"{"version":"1.0.0"}"#, "has no `name`"),
             (r#"{"name":"app"}"#, "has no `version`"),
             (r#"{"name":7,"version":"1.0.0"}"#, "`name` is not a string"),
-            (r#"{"name":"App","version":"1.0.0"}"#, "must be lowercase"),
+            (
+                r#"{"name":"@s/App","version":"1.0.0"}"#,
+                "must be lowercase",
+            ),
             (r#"{"name":"app","version":"v1"}"#, "`version`"),
         ] {
             let err = read(json).unwrap_err();

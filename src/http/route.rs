@@ -380,6 +380,11 @@ mod tests {
             asset("@s/app", "1.0.0", "a.js")
         );
         assert_eq!(
+            route("GET", "/assets/JSONStream/1.3.5/index.js"),
+            asset("JSONStream", "1.3.5", "index.js"),
+            "npm's names from before lowercase"
+        );
+        assert_eq!(
             route("GET", "/assets/%40s%2Fapp/1.0.0/a.js"),
             asset("@s/app", "1.0.0", "a.js")
         );
@@ -414,7 +419,7 @@ mod tests {
             "/assets/app/1.0.0/./a",
             "/assets/app/1.0.0/a%00b",
             "/assets/app/1.0.0/%FF",
-            "/assets/App/1.0.0/a",
+            "/assets/@S/app/1.0.0/a",
             "/assets//1.0.0/a",
         ] {
             assert!(
