@@ -83,13 +83,97 @@ fn name_part(part: &str, capitals: bool) -> std::result::Result<(), String> {
     Ok(())
 }
 
-/// Parses an exact semver version of `package`.
+/// Parses an exact semver version of `package`; an error says what is
+/// wrong in semver's terms ([`semver_problem`]).
 pub fn version(package: &str, input: &str) -> Result<Version> {
     Version::parse(input).map_err(|e| Error::InvalidVersion {
         package: package.to_string(),
         version: input.to_string(),
-        why: e.to_string(),
+        why: semver_problem(input).unwrap_or_else(|| e.to_string()),
     })
+}
+
+/// Whether `input` is written as an exact version, right or wrong: a digit
+/// first, a `.` somewhere, and only the characters a version is made of.
+/// No range, partial version or dist-tag a user means looks like this
+/// without parsing (`1.4`, `1.x` and `1.2.3` do), so one that does not
+/// parse is a mistyped version, told as such rather than taken for a tag.
+fn written_as_version(input: &str) -> bool {
+    input.starts_with(|c: char| c.is_ascii_digit())
+        && input.contains('.')
+        && input
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+}
+
+/// What keeps `input` from being a semver version, in the words of the
+/// semver spec (semver.org, items 2, 9 and 10): three numbers without
+/// leading zeros, then optional pre-release and build identifiers that are
+/// never empty. None when it finds nothing wrong.
+fn semver_problem(input: &str) -> Option<String> {
+    let (rest, build) = match input.split_once('+') {
+        Some((rest, build)) => (rest, Some(build)),
+        None => (input, None),
+    };
+    let (core, pre) = match rest.split_once('-') {
+        Some((core, pre)) => (core, Some(pre)),
+        None => (rest, None),
+    };
+    let numbers: Vec<&str> = core.split('.').collect();
+    if numbers.len() != 3 {
+        let count = ["no", "one", "two", "three", "four", "five"]
+            .get(numbers.len())
+            .map_or_else(|| numbers.len().to_string(), |n| n.to_string());
+        return Some(format!(
+            "a version has three parts, MAJOR.MINOR.PATCH; `{core}` has {count}"
+        ));
+    }
+    for (part, number) in ["major", "minor", "patch"].iter().zip(&numbers) {
+        if number.is_empty() {
+            return Some(format!("the {part} version is empty"));
+        }
+        if !number.bytes().all(|b| b.is_ascii_digit()) {
+            return Some(format!("the {part} version `{number}` is not a number"));
+        }
+        if number.len() > 1 && number.starts_with('0') {
+            return Some(format!(
+                "the {part} version `{number}` has a leading zero, which semver does not allow"
+            ));
+        }
+    }
+    // `what` follows `sep`; numbers in a pre-release have no leading zero.
+    let identifiers = |what: &str, sep: char, ids: &str, numeric_rule: bool| {
+        if ids.is_empty() {
+            return Some(format!("empty {what} identifier after `{sep}`"));
+        }
+        for id in ids.split('.') {
+            if id.is_empty() {
+                return Some(format!("empty {what} identifier in `{ids}`"));
+            }
+            if let Some(c) = id
+                .chars()
+                .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
+            {
+                return Some(format!(
+                    "{what} identifier `{id}` cannot contain `{c}` (allowed: 0-9 A-Z a-z -)"
+                ));
+            }
+            if numeric_rule
+                && id.len() > 1
+                && id.starts_with('0')
+                && id.bytes().all(|b| b.is_ascii_digit())
+            {
+                return Some(format!(
+                    "numeric {what} identifier `{id}` has a leading zero, which semver does not allow"
+                ));
+            }
+        }
+        None
+    };
+    if let Some(problem) = pre.and_then(|pre| identifiers("pre-release", '-', pre, true)) {
+        return Some(problem);
+    }
+    build.and_then(|build| identifiers("build metadata", '+', build, false))
 }
 
 /// Longest dist-tag name, as for package names.
@@ -117,6 +201,11 @@ pub fn tag_name(tag: &str) -> Result<&str> {
     }
     if tag == "." || tag == ".." {
         return Err(bad("`.` and `..` cannot be part of a URL path".into()));
+    }
+    if written_as_version(tag) && version_or_range(tag).is_none() {
+        return Err(bad(
+            "it is written as a version, so `PKG@TAG` would be read as a mistyped one; pick a name such as `next` or `beta`".into(),
+        ));
     }
     if tag != "latest" && looks_like_a_version(tag) {
         return Err(bad(
@@ -185,6 +274,14 @@ impl Selector {
         }
         if let Some(selector) = version_or_range(input) {
             return Ok(selector);
+        }
+        if written_as_version(input) {
+            return Err(Error::InvalidVersion {
+                package: package.to_string(),
+                version: input.to_string(),
+                why: semver_problem(input)
+                    .unwrap_or_else(|| "not a semver version, like 1.4.0".into()),
+            });
         }
         match tag_name(input) {
             Ok(tag) => Ok(Selector::Tag(tag.to_string())),
@@ -420,6 +517,51 @@ mod tests {
         let no_path = |s| Target::parse_as(s, Part::Optional, Part::Refused, "PKG[@VERSION]");
         assert!(no_path("app").is_ok() && no_path("app@latest").is_ok());
         assert!(no_path("app@1.0.0/a.js").is_err());
+    }
+
+    #[test]
+    fn mistyped_versions_are_told_in_semver_s_words() {
+        for (bad, why) in [
+            ("01.0.0", "the major version `01` has a leading zero"),
+            ("1.00.0", "the minor version `00` has a leading zero"),
+            (
+                "1.0.0.0",
+                "a version has three parts, MAJOR.MINOR.PATCH; `1.0.0.0` has four",
+            ),
+            ("1.0.0-", "empty pre-release identifier after `-`"),
+            ("1.0.0-rc..1", "empty pre-release identifier in `rc..1`"),
+            (
+                "1.0.0-rc.01",
+                "numeric pre-release identifier `01` has a leading zero",
+            ),
+            ("1.0.0+", "empty build metadata identifier after `+`"),
+            ("1.0.0+b.", "empty build metadata identifier in `b.`"),
+            ("1.0.x1", "the patch version `x1` is not a number"),
+            ("1..0", "the minor version is empty"),
+        ] {
+            for err in [
+                version("app", bad).unwrap_err(),
+                Selector::parse("app", bad).unwrap_err(),
+                PackageVersion::parse(&format!("app@{bad}")).unwrap_err(),
+                Target::parse(&format!("app@{bad}/a.js")).unwrap_err(),
+            ] {
+                let err = err.to_string();
+                assert!(
+                    err.contains(&format!("invalid version `{bad}` for app: {why}")),
+                    "{bad}: {err}"
+                );
+            }
+            assert!(tag_name(bad).is_err(), "{bad} is no tag");
+        }
+        // Build metadata with leading zeros is fine; so are tags with digits.
+        assert!(version("app", "1.0.0+001").is_ok());
+        assert!(version("app", "1.0.0-rc.1+build.5").is_ok());
+        for tag in ["2024-release", "v2-lts", "rc.2"] {
+            assert_eq!(
+                Selector::parse("app", tag).unwrap(),
+                Selector::Tag(tag.into())
+            );
+        }
     }
 
     #[test]

@@ -154,12 +154,32 @@ fn invalid_package_names_and_versions_are_usage_errors() {
         ("@scope@1.0.0", &["@scope", "@scope/name"][..]),
         ("app@v1.0", &["v1.0", "hint: versions are semver"][..]),
         ("app@1.0", &["`1.0`", "exact"][..]),
+        // Mistyped versions are told in semver's words, not as ranges.
+        (
+            "app@01.0.0",
+            &["`01.0.0`", "major version `01` has a leading zero"][..],
+        ),
+        (
+            "app@1.0.0.0",
+            &["`1.0.0.0`", "three parts, MAJOR.MINOR.PATCH"][..],
+        ),
+        (
+            "app@1.0.0-",
+            &["`1.0.0-`", "empty pre-release identifier"][..],
+        ),
         ("app@latest", &["`latest`", "exact"][..]),
         ("app", &["'app'", "PKG@VERSION"][..]),
         ("app@1.0.0/x.js", &["PKG@VERSION"][..]),
     ] {
         let stderr = ws.publish_fails_with(&["publish", target, "dist"], 2, needles);
         assert!(stderr.contains("try '--help'"), "{stderr}");
+    }
+    // Where a version is looked up, the same words, not "no dist-tag".
+    for target in ["app@01.0.0", "app@1.0.0.0/a.js"] {
+        let out = ws.fails(&["inspect", target], 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("invalid version"), "{stderr}");
+        assert!(!stderr.contains("dist-tag"), "{stderr}");
     }
     // A bad --exclude glob or --level is refused the same way.
     ws.publish_fails_with(
