@@ -87,6 +87,17 @@ pub enum Error {
     #[error("{package}@{version} is already published")]
     VersionExists { package: String, version: String },
 
+    /// A version to publish equals a published one but for build metadata
+    /// (`1.0.0+build.5` and `1.0.0`), which semver leaves out of precedence.
+    #[error(
+        "{package}@{version} is the published {package}@{existing} again: they differ only in build metadata, which semver leaves out of precedence"
+    )]
+    BuildMetadataTwin {
+        package: String,
+        version: String,
+        existing: String,
+    },
+
     #[error("package {0} is not in the catalog")]
     PackageNotFound(String),
 
@@ -197,6 +208,12 @@ impl Error {
             Error::VersionExists { .. } => {
                 Some("versions are immutable; pass --force to replace it atomically".into())
             }
+            Error::BuildMetadataTwin {
+                package, existing, ..
+            } => Some(format!(
+                "a version is published once, whatever its build metadata (npm refuses it too); \
+                 publish a new version, or remove {package}@{existing} first with `ccc rm`"
+            )),
             Error::SchemaTooNew { .. } => Some("upgrade ccc to open this catalog".into()),
             Error::NotSqlite(_) | Error::NotCatalog(_) => Some(
                 "point --db (or CCC_DB_PATH) at a catalog made by `ccc publish`".into(),

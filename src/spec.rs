@@ -297,6 +297,11 @@ impl Selector {
     /// dist-tags: `latest` is the newest release (or pre-release), and
     /// another tag picks nothing. [`crate::catalog::Catalog::resolve`]
     /// consults the tags first.
+    ///
+    /// Newest is by semver precedence: the semver crate's order uses build
+    /// metadata only to break a tie in precedence, and a catalog holds no
+    /// two versions that tie (publish refuses the second), so build
+    /// metadata never makes a version newer.
     pub fn pick<'a>(&self, versions: impl IntoIterator<Item = &'a Version>) -> Option<&'a Version> {
         let versions = versions.into_iter();
         match self {

@@ -44,6 +44,48 @@ fn an_existing_version_is_refused_without_force() {
         .stderr(predicates::str::contains("app@1.0.0 is already published"));
 }
 
+#[test]
+fn a_version_that_differs_only_in_build_metadata_is_refused() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "console.log(1)\n");
+    ws.ok(&["publish", "app@1.0.0", "dist", "-q"]);
+    let before = ws.snapshot();
+    // Refused with or without --force, naming the published version; the
+    // catalog and `latest` stay as they were.
+    for extra in [&[][..], &["--force"]] {
+        let mut args = vec!["publish", "app@1.0.0+build.5", "dist"];
+        args.extend_from_slice(extra);
+        ws.ccc()
+            .args(&args)
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains(
+                "app@1.0.0+build.5 is the published app@1.0.0 again: \
+                 they differ only in build metadata",
+            ))
+            .stderr(predicates::str::contains("ccc rm"));
+        assert_eq!(ws.snapshot(), before, "{extra:?}");
+    }
+    assert_eq!(ws.versions("app"), ["1.0.0"]);
+    let tags = ws.json(&["tag", "ls", "app", "--json"]);
+    assert_eq!(tags[0]["version"], "1.0.0", "{tags}");
+
+    // Build metadata is kept, and a twin of it is refused the same way,
+    // the other way round too.
+    ws.ok(&["publish", "app@2.0.0+build.1", "dist", "-q"]);
+    for twin in ["app@2.0.0+build.2", "app@2.0.0"] {
+        ws.ccc()
+            .args(["publish", twin, "dist"])
+            .assert()
+            .code(1)
+            .stderr(predicates::str::contains("the published app@2.0.0+build.1"));
+    }
+    assert_eq!(ws.versions("app"), ["2.0.0+build.1", "1.0.0"]);
+    assert_eq!(ws.cat("app@latest/a.js"), b"console.log(1)\n");
+    let latest = ws.json(&["ls", "app@latest", "--json"]);
+    assert_eq!(latest["version"], "2.0.0+build.1", "{latest}");
+}
+
 /// A tree with every kind of content and name the README promises to keep.
 fn awkward_tree() -> Vec<(String, Vec<u8>)> {
     let mut rng = Rng::new(1);

@@ -718,12 +718,36 @@ impl Feed<'_> {
 }
 
 /// The id of `package@version` when it exists; an error when it does and
-/// `force` does not allow replacing it.
+/// `force` does not allow replacing it, and, even with `force`, when
+/// another version differs from it only in build metadata: semver leaves
+/// build metadata out of precedence, so `1.0.0+build.5` is `1.0.0` again,
+/// and npm refuses it the same way.
 fn existing_version(
     tx: &Connection,
     (package, version): &Identity,
     force: bool,
 ) -> rusqlite::Result<std::result::Result<Option<i64>, Error>> {
+    let wanted = version.to_string();
+    let mut stmt = tx.prepare_cached(
+        "SELECT v.version FROM versions v JOIN packages p ON p.id = v.package_id
+          WHERE p.name = ?1",
+    )?;
+    let twin = stmt
+        .query_map([package], |r| r.get::<_, String>(0))?
+        .collect::<rusqlite::Result<Vec<String>>>()?
+        .into_iter()
+        .find(|other| {
+            *other != wanted
+                && semver::Version::parse(other)
+                    .is_ok_and(|other| other.cmp_precedence(version).is_eq())
+        });
+    if let Some(existing) = twin {
+        return Ok(Err(Error::BuildMetadataTwin {
+            package: package.clone(),
+            version: wanted,
+            existing,
+        }));
+    }
     let existing: Option<i64> = tx
         .query_row(
             "SELECT v.id FROM versions v JOIN packages p ON p.id = v.package_id
