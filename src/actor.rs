@@ -24,7 +24,9 @@
 //!   empty and is about to wait. Work worth sharing across a run (the
 //!   store's SQLite read transaction) starts at the one and ends at the
 //!   other; it runs while the actor is still busy, before the profiler's
-//!   idle period begins.
+//!   idle period begins. An actor may let a run linger
+//!   ([`Actor::lingering`]): the loop then waits, idle, up to that instant
+//!   for one more message before the run ends.
 //! - When every handle is dropped the loop ends and the thread exits;
 //!   [`Running::join`] waits for that.
 //! - Every message and reply carries a causal-profiler [`Stamp`] (zero-sized
@@ -63,6 +65,13 @@ pub trait Actor: 'static {
     /// the next message or for housekeeping (and so again after each idle
     /// housekeeping tick): the end of a busy run.
     fn inbox_empty(&mut self) {}
+
+    /// Until when a run may go on after the inbox emptied: the loop waits
+    /// (idle) that long for one more message before it calls
+    /// [`Actor::inbox_empty`]. None (the default): the run ends at once.
+    fn lingering(&self) -> Option<Instant> {
+        None
+    }
 }
 
 /// The sending side of a one-shot reply.
@@ -251,7 +260,15 @@ fn run<A: Actor>(mut actor: A, inbox: Receiver<(A::Msg, Stamp)>, queued: &Atomic
         let received = match inbox.try_recv() {
             Ok(envelope) => Some(envelope),
             Err(TryRecvError::Disconnected) => return,
-            Err(TryRecvError::Empty) => {
+            Err(TryRecvError::Empty) => 'empty: {
+                if let Some(until) = actor.lingering() {
+                    causal::idle_begin();
+                    match inbox.recv_timeout(until.saturating_duration_since(Instant::now())) {
+                        Ok(envelope) => break 'empty Some(envelope),
+                        Err(RecvTimeoutError::Timeout) => causal::wake_without_message(),
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
                 // Still busy: what ends a run is work, not waiting.
                 actor.inbox_empty();
                 causal::idle_begin();

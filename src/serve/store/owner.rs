@@ -1,7 +1,8 @@
 //! The store actor: the state it owns (the catalog connection, the cache,
 //! the entry files it remembers, its counters) and its loop. Each message
-//! is answered from the cache or with a catalog query; the busy run's read
-//! transaction ends when the inbox is empty; at every housekeeping tick the
+//! is answered from the cache or with a catalog query; the shared read
+//! transaction ends when the inbox has stayed empty for what is left of
+//! its span; at every housekeeping tick the
 //! workers' hits are replayed and the catalog checked for changes. How it
 //! loads an asset is in `load`, how it follows the catalog file in `watch`,
 //! how its reads share a transaction in `shared_read`.
@@ -26,10 +27,7 @@ const ENTRY_MEMO: usize = 4096;
 /// The actor's state: everything the store owns.
 pub(super) struct Store {
     pub(super) served: Served,
-    /// In a busy run: from the actor loop's `more_queued` to its
-    /// `inbox_empty`.
-    pub(super) busy: bool,
-    /// The read transaction of the busy run, when one is open.
+    /// The read transaction reads share, when one is open.
     pub(super) shared: Option<SharedRead>,
     pub(super) bound: SharingBound,
     pub(super) cache: Cache<AssetKey, Prepared>,
@@ -55,7 +53,6 @@ impl Store {
                 reloads: 0,
                 data_version,
             },
-            busy: false,
             shared: None,
             bound: SharingBound {
                 reads: SHARED_READS,
@@ -73,8 +70,8 @@ impl Store {
     }
 
     /// The catalog to query, after making sure it is the one the path
-    /// names (see `watch`), inside the busy run's read transaction
-    /// when there is a run; an error when there is no catalog.
+    /// names (see `watch`), inside the shared read transaction (see
+    /// `shared_read`); an error when there is no catalog.
     pub(super) fn catalog(&mut self) -> Result<&Catalog> {
         self.follow_path(false);
         let Some(catalog) = &self.served.catalog else {
@@ -87,9 +84,7 @@ impl Store {
                     .unwrap_or_else(|| "no catalog is open".into()),
             });
         };
-        if self.busy {
-            share(catalog, &mut self.shared, self.bound)?;
-        }
+        share(catalog, &mut self.shared, self.bound)?;
         Ok(catalog)
     }
 
@@ -202,13 +197,14 @@ impl Actor for Store {
         }
     }
 
-    fn more_queued(&mut self) {
-        self.busy = true;
+    fn inbox_empty(&mut self) {
+        self.end_shared();
     }
 
-    fn inbox_empty(&mut self) {
-        self.busy = false;
-        self.end_shared();
+    fn lingering(&self) -> Option<std::time::Instant> {
+        self.shared
+            .as_ref()
+            .map(|open| open.begun + self.bound.span)
     }
 
     fn housekeeping_every(&self) -> Option<Duration> {

@@ -1,20 +1,21 @@
-//! How the store actor's catalog reads share read transactions: those of a
-//! busy run share one, within a bound, so that each does not begin and end
-//! its own.
+//! How the store actor's catalog reads share read transactions: reads that
+//! come close together share one, within a bound, so that each does not
+//! begin and end its own.
 //!
-//! # One read transaction per busy run
+//! # One read transaction for reads close together
 //!
 //! In WAL mode every statement outside a transaction begins and ends its
 //! own read transaction: shared locks on `cdn.db-shm` (fcntl calls) and a
 //! look at the log's index to begin, the same undone to end. Measured on a
 //! mostly-miss load that was about a quarter of the time SQLite spent on a
-//! lookup (`bench/RPS.md`). So when the actor takes a message while others
-//! wait behind it (a *busy run*, see [`crate::actor`]), the catalog reads of
-//! that run share one deferred transaction: `BEGIN` before the run's first
-//! read, `COMMIT` when the inbox is empty. A lone message reads outside a
-//! transaction, as every read did before, so an idle server pays nothing
-//! more.
-//!
+//! lookup (`bench/RPS.md`). So the store's reads share one deferred
+//! transaction: `BEGIN` before a read when none is open, `COMMIT` once the
+//! inbox has stayed empty until the transaction's span is over (the actor
+//! loop lingers, see [`crate::actor::Actor::lingering`]). Reads close
+//! together share it whether they queued behind each other (a busy run)
+//! or came one at a time from a worker that waits for each answer before
+//! it reads the next request; an idle server holds no transaction.
+
 //! A transaction sees the catalog as it was when its first read began, so
 //! a shared one is also ended, and the next read begins another:
 //!
@@ -58,7 +59,7 @@ pub(super) struct SharingBound {
 
 /// The read transaction the reads of a busy run share.
 pub(super) struct SharedRead {
-    begun: Instant,
+    pub(super) begun: Instant,
     reads: u32,
 }
 
@@ -89,7 +90,7 @@ pub(super) fn share(
 }
 
 impl Store {
-    /// Ends the busy run's read transaction, if one is open: the next read
+    /// Ends the shared read transaction, if one is open: the next read
     /// sees the catalog as it is now.
     pub(super) fn end_shared(&mut self) {
         self.shared = None;
@@ -139,7 +140,8 @@ mod tests {
         let mut s = store(db.clone(), 10, 1 << 20);
         s.bound.span = Duration::from_secs(3600);
         s.get(key("a")).unwrap().unwrap();
-        assert!(!in_transaction(&s), "a lone message reads on its own");
+        assert!(in_transaction(&s), "a lone message begins one too");
+        assert!(s.lingering().is_some(), "and the run lingers for more");
 
         s.more_queued();
         assert!(s.get(key("b")).unwrap().is_some());
@@ -148,6 +150,7 @@ mod tests {
         assert_eq!(resolve_v11(&mut s), None, "the run's snapshot");
         s.inbox_empty();
         assert!(!in_transaction(&s));
+        assert_eq!(s.lingering(), None);
         assert!(resolve_v11(&mut s).is_some(), "idle: the catalog as it is");
     }
 
