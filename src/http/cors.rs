@@ -32,6 +32,17 @@ pub const EVERY_RESPONSE: [(&str, &str); 5] = [
     ("X-Content-Type-Options", "nosniff"),
 ];
 
+/// [`EVERY_RESPONSE`] with its names parsed once, for heads kept long.
+pub static EVERY_RESPONSE_NAMED: std::sync::LazyLock<Vec<(http::HeaderName, &'static str)>> =
+    std::sync::LazyLock::new(|| {
+        EVERY_RESPONSE
+            .iter()
+            .filter_map(|(name, value)| {
+                crate::http::header_lines::header_name(name).map(|name| (name, *value))
+            })
+            .collect()
+    });
+
 /// `Allow` of a 405 and `Access-Control-Allow-Methods` of a preflight.
 pub const METHODS: &str = "GET, HEAD, OPTIONS";
 

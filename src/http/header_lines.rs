@@ -1,15 +1,14 @@
-//! Response header lines, and the heads built from them once and sent
-//! many times: an asset's head is made when it is first needed and shared
-//! by every response that sends it.
+//! Response header lines, and the heads built once and sent many times.
 //!
-//! Lines are kept as the names and values the transport sends, checked
-//! once. A head kept long ([`HeaderLines::to_map`]) is the header map
-//! itself, so a response clones it whole instead of inserting line by
-//! line: a standard or ccc's own name costs nothing to copy, a constant
-//! value ([`HeaderLines::push_static`]) neither, and the other values are
-//! slices of one shared text.
+//! [`HeaderLines`] are the lines of a response made for one request (an
+//! error, a listing), kept as the names and values the transport sends,
+//! checked once. A [`KeptHead`] builds the head of an asset's response,
+//! made when it is first needed and shared by every response that sends
+//! it: the header map itself, so a response clones it whole instead of
+//! inserting line by line. Its names are constants, its constant values
+//! cost nothing to copy, and its other values are slices of one text.
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// The names ccc sends that `http` has no constant for: made once, shared
@@ -20,16 +19,12 @@ const OWN_NAMES: [&str; 2] = ["cross-origin-resource-policy", "timing-allow-orig
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeaderLines {
     lines: Vec<(HeaderName, HeaderValue)>,
-    /// Bit `i` set: line `i`'s value is a constant (`push_static`), which
-    /// a kept head shares instead of copying.
-    constant: u64,
 }
 
 impl HeaderLines {
     pub fn new() -> HeaderLines {
         HeaderLines {
             lines: Vec::with_capacity(16),
-            constant: 0,
         }
     }
 
@@ -49,17 +44,6 @@ impl HeaderLines {
         self
     }
 
-    /// Adds a line whose value is a constant: a head kept long shares it.
-    pub fn push_static(&mut self, name: &str, value: &'static str) -> &mut HeaderLines {
-        let at = self.lines.len();
-        self.push(name, value);
-        if self.lines.len() > at && at < 64 {
-            self.lines[at].1 = HeaderValue::from_static(value);
-            self.constant |= 1 << at;
-        }
-        self
-    }
-
     /// Lines from names and values.
     pub fn of<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> HeaderLines {
         let mut out = HeaderLines::new();
@@ -74,50 +58,6 @@ impl HeaderLines {
         self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
-    }
-
-    /// Removes every line, keeping the room (for a buffer that is reused).
-    pub fn clear(&mut self) {
-        self.lines.clear();
-        self.constant = 0;
-    }
-
-    fn is_constant(&self, index: usize) -> bool {
-        index < 64 && self.constant & (1 << index) != 0
-    }
-
-    /// The lines as a head to keep a long time (an asset's prepared
-    /// responses, charged to the cache) and clone per response: its room
-    /// at the exact size, constants shared, and every other value a slice
-    /// of one text. See [`map_heap_bytes`] for what it holds.
-    pub fn to_map(&self) -> HeaderMap {
-        let copied = || {
-            self.lines
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| !self.is_constant(*i))
-                .map(|(_, (_, value))| value.as_bytes())
-        };
-        let mut text = BytesMut::with_capacity(copied().map(<[u8]>::len).sum());
-        for value in copied() {
-            text.extend_from_slice(value);
-        }
-        let text: Bytes = text.freeze();
-        let mut at = 0;
-        let mut map = HeaderMap::with_capacity(self.lines.len());
-        for (i, (name, value)) in self.lines.iter().enumerate() {
-            let value = if self.is_constant(i) {
-                value.clone()
-            } else {
-                let slice = text.slice(at..at + value.len());
-                at += value.len();
-                // The bytes were checked when the line was added.
-                HeaderValue::from_maybe_shared(slice).unwrap_or_else(|_| value.clone())
-            };
-            map.append(name.clone(), value);
-        }
-        // A clone holds its entries at their exact count.
-        map.clone()
     }
 
     /// Every line as (name, value); names in lower case, as HTTP/2 sends
@@ -150,7 +90,6 @@ impl HeaderLines {
                 .filter(|(n, _)| keep(n))
                 .map(|(n, v)| (n.clone(), v.clone()))
                 .collect(),
-            constant: 0,
         }
     }
 
@@ -163,7 +102,68 @@ impl HeaderLines {
     }
 }
 
-/// About the heap bytes a head made by [`HeaderLines::to_map`] holds: its
+/// The head of a response kept long (an asset's, charged to the cache)
+/// and cloned per response: lines added in order, then [`KeptHead::build`].
+pub struct KeptHead {
+    lines: smallvec::SmallVec<[(HeaderName, Value); 16]>,
+    text: BytesMut,
+}
+
+enum Value {
+    Constant(&'static str),
+    /// A range of the head's text.
+    Text(usize, usize),
+}
+
+impl KeptHead {
+    /// A head of about `lines` lines whose copied values take about
+    /// `text` bytes.
+    pub fn with_capacity(lines: usize, text: usize) -> KeptHead {
+        KeptHead {
+            lines: smallvec::SmallVec::with_capacity(lines),
+            text: BytesMut::with_capacity(text),
+        }
+    }
+
+    /// Adds a line whose value is a constant, shared, never copied.
+    pub fn constant(&mut self, name: HeaderName, value: &'static str) -> &mut KeptHead {
+        self.lines.push((name, Value::Constant(value)));
+        self
+    }
+
+    /// Adds a line whose value is copied into the head's text.
+    pub fn text(&mut self, name: HeaderName, value: &str) -> &mut KeptHead {
+        let start = self.text.len();
+        self.text.extend_from_slice(value.as_bytes());
+        self.lines.push((name, Value::Text(start, self.text.len())));
+        self
+    }
+
+    /// The head as the transport sends it: its entries at their exact
+    /// count (see [`map_heap_bytes`] for what it holds). A value that may
+    /// not be sent (a control character: a bug in ccc or the catalog) is
+    /// left out rather than sent.
+    pub fn build(self) -> HeaderMap {
+        let text = self.text.freeze();
+        let mut map = HeaderMap::with_capacity(self.lines.len());
+        for (name, value) in self.lines {
+            let value = match value {
+                Value::Constant(value) => HeaderValue::from_static(value),
+                Value::Text(start, end) => {
+                    match HeaderValue::from_maybe_shared(text.slice(start..end)) {
+                        Ok(value) if value.to_str().is_ok() => value,
+                        _ => continue,
+                    }
+                }
+            };
+            map.append(name, value);
+        }
+        // A clone holds its entries at their exact count.
+        map.clone()
+    }
+}
+
+/// About the heap bytes a head made by [`KeptHead::build`] holds: its
 /// entries, its index, and the values' text with its allocation's
 /// overhead (constants counted as if copied: an upper bound).
 pub fn map_heap_bytes(map: &HeaderMap) -> usize {
@@ -180,7 +180,7 @@ pub fn map_heap_bytes(map: &HeaderMap) -> usize {
 }
 
 /// The name, shared when it is a standard one or one of ccc's own.
-fn header_name(name: &str) -> Option<HeaderName> {
+pub fn header_name(name: &str) -> Option<HeaderName> {
     let parsed = HeaderName::from_bytes(name.as_bytes()).ok()?;
     Some(
         OWN_NAMES
@@ -214,11 +214,13 @@ mod tests {
     #[test]
     fn a_kept_head_keeps_order_and_repeats_and_shares_its_text() {
         static STAR: &str = "*";
-        let mut lines = HeaderLines::of([("Vary", "Accept"), ("ETag", "\"x\"")]);
-        lines
-            .push_static("Timing-Allow-Origin", STAR)
-            .push("Vary", "Origin");
-        let head = lines.to_map();
+        let mut head = KeptHead::with_capacity(4, 16);
+        head.text(http::header::VARY, "Accept")
+            .text(http::header::ETAG, "\"x\"")
+            .constant(HeaderName::from_static("timing-allow-origin"), STAR)
+            .text(http::header::VARY, "Origin")
+            .text(http::header::LOCATION, "a\r\nSet-Cookie: x=1");
+        let head = head.build();
         let sent: Vec<_> = head
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_bytes()))
@@ -230,7 +232,8 @@ mod tests {
                 ("vary", b"Origin"),
                 ("etag", b"\"x\""),
                 ("timing-allow-origin", b"*"),
-            ]
+            ],
+            "a value with a line break is left out"
         );
         // The copied values sit in one text, one after the other; the
         // constant is not copied.

@@ -4,7 +4,7 @@
 //!
 //! Per representation (the decoded bytes, the stored gzip stream, the
 //! brotli stream), the head of the 200 is built once, as the header map
-//! the transport sends ([`HeaderLines::to_map`]), `Content-Length`
+//! the transport sends ([`KeptHead`]), `Content-Length`
 //! included, so a response clones it instead of formatting ETags from the
 //! sha256 and `Last-Modified` from the time, or inserting line by line; a
 //! 304 sends the same lines less the content headers ([`in_304`]). The
@@ -18,11 +18,10 @@
 use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
-use crate::http::header_lines::{HeaderLines, map_heap_bytes};
+use crate::http::header_lines::{KeptHead, map_heap_bytes};
 use crate::serve::stored::StoredAsset;
 use crate::transport::SERVER;
 use http::header::{self, HeaderMap, HeaderName};
-use std::cell::RefCell;
 use std::sync::OnceLock;
 
 /// Whether a 304 sends the line named `name`: its validators and caching
@@ -221,31 +220,26 @@ impl Prepared {
     }
 
     fn build(&self, r: &Representation) -> HeaderMap {
-        thread_local! {
-            /// Where lines are written before they are copied out at their
-            /// exact size: one buffer per thread, reused.
-            static SCRATCH: RefCell<HeaderLines> = RefCell::new(HeaderLines::new());
+        let mut head = KeptHead::with_capacity(
+            14,
+            self.stored.content_type.len() + self.validators.len() + 20,
+        );
+        head.constant(header::SERVER, SERVER)
+            .text(header::CONTENT_TYPE, &self.stored.content_type)
+            .constant(header::VARY, "Accept-Encoding")
+            .constant(header::CACHE_CONTROL, IMMUTABLE)
+            .text(header::ETAG, self.tag(r.encoding))
+            .text(header::LAST_MODIFIED, self.last_modified());
+        for (name, value) in cors::EVERY_RESPONSE_NAMED.iter() {
+            head.constant(name.clone(), value);
         }
-        SCRATCH.with_borrow_mut(|lines| {
-            lines.clear();
-            lines
-                .push_static("Server", SERVER)
-                .push("Content-Type", &self.stored.content_type)
-                .push_static("Vary", "Accept-Encoding")
-                .push_static("Cache-Control", IMMUTABLE)
-                .push("ETag", self.tag(r.encoding))
-                .push("Last-Modified", self.last_modified());
-            for (name, value) in cors::EVERY_RESPONSE {
-                lines.push_static(name, value);
-            }
-            lines.push_static("Accept-Ranges", "bytes");
-            if r.encoding != Encoding::Identity {
-                lines.push_static("Content-Encoding", r.encoding.as_str());
-            }
-            lines.push("Content-Length", &r.length.to_string());
-            // Kept as long as the asset is cached, and charged to its budget.
-            lines.to_map()
-        })
+        head.constant(header::ACCEPT_RANGES, "bytes");
+        if r.encoding != Encoding::Identity {
+            head.constant(header::CONTENT_ENCODING, r.encoding.as_str());
+        }
+        head.text(header::CONTENT_LENGTH, &r.length.to_string());
+        // Kept as long as the asset is cached, and charged to its budget.
+        head.build()
     }
 }
 
