@@ -30,7 +30,7 @@
 //! - `load`: a cache miss, from the catalog's row to a cached asset, and
 //!   the check of every body loaded;
 //! - `watch`: staleness, and the catalog file replaced or deleted;
-//! - `shared_read`: one read transaction per busy run;
+//! - `shared_read`: one read transaction for reads close together;
 //! - `key`: the cache key.
 //!
 //! The asset as loaded, before its responses are prepared, is

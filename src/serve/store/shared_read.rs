@@ -57,13 +57,13 @@ pub(super) struct SharingBound {
     pub(super) span: Duration,
 }
 
-/// The read transaction the reads of a busy run share.
+/// The read transaction that reads close together share.
 pub(super) struct SharedRead {
     pub(super) begun: Instant,
     reads: u32,
 }
 
-/// Makes the next read of a busy run part of its shared transaction:
+/// Makes the next read part of the shared transaction:
 /// begins one when there is none or the one open has reached its bound
 /// (it is ended first).
 pub(super) fn share(
