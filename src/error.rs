@@ -42,6 +42,15 @@ pub enum Error {
     #[error("catalog {} is damaged: {what}", path.display())]
     Corrupt { path: PathBuf, what: String },
 
+    /// A catalog this process may only read, whose write-ahead log holds
+    /// commits it cannot read (see `catalog::read_only`).
+    #[error("catalog {} cannot be read by this user: {} {why}", path.display(), wal.display())]
+    UnreadableLog {
+        path: PathBuf,
+        wal: PathBuf,
+        why: String,
+    },
+
     #[error("catalog {} is busy: another ccc is writing to it", .0.display())]
     Busy(PathBuf),
 
@@ -219,6 +228,10 @@ impl Error {
                 "point --db (or CCC_DB_PATH) at a catalog made by `ccc publish`".into(),
             ),
             Error::Corrupt { .. } => Some("run `ccc verify` for a full report".into()),
+            Error::UnreadableLog { .. } => Some(
+                "run any ccc command on it as its owner, such as `ccc verify`: as it ends, it copies the log into the catalog and removes the side files"
+                    .into(),
+            ),
             Error::Busy(_) => Some("wait for the other ccc to finish, then retry".into()),
             Error::InvalidVersion { .. } => {
                 Some("versions are semver, like 1.4.0 or 2.0.0-rc.1 (no leading `v`)".into())

@@ -2,7 +2,7 @@
 //! for a malformed command line), and an untouched catalog. Also what the
 //! walk leaves out (symlinks, `.git/`, `.DS_Store`, `--exclude`).
 
-use crate::util::{Workspace, ccc_path, hermetic};
+use crate::util::{RunAs, Workspace, ccc_as};
 use sha2::{Digest, Sha256};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -42,35 +42,10 @@ fn a_file_name_that_is_not_utf8_is_refused() {
     );
 }
 
-/// Whether this process can read a file with mode 000 (root can).
-fn reads_through_permissions(ws: &Workspace) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let probe = ws.write("probe", "x");
-    std::fs::set_permissions(&probe, std::fs::Permissions::from_mode(0o000)).expect("chmod");
-    let readable = std::fs::read(&probe).is_ok();
-    std::fs::remove_file(&probe).expect("rm probe");
-    readable
-}
-
-/// `ccc ARGS`, run so that file permissions bind even for root: under root
-/// the capabilities that bypass them are dropped with `setpriv`. None when
+/// `ccc ARGS`, run so that file permissions bind even for root. None when
 /// that is impossible here.
 fn ccc_bound_by_permissions(ws: &Workspace, args: &[&str]) -> Option<std::process::Output> {
-    let mut cmd = if reads_through_permissions(ws) {
-        let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
-            .into_iter()
-            .find(|p| Path::new(p).exists())?;
-        let mut cmd = std::process::Command::new(setpriv);
-        cmd.args([
-            "--inh-caps=-all",
-            "--bounding-set=-dac_override,-dac_read_search",
-        ])
-        .arg(ccc_path());
-        cmd
-    } else {
-        std::process::Command::new(ccc_path())
-    };
-    hermetic(&mut cmd);
+    let mut cmd = ccc_as(RunAs::BoundByPermissions)?;
     cmd.current_dir(ws.path()).env("CCC_DB_PATH", ws.db());
     Some(cmd.args(args).output().expect("run ccc"))
 }

@@ -1,10 +1,14 @@
 //! Opening catalog files: anything that is not a ccc catalog of this
 //! schema is refused with an error naming the file, and never rewritten;
-//! read-only commands never create a catalog.
+//! read-only commands never create a catalog. A catalog this user may only
+//! read serves every read-only command and `serve`, and no reader leaves
+//! side files of its own beside another user's catalog.
 
-use crate::serve_util::{Server, get};
-use crate::util::{Rng, Workspace, gunzip};
+use crate::serve_util::{STARTUP, Server, get, poll_until, sigterm};
+use crate::util::{Rng, RunAs, Workspace, ccc_as, gunzip};
 use ccc::catalog::{BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, SCHEMA_VERSION};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
 
 /// The schema just before the brotli table.
 const BEFORE_BROTLI: i64 = BROTLI_SCHEMA - 1;
@@ -500,4 +504,263 @@ fn writers_leave_the_write_ahead_log_empty_while_a_reader_holds_the_file() {
         assert_eq!(size, 0, "after `ccc {}` (step {i})", args.join(" "));
     }
     assert_eq!(versions(&reader), ["1.1.0"], "the reader sees every commit");
+}
+
+/// Sets the mode of `path`.
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// The catalog's side files in `dir`, with their owners.
+fn side_files(dir: &Path) -> Vec<(String, u32)> {
+    let mut found: Vec<(String, u32)> = std::fs::read_dir(dir)
+        .expect("read the folder")
+        .map(|e| e.expect("a directory entry"))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("cdn.db-")
+        })
+        .map(|e| {
+            let uid = e.metadata().expect("stat").uid();
+            (e.file_name().to_string_lossy().into_owned(), uid)
+        })
+        .collect();
+    found.sort();
+    found
+}
+
+/// A workspace whose `ro/cdn.db` holds `app@1.0.0` and `app@1.1.0`, and the
+/// catalog's folder.
+fn catalog_in_a_folder_of_its_own() -> (Workspace, std::path::PathBuf) {
+    let ws = Workspace::new();
+    ws.write("v1/a.js", "let a = 1;\n");
+    ws.write("v2/a.js", "let a = 2;\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    ws.publish("app@1.1.0", "v2", &[]);
+    let folder = ws.path().join("ro");
+    std::fs::create_dir(&folder).expect("mkdir");
+    std::fs::rename(ws.db(), folder.join("cdn.db")).expect("move the catalog");
+    (ws, folder)
+}
+
+/// Every read-only command, with arguments that succeed on
+/// [`catalog_in_a_folder_of_its_own`]'s catalog; OUT names a path to write.
+const READ_ONLY_COMMANDS: &[&[&str]] = &[
+    &["ls"],
+    &["ls", "app", "--json"],
+    &["inspect", "app@1.1.0"],
+    &["inspect", "app@1.1.0/a.js"],
+    &["cat", "app@1.0.0/a.js"],
+    &["diff", "app@1.0.0", "app@1.1.0"],
+    &["tag", "ls", "app"],
+    &["verify"],
+    &["export", "app", "OUT"],
+];
+
+#[test]
+fn a_read_only_catalog_in_a_read_only_folder_serves_every_read_only_command() {
+    // A 444 catalog in a 555 folder: what a read-only image or mount gives.
+    let (ws, folder) = catalog_in_a_folder_of_its_own();
+    let db = folder.join("cdn.db");
+    chmod(&db, 0o444);
+    chmod(&folder, 0o555);
+    let run = |args: &[&str], code: i32| {
+        let mut cmd = ccc_as(RunAs::BoundByPermissions)?;
+        let out = cmd
+            .current_dir(ws.path())
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("run ccc");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+        Some((String::from_utf8_lossy(&out.stdout).into_owned(), stderr))
+    };
+    for (i, command) in READ_ONLY_COMMANDS.iter().enumerate() {
+        let out = format!("out-{i}");
+        let args: Vec<&str> = command
+            .iter()
+            .map(|a| if *a == "OUT" { out.as_str() } else { a })
+            .collect();
+        if run(&args, 0).is_none() {
+            println!("note: skipped: running as root without setpriv");
+            return;
+        }
+        assert_eq!(side_files(&folder), [], "after {args:?}");
+    }
+
+    // serve, and what it serves.
+    let mut cmd = ccc_as(RunAs::BoundByPermissions).expect("setpriv, as above");
+    cmd.current_dir(ws.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["serve", "--port", "0"]);
+    let mut server = Server::start_with(&mut cmd);
+    let r = get(&server.url("/assets/app/1.1.0/a.js"), &[]);
+    assert_eq!((r.status, r.text().as_str()), (200, "let a = 2;\n"));
+    sigterm(server.pid());
+    let status = server.wait_exit(STARTUP).expect("serve stops");
+    assert!(status.success(), "{}", server.stderr());
+    assert_eq!(side_files(&folder), [], "after serve");
+
+    // A log left with commits and no -shm to read it through (a writer
+    // that died as it closed) cannot be read here: the error says so.
+    chmod(&folder, 0o755);
+    chmod(&db, 0o644);
+    let wal = folder.join("cdn.db-wal");
+    std::fs::write(&wal, vec![1u8; 4096]).expect("write a log");
+    chmod(&folder, 0o555);
+    let (_, stderr) = run(&["ls"], 1).expect("as above");
+    assert!(stderr.contains("error:"), "{stderr}");
+    assert!(stderr.contains("cdn.db-wal"), "names the log: {stderr}");
+    assert!(stderr.contains("-shm"), "says what is missing: {stderr}");
+    assert!(stderr.contains("owner"), "says what to do: {stderr}");
+    chmod(&folder, 0o755);
+    std::fs::remove_file(&wal).expect("rm the log");
+}
+
+#[test]
+fn a_read_only_folder_reads_a_writers_log_through_its_side_files() {
+    // The owner has the catalog open and a commit still in its log; the
+    // folder is read-only to the reader, which creates nothing and still
+    // sees that commit.
+    let (ws, folder) = catalog_in_a_folder_of_its_own();
+    let db = folder.join("cdn.db");
+    let writer = rusqlite::Connection::open(&db).expect("open");
+    writer
+        .execute_batch(
+            "PRAGMA wal_autocheckpoint = 0;
+             INSERT INTO dist_tags (package_id, tag, version_id)
+                 SELECT package_id, 'beta', id FROM versions WHERE version = '1.0.0';",
+        )
+        .expect("tag in the log");
+    let before = side_files(&folder);
+    assert_eq!(before.len(), 2, "{before:?}");
+    chmod(&folder, 0o555);
+    let Some(mut cmd) = ccc_as(RunAs::BoundByPermissions) else {
+        println!("note: skipped: running as root without setpriv");
+        chmod(&folder, 0o755);
+        return;
+    };
+    let out = cmd
+        .current_dir(ws.path())
+        .arg("--db")
+        .arg(&db)
+        .args(["tag", "ls", "app"])
+        .output()
+        .expect("run ccc");
+    chmod(&folder, 0o755);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("beta"),
+        "the log's commit is read: {stdout}"
+    );
+    assert_eq!(side_files(&folder), before, "nothing new beside the file");
+    drop(writer);
+}
+
+/// `nobody` on most systems; any user without a password entry would do.
+const OWNER: u32 = 65534;
+/// Another user, who may read the owner's catalog.
+const OTHER: u32 = 65533;
+
+#[test]
+fn readers_leave_no_side_files_of_their_own_beside_another_users_catalog() {
+    // The catalog belongs to OWNER, in a folder everyone may write. Another
+    // user's reads, and root's, must leave nothing that stops OWNER's next
+    // publish (a -shm OWNER cannot write would).
+    let (ws, folder) = catalog_in_a_folder_of_its_own();
+    let db = folder.join("cdn.db");
+    ws.write("v3/a.js", "let a = 3;\n");
+    ws.write("v4/a.js", "let a = 4;\n");
+    chmod(ws.path(), 0o755);
+    for dir in ["v3", "v3/a.js", "v4", "v4/a.js"] {
+        let path = ws.path().join(dir);
+        chmod(&path, if path.is_dir() { 0o755 } else { 0o644 });
+    }
+    rustix::fs::chown(&folder, Some(uid(OWNER)), Some(gid(OWNER))).expect("chown");
+    rustix::fs::chown(&db, Some(uid(OWNER)), Some(gid(OWNER))).expect("chown");
+    chmod(&folder, 0o777);
+    if ccc_as(RunAs::User(OTHER)).is_none() {
+        println!("note: skipped: needs root and setpriv to run as other users");
+        return;
+    }
+    let run = |who: RunAs, args: &[&str]| {
+        let mut cmd = ccc_as(who).expect("as above");
+        let out = cmd
+            .current_dir(&folder)
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("run ccc");
+        assert!(
+            out.status.success(),
+            "{who:?} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    for args in [&["ls"][..], &["cat", "app@1.0.0/a.js"], &["verify"]] {
+        run(RunAs::User(OTHER), args);
+        assert_eq!(side_files(&folder), [], "{args:?} as {OTHER}");
+        let mut as_root = vec!["--db", db.to_str().expect("UTF-8")];
+        as_root.extend_from_slice(args);
+        ws.ok(&as_root);
+        assert_eq!(side_files(&folder), [], "{args:?} as root");
+    }
+    let v3 = ws.path().join("v3");
+    run(
+        RunAs::User(OWNER),
+        &["publish", "app@1.2.0", v3.to_str().expect("UTF-8"), "-q"],
+    );
+
+    // Servers of both, while the owner publishes: root's side files are
+    // the owner's, and the other user's server, which read the file alone
+    // (it may not create side files), sees the new version too.
+    let mut cmd = ws.ccc_std();
+    cmd.arg("--db").arg(&db).args(["serve", "--port", "0"]);
+    let mut root_server = Server::start_with(&mut cmd);
+    for (name, owner) in side_files(&folder) {
+        assert_eq!(owner, OWNER, "{name} while root serves");
+    }
+    let mut cmd = ccc_as(RunAs::User(OTHER)).expect("as above");
+    cmd.current_dir(&folder)
+        .arg("--db")
+        .arg(&db)
+        .args(["serve", "--port", "0"]);
+    sigterm(root_server.pid());
+    root_server.wait_exit(STARTUP).expect("serve stops");
+    assert_eq!(side_files(&folder), [], "root's server folded the log in");
+    let other_server = Server::start_with(&mut cmd);
+    let r = get(&other_server.url("/assets/app/1.2.0/a.js"), &[]);
+    assert_eq!((r.status, r.text().as_str()), (200, "let a = 3;\n"));
+    let v4 = ws.path().join("v4");
+    run(
+        RunAs::User(OWNER),
+        &["publish", "app@1.3.0", v4.to_str().expect("UTF-8"), "-q"],
+    );
+    let url = other_server.url("/assets/app/1.3.0/a.js");
+    let seen = poll_until(STARTUP, || get(&url, &[]).status == 200);
+    assert!(seen.is_some(), "{}", other_server.stderr());
+    assert_eq!(get(&url, &[]).text(), "let a = 4;\n");
+    drop(other_server);
+    for (name, owner) in side_files(&folder) {
+        assert_eq!(owner, OWNER, "{name} after the other user's server");
+    }
+    run(RunAs::User(OWNER), &["verify"]);
+}
+
+fn uid(raw: u32) -> rustix::fs::Uid {
+    rustix::fs::Uid::from_raw(raw)
+}
+
+fn gid(raw: u32) -> rustix::fs::Gid {
+    rustix::fs::Gid::from_raw(raw)
 }

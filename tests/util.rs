@@ -307,6 +307,53 @@ pub fn hermetic(cmd: &mut std::process::Command) {
     }
 }
 
+/// Who runs a `ccc` started by [`ccc_as`].
+#[derive(Debug, Clone, Copy)]
+pub enum RunAs {
+    /// This process's user, with file permissions binding: under root,
+    /// without the capabilities that bypass them.
+    BoundByPermissions,
+    /// Another user and group, both `uid` (root only).
+    User(u32),
+}
+
+/// The `ccc` binary, hermetic, run as `who` (through `setpriv` where
+/// needed). None when that is impossible here: root without setpriv, or
+/// another user asked for by a process that is not root.
+pub fn ccc_as(who: RunAs) -> Option<std::process::Command> {
+    let root = rustix::process::geteuid().is_root();
+    let setpriv = || {
+        ["/usr/bin/setpriv", "/bin/setpriv"]
+            .into_iter()
+            .find(|p| Path::new(p).exists())
+    };
+    let mut cmd = match who {
+        RunAs::BoundByPermissions if !root => std::process::Command::new(ccc_path()),
+        RunAs::BoundByPermissions => {
+            let mut cmd = std::process::Command::new(setpriv()?);
+            cmd.args([
+                "--inh-caps=-all",
+                "--bounding-set=-dac_override,-dac_read_search",
+            ]);
+            cmd.arg(ccc_path());
+            cmd
+        }
+        RunAs::User(_) if !root => return None,
+        RunAs::User(uid) => {
+            let mut cmd = std::process::Command::new(setpriv()?);
+            cmd.args([
+                format!("--reuid={uid}"),
+                format!("--regid={uid}"),
+                "--clear-groups".into(),
+            ]);
+            cmd.arg(ccc_path());
+            cmd
+        }
+    };
+    hermetic(&mut cmd);
+    Some(cmd)
+}
+
 /// The `ccc` binary with every `CCC_*`, `NO_COLOR` and `COLUMNS` variable
 /// cleared.
 pub fn ccc() -> Command {

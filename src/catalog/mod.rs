@@ -83,15 +83,20 @@
 //! and `cdn.db-shm` (the index of that log). When the last connection to the
 //! file closes, SQLite copies the log into `cdn.db` and deletes both, but
 //! only if that connection may write: a connection opened read-only leaves
-//! them behind. So every ccc connection, the read-only commands' and the
-//! server's included, opens the file read-write (never creating it), and
-//! read-only ones then switch on `PRAGMA query_only`, which refuses every
-//! change to the content while still letting the close fold the log in.
-//! After any command ends, and after `serve` stops on SIGINT/SIGTERM, only
-//! `cdn.db` remains unless another process still has it open; that process's
-//! own close removes the side files then. SQLite decides who is last with a
-//! lock, so a reader that ends during another process's publish leaves the
-//! log alone.
+//! them behind. So every ccc connection of the catalog's owner, the
+//! read-only commands' and the server's included, opens the file read-write
+//! (never creating it), and read-only ones then switch on `PRAGMA
+//! query_only`, which refuses every change to the content while still
+//! letting the close fold the log in. After any command ends, and after
+//! `serve` stops on SIGINT/SIGTERM, only `cdn.db` remains unless another
+//! process still has it open; that process's own close removes the side
+//! files then. SQLite decides who is last with a lock, so a reader that ends
+//! during another process's publish leaves the log alone.
+//!
+//! A reader that may not write the catalog or its folder, or is another
+//! user than its owner, creates no side file at all: it reads through the
+//! owner's side files when they exist, and opens the file `immutable`
+//! when they do not. [`read_only`] says when each way applies.
 //!
 //! A writer that is not the last (`ccc serve` has the file open) leaves the
 //! log behind, so writers also empty it as they close (a `TRUNCATE`
@@ -115,11 +120,13 @@ pub mod gc;
 pub mod manifest;
 pub mod publish;
 pub mod query;
+pub mod read_only;
 pub mod tags;
 pub mod verify;
 
 pub use crate::encoding::Encoding;
 use crate::error::{Error, Result};
+use read_only::ReadWay;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -253,12 +260,13 @@ pub const BROTLI_INDEX_SCHEMA: i64 = 5;
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Never creates the file or changes its content. The connection is
-    /// still read-write underneath (with `query_only` on) so that, when it
-    /// is the last one to close, SQLite may fold the write-ahead log into
-    /// the file and delete the side files (see the module doc). A file the
-    /// user may not write is opened read-only instead, by SQLite itself,
-    /// and then the side files stay.
+    /// Never creates the file or changes its content. For the catalog's
+    /// owner the connection is still read-write underneath (with
+    /// `query_only` on) so that, when it is the last one to close, SQLite
+    /// may fold the write-ahead log into the file and delete the side files
+    /// (see the module doc). Anyone else, and a catalog in a folder nobody
+    /// here may write, is opened read-only in a way that creates no side
+    /// file ([`read_only`]).
     ReadOnly,
     /// Changes an existing catalog; a missing file is an error.
     ReadWrite,
@@ -275,6 +283,9 @@ pub struct Catalog {
     writer: bool,
     /// The schema version as opened (after migrating, for a writer).
     schema: i64,
+    /// For a catalog read `immutable` ([`read_only`]): its side files, and
+    /// how the file and its log looked when it was opened.
+    immutable: Option<(read_only::SideFiles, read_only::Stamp)>,
 }
 
 /// How long a closing writer waits for readers to leave the write-ahead log
@@ -306,24 +317,44 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
+        let way = match access {
+            Access::ReadOnly => Some(read_only::way_for(path)?),
+            Access::ReadWrite | Access::Create => None,
+        };
         // Without CREATE, SQLite refuses a file that vanished since the
         // check above instead of making an empty one.
-        let flags = match access {
-            Access::ReadOnly | Access::ReadWrite => OpenFlags::SQLITE_OPEN_READ_WRITE,
-            Access::Create => OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE,
+        let flags = match (access, way) {
+            (Access::ReadOnly, Some(ReadWay::ThroughLog | ReadWay::Immutable)) => {
+                OpenFlags::SQLITE_OPEN_READ_ONLY
+            }
+            (Access::ReadOnly | Access::ReadWrite, _) => OpenFlags::SQLITE_OPEN_READ_WRITE,
+            (Access::Create, _) => {
+                OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE
+            }
         } | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| sqlite_err(path, e))?;
+        let conn = match way {
+            Some(ReadWay::Immutable) => Connection::open_with_flags(immutable_uri(path), flags),
+            _ => Connection::open_with_flags(path, flags),
+        }
+        .map_err(|e| sqlite_err(path, e))?;
         if access == Access::ReadOnly {
             // Before anything else runs on the connection.
             conn.pragma_update(None, "query_only", true)
                 .map_err(|e| sqlite_err(path, e))?;
         }
+        let immutable = (way == Some(ReadWay::Immutable))
+            .then(|| read_only::SideFiles::of(path))
+            .map(|side| {
+                let stamp = read_only::Stamp::of(&side);
+                (side, stamp)
+            });
         let mut catalog = Catalog {
             conn,
             path: path.to_path_buf(),
             writer: access != Access::ReadOnly,
             schema: 0,
+            immutable,
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -338,11 +369,7 @@ impl Catalog {
     /// process's locks on it).
     pub fn check_file(path: &Path) -> Result<()> {
         check_sqlite_header(path)?;
-        use std::os::unix::ffi::OsStrExt;
-        let uri = format!(
-            "file:{}?immutable=1",
-            percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_PATH)
-        );
+        let uri = immutable_uri(path);
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
@@ -352,6 +379,7 @@ impl Catalog {
             path: path.to_path_buf(),
             writer: false,
             schema: 0,
+            immutable: None,
         };
         catalog.prepare(Access::ReadOnly)
     }
@@ -366,6 +394,7 @@ impl Catalog {
             path,
             writer: true,
             schema: 0,
+            immutable: None,
         };
         catalog.prepare(Access::Create)?;
         Ok(catalog)
@@ -374,6 +403,24 @@ impl Catalog {
     /// The catalog's file (`:memory:` for an in-memory one).
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Whether the catalog was opened `immutable`, the way a read-only
+    /// command reads a catalog it may not write when no log exists
+    /// ([`read_only`]).
+    pub fn is_immutable(&self) -> bool {
+        self.immutable.is_some()
+    }
+
+    /// For a catalog opened `immutable`: whether a writer may have changed
+    /// it since (a log appeared, or the file's length or modification time
+    /// moved). Such a connection does not see changes, so a long-lived
+    /// reader (`serve`) opens the catalog again when this says so. Always
+    /// false for other connections, which SQLite keeps current.
+    pub fn changed_since_open(&self) -> bool {
+        self.immutable
+            .as_ref()
+            .is_some_and(|(side, stamp)| read_only::Stamp::of(side) != *stamp)
     }
 
     /// Whether the catalog lives in a file other connections can open.
@@ -566,6 +613,16 @@ fn wait_for_lock(attempt: i32) -> bool {
     }
     std::thread::sleep(STEP);
     true
+}
+
+/// The `file:` URI that opens `path` with `immutable=1`: SQLite takes no
+/// lock and never opens `-wal` or `-shm`.
+fn immutable_uri(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    format!(
+        "file:{}?immutable=1",
+        percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_PATH)
+    )
 }
 
 /// What a path must escape to be part of a SQLite `file:` URI (bytes

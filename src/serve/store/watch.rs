@@ -41,6 +41,14 @@
 //!   from: catalog requests get 503 and `/healthz` says `unavailable` until
 //!   a catalog can be opened at the path.
 //!
+//! - **Written to under an immutable reader**: a server that may not
+//!   write the catalog, started while no process had it open, reads the
+//!   file `immutable` (`catalog::read_only`), and such a connection sees no
+//!   later commit. Before every query and at every check it looks for a
+//!   log beside the file and at the file's length and modification time;
+//!   when either moved, it opens the file again (through the writer's log
+//!   if there is one now), drops the cache and logs a note.
+//!
 //! Replace the file with a rename, never by writing over it in place
 //! (`cp new.db cdn.db` changes pages under every open reader), and only
 //! once the new catalog's writer has finished (no `new.db-wal` left).
@@ -97,7 +105,8 @@ pub struct CatalogHealth {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
     /// Times the file at the path was replaced by another catalog and the
-    /// store switched to it.
+    /// store switched to it, or was opened again because another process
+    /// wrote to a catalog read as an unchanging file.
     pub reloads: u64,
 }
 
@@ -164,7 +173,16 @@ impl Store {
         let open = self.served.catalog.is_some();
         match FileId::of(&self.config.db) {
             Ok(id) if open && self.served.file == Some(id) => {
-                self.settle(CatalogState::Current, None, Some(id))
+                let written = self
+                    .served
+                    .catalog
+                    .as_ref()
+                    .is_some_and(Catalog::changed_since_open);
+                if written {
+                    self.reopen(id);
+                } else {
+                    self.settle(CatalogState::Current, None, Some(id))
+                }
             }
             Ok(id)
                 if !recheck && self.served.logged == Some((CatalogState::Rejected, Some(id))) => {}
@@ -186,6 +204,18 @@ impl Store {
         }
     }
 
+    /// The catalog open `immutable` (a user who may not write it, and no
+    /// log: see `catalog::read_only`) was written to since: such a
+    /// connection would never see it, so open the same file again, through
+    /// the writer's log if there is one now.
+    fn reopen(&mut self, id: FileId) {
+        self.end_shared();
+        self.served.catalog = None;
+        self.served.file = None;
+        self.drop_cache();
+        self.open_at_path(id, "was written to by another process");
+    }
+
     /// The path names `id`, another file than the one open (if any).
     fn replace(&mut self, id: FileId) {
         let path = self.config.db.clone();
@@ -203,6 +233,13 @@ impl Store {
             self.served.file = None;
             self.drop_cache();
         }
+        self.open_at_path(id, "was replaced by another file");
+    }
+
+    /// Opens the file the path names (`id`) after `what` happened to the
+    /// one served, which is closed by now.
+    fn open_at_path(&mut self, id: FileId, what: &str) {
+        let path = self.config.db.clone();
         match open_file(&path) {
             Ok((catalog, file, data_version)) => {
                 self.served.catalog = Some(catalog);
@@ -210,7 +247,7 @@ impl Store {
                 self.served.data_version = data_version;
                 self.served.reloads += 1;
                 log::err(format_args!(
-                    "note: catalog {} was replaced by another file; now serving it (cache emptied)",
+                    "note: catalog {} {what}; now serving it (cache emptied)",
                     path.display()
                 ));
                 // That note says it all; what was logged before was about
