@@ -51,6 +51,11 @@ pub enum Error {
         why: String,
     },
 
+    /// `ccc backup` could not write its copy; `path` is the destination as
+    /// given (never the catalog, never the hidden temporary file).
+    #[error("cannot write the backup {}: {why}", path.display())]
+    BackupFailed { path: PathBuf, why: String },
+
     #[error("catalog {} is busy: another ccc is writing to it", .0.display())]
     Busy(PathBuf),
 

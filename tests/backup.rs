@@ -354,3 +354,68 @@ fn backup_refuses_to_overwrite_without_force() {
         .collect();
     assert!(hidden.is_empty(), "{hidden:?}");
 }
+
+/// The entries of `dir` whose names start with `out` or `.out`: a copy, or
+/// what a backup to `out` left behind.
+fn left_of(dir: &Path, out: &str) -> Vec<String> {
+    let hidden = format!(".{out}");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the folder")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(out) || n.starts_with(&hidden))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_backup_that_cannot_be_written_names_its_destination_and_leaves_nothing() {
+    let ws = Workspace::new();
+    // 2 MB that do not compress, so the copy is that large too.
+    ws.write("big/blob.bin", Rng::new(7).bytes(2_000_000));
+    ws.publish("app@1.0.0", "big", &[]);
+    let stderr_of = |out: &std::process::Output| String::from_utf8_lossy(&out.stderr).into_owned();
+
+    // The copy outgrows what the system lets the process write: a file
+    // size limit (RLIMIT_FSIZE binds root as well), with SIGXFSZ ignored
+    // so that the write fails instead of killing the process, as a full
+    // disk makes it fail.
+    let mut cmd = std::process::Command::new("sh");
+    hermetic(&mut cmd);
+    let out = cmd
+        .current_dir(ws.path())
+        .env("CCC_DB_PATH", ws.db())
+        .args(["-c", r#"trap "" XFSZ; ulimit -f 512; exec "$0" "$@""#])
+        .arg(ccc_path())
+        .args(["backup", "--quiet", "copy.db"])
+        .output()
+        .expect("run ccc under a file size limit");
+    let stderr = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("error: cannot write the backup copy.db: "),
+        "names the destination: {stderr}"
+    );
+    assert!(!stderr.contains("cdn.db"), "not the catalog: {stderr}");
+    assert!(
+        !stderr.contains("partial"),
+        "not the temporary file: {stderr}"
+    );
+    assert_eq!(left_of(ws.path(), "copy.db"), Vec::<String>::new());
+
+    // A destination whose folder is missing.
+    let out = ws.fails(&["backup", "no-such-dir/copy.db"], 1);
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains(
+            "error: cannot write the backup no-such-dir/copy.db: folder no-such-dir does not exist"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("partial"), "{stderr}");
+    assert_eq!(left_of(ws.path(), "copy.db"), Vec::<String>::new());
+
+    // The catalog and the copy are still good once there is room.
+    ws.ok(&["backup", "--quiet", "copy.db"]);
+    ws.ok(&["--db", "copy.db", "verify", "--quiet"]);
+}

@@ -556,6 +556,7 @@ const READ_ONLY_COMMANDS: &[&[&str]] = &[
     &["tag", "ls", "app"],
     &["verify"],
     &["export", "app", "OUT"],
+    &["backup", "OUT"],
 ];
 
 #[test]
@@ -590,6 +591,23 @@ fn a_read_only_catalog_in_a_read_only_folder_serves_every_read_only_command() {
         }
         assert_eq!(side_files(&folder), [], "after {args:?}");
     }
+
+    // A backup into the read-only folder names its destination.
+    let (_, stderr) = run(&["backup", "ro/copy.db"], 1).expect("as above");
+    assert!(
+        stderr.contains("cannot write the backup ro/copy.db: cannot create a file in ro: "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.to_lowercase().contains("permission denied"),
+        "{stderr}"
+    );
+    assert_eq!(side_files(&folder), [], "after a failed backup");
+    assert_eq!(
+        std::fs::read_dir(&folder).expect("ls").count(),
+        1,
+        "cdn.db alone"
+    );
 
     // serve, and what it serves.
     let mut cmd = ccc_as(RunAs::BoundByPermissions).expect("setpriv, as above");

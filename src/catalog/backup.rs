@@ -16,9 +16,16 @@
 //! The copy is written into a temporary file beside the destination, made
 //! durable, and only then renamed over it, so the destination is either
 //! absent, its old self, or the whole new copy; an interrupted or failed
-//! backup leaves nothing behind.
+//! backup leaves nothing behind. The copy's connection keeps no rollback
+//! journal (`journal_mode = OFF`): a failed copy is deleted whole, so a
+//! journal would have nothing to restore, and SQLite would leave it beside
+//! the destination when the write that failed was the disk filling up.
+//!
+//! Errors while writing the copy name the destination as given (not the
+//! catalog, not the temporary file): the backup API reports the failures of
+//! both ends through one call, and [`copy_side`] tells them apart.
 
-use super::{APPLICATION_ID, Catalog, sqlite_err};
+use super::{APPLICATION_ID, Catalog};
 use crate::error::{Error, Result};
 use rusqlite::Connection;
 use rusqlite::backup::{Backup, StepResult};
@@ -67,24 +74,23 @@ impl Catalog {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let failed = |why: String| Error::BackupFailed {
+            path: out.to_path_buf(),
+            why,
+        };
         let temp = tempfile::Builder::new()
             .prefix(&format!(".{name}."))
             .suffix(".partial")
             .tempfile_in(dir)
-            .map_err(|e| Error::io(dir, e))?;
-        // The copy may be read by whoever may read the catalog (a temporary
-        // file starts out readable by its owner alone).
-        if let Ok(meta) = std::fs::metadata(self.path()) {
-            temp.as_file()
-                .set_permissions(meta.permissions())
-                .map_err(|e| Error::io(temp.path(), e))?;
-        }
+            .map_err(|e| failed(folder_trouble(dir, &e)))?;
 
         let snapshot = Snapshot::begin(self)?;
         let counts = snapshot.counts()?;
-        let e = |err| sqlite_err(temp.path(), err);
+        let e = |err: rusqlite::Error| failed(err.to_string());
         let mut copy = Connection::open(temp.path()).map_err(e)?;
-        copy_pages(self, &mut copy, progress)?;
+        copy.pragma_update_and_check(None, "journal_mode", "OFF", |_| Ok(()))
+            .map_err(e)?;
+        copy_pages(self, &mut copy, out, progress)?;
         drop(snapshot);
         // The copy is the source's pages, header included: check it reads
         // as a ccc catalog before it takes the destination's name.
@@ -98,9 +104,17 @@ impl Catalog {
             )));
         }
         copy.close().map_err(|(_, err)| e(err))?;
+        // The copy may be read by whoever may read the catalog (a temporary
+        // file starts out readable by its owner alone). Set once written:
+        // a 444 catalog gives a 444 copy, which could not be written.
+        if let Ok(meta) = std::fs::metadata(self.path()) {
+            temp.as_file()
+                .set_permissions(meta.permissions())
+                .map_err(|e| failed(e.to_string()))?;
+        }
         temp.as_file()
             .sync_all()
-            .map_err(|e| Error::io(temp.path(), e))?;
+            .map_err(|e| failed(e.to_string()))?;
 
         let kept = if replace {
             temp.persist(out)
@@ -155,6 +169,20 @@ fn check_destination(source: &Path, out: &Path, replace: bool) -> Result<bool> {
     Ok(true)
 }
 
+/// Why no file can be made in `dir`, in words that name the folder (the
+/// temporary file's name means nothing to the user).
+fn folder_trouble(dir: &Path, e: &std::io::Error) -> String {
+    match (e.kind(), e.raw_os_error()) {
+        (std::io::ErrorKind::NotFound, _) => format!("folder {} does not exist", dir.display()),
+        (_, Some(code)) => format!(
+            "cannot create a file in {}: {}",
+            dir.display(),
+            std::io::Error::from_raw_os_error(code)
+        ),
+        _ => format!("cannot create a file in {}: {}", dir.display(), e.kind()),
+    }
+}
+
 fn exists_error(out: &Path) -> Error {
     Error::bad_input(out, "already exists; --force replaces it")
 }
@@ -201,9 +229,39 @@ impl Drop for Snapshot<'_> {
     }
 }
 
-/// Copies every page of `source` into `copy`, a step at a time, stopping
-/// at the next step on Ctrl-C.
-fn copy_pages(source: &Catalog, copy: &mut Connection, progress: &dyn Fn(u64, u64)) -> Result<()> {
+/// Whether an error of a backup step comes from writing the copy rather
+/// than reading the catalog. The catalog is only read, so the failures of
+/// a write (a full disk, a file size limit, a read-only file) are the
+/// copy's.
+fn copy_side(e: &rusqlite::Error) -> bool {
+    use rusqlite::{ErrorCode, ffi};
+    let Some(code) = e.sqlite_error_code() else {
+        return false;
+    };
+    let extended = match e {
+        rusqlite::Error::SqliteFailure(f, _) => f.extended_code,
+        _ => 0,
+    };
+    matches!(
+        code,
+        ErrorCode::DiskFull | ErrorCode::ReadOnly | ErrorCode::CannotOpen
+    ) || matches!(
+        extended,
+        ffi::SQLITE_IOERR_WRITE
+            | ffi::SQLITE_IOERR_FSYNC
+            | ffi::SQLITE_IOERR_TRUNCATE
+            | ffi::SQLITE_IOERR_DIR_FSYNC
+    )
+}
+
+/// Copies every page of `source` into `copy` (to become `out`), a step at
+/// a time, stopping at the next step on Ctrl-C.
+fn copy_pages(
+    source: &Catalog,
+    copy: &mut Connection,
+    out: &Path,
+    progress: &dyn Fn(u64, u64),
+) -> Result<()> {
     let page_size: i64 = source
         .conn()
         .pragma_query_value(None, "page_size", |r| r.get(0))
@@ -215,7 +273,16 @@ fn copy_pages(source: &Catalog, copy: &mut Connection, progress: &dyn Fn(u64, u6
         if let Some(signal) = crate::interrupt::requested() {
             return Err(Error::Interrupted(signal));
         }
-        let step = backup.step(PAGES_PER_STEP).map_err(|e| source.err(e))?;
+        let step = backup.step(PAGES_PER_STEP).map_err(|e| {
+            if copy_side(&e) {
+                Error::BackupFailed {
+                    path: out.to_path_buf(),
+                    why: e.to_string(),
+                }
+            } else {
+                source.err(e)
+            }
+        })?;
         let p = backup.progress();
         let total = p.pagecount.max(0) as u64;
         progress(
