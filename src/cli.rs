@@ -593,8 +593,9 @@ pub struct ServerArgs {
     pub access_log: bool,
 
     /// The access log's format: `combined` is nginx's default format,
-    /// `json` one object per line (fields in docs/JSON.md). Needs
-    /// --access-log.
+    /// `json` one object per line (fields in docs/JSON.md). With `json`,
+    /// stdout holds the log's objects alone: the `listening on` and final
+    /// lines go to stderr. Needs --access-log.
     #[arg(
         long,
         value_enum,

@@ -2,7 +2,7 @@
 //! per request, from a real server, including what hostile clients put in
 //! request lines and headers.
 
-use crate::serve_util::{STARTUP, Server, parse_raw, poll_until};
+use crate::serve_util::{STARTUP, Server, parse_raw, poll_until, sigterm};
 use crate::util::Workspace;
 use serde_json::Value;
 use std::io::{Read, Write};
@@ -34,21 +34,25 @@ fn send(server: &Server, head: &[u8]) -> (u16, usize) {
     (r.status, r.after_headers.len())
 }
 
+/// The access log lines on stdout so far (the `combined` log shares stdout
+/// with the `listening on` line).
+fn log_lines(server: &Server) -> Vec<String> {
+    server
+        .stdout()
+        .lines()
+        .filter(|l| !l.starts_with("listening on "))
+        .map(String::from)
+        .collect()
+}
+
 /// The request lines, in order; each waits for its log line (lines of
 /// concurrent requests could come in either order).
 fn requests(server: &Server, heads: &[&[u8]]) -> Vec<(String, (u16, usize))> {
     let mut out = Vec::new();
     for (i, head) in heads.iter().enumerate() {
         let answer = send(server, head);
-        let line = poll_until(STARTUP, || server.stdout().lines().count() > i + 1)
-            .map(|_| {
-                server
-                    .stdout()
-                    .lines()
-                    .nth(i + 1)
-                    .unwrap_or_default()
-                    .to_string()
-            })
+        let line = poll_until(STARTUP, || log_lines(server).len() > i)
+            .map(|_| log_lines(server)[i].clone())
             .unwrap_or_else(|| panic!("no log line for {:?}", String::from_utf8_lossy(head)));
         out.push((line, answer));
     }
@@ -207,6 +211,39 @@ fn json_lines_carry_every_field() {
             "user_agent": null,
         })
     );
+}
+
+#[test]
+fn a_json_log_keeps_stdout_for_its_lines_alone() {
+    // `ccc serve --access-log --log-format json | jq .`: every stdout line
+    // is a log object, from the first to the last; the lines about the
+    // server itself go to stderr.
+    let ws = site();
+    let mut server = Server::start(&ws, &["--access-log", "--log-format", "json"]);
+    requests(
+        &server,
+        &[
+            b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n",
+            b"GET /assets/app/1.0.0/missing.txt HTTP/1.1\r\n",
+        ],
+    );
+    sigterm(server.pid());
+    let status = server.wait_exit(STARTUP).expect("serve stops on SIGTERM");
+    assert!(status.success(), "{}", server.stderr());
+    let stdout = server.stdout();
+    let objects: Vec<Value> = stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{line:?}: {e}")))
+        .collect();
+    assert_eq!(objects.len(), 2, "{stdout}");
+    assert!(objects.iter().all(Value::is_object), "{stdout}");
+    assert_eq!(objects[1]["status"], 404);
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(&format!("listening on http://{}\n", server.addr)),
+        "{stderr}"
+    );
+    assert!(stderr.contains("\nstopped after "), "{stderr}");
 }
 
 #[test]

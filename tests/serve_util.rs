@@ -41,7 +41,7 @@ impl Server {
     }
 
     /// Starts `cmd` (a `ccc serve` command) and waits for its `listening on`
-    /// line.
+    /// line: stdout's first, or a line of stderr (`--log-format json`).
     pub fn start_with(cmd: &mut std::process::Command) -> Server {
         Server::start_with_stdin(cmd.stdin(Stdio::null()))
     }
@@ -57,6 +57,7 @@ impl Server {
         let stdout = Arc::new(Mutex::new(String::new()));
         let stderr = Arc::new(Mutex::new(String::new()));
         let (first_tx, first_rx) = mpsc::channel::<String>();
+        let mut listening_tx = Some(first_tx.clone());
         let out_pipe = child.stdout.take().expect("stdout pipe");
         let err_pipe = child.stderr.take().expect("stderr pipe");
         let out_buf = stdout.clone();
@@ -80,10 +81,14 @@ impl Server {
                 if n == 0 {
                     break;
                 }
-                err_buf
-                    .lock()
-                    .expect("stderr buffer")
-                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+                let mut buf = err_buf.lock().expect("stderr buffer");
+                buf.push_str(&String::from_utf8_lossy(&chunk[..n]));
+                let complete = &buf[..buf.rfind('\n').map_or(0, |i| i + 1)];
+                if let Some(line) = complete.lines().find(|l| l.starts_with("listening on "))
+                    && let Some(tx) = listening_tx.take()
+                {
+                    let _ = tx.send(line.to_string());
+                }
             }
         });
         let mut server = Server {

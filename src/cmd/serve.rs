@@ -4,6 +4,13 @@
 //!
 //! Everything it prints goes through [`crate::log`], so a closed or full
 //! stdout or stderr never stops it from serving.
+//!
+//! The `listening on` lines and the final counters go to stdout, except
+//! with `--log-format json`: then stdout carries the access log's objects
+//! alone, so that `ccc serve --access-log --log-format json | jq .` reads
+//! every line, and those lines go to stderr with the other notes. The
+//! `combined` log keeps them on stdout, where scripts that read the
+//! address from the first line find it.
 
 use crate::cli::{LogFormat, ServeArgs, ServerArgs};
 use crate::error::Result;
@@ -58,9 +65,18 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let stop = interrupt::watch()?;
     log::start();
     let server = Server::start(config.clone())?;
+    // Lines about the server, not about a request (module doc).
+    let json_log = config.access_log == Some(access_log::Format::Json);
+    let say = |line: std::fmt::Arguments| {
+        if json_log {
+            log::err(line)
+        } else {
+            log::out(line)
+        }
+    };
     let scheme = if server.tls() { "https" } else { "http" };
     for addr in server.addrs() {
-        log::out(format_args!("listening on {scheme}://{addr}"));
+        say(format_args!("listening on {scheme}://{addr}"));
     }
     if config.reuse_port && !server.inherited() && listen::queued_connections_reset_on_close() {
         log::err(format_args!(
@@ -99,7 +115,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         ));
     }
     let report = server.run(stop)?;
-    log::out(format_args!(
+    say(format_args!(
         "stopped after {:.1}s: {}, {} sent, cache {} / {} / {}",
         report.uptime_secs,
         count(report.requests, "request"),
