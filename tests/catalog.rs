@@ -656,6 +656,12 @@ fn a_read_only_folder_reads_a_writers_log_through_its_side_files() {
         .expect("tag in the log");
     let before = side_files(&folder);
     assert_eq!(before.len(), 2, "{before:?}");
+    // Every file read-only to the reader too, the index included: SQLite
+    // then reads the log without writing to the index (the writer, which
+    // opened them before, is not affected).
+    for name in ["cdn.db", "cdn.db-wal", "cdn.db-shm"] {
+        chmod(&folder.join(name), 0o444);
+    }
     chmod(&folder, 0o555);
     let Some(mut cmd) = ccc_as(RunAs::BoundByPermissions) else {
         println!("note: skipped: running as root without setpriv");
