@@ -470,7 +470,12 @@ fn sigterm_lets_downloads_in_flight_finish_then_exits_0() {
     assert!(refused.is_some(), "still accepting after SIGTERM");
     for d in downloads {
         let (status, got, want) = d.join().expect("download");
-        assert_eq!((status, got), (200, want), "a download cut short");
+        assert_eq!(
+            (status, got),
+            (200, want),
+            "a download cut short; server said: {}",
+            server.stderr()
+        );
         assert_eq!(want, big.len());
     }
     let exit = server.wait_exit(Duration::from_secs(40)).expect("exits");

@@ -149,7 +149,10 @@ async fn wait_for_bytes(stream: &TcpStream, watch: &Watch) -> Result<(), End> {
         let Some((due, reason)) = watch.due(false) else {
             return Ok(());
         };
+        // Bytes first: a request that arrived while this thread was busy
+        // is served even when its deadline or a drain is also due by now.
         tokio::select! {
+            biased;
             peeked = stream.peek(&mut byte) => {
                 return match peeked {
                     Ok(0) => Err(End::Done(Ok(()))),
