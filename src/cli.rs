@@ -226,6 +226,20 @@ impl CheckArgs for PublishArgs {
                 only.display()
             ));
         }
+        // `ccc publish dist app@1.0.0`: the source came first.
+        if let [first, second] = self.args.as_slice()
+            && first.exists()
+            && !second.exists()
+            && PackageVersion::parse(&first.to_string_lossy()).is_err()
+            && PackageVersion::parse(&second.to_string_lossy()).is_ok()
+        {
+            return Err(format!(
+                "'{}' is a package version and '{}' a source: arguments swapped? \
+                 usage: ccc publish PKG@VERSION SOURCE",
+                second.display(),
+                first.display()
+            ));
+        }
         if !self.purge.caches.is_empty() && !self.force {
             return Err(
                 "--purge purges the files --force replaces; a version published for the \

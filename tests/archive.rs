@@ -174,6 +174,15 @@ fn an_archive_on_stdin_publishes_gzipped_or_plain() {
         .stderr(predicates::str::contains(
             "@demo/widget@1.2.3 is already published",
         ));
+    // Nothing on stdin is named as it was given: `-`.
+    ws.ccc()
+        .args(["publish", "widget@3.0.0", "-"])
+        .write_stdin(Vec::new())
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "error: - (stdin): is empty, not a tar archive",
+        ));
 }
 
 #[test]
@@ -204,6 +213,15 @@ fn a_directory_without_version_is_named_by_its_package_json() {
         .assert()
         .code(2)
         .stderr(predicates::str::contains("SOURCE to publish is missing"));
+    // So is a source given before the version.
+    ws.write("dist/index.html", "<p>home</p>");
+    ws.ccc()
+        .args(["publish", "dist", "app@1.0.0"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "arguments swapped? usage: ccc publish PKG@VERSION SOURCE",
+        ));
 }
 
 #[test]

@@ -152,7 +152,8 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         (None, source) => {
             let (name, input): (PathBuf, Box<dyn std::io::Read + Send>) = match source {
                 Source::Archive(path, file) => (path, Box::new(file)),
-                _ => (PathBuf::from("stdin"), Box::new(std::io::stdin())),
+                // Named as it was given, so that an error reads `- (stdin): ...`.
+                _ => (PathBuf::from("- (stdin)"), Box::new(std::io::stdin())),
             };
             let stream =
                 Box::new(move |sink: &publish::Sink<'_>| archive::read(&name, input, &rules, sink));
