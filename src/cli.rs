@@ -316,7 +316,7 @@ pub enum TagAction {
     /// Point TAG at PKG@VERSION (moving it if it names another version).
     Add {
         /// The version, exact, like `app@2.0.0-rc.1`.
-        #[arg(value_name = "PKG@VERSION", value_parser = parse_exact_version)]
+        #[arg(value_name = "PKG@VERSION", value_parser = parse_version_to_tag)]
         target: PackageVersion,
         /// The tag, like `next` or `latest`.
         #[arg(value_name = "TAG", value_parser = parse_tag)]
@@ -1117,8 +1117,8 @@ fn parse_package(s: &str) -> Result<String, String> {
         .map_err(spec_error)
 }
 
-fn parse_exact_version(s: &str) -> Result<PackageVersion, String> {
-    PackageVersion::parse(s).map_err(spec_error)
+fn parse_version_to_tag(s: &str) -> Result<PackageVersion, String> {
+    PackageVersion::parse_for(s, "tag").map_err(spec_error)
 }
 
 fn parse_package_or_version(s: &str) -> Result<Target, String> {

@@ -407,7 +407,14 @@ pub struct PackageVersion {
 }
 
 impl PackageVersion {
+    /// The version a publish creates.
     pub fn parse(input: &str) -> Result<PackageVersion> {
+        Self::parse_for(input, "publish")
+    }
+
+    /// The version `verb` acts on (`publish`, `tag`), the word its error
+    /// uses when the version is not exact.
+    pub fn parse_for(input: &str, verb: &str) -> Result<PackageVersion> {
         let form = "PKG@VERSION with an exact version, like app@1.4.0";
         let target = Target::parse_as(input, Part::Required, Part::Refused, form)?;
         let version = match target.version {
@@ -416,8 +423,9 @@ impl PackageVersion {
                 return Err(Error::InvalidVersion {
                     package: target.package,
                     version: other.map(|s| s.to_string()).unwrap_or_default(),
-                    why: "a version to publish is exact, like 1.4.0 (not `latest` or a range)"
-                        .into(),
+                    why: format!(
+                        "a version to {verb} is exact, like 1.4.0 (not `latest` or a range)"
+                    ),
                 });
             }
         };

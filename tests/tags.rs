@@ -117,8 +117,20 @@ fn tag_add_moves_tags_and_refuses_what_npm_refuses() {
     assert_eq!(resolves(&ws, "app@beta"), "1.1.0");
     assert_eq!(ws.cat("app@beta/v.txt"), b"1.1.0\n");
     // Pinning `latest` to an older release rolls it back.
-    ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
+    let out = ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "app@latest is pinned: it stays at 1.0.0 when newer releases are published, \
+             until `ccc tag rm app latest`"
+        ),
+        "{text}"
+    );
     assert_eq!(tags(&ws, "app"), ["latest*=1.0.0", "beta*=1.1.0"]);
+    // Another tag is not pinned.
+    let out = ws.ok(&["tag", "add", "app@1.0.0", "beta"]);
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("pinned"));
+    ws.ok(&["tag", "add", "app@1.1.0", "beta"]);
 
     for (tag, why) in [
         ("1.x", "parses as a semver version or range"),
@@ -139,7 +151,9 @@ fn tag_add_moves_tags_and_refuses_what_npm_refuses() {
     let out = ws.fails(&["tag", "add", "app@9.9.9", "beta"], 1);
     assert!(String::from_utf8_lossy(&out.stderr).contains("app has no version 9.9.9"));
     let out = ws.fails(&["tag", "add", "app@latest", "beta"], 2);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("exact"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a version to tag is exact"), "{err}");
+    assert!(!err.contains("publish"), "{err}");
     let out = ws.fails(&["tag", "rm", "app", "nope"], 1);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("app has no dist-tag `nope`"), "{err}");

@@ -68,5 +68,12 @@ fn report(change: &TagChange) -> Result<ExitCode> {
         _ => format!("{name}: nothing changed"),
     };
     output::print(line)?;
+    // A `latest` set by hand no longer follows new releases.
+    if let ("latest", Some(to), false) = (tag.as_str(), to, removed) {
+        output::print(format_args!(
+            "{name} is pinned: it stays at {to} when newer releases are published, \
+             until `ccc tag rm {package} latest`"
+        ))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
