@@ -23,6 +23,9 @@ pub enum Error {
     #[error("no catalog at {}", .0.display())]
     NoCatalog(PathBuf),
 
+    #[error("{} is empty (0 bytes), not a catalog", .0.display())]
+    EmptyCatalog(PathBuf),
+
     #[error("{} is not a SQLite database", .0.display())]
     NotSqlite(PathBuf),
 
@@ -217,6 +220,10 @@ impl Error {
         match self {
             Error::NoCatalog(_) => Some(
                 "create one with `ccc publish <pkg>@<version> <DIR>`, or point --db / CCC_DB_PATH at an existing cdn.db"
+                    .into(),
+            ),
+            Error::EmptyCatalog(_) => Some(
+                "an empty file counts as no catalog: `ccc publish <pkg>@<version> <DIR>` creates the catalog in it, or point --db / CCC_DB_PATH at an existing cdn.db"
                     .into(),
             ),
             Error::VersionExists { .. } => {

@@ -65,6 +65,48 @@ fn a_file_that_is_not_sqlite_is_refused() {
 }
 
 #[test]
+fn an_empty_file_is_no_catalog_yet_for_every_command() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "a\n");
+    ws.write("empty.db", "");
+    // Every command but publish says what it is, and leaves it alone.
+    for command in COMMANDS.iter().filter(|c| c[0] != "publish") {
+        let mut args = vec!["--db", "empty.db"];
+        args.extend_from_slice(command);
+        let out = ws.fails(&args, 1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("error: empty.db is empty (0 bytes), not a catalog"),
+            "{command:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("`ccc publish <pkg>@<version> <DIR>` creates the catalog in it"),
+            "{command:?}: {stderr}"
+        );
+        assert_eq!(
+            std::fs::metadata(ws.path().join("empty.db")).unwrap().len(),
+            0
+        );
+    }
+    // A dry run writes nothing; publish makes the catalog, as where there
+    // is no file.
+    ws.ok(&[
+        "--db",
+        "empty.db",
+        "publish",
+        "app@1.0.0",
+        "dist",
+        "--dry-run",
+    ]);
+    assert_eq!(
+        std::fs::metadata(ws.path().join("empty.db")).unwrap().len(),
+        0
+    );
+    ws.ok(&["--db", "empty.db", "publish", "app@1.0.0", "dist"]);
+    ws.ok(&["--db", "empty.db", "cat", "app@1.0.0/a.js"]);
+}
+
+#[test]
 fn a_sqlite_file_that_is_not_a_catalog_is_refused() {
     let ws = Workspace::new();
     ws.write("dist/a.js", "a\n");

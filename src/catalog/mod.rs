@@ -317,6 +317,12 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
+        // An empty file is no catalog yet: the commands that read one say
+        // so, and publish (`Access::Create`) makes one in it, as where there
+        // is no file at all.
+        if exists && access != Access::Create && is_empty_file(path) {
+            return Err(Error::EmptyCatalog(path.to_path_buf()));
+        }
         let way = match access {
             Access::ReadOnly => Some(read_only::way_for(path)?),
             Access::ReadWrite | Access::Create => None,
@@ -632,6 +638,11 @@ const URI_PATH: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS
     .add(b'%')
     .add(b'?')
     .add(b'#');
+
+/// Whether `path` is a file of 0 bytes.
+pub(crate) fn is_empty_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
+}
 
 /// Refuses a file that is not SQLite before SQLite gets to misread it.
 fn check_sqlite_header(path: &Path) -> Result<()> {

@@ -89,7 +89,9 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             ));
         }
     };
-    let creating = !db.exists();
+    // An empty file is no catalog yet (see `Catalog::open`): made as where
+    // there is none, and removed again if the publish fails.
+    let creating = !db.exists() || crate::catalog::is_empty_file(db);
     let opened = if args.dry_run && creating {
         Catalog::in_memory()
     } else {
