@@ -115,8 +115,14 @@ pub enum Error {
         existing: String,
     },
 
-    #[error("package {0} is not in the catalog")]
-    PackageNotFound(String),
+    /// `similar` holds the catalog's names close to `package`, when the
+    /// command looked them up (see `cmd::suggest_packages`); the server
+    /// never does.
+    #[error("package {package} is not in the catalog")]
+    PackageNotFound {
+        package: String,
+        similar: Vec<String>,
+    },
 
     /// `version` as the user typed it: an exact version, a range or a tag.
     #[error("{}", version_not_found(package, version))]
@@ -127,6 +133,15 @@ pub enum Error {
         package: String,
         version: String,
         path: String,
+    },
+
+    /// A path that names no file but the folder of `files` files.
+    #[error("{path} is a folder of {package}@{version} ({}), not a file", crate::output::count(*files, "file"))]
+    IsFolder {
+        package: String,
+        version: String,
+        path: String,
+        files: u64,
     },
 
     #[error("{}: {what}", path.display())]
@@ -248,10 +263,26 @@ impl Error {
             Error::InvalidVersion { .. } => {
                 Some("versions are semver, like 1.4.0 or 2.0.0-rc.1 (no leading `v`)".into())
             }
-            Error::PackageNotFound(_) => Some("`ccc ls` lists what the catalog holds".into()),
+            Error::PackageNotFound { similar, .. } if !similar.is_empty() => {
+                let names: Vec<String> = similar.iter().map(|n| format!("`{n}`")).collect();
+                Some(format!(
+                    "did you mean {}? `ccc ls` lists what the catalog holds",
+                    names.join(" or ")
+                ))
+            }
+            Error::PackageNotFound { .. } => Some("`ccc ls` lists what the catalog holds".into()),
             Error::VersionNotFound { package, .. } => {
                 Some(format!("`ccc ls {package}` lists its versions"))
             }
+            Error::IsFolder {
+                package,
+                version,
+                path,
+                ..
+            } => Some(format!(
+                "`ccc ls {package}@{version}` lists its files; name one, like \
+                 `{package}@{version}/{path}/index.js`"
+            )),
             Error::TagNotFound { package, .. } => {
                 Some(format!("`ccc tag ls {package}` lists its dist-tags"))
             }
@@ -284,6 +315,14 @@ impl Error {
             Error::Usage(_) => 2,
             Error::Interrupted(signal) => crate::interrupt::exit_code(*signal),
             _ => 1,
+        }
+    }
+
+    /// A package the catalog does not hold, with no suggestion yet.
+    pub(crate) fn package_not_found(package: impl Into<String>) -> Self {
+        Error::PackageNotFound {
+            package: package.into(),
+            similar: Vec::new(),
         }
     }
 
@@ -339,7 +378,7 @@ mod tests {
         assert_eq!(Error::Interrupted(libc::SIGINT).exit_code(), 130);
         assert_eq!(Error::Interrupted(libc::SIGTERM).exit_code(), 143);
         assert_eq!(Error::Internal("x".into()).exit_code(), 1);
-        assert_eq!(Error::PackageNotFound("x".into()).exit_code(), 1);
+        assert_eq!(Error::package_not_found("x").exit_code(), 1);
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     ) {
         interrupt::watch()?;
     }
-    match command {
+    let result = match command {
         Command::Publish(args) => cmd::publish::run(db, args),
         Command::Ls(args) => cmd::ls::run(db, args),
         Command::Inspect(args) => cmd::inspect::run(db, args),
@@ -85,5 +85,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, args.0),
-    }
+    };
+    result.map_err(|e| cmd::suggest_packages(db, e))
 }

@@ -143,6 +143,69 @@ fn ranges_resolve_to_the_newest_match() {
 }
 
 #[test]
+fn an_unknown_package_suggests_the_close_names() {
+    let ws = Workspace::new();
+    publish_versions(&ws, "react", &["18.3.1"]);
+    publish_versions(&ws, "vue", &["3.4.0"]);
+    for args in [
+        &["ls", "reakt"][..],
+        &["cat", "reakt@18.3.1/v.txt"],
+        &["tag", "ls", "Reakt"],
+    ] {
+        let out = ws.fails(args, 1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not in the catalog"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("hint: did you mean `react`?"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // A name nothing resembles gets the plain hint.
+    let out = ws.fails(&["ls", "angular"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("did you mean"), "{stderr}");
+    assert!(
+        stderr.contains("`ccc ls` lists what the catalog holds"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_folder_is_called_a_folder() {
+    let ws = Workspace::new();
+    ws.write("site/dist/app.js", "app()");
+    ws.write("site/dist/app.css", "a{}");
+    ws.write("site/distant.txt", "far");
+    ws.publish("app@1.0.0", "site", &[]);
+    for args in [
+        &["inspect", "app@1.0.0/dist"][..],
+        &["inspect", "app@1.0.0/dist/"],
+        &["cat", "app@1.0.0/dist"],
+    ] {
+        let out = ws.fails(args, 1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("error: dist is a folder of app@1.0.0 (2 files), not a file"),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("`ccc ls app@1.0.0` lists its files"),
+            "{stderr}"
+        );
+    }
+    // A path that is neither is still no file.
+    let out = ws.fails(&["inspect", "app@1.0.0/dis"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("dis is not a file of app@1.0.0"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn an_unmatched_range_is_reported_as_typed() {
     let ws = Workspace::new();
     publish_versions(&ws, "r", &["1.4.0"]);

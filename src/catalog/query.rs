@@ -334,7 +334,7 @@ impl Catalog {
     pub fn resolve(&self, package: &str, selector: &Selector) -> Result<VersionRow> {
         let versions = self.versions(package)?;
         if versions.is_empty() {
-            return Err(Error::PackageNotFound(package.to_string()));
+            return Err(Error::package_not_found(package.to_string()));
         }
         match self.pick(&versions, package, selector)? {
             Some(v) => Ok(v.clone()),
@@ -449,14 +449,47 @@ impl Catalog {
                 self.asset_select()
             ))
             .map_err(|e| self.err(e))?;
-        stmt.query_row(rusqlite::params![version.id, path], asset_row)
+        let found = stmt
+            .query_row(rusqlite::params![version.id, path], asset_row)
             .optional()
-            .map_err(|e| self.err(e))?
-            .ok_or_else(|| Error::AssetNotFound {
-                package: version.package.clone(),
-                version: version.version.to_string(),
+            .map_err(|e| self.err(e))?;
+        if let Some(asset) = found {
+            return Ok(asset);
+        }
+        // `app@1.0.0/dist` names a folder when files lie under `dist/`.
+        let folder = path.trim_end_matches('/');
+        let files = match folder {
+            "" => 0,
+            _ => self.files_under(version.id, folder)?,
+        };
+        let (package, version) = (version.package.clone(), version.version.to_string());
+        Err(match files {
+            0 => Error::AssetNotFound {
+                package,
+                version,
                 path: path.to_string(),
-            })
+            },
+            files => Error::IsFolder {
+                package,
+                version,
+                path: folder.to_string(),
+                files,
+            },
+        })
+    }
+
+    /// How many files of a version lie under the folder `folder` (no
+    /// trailing `/`). Paths sort bytewise, and `0` follows `/`, so the
+    /// folder's files are one range of the primary key.
+    fn files_under(&self, version_id: i64, folder: &str) -> Result<u64> {
+        self.conn()
+            .query_row(
+                "SELECT count(*) FROM assets WHERE version_id = ?1 AND path >= ?2 AND path < ?3",
+                rusqlite::params![version_id, format!("{folder}/"), format!("{folder}0")],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(|e| self.err(e))
     }
 
     /// The file a version's bare URL leads to (see

@@ -260,7 +260,7 @@ impl Catalog {
     pub fn tags(&self, package: &str) -> Result<Vec<TagRow>> {
         let tags = list(self.conn(), package, self.has_tags()).map_err(|e| self.err(e))?;
         if tags.is_empty() {
-            return Err(Error::PackageNotFound(package.to_string()));
+            return Err(Error::package_not_found(package.to_string()));
         }
         Ok(tags)
     }
@@ -295,7 +295,7 @@ impl Catalog {
     /// removed only where a row sets it.
     pub fn remove_tag(&mut self, package: &str, tag: &str) -> Result<TagChange> {
         if self.versions(package)?.is_empty() {
-            return Err(Error::PackageNotFound(package.to_string()));
+            return Err(Error::package_not_found(package.to_string()));
         }
         let change = self.write(|tx| {
             let from = resolve_tag(tx, package, tag)?;

@@ -57,7 +57,7 @@ fn select(catalog: &Catalog, target: Option<&Target>) -> Result<Vec<VersionRow>>
         None => {
             let versions = catalog.versions(&target.package)?;
             if versions.is_empty() {
-                return Err(Error::PackageNotFound(target.package.clone()));
+                return Err(Error::package_not_found(target.package.clone()));
             }
             Ok(versions)
         }

@@ -109,7 +109,7 @@ fn packages(catalog: &Catalog, page: Page, json: bool) -> Result<ExitCode> {
 fn versions(catalog: &Catalog, package: &str, page: Page, json: bool) -> Result<ExitCode> {
     let versions = catalog.tagged_versions(package)?;
     if versions.is_empty() {
-        return Err(Error::PackageNotFound(package.to_string()));
+        return Err(Error::package_not_found(package.to_string()));
     }
     let total = versions.len() as u64;
     let versions = page.apply(versions);

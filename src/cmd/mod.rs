@@ -16,13 +16,62 @@ pub mod serve;
 pub mod tag;
 pub mod verify;
 
-use crate::catalog::Catalog;
 use crate::catalog::query::VersionRow;
+use crate::catalog::{Access, Catalog};
 use crate::cli::PurgeArgs;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::output;
 use crate::purge::{self, Purged};
 use crate::spec::{Selector, Target};
+
+/// A package the catalog does not hold, with the names it does hold that
+/// are a typo away (`reakt` for `react`), for the hint. Looked up after the
+/// command failed, so that only a failing command pays for the list; any
+/// error reading it leaves the error as it was.
+pub(crate) fn suggest_packages(db: &std::path::Path, err: Error) -> Error {
+    let Error::PackageNotFound { package, similar } = err else {
+        return err;
+    };
+    let names = Catalog::open(db, Access::ReadOnly).and_then(|c| c.package_names());
+    let similar = match names {
+        Ok(names) => similar_names(&package, &names),
+        Err(_) => similar,
+    };
+    Error::PackageNotFound { package, similar }
+}
+
+/// The names in `names` closest to `wanted` by edit distance (ignoring
+/// case), at most three, when close enough to be a typo: a third of the
+/// name's characters, at least one.
+fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
+    let wanted = wanted.to_lowercase();
+    let limit = (wanted.chars().count() / 3).max(1);
+    let mut close: Vec<(usize, &String)> = names
+        .iter()
+        .map(|name| (edit_distance(&wanted, &name.to_lowercase()), name))
+        .filter(|&(d, _)| d <= limit)
+        .collect();
+    close.sort();
+    close.into_iter().take(3).map(|(_, n)| n.clone()).collect()
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
 
 /// `pkg@version[/path]` of `row`, naming what was asked for when it was a
 /// tag or a range: `app@1.5.0/app.js (resolved from ^1.3)`.
@@ -97,4 +146,26 @@ fn print_purged(purged: &Purged) -> Result<()> {
         output::count(purged.caches.len() as u64, "cache"),
         purged.caches.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{edit_distance, similar_names};
+
+    #[test]
+    fn edit_distance_counts_characters() {
+        assert_eq!(edit_distance("reakt", "react"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("é", "e"), 1);
+    }
+
+    #[test]
+    fn only_close_names_are_suggested() {
+        let names = ["react", "react-dom", "preact", "vue"].map(String::from);
+        assert_eq!(similar_names("reakt", &names), ["react"]);
+        assert_eq!(similar_names("React", &names), ["react", "preact"]);
+        assert!(similar_names("angular", &names).is_empty());
+        assert!(similar_names("xy", &names).is_empty());
+    }
 }

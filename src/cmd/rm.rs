@@ -41,7 +41,7 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     for target in &args.targets {
         let versions = catalog.versions(&target.package)?;
         if versions.is_empty() {
-            return Err(Error::PackageNotFound(target.package.clone()));
+            return Err(Error::package_not_found(target.package.clone()));
         }
         match target.exact_version() {
             None => removed.extend(versions),

@@ -112,7 +112,7 @@ impl Store {
                 id: v.id,
             })),
             Err(
-                Error::PackageNotFound(_)
+                Error::PackageNotFound { .. }
                 | Error::VersionNotFound { .. }
                 | Error::TagNotFound { .. },
             ) => Ok(None),
@@ -149,7 +149,7 @@ impl Store {
         let catalog = self.catalog()?;
         let v = match catalog.resolve(package, &Selector::Exact(exact)) {
             Ok(v) => v,
-            Err(Error::PackageNotFound(_) | Error::VersionNotFound { .. }) => return Ok(None),
+            Err(Error::PackageNotFound { .. } | Error::VersionNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
         catalog.version_files(v, page).map(Some)
