@@ -229,7 +229,7 @@ fn options_answers_204_on_any_target() {
 }
 
 /// What front-end builds contain, and the type each is served with.
-const TYPES: [(&str, &str); 26] = [
+const TYPES: [(&str, &str); 38] = [
     ("index.js", "text/javascript; charset=utf-8"),
     ("esm/index.mjs", "text/javascript; charset=utf-8"),
     ("cjs/index.cjs", "text/javascript; charset=utf-8"),
@@ -257,7 +257,20 @@ const TYPES: [(&str, &str); 26] = [
     ("README.md", "text/markdown; charset=utf-8"),
     ("index.html", "text/html; charset=utf-8"),
     ("style.css", "text/css; charset=utf-8"),
-    ("LICENSE", "application/octet-stream"),
+    // The text files packages carry without an extension.
+    ("LICENSE", "text/plain; charset=utf-8"),
+    ("LICENCE", "text/plain; charset=utf-8"),
+    ("LICENSE-MIT", "text/plain; charset=utf-8"),
+    ("README", "text/plain; charset=utf-8"),
+    ("CHANGELOG", "text/plain; charset=utf-8"),
+    ("CHANGES", "text/plain; charset=utf-8"),
+    ("HISTORY", "text/plain; charset=utf-8"),
+    ("AUTHORS", "text/plain; charset=utf-8"),
+    ("CONTRIBUTING", "text/plain; charset=utf-8"),
+    ("NOTICE", "text/plain; charset=utf-8"),
+    ("COPYING", "text/plain; charset=utf-8"),
+    ("docs/Authors", "text/plain; charset=utf-8"),
+    ("Makefile", "application/octet-stream"),
     ("v1.2/data", "application/octet-stream"),
 ];
 

@@ -22,6 +22,11 @@
 //!   `WebAssembly.instantiateStreaming` insists on).
 //! - Fonts use the `font/*` types of RFC 8081; mime_guess still gives the
 //!   retired `application/font-woff` and `application/font-sfnt`.
+//! - The text files every package carries without an extension (`LICENSE`,
+//!   `README`, `CHANGELOG`, `AUTHORS`, ... in any case, and `LICENSE-MIT`
+//!   and the like) are `text/plain`, so that a browser shows them instead
+//!   of downloading them. Any other name without an extension stays
+//!   `application/octet-stream`.
 //! - Text types carry `charset=utf-8`.
 
 /// The `Content-Type` of the file at `path` (its extension, any case).
@@ -37,6 +42,7 @@ pub fn for_path(path: &str) -> String {
         ext
     };
     let mime = match ext {
+        "" if plain_text_name(name) => "text/plain",
         "js" | "mjs" | "cjs" => "text/javascript",
         "ts" | "mts" | "cts" | "tsx" => "text/plain",
         "map" => "application/json",
@@ -67,6 +73,33 @@ pub fn for_path(path: &str) -> String {
         content_type.push_str(CHARSET);
     }
     content_type
+}
+
+/// The names, without an extension, of the text files packages carry by
+/// convention.
+const PLAIN_TEXT_NAMES: &[&str] = &[
+    "LICENSE",
+    "LICENCE",
+    "README",
+    "CHANGELOG",
+    "CHANGES",
+    "HISTORY",
+    "AUTHORS",
+    "CONTRIBUTORS",
+    "CONTRIBUTING",
+    "NOTICE",
+    "COPYING",
+    "PATENTS",
+];
+
+/// Whether `name` (no `.` in it) is one of [`PLAIN_TEXT_NAMES`], in any
+/// case, alone or followed by `-` and more (`LICENSE-MIT`).
+fn plain_text_name(name: &str) -> bool {
+    PLAIN_TEXT_NAMES.iter().any(|known| {
+        name.get(..known.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(known))
+            && matches!(name.as_bytes().get(known.len()), None | Some(b'-'))
+    })
 }
 
 #[cfg(test)]
@@ -109,7 +142,20 @@ mod tests {
             ("README.md", "text/markdown; charset=utf-8"),
             ("index.HTML", "text/html; charset=utf-8"),
             ("x.css", "text/css; charset=utf-8"),
-            ("LICENSE", "application/octet-stream"),
+            ("LICENSE", TEXT),
+            ("pkg/licence", TEXT),
+            ("LICENSE-MIT", TEXT),
+            ("README", TEXT),
+            ("Changelog", TEXT),
+            ("CHANGES", TEXT),
+            ("HISTORY", TEXT),
+            ("AUTHORS", TEXT),
+            ("NOTICE", TEXT),
+            ("COPYING", TEXT),
+            ("CONTRIBUTING", TEXT),
+            ("LICENSES", "application/octet-stream"),
+            ("READMEX", "application/octet-stream"),
+            ("Makefile", "application/octet-stream"),
             ("v1.2/noext", "application/octet-stream"),
         ] {
             assert_eq!(for_path(path), expected, "{path}");
