@@ -226,7 +226,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;serve' {
-            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')
@@ -260,7 +260,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;causal' {
-            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address to listen on')
+            [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to')
             [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off')

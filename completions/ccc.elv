@@ -203,7 +203,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;serve'= {
-            cand --bind 'Address to listen on'
+            cand --bind 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
             cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'
@@ -235,7 +235,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;causal'= {
-            cand --bind 'Address to listen on'
+            cand --bind 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
             cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off'

@@ -134,7 +134,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand backup" -s q -l quiet -d 'Print 
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -l json -d 'Print the report as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address to listen on' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
@@ -159,7 +159,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog fi
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l json -d 'Print the summary as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address to listen on' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r

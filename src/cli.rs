@@ -557,14 +557,16 @@ pub struct ServeArgs {
 /// The server's flags, shared by `serve` and `causal`.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
-    /// Address to listen on.
+    /// Address or host name to listen on; a name (`localhost`) listens on
+    /// every address it resolves to.
     #[arg(
         long,
         env = "CCC_BIND",
         default_value = "127.0.0.1",
-        value_name = "ADDR"
+        value_name = "ADDR",
+        value_parser = parse_bind
     )]
-    pub bind: std::net::IpAddr,
+    pub bind: String,
 
     /// Port to listen on; 0 picks a free one (the first line of output
     /// names it).
@@ -1102,6 +1104,34 @@ fn spec_error(e: crate::Error) -> String {
         Some(hint) => format!("{text}\n  hint: {hint}"),
         None => text,
     }
+}
+
+/// An IP address, or a host name resolved when the server starts. `[::1]`
+/// is taken for `::1`, as in a URL.
+fn parse_bind(s: &str) -> Result<String, String> {
+    let host = s
+        .strip_prefix('[')
+        .and_then(|s| s.strip_suffix(']'))
+        .unwrap_or(s);
+    if host.parse::<std::net::IpAddr>().is_ok() {
+        return Ok(host.to_string());
+    }
+    let label = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    let name = host.strip_suffix('.').unwrap_or(host);
+    if name.len() <= 253 && name.split('.').all(label) {
+        return Ok(host.to_string());
+    }
+    Err(
+        "expected an IP address (127.0.0.1, ::) or a host name (localhost); \
+         the port goes in --port"
+            .into(),
+    )
 }
 
 fn parse_tag(s: &str) -> Result<String, String> {

@@ -158,6 +158,14 @@ pub enum Error {
     #[error("{0}")]
     Usage(String),
 
+    /// `--bind` names a host that does not resolve.
+    #[error("cannot listen on {host}: {source}")]
+    Resolve {
+        host: String,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("cannot listen on http://{addr}: {source}")]
     Bind {
         addr: SocketAddr,

@@ -435,6 +435,35 @@ fn headers_content_types_and_head() {
     }
 }
 
+/// `--bind` takes a host name, and listens on every address it resolves
+/// to, on one port.
+#[test]
+fn bind_accepts_a_host_name() {
+    let ws = Workspace::new();
+    publish(&ws, "pkg@1.0.0", &[("a.txt".into(), b"a\n".to_vec())], &[]);
+    let server = Server::start(&ws, &["--bind", "localhost"]);
+    let r = get(&server.url(&asset_path("pkg", "1.0.0", "a.txt")), &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, b"a\n");
+    let addrs: Vec<std::net::SocketAddr> = server
+        .stdout()
+        .lines()
+        .filter_map(|l| l.strip_prefix("listening on http://"))
+        .map(|a| a.parse().expect("an address"))
+        .collect();
+    assert!(!addrs.is_empty());
+    for addr in &addrs {
+        assert!(addr.ip().is_loopback(), "{addr}");
+        assert_eq!(addr.port(), server.addr.port(), "one port: {addrs:?}");
+    }
+    // An address with its port, or a name no host has, is refused at once.
+    for bad in ["127.0.0.1:8080", "local_host", "host-.example"] {
+        let out = ws.fails(&["serve", "--bind", bad, "--port", "0"], 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--bind"), "{bad}: {stderr}");
+    }
+}
+
 /// Between gzip and identity, as for every file without a brotli stream
 /// (all of a catalog from before brotli, and files where brotli saves too
 /// little); tests/brotli.rs negotiates with br in the running.

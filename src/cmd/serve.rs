@@ -39,7 +39,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             cache_bytes: args.cache_bytes,
             log_misses: args.log_misses,
         },
-        bind: args.bind,
+        bind: args.bind.clone(),
         port: args.port,
         threads: args.threads.unwrap_or(cores).max(1),
         access_log: args.access_log.then_some(match args.log_format {

@@ -47,11 +47,55 @@ use crate::http::access_log;
 use crate::log;
 use crate::transport::{self, Limits, OpenFiles, Transport, listen, tls};
 use service::Service;
-use std::net::{IpAddr, SocketAddr};
+use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
+
+/// Listens on every address `host` resolves to (an IP address is its own),
+/// all on one port: with port 0, the one the first address got. Of a name's
+/// addresses, one the system cannot use (IPv6 turned off) is passed over
+/// once another is bound.
+fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>> {
+    use std::net::ToSocketAddrs;
+    let mut addrs: Vec<SocketAddr> = Vec::new();
+    let resolved = (host, port)
+        .to_socket_addrs()
+        .map_err(|source| Error::Resolve {
+            host: host.to_string(),
+            source,
+        })?;
+    for addr in resolved {
+        if !addrs.contains(&addr) {
+            addrs.push(addr);
+        }
+    }
+    let mut listeners: Vec<TcpListener> = Vec::new();
+    for mut addr in addrs {
+        if let Some(first) = listeners.first() {
+            let bound = first
+                .local_addr()
+                .map_err(|source| Error::Bind { addr, source })?;
+            addr.set_port(bound.port());
+        }
+        match listen::bind(addr, reuse_port) {
+            Ok(listener) => listeners.push(listener),
+            Err(e)
+                if !listeners.is_empty()
+                    && (e.kind() == std::io::ErrorKind::AddrNotAvailable
+                        || e.raw_os_error() == Some(libc::EAFNOSUPPORT)) => {}
+            Err(source) => return Err(Error::Bind { addr, source }),
+        }
+    }
+    if listeners.is_empty() {
+        return Err(Error::Resolve {
+            host: host.to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "it has no address"),
+        });
+    }
+    Ok(listeners)
+}
 
 /// How often the server looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(20);
@@ -60,7 +104,8 @@ const STOP_POLL: Duration = Duration::from_millis(20);
 #[derive(Debug, Clone)]
 pub struct Config {
     pub store: store::Config,
-    pub bind: IpAddr,
+    /// An IP address or a host name (see [`bind_all`]).
+    pub bind: String,
     pub port: u16,
     /// The runtime's threads.
     pub threads: usize,
@@ -118,11 +163,7 @@ impl Server {
         let listeners = if inherited {
             passed
         } else {
-            let addr = SocketAddr::new(config.bind, config.port);
-            vec![
-                listen::bind(addr, config.reuse_port)
-                    .map_err(|source| Error::Bind { addr, source })?,
-            ]
+            bind_all(&config.bind, config.port, config.reuse_port)?
         };
         let counters = Arc::new(Counters::new());
         let service = Arc::new(Service {
