@@ -40,6 +40,13 @@ fn a_file_name_that_is_not_utf8_is_refused() {
         &["publish", "app@2.0.0", "dist2"],
         &["dir", "not valid UTF-8"],
     );
+
+    // --exclude leaves such a file or folder out, as any other.
+    ws.ok(&["publish", "app@2.0.0", "dist", "--exclude", "caf*.js", "-q"]);
+    assert_eq!(ws.paths("app@2.0.0"), ["ok.js"]);
+    ws.write("dist2/y.js", "y\n");
+    ws.ok(&["publish", "app@3.0.0", "dist2", "--exclude", "dir?", "-q"]);
+    assert_eq!(ws.paths("app@3.0.0"), ["y.js"]);
 }
 
 /// `ccc ARGS`, run so that file permissions bind even for root. None when

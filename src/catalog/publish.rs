@@ -295,8 +295,16 @@ pub fn plan_dir(
         .into_iter()
         .filter_entry(|entry| {
             // Prune excluded folders whole; the root itself is never excluded.
+            // A name that is not UTF-8 (refused below unless excluded) is
+            // matched as its bytes, which globset reads on Unix.
             entry.depth() == 0
-                || rel_path(dir, entry.path()).is_none_or(|rel| !excludes.is_match(rel))
+                || match rel_path(dir, entry.path()) {
+                    Some(rel) => !excludes.is_match(rel),
+                    None => !entry
+                        .path()
+                        .strip_prefix(dir)
+                        .is_ok_and(|raw| excludes.is_match(raw)),
+                }
         });
     for entry in walker {
         crate::interrupt::check()?;
