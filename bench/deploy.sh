@@ -29,6 +29,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/common.sh
+. "$REPO/bench/lib/common.sh"
 WORK=${WORK:-/tmp/ccc-deploy}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
@@ -58,8 +60,7 @@ mkdir -p "$WORK/bin" "$WORK/logs"
 if [ "${SKIP_BUILD:-0}" != 1 ]; then
     log "building ccc and seed (release)"
     (cd "$REPO" && cargo build --release --locked --bin ccc --example seed)
-    target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps \
-        | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
+    target=$(target_dir)
     cp "$target/release/ccc" "$target/release/examples/seed" "$WORK/bin/"
     (cd "$REPO" && git describe --always --dirty 2>/dev/null || echo unknown) >"$WORK/bin/commit"
 fi

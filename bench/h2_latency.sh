@@ -72,6 +72,8 @@ if [ -z "${H2LAT_BOUNDED:-}" ]; then
 fi
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/common.sh
+. "$REPO/bench/lib/common.sh"
 WORK=${WORK:-/tmp/ccc-h2lat}
 RUNS=${RUNS:-5}
 DELAY=${DELAY:-25ms}
@@ -153,9 +155,7 @@ build() {
         log "building ccc and examples/page_load.rs (release)"
         (cd "$REPO" && cargo build --release --locked --bin ccc --example page_load)
         local target
-        target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-            | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-        target=${target:-$REPO/target}
+        target=$(target_dir)
         cp "$target/release/ccc" "$target/release/examples/page_load" "$WORK/bin/"
     fi
     [ -x "$WORK/bin/ccc" ] && [ -x "$WORK/bin/page_load" ] || die "no binaries in $WORK/bin"
@@ -344,20 +344,6 @@ config_url() {
         nginx-h2) echo "https://$SRV_IP:$NGINX_H2_PORT$PAGE" ;;
         nginx-h1) echo "https://$SRV_IP:$NGINX_H1_PORT$PAGE" ;;
     esac
-}
-
-# Percentage of the last second the whole machine was busy (all CPUs), as
-# bench/rps.sh reads it.
-busy_pct() {
-    local a b
-    read -ra a < <(head -1 /proc/stat)
-    sleep 1
-    read -ra b < <(head -1 /proc/stat)
-    awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
-        n = split(a, x, " "); split(b, y, " ");
-        for (i = 2; i <= n; i++) { t += y[i] - x[i] }
-        idle = (y[5] - x[5]) + (y[6] - x[6]);
-        printf "%d", (t > 0 ? 100 * (t - idle) / t : 0) }'
 }
 
 # Waits (IDLE_WAIT s at most before a load, IDLE_BUDGET s in all) until the

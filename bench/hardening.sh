@@ -70,6 +70,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/common.sh
+. "$REPO/bench/lib/common.sh"
 WORK=${WORK:-/tmp/ccc-hardening}
 BEFORE=${BEFORE:-51654ff}
 ATTACK_SECS=${ATTACK_SECS:-10}
@@ -119,9 +121,7 @@ build_after() {
     log "building this tree's ccc and attack example (release)"
     (cd "$REPO" && cargo build --release --locked --bin ccc --example attack)
     local target
-    target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-        | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-    target=${target:-$REPO/target}
+    target=$(target_dir)
     cp "$target/release/ccc" "$WORK/bin/ccc-after"
     cp "$target/release/examples/attack" "$WORK/bin/attack"
 }

@@ -53,6 +53,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=bench/lib/common.sh
+. "$REPO/bench/lib/common.sh"
 WORK=${WORK:-/tmp/ccc-rps}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
@@ -107,9 +109,7 @@ build() {
     (cd "$REPO" && cargo build --release --locked --bin ccc --example seed --example ceiling \
         --example ceiling_ccc)
     local target
-    target=$(cd "$REPO" && cargo metadata --format-version 1 --no-deps 2>/dev/null \
-        | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-    target=${target:-$REPO/target}
+    target=$(target_dir)
     mkdir -p "$WORK/bin"
     cp "$target/release/ccc" "$target/release/examples/seed" \
         "$target/release/examples/ceiling" "$target/release/examples/ceiling_ccc" "$WORK/bin/"
@@ -141,19 +141,6 @@ cpu_ticks() {
 # Busy ticks (all but idle and iowait) of one CPU so far, from /proc/stat.
 core_busy() {
     awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
-}
-
-# Percentage of the last second the whole machine was busy (all CPUs).
-busy_pct() {
-    local a b
-    read -ra a < <(head -1 /proc/stat)
-    sleep 1
-    read -ra b < <(head -1 /proc/stat)
-    awk -v a="${a[*]}" -v b="${b[*]}" 'BEGIN {
-        n = split(a, x, " "); split(b, y, " ");
-        for (i = 2; i <= n; i++) { t += y[i] - x[i] }
-        idle = (y[5] - x[5]) + (y[6] - x[6]);
-        printf "%d", (t > 0 ? 100 * (t - idle) / t : 0) }'
 }
 
 # Waits (IDLE_WAIT s at most, and IDLE_BUDGET s over the whole run) until
