@@ -63,18 +63,8 @@ fn main() {
     let body: Bytes = (0..args.size)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3])
         .collect();
-    // `--current-thread`: one current-thread runtime (the main thread
-    // serves), instead of a multi-thread runtime of `--threads` threads.
-    let mut builder = if args.switches.contains(&"--current-thread") {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(args.threads.max(1));
-        builder
-    };
-    let runtime = builder
-        .enable_all()
-        .build()
+    let runtime = args
+        .runtime()
         .unwrap_or_else(|e| fail(1, format!("cannot start the runtime: {e}")));
     let shared = Arc::new((headers, body));
     runtime.block_on(async move {

@@ -78,18 +78,8 @@ fn main() {
         headers: asset_lines::gzip_asset_lines(args.size),
         body,
     });
-    // `--current-thread`: one current-thread runtime (the main thread
-    // serves), instead of a multi-thread runtime of `--threads` threads.
-    let mut builder = if args.switches.contains(&"--current-thread") {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut builder = tokio::runtime::Builder::new_multi_thread();
-        builder.worker_threads(args.threads.max(1));
-        builder
-    };
-    let runtime = builder
-        .enable_all()
-        .build()
+    let runtime = args
+        .runtime()
         .unwrap_or_else(|e| fail(1, format!("cannot start the runtime: {e}")));
     runtime.block_on(async move {
         let transport = Transport::start(

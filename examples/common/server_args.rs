@@ -48,3 +48,19 @@ pub fn parse(name: &str, port: u16, switches: &[&'static str]) -> Result<ServerA
     }
     Ok(args)
 }
+
+impl ServerArgs {
+    /// The runtime the server runs on: with `--current-thread` (when the
+    /// server names that switch), one current-thread runtime, the main
+    /// thread serving; else a multi-thread runtime of `--threads` threads.
+    pub fn runtime(&self) -> std::io::Result<tokio::runtime::Runtime> {
+        let mut builder = if self.switches.contains(&"--current-thread") {
+            tokio::runtime::Builder::new_current_thread()
+        } else {
+            let mut builder = tokio::runtime::Builder::new_multi_thread();
+            builder.worker_threads(self.threads.max(1));
+            builder
+        };
+        builder.enable_all().build()
+    }
+}
