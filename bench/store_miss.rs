@@ -182,6 +182,7 @@ fn start(db: &Path, entries: usize) -> store::Running {
         cache_entries: entries,
         cache_bytes: 1 << 30,
         log_misses: false,
+        readers: 1,
     })
     .expect("store")
 }

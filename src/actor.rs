@@ -126,6 +126,18 @@ impl<M: Send> Handle<M> {
         self.ask(make)?.wait()
     }
 
+    /// Sends a message that wants no reply, when the inbox has room: a
+    /// full inbox, or a stopped actor, drops it. Says whether it was sent.
+    pub fn try_tell(&self, msg: M) -> bool {
+        let stamp = causal::send();
+        self.queued.fetch_add(1, Ordering::Relaxed);
+        let sent = self.inbox.try_send((msg, stamp)).is_ok();
+        if !sent {
+            self.queued.fetch_sub(1, Ordering::Relaxed);
+        }
+        sent
+    }
+
     /// Sends a request without waiting: several requests to different
     /// actors can then be in flight at once (fork), and waited for in any
     /// order (join).

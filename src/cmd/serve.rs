@@ -32,16 +32,18 @@ const FINAL_FLUSH: Duration = Duration::from_secs(2);
 /// Resolves the shared server flags into a server configuration.
 pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let threads = args.threads.unwrap_or(cores).max(1);
     serve::Config {
         store: store::Config {
             db: db.to_path_buf(),
             cache_entries: args.cache_capacity,
             cache_bytes: args.cache_bytes,
             log_misses: args.log_misses,
+            readers: threads,
         },
         bind: args.bind.clone(),
         port: args.port,
-        threads: args.threads.unwrap_or(cores).max(1),
+        threads,
         access_log: args.access_log.then_some(match args.log_format {
             LogFormat::Combined => access_log::Format::Combined,
             LogFormat::Json => access_log::Format::Json,

@@ -123,6 +123,8 @@ pub struct Reader<K, V> {
     stripes: Box<[Stripe]>,
     stripe_capacity: usize,
     hits: AtomicU64,
+    /// The id of the next entry made, by a worker or the actor.
+    next_id: AtomicU64,
     enabled: bool,
 }
 
@@ -163,6 +165,31 @@ impl<K: Hash + Eq, V> Reader<K, V> {
         Some(entry)
     }
 
+    /// Wraps the value of a miss in an entry, not yet cached: a worker
+    /// answers with it at once and offers it to the owner
+    /// ([`Cache::admit`]). `weight` is the heap the key and value hold; the
+    /// entry weighs that plus [`Cache::ENTRY_BYTES`].
+    pub fn wrap(&self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
+        Arc::new(Entry {
+            hash: self.hasher.hash_one(&key),
+            key,
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            weight: weight + Cache::<K, V>::ENTRY_BYTES,
+            value,
+        })
+    }
+
+    /// Whether entries are cached at all (`max_entries > 0`).
+    pub fn is_on(&self) -> bool {
+        self.enabled
+    }
+
+    /// Whether the cache holds an entry for `key`; neither a hit nor a
+    /// record of one.
+    pub fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
+        self.peek(key).is_some()
+    }
+
     /// Hits served, by workers and by the actor.
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
@@ -192,7 +219,6 @@ pub struct Cache<K, V> {
     /// Recency over entry ids; the values are the same `Arc`s the shards
     /// hold, so an evicted entry's key is at hand.
     order: LruCache<u64, Arc<Entry<K, V>>>,
-    next_id: u64,
     max_entries: usize,
     max_bytes: u64,
     bytes: u64,
@@ -230,12 +256,12 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             stripes: (0..STRIPES).map(|_| Stripe::default()).collect(),
             stripe_capacity: capacity,
             hits: AtomicU64::new(0),
+            next_id: AtomicU64::new(1),
             enabled: max_entries > 0,
         };
         Cache {
             reader: Arc::new(reader),
             order: LruCache::unbounded(),
-            next_id: 1,
             max_entries,
             max_bytes,
             bytes: 0,
@@ -287,25 +313,23 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         }
     }
 
-    /// Wraps the value of a miss in an entry and caches it when admitted
-    /// (see the module doc), evicting least recently used entries to stay
-    /// within both budgets. `weight` is the heap the key and value hold;
-    /// the entry weighs that plus [`Cache::ENTRY_BYTES`]. The entry is
-    /// returned either way, for the caller to use; [`Cache::holds`] says
-    /// whether it was cached.
+    /// Wraps the value of a miss in an entry ([`Reader::wrap`]) and
+    /// caches it when admitted ([`Cache::admit`]). The entry is returned
+    /// either way, for the caller to use; [`Cache::holds`] says whether it
+    /// was cached.
     pub fn insert(&mut self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
-        let weight = weight + Self::ENTRY_BYTES;
-        let id = self.next_id;
-        self.next_id += 1;
-        let entry = Arc::new(Entry {
-            hash: self.reader.hasher.hash_one(&key),
-            key,
-            id,
-            weight,
-            value,
-        });
+        let entry = self.reader.wrap(key, value, weight);
+        self.admit(entry.clone());
+        entry
+    }
+
+    /// Caches an entry when admitted (see the module doc), evicting least
+    /// recently used entries to stay within both budgets; an entry for a
+    /// key already cached replaces it. Says whether it was cached.
+    pub fn admit(&mut self, entry: Arc<Entry<K, V>>) -> bool {
+        let weight = entry.weight;
         if !self.fits(weight) {
-            return entry;
+            return false;
         }
         let asked = self.frequency.record(entry.hash);
         self.replay();
@@ -319,7 +343,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             && asked <= self.frequency.estimate(victim.hash)
         {
             self.rejections += 1;
-            return entry;
+            return false;
         }
         while self.full_for(weight) {
             match self.order.pop_lru() {
@@ -335,14 +359,19 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .insert_unique(entry.hash, entry.clone(), |e| e.hash);
-        self.order.put(id, entry.clone());
         self.bytes += weight;
-        entry
+        self.order.put(entry.id, entry);
+        true
     }
 
     /// Whether the cache holds anything at all (`max_entries > 0`).
     pub fn is_on(&self) -> bool {
         self.reader.enabled
+    }
+
+    /// Whether the cache holds an entry for `key` (not counted as a hit).
+    pub fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
+        self.reader.contains(key)
     }
 
     /// Whether an entry of this weight (its value's and

@@ -1,6 +1,6 @@
-//! A cache miss: the store actor loads the asset from the catalog, checks
-//! its body against its record, prepares its responses and offers it to
-//! the cache.
+//! A cache miss: a worker (or the store actor) loads the asset from the
+//! catalog, checks its body against its record, prepares its responses and
+//! offers it to the cache.
 //!
 //! # Every body is checked before it is used
 //!
@@ -17,7 +17,8 @@
 //! [`AssetRecord::check`]: crate::catalog::query::AssetRecord::check
 
 use super::owner::Store;
-use super::{Asset, AssetKey};
+use super::{Asset, AssetKey, Shared};
+use crate::catalog::Catalog;
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::log;
@@ -25,56 +26,72 @@ use crate::serve::prepared::Prepared;
 use crate::serve::stored::StoredAsset;
 use std::time::Instant;
 
+/// Loads `key` from `catalog`, checks its body against its record and
+/// prepares its responses: the asset and the weight the cache would count
+/// (0 with the cache off). None when there is no such file. Counted as a
+/// miss, on whichever thread reads it.
+pub(super) fn load(
+    catalog: &Catalog,
+    key: &AssetKey,
+    shared: &Shared,
+) -> Result<Option<(Prepared, u64)>> {
+    Shared::count(&shared.misses);
+    let started = Instant::now();
+    let found = {
+        let _s = causal::site!(SQLITE_QUERY);
+        catalog.lookup(key.package(), key.version(), key.path())?
+    };
+    let Some(row) = found else {
+        return Ok(None);
+    };
+    if let Err(wrong) = row.check() {
+        Shared::count(&shared.corrupt);
+        return Err(Error::Corrupt {
+            path: shared.config.db.clone(),
+            what: format!(
+                "{}@{}/{} (blob sha256 {}) {wrong}; not served",
+                key.package(),
+                key.version(),
+                key.path(),
+                hex::encode(row.sha256)
+            ),
+        });
+    }
+    if shared.config.log_misses {
+        log::err(format_args!(
+            "cache miss: {}@{}/{} ({} bytes, {} us)",
+            key.package(),
+            key.version(),
+            key.path(),
+            row.body.len(),
+            started.elapsed().as_micros()
+        ));
+    }
+    let _s = causal::site!(CACHE_INSERT);
+    let prepared = Prepared::new(StoredAsset::from(row));
+    // Builds the common response's lines now, once, before a worker's hit
+    // would: the weight counts them (see `Prepared::weight`). With the
+    // cache off nothing is kept, and the response builds the lines of the
+    // coding it sends.
+    let weight = if shared.cache.is_on() {
+        prepared.weight() + key.weight()
+    } else {
+        0
+    };
+    Ok(Some((prepared, weight)))
+}
+
 impl Store {
-    /// A miss in the workers' view of the cache. Another worker's miss for
-    /// the same key may have filled it meanwhile.
+    /// A miss the actor answers (the workers' pool could not read it).
+    /// Another worker's miss for the same key may have filled the cache
+    /// meanwhile.
     pub(super) fn get(&mut self, key: AssetKey) -> Result<Option<Asset>> {
         if let Some(hit) = self.cache.get(&key) {
             return Ok(Some(hit));
         }
-        self.stats.misses += 1;
-        let started = Instant::now();
-        let catalog = self.catalog()?;
-        let found = {
-            let _s = causal::site!(SQLITE_QUERY);
-            catalog.lookup(key.package(), key.version(), key.path())?
-        };
-        let Some(row) = found else {
+        let workers = self.workers.clone();
+        let Some((prepared, weight)) = load(self.catalog()?, &key, &workers)? else {
             return Ok(None);
-        };
-        if let Err(wrong) = row.check() {
-            self.stats.corrupt += 1;
-            return Err(Error::Corrupt {
-                path: self.config.db.clone(),
-                what: format!(
-                    "{}@{}/{} (blob sha256 {}) {wrong}; not served",
-                    key.package(),
-                    key.version(),
-                    key.path(),
-                    hex::encode(row.sha256)
-                ),
-            });
-        }
-        if self.config.log_misses {
-            log::err(format_args!(
-                "cache miss: {}@{}/{} ({} bytes, {} us)",
-                key.package(),
-                key.version(),
-                key.path(),
-                row.body.len(),
-                started.elapsed().as_micros()
-            ));
-        }
-        let _s = causal::site!(CACHE_INSERT);
-        let prepared = Prepared::new(StoredAsset::from(row));
-        // Builds the common response's lines now, once, before a worker's
-        // hit would: the weight counts them (see `Prepared::weight`). With
-        // the cache off nothing is kept, and the response builds the lines
-        // of the coding it sends.
-        let weight = if self.cache.is_on() {
-            prepared.weight() + key.weight()
-        } else {
-            0
         };
         Ok(Some(self.cache.insert(key, prepared, weight)))
     }
@@ -208,7 +225,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(s.stats.corrupt, 4);
+        assert_eq!(s.stats().corrupt, 4);
         assert_eq!(s.stats().entries, 0, "nothing that failed was cached");
     }
 
@@ -245,7 +262,7 @@ mod tests {
         let err = s.get(key("app.js")).unwrap_err().to_string();
         assert!(err.contains("app@1.0.0/app.js"), "{err}");
         assert!(err.contains("brotli stream: stored bytes hash to"), "{err}");
-        assert_eq!(s.stats.corrupt, 1);
+        assert_eq!(s.stats().corrupt, 1);
         assert_eq!(s.stats().entries, 0);
     }
 }

@@ -2,8 +2,10 @@
 //! and the only one who decides what the asset cache holds.
 //!
 //! HTTP workers reach it through a [`Handle`]: `get` reads the cache
-//! directly and only a miss becomes a call on the actor; version
-//! resolutions, listings and counters are always calls. An asset comes back
+//! directly, and a miss, a version resolution or a listing is read on the
+//! worker's own thread from a pool of catalog connections (`readers`); the
+//! actor answers what the pool cannot, and keeps what must stay single:
+//! the cache's admission and eviction, and the staleness watch. An asset comes back
 //! as an `Arc` shared with the cache, its responses prepared
 //! ([`Prepared`]), so no body bytes are copied between the cache and the
 //! socket and no header is built per request.
@@ -27,6 +29,9 @@
 //! actor, and [`start`]. The rest, one concern a file:
 //!
 //! - `owner`: the actor, its state and its loop;
+//! - `readers`: the workers' pool of connections, and how its reads stay
+//!   as fresh as the actor's;
+//! - `queries`: what a read asks of the catalog, the same on either;
 //! - `load`: a cache miss, from the catalog's row to a cached asset, and
 //!   the check of every body loaded;
 //! - `watch`: staleness, and the catalog file replaced or deleted;
@@ -39,6 +44,8 @@
 mod key;
 mod load;
 mod owner;
+mod queries;
+mod readers;
 mod shared_read;
 #[cfg(test)]
 mod testing;
@@ -49,6 +56,7 @@ pub use shared_read::{SHARED_READS, SHARED_SPAN};
 pub use watch::{CatalogHealth, CatalogState, STALENESS_CHECK};
 
 use crate::actor::{self, Reply};
+use crate::catalog::Catalog;
 use crate::catalog::query::{PackageRow, PackageVersions, Page, VersionFiles};
 use crate::causal;
 use crate::error::Result;
@@ -56,9 +64,13 @@ use crate::serve::cache::{Cache, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
 use owner::Store;
+use readers::Readers;
 use serde::Serialize;
+use shared_read::SharingBound;
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Default `--cache-capacity`: the hot set of a few busy sites.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;
@@ -73,6 +85,9 @@ pub struct Config {
     pub cache_bytes: u64,
     /// Print a line to stderr for every cache miss.
     pub log_misses: bool,
+    /// Connections workers read with: one per thread that serves requests
+    /// (0: the actor answers every read).
+    pub readers: usize,
 }
 
 /// Cache counters, cumulative since the server started.
@@ -104,9 +119,24 @@ pub struct Resolved {
     pub id: i64,
 }
 
+/// What the workers and the actor share.
+struct Shared {
+    config: Config,
+    cache: Arc<Reader<AssetKey, Prepared>>,
+    readers: Readers,
+    /// Entry files by version row id (see `queries::entry`).
+    entries: Mutex<HashMap<i64, Option<String>>>,
+    misses: AtomicU64,
+    /// Loaded bodies that failed their check.
+    corrupt: AtomicU64,
+}
+
 /// Messages the store actor handles; callers use [`Handle`]'s methods.
 enum Msg {
     Get(AssetKey, Reply<Result<Option<Asset>>>),
+    /// A worker's miss, offered to the cache; read under this count of
+    /// catalog changes (`readers`).
+    Offer(Asset, u64),
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
     List(String, String, Page, Reply<Result<Option<VersionFiles>>>),
@@ -118,12 +148,12 @@ enum Msg {
     Health(Reply<CatalogHealth>),
 }
 
-/// How HTTP workers reach the store: cache hits are read directly, the rest
-/// is a call on the actor.
+/// How HTTP workers reach the store: cache hits and reads the pool can
+/// take are done on the worker's thread, the rest is a call on the actor.
 #[derive(Clone)]
 pub struct Handle {
     actor: actor::Handle<Msg>,
-    cache: Arc<Reader<AssetKey, Prepared>>,
+    shared: Arc<Shared>,
 }
 
 impl Handle {
@@ -144,30 +174,71 @@ impl Handle {
     /// The cached asset, if any: the worker's own lookup, no message.
     pub fn cached(&self, key: AssetKeyRef<'_>) -> Option<Asset> {
         let _s = causal::site!(CACHE_LOOKUP);
-        self.cache.get(&key)
+        self.shared.cache.get(&key)
     }
 
-    /// Asks the actor for an asset the cache did not have (it may have it
-    /// by now, from another worker's miss).
+    /// Loads an asset the cache did not have, on a pooled connection, and
+    /// offers it to the cache without waiting; asks the actor when the pool
+    /// cannot read (the actor's cache may have it by now, from another
+    /// worker's miss).
     pub fn load(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
-        self.call(|reply| Msg::Get(key.to_key(), reply))?
+        let key = key.to_key();
+        let shared = &self.shared;
+        let Some(read) = shared.readers.read(|c| load::load(c, &key, shared)) else {
+            return self.call(|reply| Msg::Get(key, reply))?;
+        };
+        let Some((prepared, weight)) = read.result? else {
+            return Ok(None);
+        };
+        let asset = shared.cache.wrap(key, prepared, weight);
+        if shared.cache.is_on() {
+            // Lossy: a full inbox drops the offer (`readers`).
+            self.actor.try_tell(Msg::Offer(asset.clone(), read.seen));
+        }
+        Ok(Some(asset))
+    }
+
+    /// A read on a pooled connection, or the actor's answer when the pool
+    /// cannot read.
+    fn read<T>(
+        &self,
+        read: impl FnOnce(&Catalog) -> Result<T>,
+        ask: impl FnOnce(Reply<Result<T>>) -> Msg,
+    ) -> Result<T> {
+        match self.shared.readers.read(read) {
+            Some(read) => read.result,
+            None => self.call(ask)?,
+        }
     }
 
     /// The exact version `selector` picks for `package`, if any.
     pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<Resolved>> {
-        self.call(|reply| Msg::Resolve(package.to_string(), selector, reply))?
+        self.read(
+            |c| queries::resolve(c, package, &selector),
+            |reply| Msg::Resolve(package.to_string(), selector.clone(), reply),
+        )
     }
 
     /// The dist-tags of `package` and its versions in `page`, if it has
     /// any version.
     pub fn package(&self, package: String, page: Page) -> Result<Option<PackageVersions>> {
-        self.call(|reply| Msg::Package(package, page, reply))?
+        self.read(
+            |c| c.package_versions(&package, page),
+            |reply| Msg::Package(package.clone(), page, reply),
+        )
     }
 
     /// The entry file of `package@version` (an exact version): None when
     /// there is no such version, `Some(None)` when no rule finds a file.
     pub fn entry(&self, package: String, version: String) -> Result<Option<Option<String>>> {
-        self.call(|reply| Msg::Entry(package, version, reply))?
+        let shared = &self.shared;
+        match shared
+            .readers
+            .read(|c| queries::entry(c, &shared.entries, &package, &version))
+        {
+            Some(read) => Ok(read.result?.map(|found| found.remember(shared, read.seen))),
+            None => self.call(|reply| Msg::Entry(package, version, reply))?,
+        }
     }
 
     /// The files of `package@version` in `page`, if that exact version
@@ -178,12 +249,15 @@ impl Handle {
         version: String,
         page: Page,
     ) -> Result<Option<VersionFiles>> {
-        self.call(|reply| Msg::List(package, version, page, reply))?
+        self.read(
+            |c| queries::list(c, &package, &version, page),
+            |reply| Msg::List(package.clone(), version.clone(), page, reply),
+        )
     }
 
     /// The packages of `page` with their totals, by name.
     pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
-        self.call(|reply| Msg::Packages(page, reply))?
+        self.read(|c| c.packages(page), |reply| Msg::Packages(page, reply))
     }
 
     /// The cache's counters.
@@ -216,15 +290,39 @@ impl Running {
 /// catalog is missing or not a catalog.
 pub fn start(config: Config) -> Result<Running> {
     let cache = Cache::new(config.cache_entries, config.cache_bytes);
-    let reader = cache.reader();
-    let actor = actor::spawn("store", 1024, move || Store::open(config, cache))?;
+    let shared = Arc::new(Shared::new(config, &cache));
+    let owned = shared.clone();
+    let actor = actor::spawn("store", 1024, move || Store::open(owned, cache))?;
     Ok(Running {
         handle: Handle {
             actor: actor.handle.clone(),
-            cache: reader,
+            shared,
         },
         actor,
     })
+}
+
+impl Shared {
+    fn new(config: Config, cache: &Cache<AssetKey, Prepared>) -> Shared {
+        Shared {
+            readers: Readers::new(
+                config.db.clone(),
+                SharingBound {
+                    reads: SHARED_READS,
+                    span: SHARED_SPAN,
+                },
+            ),
+            cache: cache.reader(),
+            entries: Mutex::new(HashMap::new()),
+            misses: AtomicU64::new(0),
+            corrupt: AtomicU64::new(0),
+            config,
+        }
+    }
+
+    fn count(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 #[cfg(test)]
@@ -249,16 +347,17 @@ mod tests {
         // cache, without a call.
         let empty = tempfile::tempdir().unwrap();
         Catalog::open(&empty.path().join("cdn.db"), Access::Create).unwrap();
-        let other = start(Config {
+        let config = Config {
             db: empty.path().join("cdn.db"),
             cache_entries: 10,
             cache_bytes: 1 << 20,
             log_misses: false,
-        })
-        .unwrap();
+            readers: 0,
+        };
+        let other = start(config.clone()).unwrap();
         let handle = Handle {
             actor: other.handle.actor.clone(),
-            cache: owner.cache.reader(),
+            shared: Arc::new(Shared::new(config, &owner.cache)),
         };
         let hit = handle
             .get(key("a").borrowed())

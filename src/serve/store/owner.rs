@@ -1,28 +1,27 @@
-//! The store actor: the state it owns (the catalog connection, the cache,
-//! the entry files it remembers, its counters) and its loop. Each message
-//! is answered from the cache or with a catalog query; the shared read
-//! transaction ends when the inbox has stayed empty for what is left of
-//! its span; at every housekeeping tick the
-//! workers' hits are replayed and the catalog checked for changes. How it
-//! loads an asset is in `load`, how it follows the catalog file in `watch`,
-//! how its reads share a transaction in `shared_read`.
+//! The store actor: the state it owns (its catalog connection, the cache,
+//! the workers' pool of connections) and its loop. Each message is a
+//! worker's miss offered to the cache, or a read the pool could not take,
+//! answered from the cache or with a catalog query; the shared read
+//! transaction ends when the inbox has stayed empty for what is left of its
+//! span; at every housekeeping tick the workers' hits are replayed, idle
+//! pooled transactions past their span ended and the catalog checked for
+//! changes. How an asset is loaded is in `load`, how the actor follows the
+//! catalog file in `watch`, how its reads share a transaction in
+//! `shared_read`, how the pool's stay fresh in `readers`.
 
+use super::queries;
 use super::shared_read::{SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
 use super::watch::{CatalogState, STALENESS_CHECK, Served, open_file};
-use super::{AssetKey, CacheStats, Config, Msg, Resolved};
+use super::{AssetKey, CacheStats, Msg, Shared};
 use crate::actor::Actor;
 use crate::catalog::Catalog;
-use crate::catalog::query::{PackageVersions, Page, VersionFiles};
 use crate::error::{Error, Result};
 use crate::log;
 use crate::serve::cache::Cache;
 use crate::serve::prepared::Prepared;
-use crate::spec::Selector;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-/// Most versions whose entry file the store remembers; past it, it
-/// forgets them all and starts again.
-const ENTRY_MEMO: usize = 4096;
 
 /// The actor's state: everything the store owns.
 pub(super) struct Store {
@@ -31,19 +30,15 @@ pub(super) struct Store {
     pub(super) shared: Option<SharedRead>,
     pub(super) bound: SharingBound,
     pub(super) cache: Cache<AssetKey, Prepared>,
-    /// Entry files by version row id: a row's files never change, and a
-    /// forced republish makes a new row. Emptied with the cache when the
-    /// catalog file is replaced (row ids are per file).
-    pub(super) entries: std::collections::HashMap<i64, Option<String>>,
-    pub(super) config: Config,
-    /// Misses and corrupt bodies; the cache keeps the rest of the counters.
-    pub(super) stats: CacheStats,
+    /// What the workers see of the store: the cache's reader, the pool of
+    /// connections they read with, the entry files, the miss counters.
+    pub(super) workers: Arc<Shared>,
 }
 
 impl Store {
-    pub(super) fn open(config: Config, cache: Cache<AssetKey, Prepared>) -> Result<Store> {
-        let (catalog, file, data_version) = open_file(&config.db)?;
-        Ok(Store {
+    pub(super) fn open(workers: Arc<Shared>, cache: Cache<AssetKey, Prepared>) -> Result<Store> {
+        let (catalog, file, data_version) = open_file(&workers.config.db)?;
+        let store = Store {
             served: Served {
                 catalog: Some(catalog),
                 file: Some(file),
@@ -59,14 +54,21 @@ impl Store {
                 span: SHARED_SPAN,
             },
             cache,
-            entries: std::collections::HashMap::new(),
-            stats: CacheStats {
-                max_entries: config.cache_entries as u64,
-                max_bytes: config.cache_bytes,
-                ..CacheStats::default()
-            },
-            config,
-        })
+            workers,
+        };
+        store.open_readers();
+        Ok(store)
+    }
+
+    /// Opens the workers' pool on the catalog served, unless it is read
+    /// `immutable` (see `readers`).
+    pub(super) fn open_readers(&self) {
+        if let (Some(catalog), Some(file)) = (&self.served.catalog, self.served.file)
+            && !catalog.is_immutable()
+            && self.workers.config.readers > 0
+        {
+            self.workers.readers.open(self.workers.config.readers, file);
+        }
     }
 
     /// The catalog to query, after making sure it is the one the path
@@ -76,7 +78,7 @@ impl Store {
         self.follow_path(false);
         let Some(catalog) = &self.served.catalog else {
             return Err(Error::Unavailable {
-                path: self.config.db.clone(),
+                path: self.workers.config.db.clone(),
                 why: self
                     .served
                     .problem
@@ -90,75 +92,50 @@ impl Store {
 
     pub(super) fn stats(&self) -> CacheStats {
         let counts = self.cache.stats();
+        let config = &self.workers.config;
         CacheStats {
             hits: counts.hits,
+            misses: self.workers.misses.load(Ordering::Relaxed),
             evictions: counts.evictions,
             rejections: counts.rejections,
             invalidations: counts.invalidations,
+            corrupt: self.workers.corrupt.load(Ordering::Relaxed),
             entries: counts.entries,
             bytes: counts.bytes,
-            ..self.stats.clone()
+            max_entries: config.cache_entries as u64,
+            max_bytes: config.cache_bytes,
         }
     }
 
     pub(super) fn resolve(
         &mut self,
         package: &str,
-        selector: &Selector,
-    ) -> Result<Option<Resolved>> {
-        match self.catalog()?.resolve(package, selector) {
-            Ok(v) => Ok(Some(Resolved {
-                version: v.version.to_string(),
-                id: v.id,
-            })),
-            Err(
-                Error::PackageNotFound { .. }
-                | Error::VersionNotFound { .. }
-                | Error::TagNotFound { .. },
-            ) => Ok(None),
-            Err(e) => Err(e),
-        }
-    }
-
-    fn package(&mut self, package: &str, page: Page) -> Result<Option<PackageVersions>> {
-        self.catalog()?.package_versions(package, page)
+        selector: &crate::spec::Selector,
+    ) -> Result<Option<super::Resolved>> {
+        queries::resolve(self.catalog()?, package, selector)
     }
 
     fn entry(&mut self, package: &str, version: &str) -> Result<Option<Option<String>>> {
-        let Ok(exact) = semver::Version::parse(version) else {
-            return Ok(None);
-        };
-        let Some(found) = self.resolve(package, &Selector::Exact(exact))? else {
-            return Ok(None);
-        };
-        if let Some(entry) = self.entries.get(&found.id) {
-            return Ok(Some(entry.clone()));
-        }
-        let entry = self.catalog()?.entry(found.id)?;
-        if self.entries.len() >= ENTRY_MEMO {
-            self.entries.clear();
-        }
-        self.entries.insert(found.id, entry.clone());
-        Ok(Some(entry))
+        let workers = self.workers.clone();
+        let found = queries::entry(self.catalog()?, &workers.entries, package, version)?;
+        // The actor's reads are never older than its last look for changes.
+        Ok(found.map(|found| found.remember(&workers, workers.readers.changes())))
     }
 
-    fn list(&mut self, package: &str, version: &str, page: Page) -> Result<Option<VersionFiles>> {
-        let Ok(exact) = semver::Version::parse(version) else {
-            return Ok(None);
-        };
-        let catalog = self.catalog()?;
-        let v = match catalog.resolve(package, &Selector::Exact(exact)) {
-            Ok(v) => v,
-            Err(Error::PackageNotFound { .. } | Error::VersionNotFound { .. }) => return Ok(None),
-            Err(e) => return Err(e),
-        };
-        catalog.version_files(v, page).map(Some)
+    /// A worker's miss, offered to the cache (see `readers`): refused when
+    /// read before the catalog last changed, and when the key is cached
+    /// already (another worker's miss, or the actor's).
+    fn offer(&mut self, asset: super::Asset, seen: u64) {
+        if seen == self.workers.readers.changes() && !self.cache.contains(asset.key()) {
+            self.cache.admit(asset);
+        }
     }
 }
 
 impl Drop for Store {
     /// The connection closes with no transaction open.
     fn drop(&mut self) {
+        self.workers.readers.close();
         self.end_shared();
     }
 }
@@ -176,12 +153,17 @@ impl Actor for Store {
                 let result = self.resolve(&package, &selector);
                 reply.send(self.after_read(result))
             }
+            Msg::Offer(asset, seen) => self.offer(asset, seen),
             Msg::List(package, version, page, reply) => {
-                let result = self.list(&package, &version, page);
+                let result = self
+                    .catalog()
+                    .and_then(|c| queries::list(c, &package, &version, page));
                 reply.send(self.after_read(result))
             }
             Msg::Package(package, page, reply) => {
-                let result = self.package(&package, page);
+                let result = self
+                    .catalog()
+                    .and_then(|c| c.package_versions(&package, page));
                 reply.send(self.after_read(result))
             }
             Msg::Entry(package, version, reply) => {
@@ -214,11 +196,47 @@ impl Actor for Store {
     fn housekeeping(&mut self) {
         // The check needs the catalog as it is now, not a run's snapshot.
         self.end_shared();
+        self.workers.readers.end_idle();
         self.cache.replay();
         if let Err(e) = self.check_staleness() {
             log::err(format_args!(
                 "warning: checking the catalog for changes failed: {e}"
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::actor::Actor;
+    use crate::serve::store::testing::{cached, catalog_with, key, publish_at, store};
+
+    #[test]
+    fn an_offer_read_before_the_catalog_changed_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        let asset = s.get(key("a")).unwrap().unwrap();
+        s.cache.retain(|_| false);
+        let before = s.workers.readers.changes();
+        s.offer(asset.clone(), before);
+        assert!(cached(&s, "a"), "offered under the current count");
+        s.cache.retain(|_| false);
+
+        // Another process publishes: the catalog changed, no version went.
+        publish_at(&db, "2.0.0", &[("b", vec![1])]);
+        s.housekeeping();
+        s.offer(asset.clone(), before);
+        assert!(!cached(&s, "a"), "read before the change: refused");
+        s.offer(asset.clone(), s.workers.readers.changes());
+        assert!(s.cache.holds(&asset));
+
+        s.cache.retain(|_| false);
+        let loaded = s.get(key("a")).unwrap().unwrap();
+        s.offer(asset.clone(), s.workers.readers.changes());
+        assert!(
+            s.cache.holds(&loaded) && !s.cache.holds(&asset),
+            "cached already: the entry cached is kept"
+        );
     }
 }

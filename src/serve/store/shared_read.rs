@@ -65,18 +65,18 @@ pub(super) struct SharedRead {
 
 /// Makes the next read part of the shared transaction:
 /// begins one when there is none or the one open has reached its bound
-/// (it is ended first).
+/// (it is ended first). Says whether it began one.
 pub(super) fn share(
     catalog: &Catalog,
     shared: &mut Option<SharedRead>,
     bound: SharingBound,
-) -> Result<()> {
+) -> Result<bool> {
     if let Some(open) = shared {
         // SQLite may have rolled it back by itself after an error.
         if open.reads < bound.reads && open.begun.elapsed() < bound.span && catalog.in_transaction()
         {
             open.reads += 1;
-            return Ok(());
+            return Ok(false);
         }
         *shared = None;
         catalog.end_read()?;
@@ -86,7 +86,7 @@ pub(super) fn share(
         begun: Instant::now(),
         reads: 1,
     });
-    Ok(())
+    Ok(true)
 }
 
 impl Store {

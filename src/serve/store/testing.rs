@@ -3,7 +3,7 @@
 //! in `app@1.0.0`.
 
 use super::owner::Store;
-use super::{AssetKey, Config};
+use super::{AssetKey, Config, Shared};
 use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
 use crate::catalog::{Access, Catalog};
 use crate::serve::cache::Cache;
@@ -64,9 +64,11 @@ pub(super) fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         cache_entries: entries,
         cache_bytes: bytes,
         log_misses: false,
+        readers: 0,
     };
     let cache = Cache::new(entries, bytes);
-    Store::open(config, cache).unwrap()
+    let shared = Arc::new(Shared::new(config, &cache));
+    Store::open(shared, cache).unwrap()
 }
 
 pub(super) fn cached(s: &Store, path: &str) -> bool {

@@ -119,7 +119,7 @@ pub(super) struct FileId {
 
 impl FileId {
     /// The file `path` names now, following symlinks.
-    fn of(path: &Path) -> std::io::Result<FileId> {
+    pub(super) fn of(path: &Path) -> std::io::Result<FileId> {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(path)?;
         Ok(FileId {
@@ -171,7 +171,7 @@ impl Store {
     /// when `recheck` (at the staleness check, not on every request).
     pub(super) fn follow_path(&mut self, recheck: bool) {
         let open = self.served.catalog.is_some();
-        match FileId::of(&self.config.db) {
+        match FileId::of(&self.workers.config.db) {
             Ok(id) if open && self.served.file == Some(id) => {
                 let written = self
                     .served
@@ -188,7 +188,7 @@ impl Store {
                 if !recheck && self.served.logged == Some((CatalogState::Rejected, Some(id))) => {}
             Ok(id) => self.replace(id),
             Err(e) => {
-                let path = self.config.db.display();
+                let path = self.workers.config.db.display();
                 let (state, why) = if open {
                     let why = format!(
                         "catalog {path} is gone ({e}); still serving it as it was, from the file held open"
@@ -209,6 +209,7 @@ impl Store {
     /// connection would never see it, so open the same file again, through
     /// the writer's log if there is one now.
     fn reopen(&mut self, id: FileId) {
+        self.workers.readers.close();
         self.end_shared();
         self.served.catalog = None;
         self.served.file = None;
@@ -218,7 +219,7 @@ impl Store {
 
     /// The path names `id`, another file than the one open (if any).
     fn replace(&mut self, id: FileId) {
-        let path = self.config.db.clone();
+        let path = self.workers.config.db.clone();
         if self.served.catalog.is_some() {
             if let Err(e) = Catalog::check_file(&path) {
                 let why = format!(
@@ -228,6 +229,7 @@ impl Store {
                 return self.settle(CatalogState::Rejected, Some(why), Some(id));
             }
             // Let go of the old file before opening the new (module doc).
+            self.workers.readers.close();
             self.end_shared();
             self.served.catalog = None;
             self.served.file = None;
@@ -239,13 +241,14 @@ impl Store {
     /// Opens the file the path names (`id`) after `what` happened to the
     /// one served, which is closed by now.
     fn open_at_path(&mut self, id: FileId, what: &str) {
-        let path = self.config.db.clone();
+        let path = self.workers.config.db.clone();
         match open_file(&path) {
             Ok((catalog, file, data_version)) => {
                 self.served.catalog = Some(catalog);
                 self.served.file = Some(file);
                 self.served.data_version = data_version;
                 self.served.reloads += 1;
+                self.open_readers();
                 log::err(format_args!(
                     "note: catalog {} {what}; now serving it (cache emptied)",
                     path.display()
@@ -284,7 +287,7 @@ impl Store {
             None if served.logged.is_some() => {
                 log::err(format_args!(
                     "note: catalog {} is served again from the file its path names",
-                    self.config.db.display()
+                    self.workers.config.db.display()
                 ));
                 served.logged = None;
             }
@@ -294,13 +297,20 @@ impl Store {
     }
 
     fn drop_cache(&mut self) {
+        // Row ids are per file: what workers read from the old one is
+        // neither cached nor remembered (`readers`, `queries`).
+        self.workers.readers.changed();
         self.cache.retain(|_| false);
-        self.entries.clear();
+        self.workers
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clear();
     }
 
     pub(super) fn health(&self) -> CatalogHealth {
         CatalogHealth {
-            path: self.config.db.clone(),
+            path: self.workers.config.db.clone(),
             state: self.served.state,
             problem: self.served.problem.clone(),
             reloads: self.served.reloads,
@@ -317,6 +327,9 @@ impl Store {
         let now = catalog.data_version()?;
         if now != self.served.data_version {
             self.served.data_version = now;
+            // Before the drop: no worker's read from before it is cached
+            // after it (`readers`).
+            self.workers.readers.changed();
             self.drop_stale()?;
         }
         Ok(())

@@ -1,0 +1,114 @@
+//! What a read asks of the catalog: the same whether a worker reads on a
+//! pooled connection (`readers`) or the actor on its own.
+
+use super::{Resolved, Shared};
+use crate::catalog::Catalog;
+use crate::catalog::query::{Page, VersionFiles};
+use crate::error::{Error, Result};
+use crate::spec::Selector;
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
+/// Most versions whose entry file the store remembers; past it, it
+/// forgets them all and starts again.
+const ENTRY_MEMO: usize = 4096;
+
+/// The exact version `selector` picks for `package`, if any.
+pub(super) fn resolve(
+    catalog: &Catalog,
+    package: &str,
+    selector: &Selector,
+) -> Result<Option<Resolved>> {
+    match catalog.resolve(package, selector) {
+        Ok(v) => Ok(Some(Resolved {
+            version: v.version.to_string(),
+            id: v.id,
+        })),
+        Err(
+            Error::PackageNotFound { .. }
+            | Error::VersionNotFound { .. }
+            | Error::TagNotFound { .. },
+        ) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The files of `package@version` in `page`, if that exact version exists.
+pub(super) fn list(
+    catalog: &Catalog,
+    package: &str,
+    version: &str,
+    page: Page,
+) -> Result<Option<VersionFiles>> {
+    let Ok(exact) = semver::Version::parse(version) else {
+        return Ok(None);
+    };
+    let v = match catalog.resolve(package, &Selector::Exact(exact)) {
+        Ok(v) => v,
+        Err(Error::PackageNotFound { .. } | Error::VersionNotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    catalog.version_files(v, page).map(Some)
+}
+
+/// A version's entry file, as [`entry`] found it.
+pub(super) struct EntryFile {
+    /// The version's row id: a row's files never change, and a forced
+    /// republish makes a new row, so the entry is remembered by it.
+    id: i64,
+    file: Option<String>,
+    /// Read from the catalog now, not remembered.
+    read: bool,
+}
+
+impl EntryFile {
+    /// The entry file; one read from the catalog now is remembered, unless
+    /// the catalog file was replaced since its snapshot began (row ids are
+    /// per file): `seen` is the count of changes it was read under.
+    pub(super) fn remember(self, shared: &Shared, seen: u64) -> Option<String> {
+        if self.read {
+            let mut memo = shared
+                .entries
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            // Checked under the lock the actor empties the memo with.
+            if shared.readers.changes() == seen {
+                if memo.len() >= ENTRY_MEMO {
+                    memo.clear();
+                }
+                memo.insert(self.id, self.file.clone());
+            }
+        }
+        self.file
+    }
+}
+
+/// The entry file of `package@version` (an exact version): None when there
+/// is no such version.
+pub(super) fn entry(
+    catalog: &Catalog,
+    memo: &Mutex<HashMap<i64, Option<String>>>,
+    package: &str,
+    version: &str,
+) -> Result<Option<EntryFile>> {
+    let Ok(exact) = semver::Version::parse(version) else {
+        return Ok(None);
+    };
+    let Some(found) = resolve(catalog, package, &Selector::Exact(exact))? else {
+        return Ok(None);
+    };
+    let remembered = memo
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&found.id)
+        .cloned();
+    let (file, read) = match remembered {
+        Some(file) => (file, false),
+        None => (catalog.entry(found.id)?, true),
+    };
+    Ok(Some(EntryFile {
+        id: found.id,
+        file,
+        read,
+    }))
+}

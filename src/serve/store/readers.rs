@@ -1,0 +1,312 @@
+//! Reads on every core: the catalog connections that HTTP workers read
+//! with, so that cache misses, version resolutions and listings are
+//! answered on the worker that needs them instead of queueing behind the
+//! store actor's one thread.
+//!
+//! The pool holds one read-only connection per worker thread, on the
+//! catalog file the actor has open. WAL readers do not block each other,
+//! nor a writer in another process. A worker takes a connection for one
+//! read and puts it back; when none is free, or the pool cannot answer, it
+//! asks the actor, which reads on its own connection as before.
+//!
+//! What stays single, with the actor: the cache's admission and eviction,
+//! the staleness watch and the file the path names.
+//!
+//! - **The file.** Before each read a worker compares the file the path
+//!   names with the pool's (one `stat`, as the actor makes before each of
+//!   its queries). When they differ, or the pool is closed, it asks the
+//!   actor, which follows the path (`watch`). The actor closes every pooled
+//!   connection, after the reads in flight, before it lets go of the old
+//!   file (the two share `cdn.db-shm` by name), and opens the pool again on
+//!   the new one. A catalog read `immutable` (`catalog::read_only`) has no
+//!   pool: such a connection must be reopened when a writer appears, which
+//!   the actor alone watches for.
+//! - **Staleness.** A worker's miss goes to the cache as an offer to the
+//!   actor, carrying the count of catalog changes ([`Readers::changes`])
+//!   read before the snapshot it was read in began. The actor adds one to
+//!   the count whenever it finds the catalog changed, before it drops the
+//!   entries of deleted versions, and admits no offer made under an older
+//!   count. So an entry read before a version was removed is either cached
+//!   before the drop (and dropped by it) or refused: the bound of
+//!   [`STALENESS_CHECK`](super::STALENESS_CHECK) holds as with one reader.
+//! - **Offers are lossy.** A worker does not wait for the actor: it answers
+//!   with the asset it loaded, and when the actor's inbox is full the offer
+//!   is dropped (the next miss for the key makes another).
+//! - **Shared read transactions.** Each connection shares a read
+//!   transaction among the reads close together, bounded as the actor's
+//!   are (`shared_read`). The actor ends, at each housekeeping tick, the
+//!   transactions of idle connections whose span is over, so a snapshot
+//!   outlives its last read by at most one tick; a writer's closing
+//!   checkpoint waits longer than that for readers.
+
+use super::shared_read::{SharedRead, SharingBound, share};
+use super::watch::{FileId, open_file};
+use crate::catalog::Catalog;
+use crate::error::Result;
+use crate::log;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
+
+/// The connections workers read with, and the count of catalog changes.
+pub(super) struct Readers {
+    path: PathBuf,
+    bound: SharingBound,
+    /// Read-locked by a worker for one read, write-locked by the actor to
+    /// open or close the pool.
+    pool: RwLock<Pool>,
+    changes: AtomicU64,
+}
+
+#[derive(Default)]
+struct Pool {
+    /// The file the connections read; None when the pool is closed.
+    file: Option<FileId>,
+    idle: Mutex<Vec<Connection>>,
+}
+
+/// A pooled connection and its shared read transaction.
+struct Connection {
+    catalog: Catalog,
+    shared: Option<SharedRead>,
+    /// [`Readers::changes`] as it was before `shared` began.
+    seen: u64,
+}
+
+impl Connection {
+    fn end_shared(&mut self) {
+        self.shared = None;
+        if let Err(e) = self.catalog.end_read() {
+            log::err(format_args!(
+                "warning: ending a read transaction on the catalog failed: {e}"
+            ));
+        }
+    }
+}
+
+/// What a read on a pooled connection gave, and the count of changes it
+/// was read under.
+pub(super) struct Read<T> {
+    pub(super) result: Result<T>,
+    pub(super) seen: u64,
+}
+
+impl Readers {
+    /// A closed pool for the catalog at `path`.
+    pub(super) fn new(path: PathBuf, bound: SharingBound) -> Readers {
+        Readers {
+            path,
+            bound,
+            pool: RwLock::new(Pool::default()),
+            changes: AtomicU64::new(0),
+        }
+    }
+
+    /// Runs `read` on a pooled connection, in its shared read transaction.
+    /// None when the pool cannot: it is closed, the path names another file
+    /// than the pool's, or every connection is in use. The caller then asks
+    /// the actor.
+    pub(super) fn read<T>(&self, read: impl FnOnce(&Catalog) -> Result<T>) -> Option<Read<T>> {
+        let pool = self.pool.read().unwrap_or_else(PoisonError::into_inner);
+        if FileId::of(&self.path).ok()? != pool.file? {
+            return None;
+        }
+        let mut connection = pool.lock_idle().pop()?;
+        let done = self.read_on(&mut connection, read);
+        pool.lock_idle().push(connection);
+        Some(done)
+    }
+
+    fn read_on<T>(
+        &self,
+        connection: &mut Connection,
+        read: impl FnOnce(&Catalog) -> Result<T>,
+    ) -> Read<T> {
+        // Read before the transaction can begin (module doc, staleness).
+        let changes = self.changes();
+        let result = match share(&connection.catalog, &mut connection.shared, self.bound) {
+            Ok(began) => {
+                if began {
+                    connection.seen = changes;
+                }
+                read(&connection.catalog)
+            }
+            Err(e) => Err(e),
+        };
+        if result.is_err() {
+            // Whatever went wrong stays out of the next reads.
+            connection.end_shared();
+        }
+        Read {
+            result,
+            seen: connection.seen,
+        }
+    }
+
+    /// How many times the actor found the catalog changed.
+    pub(super) fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// The actor found the catalog changed: offers read before now are
+    /// refused from here on.
+    pub(super) fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Opens `count` connections on the file the actor has open (`file`).
+    /// If the path names another file by then, or one fails to open, the
+    /// pool stays closed and the actor answers every read, until it opens
+    /// a catalog again (a replaced one, when the path names another file).
+    pub(super) fn open(&self, count: usize, file: FileId) {
+        let mut connections = Vec::with_capacity(count);
+        for _ in 0..count {
+            match open_file(&self.path) {
+                Ok((catalog, opened, _)) if opened == file => connections.push(Connection {
+                    catalog,
+                    shared: None,
+                    seen: 0,
+                }),
+                Ok(_) => return,
+                Err(e) => {
+                    log::err(format_args!(
+                        "warning: workers read the catalog through one thread: {e}"
+                    ));
+                    return;
+                }
+            }
+        }
+        let mut pool = self.pool.write().unwrap_or_else(PoisonError::into_inner);
+        *pool = Pool {
+            file: (count > 0).then_some(file),
+            idle: Mutex::new(connections),
+        };
+    }
+
+    /// Closes every connection, once the reads in flight are done.
+    pub(super) fn close(&self) {
+        let mut pool = self.pool.write().unwrap_or_else(PoisonError::into_inner);
+        let idle = std::mem::take(&mut *pool.lock_idle());
+        pool.file = None;
+        drop(pool);
+        for mut connection in idle {
+            connection.end_shared();
+        }
+    }
+
+    /// Ends the read transactions of idle connections whose span is over.
+    pub(super) fn end_idle(&self) {
+        let pool = self.pool.read().unwrap_or_else(PoisonError::into_inner);
+        for connection in pool.lock_idle().iter_mut() {
+            if connection
+                .shared
+                .as_ref()
+                .is_some_and(|open| open.begun.elapsed() >= self.bound.span)
+            {
+                connection.end_shared();
+            }
+        }
+    }
+}
+
+impl Pool {
+    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::serve::store::SHARED_SPAN;
+    use crate::serve::store::testing::{catalog_with, mv, noise, publish_at};
+    use std::path::Path;
+
+    fn opened(db: &Path, count: usize) -> Readers {
+        let readers = Readers::new(
+            db.to_path_buf(),
+            SharingBound {
+                reads: 64,
+                span: SHARED_SPAN,
+            },
+        );
+        readers.open(count, FileId::of(db).unwrap());
+        readers
+    }
+
+    fn size(readers: &Readers, path: &str) -> Option<Option<usize>> {
+        readers
+            .read(|c| Ok(c.lookup("app", "1.0.0", path)?.map(|row| row.body.len())))
+            .map(|read| read.result.unwrap())
+    }
+
+    #[test]
+    fn a_pool_reads_until_its_file_is_replaced_or_it_is_closed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let readers = opened(&db, 1);
+        assert_eq!(size(&readers, "a"), Some(Some(100)));
+        assert_eq!(size(&readers, "b"), Some(None), "no such file");
+
+        let new = dir.path().join("new.db");
+        publish_at(&new, "1.0.0", &[("b", noise(50))]);
+        mv(&new, &db);
+        assert_eq!(size(&readers, "b"), None, "another file: the actor's");
+        readers.close();
+        readers.open(1, FileId::of(&db).unwrap());
+        assert_eq!(size(&readers, "b"), Some(Some(50)));
+        readers.close();
+        assert_eq!(size(&readers, "b"), None, "closed");
+    }
+
+    #[test]
+    fn a_read_with_every_connection_in_use_goes_to_the_actor() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let one = opened(&db, 1);
+        let inner = one.read(|_| Ok(size(&one, "a"))).unwrap().result.unwrap();
+        assert_eq!(inner, None);
+        let two = opened(&db, 2);
+        let inner = two.read(|_| Ok(size(&two, "a"))).unwrap().result.unwrap();
+        assert_eq!(inner, Some(Some(100)));
+        assert!(opened(&db, 0).read(|_| Ok(())).is_none(), "no pool");
+    }
+
+    #[test]
+    fn a_read_carries_the_count_of_changes_from_before_its_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let readers = opened(&db, 1);
+        let seen = |r: &Readers| r.read(|_| Ok(())).unwrap().seen;
+        assert_eq!(seen(&readers), 0);
+        readers.changed();
+        // The transaction begun before the change is still shared: what it
+        // reads may be older than the change.
+        assert_eq!(seen(&readers), 0);
+        std::thread::sleep(SHARED_SPAN);
+        assert_eq!(seen(&readers), 1, "a snapshot begun after the change");
+    }
+
+    #[test]
+    fn idle_connections_end_their_transactions_once_the_span_is_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let readers = opened(&db, 1);
+        let open = |r: &Readers| {
+            let pool = r.pool.read().unwrap();
+            let idle = pool.lock_idle();
+            assert_eq!(idle[0].shared.is_some(), idle[0].catalog.in_transaction());
+            idle[0].catalog.in_transaction()
+        };
+        size(&readers, "a");
+        assert!(
+            open(&readers),
+            "the read's transaction is kept for the next"
+        );
+        readers.end_idle();
+        assert!(open(&readers), "within its span: kept");
+        std::thread::sleep(SHARED_SPAN);
+        readers.end_idle();
+        assert!(!open(&readers), "past its span: ended");
+    }
+}
