@@ -5,6 +5,7 @@
 //! ```text
 //! cargo bench --locked --bench store_readers                 # 9 rounds of 1 s each
 //! cargo bench --locked --bench store_readers -- --rounds 21 --seconds 2
+//! cargo bench --locked --bench store_readers -- --only 'pool 2'  # to profile one setup
 //! ```
 //!
 //! It publishes 2,500 files of 0.5 to 5 KiB (script-like text, stored gzip,
@@ -62,10 +63,15 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); setups.len()];
+    let only: Option<String> = flag("--only");
     for round in 0..rounds {
         // Interleaved, and the order turned each round.
         for i in 0..setups.len() {
             let s = (i + round) % setups.len();
+            if only.as_ref().is_some_and(|name| name != setups[s].0) {
+                rates[s].push(f64::NAN);
+                continue;
+            }
             let (_, threads, _) = setups[s];
             let rate = run(&stores[s].handle, &paths, threads, seconds);
             rates[s].push(rate);

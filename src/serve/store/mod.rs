@@ -307,6 +307,7 @@ impl Shared {
         Shared {
             readers: Readers::new(
                 config.db.clone(),
+                config.readers,
                 SharingBound {
                     reads: SHARED_READS,
                     span: SHARED_SPAN,

@@ -67,7 +67,7 @@ impl Store {
             && !catalog.is_immutable()
             && self.workers.config.readers > 0
         {
-            self.workers.readers.open(self.workers.config.readers, file);
+            self.workers.readers.open(file);
         }
     }
 

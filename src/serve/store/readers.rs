@@ -4,18 +4,21 @@
 //! store actor's one thread.
 //!
 //! The pool holds one read-only connection per worker thread, on the
-//! catalog file the actor has open. WAL readers do not block each other,
-//! nor a writer in another process. A worker takes a connection for one
-//! read and puts it back; when none is free, or the pool cannot answer, it
-//! asks the actor, which reads on its own connection as before.
+//! catalog file the actor has open, each in a slot of its own. WAL readers
+//! do not block each other, nor a writer in another process. A worker
+//! holds a slot (its own, first) for one read; when every slot is busy, or
+//! the pool cannot answer, it asks the actor, which reads on its own
+//! connection as before.
 //!
 //! What stays single, with the actor: the cache's admission and eviction,
 //! the staleness watch and the file the path names.
 //!
-//! - **The file.** Before each read a worker compares the file the path
-//!   names with the pool's (one `stat`, as the actor makes before each of
-//!   its queries). When they differ, or the pool is closed, it asks the
-//!   actor, which follows the path (`watch`). The actor closes every pooled
+//! - **The file.** When a connection begins a read transaction, the worker
+//!   compares the file the path names with the connection's (one `stat`).
+//!   When they differ, or the pool is closed, it asks the actor, which
+//!   follows the path (`watch`). So a pooled read sees the file the path
+//!   named when its snapshot began, at most a span ago, as it sees the
+//!   commits made by then. The actor closes every pooled
 //!   connection, after the reads in flight, before it lets go of the old
 //!   file (the two share `cdn.db-shm` by name), and opens the pool again on
 //!   the new one. A catalog read `immutable` (`catalog::read_only`) has no
@@ -45,29 +48,30 @@ use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::log;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError, RwLock};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError, TryLockError};
 
 /// The connections workers read with, and the count of catalog changes.
 pub(super) struct Readers {
     path: PathBuf,
     bound: SharingBound,
-    /// Read-locked by a worker for one read, write-locked by the actor to
-    /// open or close the pool.
-    pool: RwLock<Pool>,
+    /// One connection each (or none while the pool is closed). A worker
+    /// holds a slot's lock for one read; the actor takes every lock to
+    /// close or open the pool.
+    slots: Box<[Slot]>,
     changes: AtomicU64,
 }
 
-#[derive(Default)]
-struct Pool {
-    /// The file the connections read; None when the pool is closed.
-    file: Option<FileId>,
-    idle: Mutex<Vec<Connection>>,
-}
+/// A slot, padded to its own cache lines: each worker usually takes its
+/// own, so workers on different cores touch no common lock word.
+#[repr(align(128))]
+struct Slot(Mutex<Option<Connection>>);
 
 /// A pooled connection and its shared read transaction.
 struct Connection {
     catalog: Catalog,
+    /// The file it reads.
+    file: FileId,
     shared: Option<SharedRead>,
     /// [`Readers::changes`] as it was before `shared` began.
     seen: u64,
@@ -91,56 +95,76 @@ pub(super) struct Read<T> {
     pub(super) seen: u64,
 }
 
+/// The slot this thread tries first: assigned round robin on first use,
+/// so that each worker of a pool sized to the workers has its own.
+fn slot_of_this_thread(slots: usize) -> usize {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    thread_local! {
+        static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    SLOT.with(|s| *s) % slots.max(1)
+}
+
 impl Readers {
-    /// A closed pool for the catalog at `path`.
-    pub(super) fn new(path: PathBuf, bound: SharingBound) -> Readers {
+    /// A closed pool of `count` connections for the catalog at `path`.
+    pub(super) fn new(path: PathBuf, count: usize, bound: SharingBound) -> Readers {
         Readers {
             path,
             bound,
-            pool: RwLock::new(Pool::default()),
+            slots: (0..count).map(|_| Slot(Mutex::new(None))).collect(),
             changes: AtomicU64::new(0),
         }
     }
 
     /// Runs `read` on a pooled connection, in its shared read transaction.
-    /// None when the pool cannot: it is closed, the path names another file
-    /// than the pool's, or every connection is in use. The caller then asks
-    /// the actor.
+    /// None when the pool cannot: it is closed, every connection is in use,
+    /// or the path names another file than the connection's. The caller
+    /// then asks the actor.
     pub(super) fn read<T>(&self, read: impl FnOnce(&Catalog) -> Result<T>) -> Option<Read<T>> {
-        let pool = self.pool.read().unwrap_or_else(PoisonError::into_inner);
-        if FileId::of(&self.path).ok()? != pool.file? {
-            return None;
+        let first = slot_of_this_thread(self.slots.len());
+        let (before, after) = self.slots.split_at(first);
+        for slot in after.iter().chain(before) {
+            let mut held = match slot.0.try_lock() {
+                Ok(held) => held,
+                Err(TryLockError::Poisoned(p)) => p.into_inner(),
+                Err(TryLockError::WouldBlock) => continue,
+            };
+            if let Some(connection) = held.as_mut() {
+                return self.read_on(connection, read);
+            }
         }
-        let mut connection = pool.lock_idle().pop()?;
-        let done = self.read_on(&mut connection, read);
-        pool.lock_idle().push(connection);
-        Some(done)
+        None
     }
 
     fn read_on<T>(
         &self,
         connection: &mut Connection,
         read: impl FnOnce(&Catalog) -> Result<T>,
-    ) -> Read<T> {
+    ) -> Option<Read<T>> {
         // Read before the transaction can begin (module doc, staleness).
         let changes = self.changes();
         let result = match share(&connection.catalog, &mut connection.shared, self.bound) {
-            Ok(began) => {
-                if began {
-                    connection.seen = changes;
+            Ok(true) => {
+                // Each snapshot is of the file the path names when it
+                // begins (module doc, the file).
+                if FileId::of(&self.path).ok() != Some(connection.file) {
+                    connection.end_shared();
+                    return None;
                 }
+                connection.seen = changes;
                 read(&connection.catalog)
             }
+            Ok(false) => read(&connection.catalog),
             Err(e) => Err(e),
         };
         if result.is_err() {
             // Whatever went wrong stays out of the next reads.
             connection.end_shared();
         }
-        Read {
+        Some(Read {
             result,
             seen: connection.seen,
-        }
+        })
     }
 
     /// How many times the actor found the catalog changed.
@@ -154,54 +178,52 @@ impl Readers {
         self.changes.fetch_add(1, Ordering::AcqRel);
     }
 
-    /// Opens `count` connections on the file the actor has open (`file`).
-    /// If the path names another file by then, or one fails to open, the
-    /// pool stays closed and the actor answers every read, until it opens
-    /// a catalog again (a replaced one, when the path names another file).
-    pub(super) fn open(&self, count: usize, file: FileId) {
-        let mut connections = Vec::with_capacity(count);
-        for _ in 0..count {
-            match open_file(&self.path) {
-                Ok((catalog, opened, _)) if opened == file => connections.push(Connection {
+    /// Opens the pool's connections on the file the actor has open
+    /// (`file`). One that fails to open, or finds the path naming another
+    /// file by then, leaves its slot empty until the actor opens a catalog
+    /// again (a replaced one, when the path names another file).
+    pub(super) fn open(&self, file: FileId) {
+        for slot in self.slots.iter() {
+            let connection = match open_file(&self.path) {
+                Ok((catalog, opened, _)) if opened == file => Connection {
                     catalog,
+                    file,
                     shared: None,
                     seen: 0,
-                }),
+                },
                 Ok(_) => return,
                 Err(e) => {
                     log::err(format_args!(
-                        "warning: workers read the catalog through one thread: {e}"
+                        "warning: a worker's catalog connection did not open, its reads go through the store thread: {e}"
                     ));
                     return;
                 }
-            }
+            };
+            *slot.lock() = Some(connection);
         }
-        let mut pool = self.pool.write().unwrap_or_else(PoisonError::into_inner);
-        *pool = Pool {
-            file: (count > 0).then_some(file),
-            idle: Mutex::new(connections),
-        };
     }
 
-    /// Closes every connection, once the reads in flight are done.
+    /// Closes every connection, each once its read in flight is done.
     pub(super) fn close(&self) {
-        let mut pool = self.pool.write().unwrap_or_else(PoisonError::into_inner);
-        let idle = std::mem::take(&mut *pool.lock_idle());
-        pool.file = None;
-        drop(pool);
-        for mut connection in idle {
-            connection.end_shared();
+        for slot in self.slots.iter() {
+            let taken = slot.lock().take();
+            if let Some(mut connection) = taken {
+                connection.end_shared();
+            }
         }
     }
 
     /// Ends the read transactions of idle connections whose span is over.
     pub(super) fn end_idle(&self) {
-        let pool = self.pool.read().unwrap_or_else(PoisonError::into_inner);
-        for connection in pool.lock_idle().iter_mut() {
-            if connection
-                .shared
-                .as_ref()
-                .is_some_and(|open| open.begun.elapsed() >= self.bound.span)
+        for slot in self.slots.iter() {
+            let Ok(mut held) = slot.0.try_lock() else {
+                continue; // in use: its reader goes on
+            };
+            if let Some(connection) = held.as_mut()
+                && connection
+                    .shared
+                    .as_ref()
+                    .is_some_and(|open| open.begun.elapsed() >= self.bound.span)
             {
                 connection.end_shared();
             }
@@ -209,9 +231,9 @@ impl Readers {
     }
 }
 
-impl Pool {
-    fn lock_idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+impl Slot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Connection>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -225,12 +247,13 @@ mod tests {
     fn opened(db: &Path, count: usize) -> Readers {
         let readers = Readers::new(
             db.to_path_buf(),
+            count,
             SharingBound {
                 reads: 64,
                 span: SHARED_SPAN,
             },
         );
-        readers.open(count, FileId::of(db).unwrap());
+        readers.open(FileId::of(db).unwrap());
         readers
     }
 
@@ -251,9 +274,11 @@ mod tests {
         let new = dir.path().join("new.db");
         publish_at(&new, "1.0.0", &[("b", noise(50))]);
         mv(&new, &db);
+        // A snapshot begun before the rename may be read to its span's end.
+        std::thread::sleep(SHARED_SPAN);
         assert_eq!(size(&readers, "b"), None, "another file: the actor's");
         readers.close();
-        readers.open(1, FileId::of(&db).unwrap());
+        readers.open(FileId::of(&db).unwrap());
         assert_eq!(size(&readers, "b"), Some(Some(50)));
         readers.close();
         assert_eq!(size(&readers, "b"), None, "closed");
@@ -293,10 +318,13 @@ mod tests {
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let readers = opened(&db, 1);
         let open = |r: &Readers| {
-            let pool = r.pool.read().unwrap();
-            let idle = pool.lock_idle();
-            assert_eq!(idle[0].shared.is_some(), idle[0].catalog.in_transaction());
-            idle[0].catalog.in_transaction()
+            let held = r.slots[0].lock();
+            let connection = held.as_ref().unwrap();
+            assert_eq!(
+                connection.shared.is_some(),
+                connection.catalog.in_transaction()
+            );
+            connection.catalog.in_transaction()
         };
         size(&readers, "a");
         assert!(
