@@ -530,8 +530,12 @@ mod tests {
                 eprintln!(
                     "{name}, read buffer {stripe}: strict LRU {lru:.4}, this cache {ours:.4}"
                 );
+                // The sketch's hashes are seeded per process: over runs the
+                // uniform mix's ratio moves by about half a percent (every
+                // policy holds 10% there, no more).
+                let margin = if hot { 0.99 } else { 0.98 };
                 assert!(
-                    ours >= lru * 0.99,
+                    ours >= lru * margin,
                     "{name} (read buffer {stripe}): {ours:.4} vs strict LRU {lru:.4}"
                 );
             }

@@ -1,23 +1,25 @@
 //! `ccc serve`: the [`transport`](crate::transport) (hyper on tokio) hands
-//! each request to the [`service`], which answers cache hits at once and
-//! asks the store actor for the rest.
+//! each request to the [`service`], which answers it on the thread that
+//! read it: from the cache, or from the thread's own catalog connection;
+//! the store actor keeps what must stay single.
 //!
 //! ```text
 //! transport (tokio threads:   service ([`service`])            store actor ([`store`])
-//! connections, HTTP/1, /2,    route, negotiate, validate        catalog connection (SQLite),
-//! TLS, deadlines) ------->    ([`answer`])                      cache admission and eviction
+//! connections, HTTP/1, /2,    route, negotiate, validate        cache admission and eviction,
+//! TLS, deadlines) ------->    ([`answer`])                      staleness watch, the file
 //!                                |  hit: read the cache  <----- publishes entries ([`cache`])
 //!                                |  miss, latest/range,
-//!                                |  listing, stats: the same
-//!                                |  thread calls ----------->   lookup, prepare ([`prepared`])
+//!                                |  listing: the thread's own
+//!                                |  connection, lookup, prepare
+//!                                |  ([`prepared`]); a miss is
+//!                                |  offered to the cache ------>  admits or refuses it
 //!                                v
 //!                             response (prepared header lines, body shared with the cache)
 //! ```
 //!
-//! A cached asset is answered on the runtime thread that read the request,
-//! from an entry whose header lines and ETags were built once; it records
-//! the hit for the store, which alone decides recency, admission and
-//! eviction.
+//! A cached asset is answered from an entry whose header lines and ETags
+//! were built once; the thread records the hit for the store, which alone
+//! decides recency, admission and eviction.
 //!
 //! Startup order is deliberate: the store actor opens and checks the catalog
 //! first, so a missing or invalid database fails before any port is bound;

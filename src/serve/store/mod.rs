@@ -64,7 +64,7 @@ use crate::serve::cache::{Cache, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
 use owner::Store;
-use readers::Readers;
+use readers::{Kept, Offer, Readers};
 use serde::Serialize;
 use shared_read::SharingBound;
 use std::collections::HashMap;
@@ -134,9 +134,10 @@ struct Shared {
 /// Messages the store actor handles; callers use [`Handle`]'s methods.
 enum Msg {
     Get(AssetKey, Reply<Result<Option<Asset>>>),
-    /// A worker's miss, offered to the cache; read under this count of
-    /// catalog changes (`readers`).
-    Offer(Asset, u64),
+    /// A worker's miss, offered to the cache (`readers`).
+    Offer(Offer),
+    /// A slot's offers are waiting: take every slot's.
+    TakeOffers,
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
     List(String, String, Page, Reply<Result<Option<VersionFiles>>>),
@@ -178,23 +179,35 @@ impl Handle {
     }
 
     /// Loads an asset the cache did not have, on a pooled connection, and
-    /// offers it to the cache without waiting; asks the actor when the pool
-    /// cannot read (the actor's cache may have it by now, from another
-    /// worker's miss).
+    /// offers it to the cache without waiting (`readers`); asks the actor
+    /// when the pool cannot read (the actor's cache may have it by now, from
+    /// another worker's miss).
     pub fn load(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
-        let key = key.to_key();
         let shared = &self.shared;
-        let Some(read) = shared.readers.read(|c| load::load(c, &key, shared)) else {
-            return self.call(|reply| Msg::Get(key, reply))?;
+        let read = shared.readers.read(|catalog, outbox| {
+            let key = key.to_key();
+            let Some((prepared, weight)) = load::load(catalog, &key, shared)? else {
+                return Ok(None);
+            };
+            let asset = shared.cache.wrap(key, prepared, weight);
+            let kept = shared
+                .cache
+                .is_on()
+                .then(|| outbox.offer(asset.clone(), weight));
+            Ok(Some((asset, kept)))
+        });
+        let Some(read) = read else {
+            return self.call(|reply| Msg::Get(key.to_key(), reply))?;
         };
-        let Some((prepared, weight)) = read.result? else {
+        let Some((asset, kept)) = read.result? else {
             return Ok(None);
         };
-        let asset = shared.cache.wrap(key, prepared, weight);
-        if shared.cache.is_on() {
-            // Lossy: a full inbox drops the offer (`readers`).
-            self.actor.try_tell(Msg::Offer(asset.clone(), read.seen));
-        }
+        // Lossy: a full inbox drops the message (`readers`).
+        match kept {
+            Some(Kept::Full) => self.actor.try_tell(Msg::TakeOffers),
+            Some(Kept::Send(offer)) => self.actor.try_tell(Msg::Offer(offer)),
+            Some(Kept::Held) | None => true,
+        };
         Ok(Some(asset))
     }
 
@@ -205,7 +218,7 @@ impl Handle {
         read: impl FnOnce(&Catalog) -> Result<T>,
         ask: impl FnOnce(Reply<Result<T>>) -> Msg,
     ) -> Result<T> {
-        match self.shared.readers.read(read) {
+        match self.shared.readers.read(|catalog, _| read(catalog)) {
             Some(read) => read.result,
             None => self.call(ask)?,
         }
@@ -234,7 +247,7 @@ impl Handle {
         let shared = &self.shared;
         match shared
             .readers
-            .read(|c| queries::entry(c, &shared.entries, &package, &version))
+            .read(|c, _| queries::entry(c, &shared.entries, &package, &version))
         {
             Some(read) => Ok(read.result?.map(|found| found.remember(shared, read.seen))),
             None => self.call(|reply| Msg::Entry(package, version, reply))?,

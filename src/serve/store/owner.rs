@@ -10,6 +10,7 @@
 //! `shared_read`, how the pool's stay fresh in `readers`.
 
 use super::queries;
+use super::readers::Offer;
 use super::shared_read::{SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
 use super::watch::{CatalogState, STALENESS_CHECK, Served, open_file};
 use super::{AssetKey, CacheStats, Msg, Shared};
@@ -33,6 +34,9 @@ pub(super) struct Store {
     /// What the workers see of the store: the cache's reader, the pool of
     /// connections they read with, the entry files, the miss counters.
     pub(super) workers: Arc<Shared>,
+    /// The offers taken from the slots, being admitted (kept for its
+    /// allocation).
+    offers: Vec<Offer>,
 }
 
 impl Store {
@@ -55,6 +59,7 @@ impl Store {
             },
             cache,
             workers,
+            offers: Vec::new(),
         };
         store.open_readers();
         Ok(store)
@@ -125,10 +130,20 @@ impl Store {
     /// A worker's miss, offered to the cache (see `readers`): refused when
     /// read before the catalog last changed, and when the key is cached
     /// already (another worker's miss, or the actor's).
-    fn offer(&mut self, asset: super::Asset, seen: u64) {
-        if seen == self.workers.readers.changes() && !self.cache.contains(asset.key()) {
-            self.cache.admit(asset);
+    fn offer(&mut self, offer: Offer) {
+        if offer.seen == self.workers.readers.changes() && !self.cache.contains(offer.asset.key()) {
+            self.cache.admit(offer.asset);
         }
+    }
+
+    /// Takes the offers waiting in the workers' slots.
+    pub(super) fn take_offers(&mut self) {
+        let mut taken = std::mem::take(&mut self.offers);
+        self.workers.readers.take_offers(&mut taken);
+        for offer in taken.drain(..) {
+            self.offer(offer);
+        }
+        self.offers = taken;
     }
 }
 
@@ -153,7 +168,8 @@ impl Actor for Store {
                 let result = self.resolve(&package, &selector);
                 reply.send(self.after_read(result))
             }
-            Msg::Offer(asset, seen) => self.offer(asset, seen),
+            Msg::Offer(offer) => self.offer(offer),
+            Msg::TakeOffers => self.take_offers(),
             Msg::List(package, version, page, reply) => {
                 let result = self
                     .catalog()
@@ -174,7 +190,11 @@ impl Actor for Store {
                 let result = self.catalog().and_then(|c| c.packages(page));
                 reply.send(self.after_read(result))
             }
-            Msg::Stats(reply) => reply.send(self.stats()),
+            Msg::Stats(reply) => {
+                // Counters that count what workers read: admitted.
+                self.take_offers();
+                reply.send(self.stats())
+            }
             Msg::Health(reply) => reply.send(self.health()),
         }
     }
@@ -197,6 +217,7 @@ impl Actor for Store {
         // The check needs the catalog as it is now, not a run's snapshot.
         self.end_shared();
         self.workers.readers.end_idle();
+        self.take_offers();
         self.cache.replay();
         if let Err(e) = self.check_staleness() {
             log::err(format_args!(
@@ -208,6 +229,7 @@ impl Actor for Store {
 
 #[cfg(test)]
 mod tests {
+    use super::Offer;
     use crate::actor::Actor;
     use crate::serve::store::testing::{cached, catalog_with, key, publish_at, store};
 
@@ -219,21 +241,25 @@ mod tests {
         let asset = s.get(key("a")).unwrap().unwrap();
         s.cache.retain(|_| false);
         let before = s.workers.readers.changes();
-        s.offer(asset.clone(), before);
+        let offer = |asset: &super::super::Asset, seen| Offer {
+            asset: asset.clone(),
+            seen,
+        };
+        s.offer(offer(&asset, before));
         assert!(cached(&s, "a"), "offered under the current count");
         s.cache.retain(|_| false);
 
         // Another process publishes: the catalog changed, no version went.
         publish_at(&db, "2.0.0", &[("b", vec![1])]);
         s.housekeeping();
-        s.offer(asset.clone(), before);
+        s.offer(offer(&asset, before));
         assert!(!cached(&s, "a"), "read before the change: refused");
-        s.offer(asset.clone(), s.workers.readers.changes());
+        s.offer(offer(&asset, s.workers.readers.changes()));
         assert!(s.cache.holds(&asset));
 
         s.cache.retain(|_| false);
         let loaded = s.get(key("a")).unwrap().unwrap();
-        s.offer(asset.clone(), s.workers.readers.changes());
+        s.offer(offer(&asset, s.workers.readers.changes()));
         assert!(
             s.cache.holds(&loaded) && !s.cache.holds(&asset),
             "cached already: the entry cached is kept"

@@ -32,9 +32,15 @@
 //!   count. So an entry read before a version was removed is either cached
 //!   before the drop (and dropped by it) or refused: the bound of
 //!   [`STALENESS_CHECK`](super::STALENESS_CHECK) holds as with one reader.
-//! - **Offers are lossy.** A worker does not wait for the actor: it answers
-//!   with the asset it loaded, and when the actor's inbox is full the offer
-//!   is dropped (the next miss for the key makes another).
+//! - **Offers wait in the slot.** A worker does not wait for the actor: it
+//!   answers with the asset it loaded and leaves the offer in its slot.
+//!   The actor takes the slots' offers at every housekeeping tick and when
+//!   asked for its counters, and a worker wakes it once its slot holds
+//!   [`OFFER_BATCH`]: so a miss costs the actor's thread no wake-up of its
+//!   own, and a new asset is cached within a tick at most. An offer heavier
+//!   than [`HELD_WEIGHT`] is sent at once, so what waits stays small. When
+//!   the actor's inbox is full a message is dropped, and so is an offer
+//!   that finds its slot full: the next miss for the key offers it again.
 //! - **Shared read transactions.** Each connection shares a read
 //!   transaction among the reads close together, bounded as the actor's
 //!   are (`shared_read`). The actor ends, at each housekeeping tick, the
@@ -42,6 +48,7 @@
 //!   outlives its last read by at most one tick; a writer's closing
 //!   checkpoint waits longer than that for readers.
 
+use super::Asset;
 use super::shared_read::{SharedRead, SharingBound, share};
 use super::watch::{FileId, open_file};
 use crate::catalog::Catalog;
@@ -62,6 +69,54 @@ pub(super) struct Readers {
     changes: AtomicU64,
 }
 
+/// Offers a slot holds before its worker wakes the actor to take them.
+pub(super) const OFFER_BATCH: usize = 32;
+/// The heaviest offer a slot holds (its cache weight); a heavier one is
+/// sent to the actor at once.
+pub(super) const HELD_WEIGHT: u64 = 64 << 10;
+
+/// A worker's miss, offered to the cache, and the count of changes it was
+/// read under.
+pub(super) struct Offer {
+    pub(super) asset: Asset,
+    pub(super) seen: u64,
+}
+
+/// What became of an offer (see [`Outbox::offer`]).
+pub(super) enum Kept {
+    /// Held in the slot.
+    Held,
+    /// Held, and the slot is full: the actor should take its offers now.
+    Full,
+    /// Not held (too heavy, or the slot was full): send it to the actor.
+    Send(Offer),
+}
+
+/// Where a read leaves its offers: its connection's slot.
+pub(super) struct Outbox<'a> {
+    offers: &'a mut Vec<Offer>,
+    seen: u64,
+}
+
+impl Outbox<'_> {
+    /// Leaves `asset`, of cache weight `weight`, for the actor.
+    pub(super) fn offer(&mut self, asset: Asset, weight: u64) -> Kept {
+        let offer = Offer {
+            asset,
+            seen: self.seen,
+        };
+        if weight > HELD_WEIGHT || self.offers.len() >= OFFER_BATCH {
+            return Kept::Send(offer);
+        }
+        self.offers.push(offer);
+        if self.offers.len() >= OFFER_BATCH {
+            Kept::Full
+        } else {
+            Kept::Held
+        }
+    }
+}
+
 /// A slot, padded to its own cache lines: each worker usually takes its
 /// own, so workers on different cores touch no common lock word.
 #[repr(align(128))]
@@ -75,9 +130,19 @@ struct Connection {
     shared: Option<SharedRead>,
     /// [`Readers::changes`] as it was before `shared` began.
     seen: u64,
+    /// Misses read on it, for the actor to take.
+    offers: Vec<Offer>,
 }
 
 impl Connection {
+    fn read<T>(&mut self, read: impl FnOnce(&Catalog, &mut Outbox<'_>) -> Result<T>) -> Result<T> {
+        let mut outbox = Outbox {
+            offers: &mut self.offers,
+            seen: self.seen,
+        };
+        read(&self.catalog, &mut outbox)
+    }
+
     fn end_shared(&mut self) {
         self.shared = None;
         if let Err(e) = self.catalog.end_read() {
@@ -120,7 +185,10 @@ impl Readers {
     /// None when the pool cannot: it is closed, every connection is in use,
     /// or the path names another file than the connection's. The caller
     /// then asks the actor.
-    pub(super) fn read<T>(&self, read: impl FnOnce(&Catalog) -> Result<T>) -> Option<Read<T>> {
+    pub(super) fn read<T>(
+        &self,
+        read: impl FnOnce(&Catalog, &mut Outbox<'_>) -> Result<T>,
+    ) -> Option<Read<T>> {
         let first = slot_of_this_thread(self.slots.len());
         let (before, after) = self.slots.split_at(first);
         for slot in after.iter().chain(before) {
@@ -139,7 +207,7 @@ impl Readers {
     fn read_on<T>(
         &self,
         connection: &mut Connection,
-        read: impl FnOnce(&Catalog) -> Result<T>,
+        read: impl FnOnce(&Catalog, &mut Outbox<'_>) -> Result<T>,
     ) -> Option<Read<T>> {
         // Read before the transaction can begin (module doc, staleness).
         let changes = self.changes();
@@ -152,9 +220,9 @@ impl Readers {
                     return None;
                 }
                 connection.seen = changes;
-                read(&connection.catalog)
+                connection.read(read)
             }
-            Ok(false) => read(&connection.catalog),
+            Ok(false) => connection.read(read),
             Err(e) => Err(e),
         };
         if result.is_err() {
@@ -190,6 +258,7 @@ impl Readers {
                     file,
                     shared: None,
                     seen: 0,
+                    offers: Vec::with_capacity(OFFER_BATCH),
                 },
                 Ok(_) => return,
                 Err(e) => {
@@ -209,6 +278,15 @@ impl Readers {
             let taken = slot.lock().take();
             if let Some(mut connection) = taken {
                 connection.end_shared();
+            }
+        }
+    }
+
+    /// Moves every slot's offers into `taken`, waiting for reads in flight.
+    pub(super) fn take_offers(&self, taken: &mut Vec<Offer>) {
+        for slot in self.slots.iter() {
+            if let Some(connection) = slot.lock().as_mut() {
+                taken.append(&mut connection.offers);
             }
         }
     }
@@ -259,7 +337,7 @@ mod tests {
 
     fn size(readers: &Readers, path: &str) -> Option<Option<usize>> {
         readers
-            .read(|c| Ok(c.lookup("app", "1.0.0", path)?.map(|row| row.body.len())))
+            .read(|c, _| Ok(c.lookup("app", "1.0.0", path)?.map(|row| row.body.len())))
             .map(|read| read.result.unwrap())
     }
 
@@ -289,12 +367,20 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let one = opened(&db, 1);
-        let inner = one.read(|_| Ok(size(&one, "a"))).unwrap().result.unwrap();
+        let inner = one
+            .read(|_, _| Ok(size(&one, "a")))
+            .unwrap()
+            .result
+            .unwrap();
         assert_eq!(inner, None);
         let two = opened(&db, 2);
-        let inner = two.read(|_| Ok(size(&two, "a"))).unwrap().result.unwrap();
+        let inner = two
+            .read(|_, _| Ok(size(&two, "a")))
+            .unwrap()
+            .result
+            .unwrap();
         assert_eq!(inner, Some(Some(100)));
-        assert!(opened(&db, 0).read(|_| Ok(())).is_none(), "no pool");
+        assert!(opened(&db, 0).read(|_, _| Ok(())).is_none(), "no pool");
     }
 
     #[test]
@@ -302,7 +388,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let readers = opened(&db, 1);
-        let seen = |r: &Readers| r.read(|_| Ok(())).unwrap().seen;
+        let seen = |r: &Readers| r.read(|_, _| Ok(())).unwrap().seen;
         assert_eq!(seen(&readers), 0);
         readers.changed();
         // The transaction begun before the change is still shared: what it
@@ -336,5 +422,43 @@ mod tests {
         std::thread::sleep(SHARED_SPAN);
         readers.end_idle();
         assert!(!open(&readers), "past its span: ended");
+    }
+
+    #[test]
+    fn offers_wait_in_the_slot_until_a_batch_and_heavy_ones_go_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let readers = opened(&db, 1);
+        let cache = crate::serve::cache::Cache::new(10, 1 << 20);
+        let asset = |weight| {
+            let dir_db = db.clone();
+            let catalog = Catalog::open(&dir_db, crate::catalog::Access::ReadOnly).unwrap();
+            let row = catalog.lookup("app", "1.0.0", "a").unwrap().unwrap();
+            let prepared = crate::serve::prepared::Prepared::new(row.into());
+            cache
+                .reader()
+                .wrap(crate::serve::store::testing::key("a"), prepared, weight)
+        };
+        let kept = |weight| {
+            let asset = asset(weight);
+            readers
+                .read(|_, outbox| Ok(outbox.offer(asset, weight)))
+                .unwrap()
+                .result
+                .unwrap()
+        };
+        assert!(
+            matches!(kept(HELD_WEIGHT + 1), Kept::Send(_)),
+            "heavy: at once"
+        );
+        for _ in 1..OFFER_BATCH {
+            assert!(matches!(kept(100), Kept::Held));
+        }
+        assert!(matches!(kept(100), Kept::Full), "a batch: wake the actor");
+        assert!(matches!(kept(100), Kept::Send(_)), "the slot is full");
+        let mut taken = Vec::new();
+        readers.take_offers(&mut taken);
+        assert_eq!(taken.len(), OFFER_BATCH);
+        assert!(matches!(kept(100), Kept::Held), "room again");
     }
 }
