@@ -34,9 +34,11 @@
 # pinned to SERVER_CPU; set it to pass --threads), BASE_THREADS (4: passed
 # to BASE_BIN, whose --threads meant worker threads before the move to
 # hyper: what it picked on an unpinned 2-core machine), SERVER_CPU (0),
-# LOAD_CPU (1), IDLE_MAX_BUSY (25: before each run wait, at most IDLE_WAIT=30
-# s per run and IDLE_BUDGET=300 s in all, until the other processes keep
-# the machine under this % busy),
+# LOAD_CPU (1; SERVER_CPU and LOAD_CPU may list CPUs, 0,1: when they share
+# one, wrk's time on it counts as others'), NGINX_WORKERS (1: nginx's
+# worker_processes), IDLE_MAX_BUSY (25: before each run wait, at most
+# IDLE_WAIT=30 s per run and IDLE_BUDGET=300 s in all, until the other
+# processes keep the machine under this % busy),
 # SKIP_INSTALL=1, SKIP_BUILD=1, SKIP_SEED=1 (reuse what $WORK has),
 # SUMMARY_ONLY=1 (print the tables again from $WORK/runs.tsv), ONLY (a
 # regular expression: run only the configurations it matches),
@@ -64,6 +66,7 @@ THREADS=${THREADS:-}
 BASE_THREADS=${BASE_THREADS:-4}
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
+NGINX_WORKERS=${NGINX_WORKERS:-1}
 IDLE_MAX_BUSY=${IDLE_MAX_BUSY:-25}
 IDLE_WAIT=${IDLE_WAIT:-30}
 CCC_PORT_=18333
@@ -138,9 +141,11 @@ cpu_ticks() {
     echo "$user $sys"
 }
 
-# Busy ticks (all but idle and iowait) of one CPU so far, from /proc/stat.
+# Busy ticks (all but idle and iowait) so far of the CPUs listed as taskset
+# takes them without ranges (0, or 0,1), from /proc/stat.
 core_busy() {
-    awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+    awk -v list=",$1," '$1 ~ /^cpu[0-9]+$/ && index(list, "," substr($1, 4) ",") {
+        t += $2 + $3 + $4 + $7 + $8 + $9 } END { print t + 0 }' /proc/stat
 }
 
 # Waits (IDLE_WAIT s at most, and IDLE_BUDGET s over the whole run) until
@@ -221,12 +226,12 @@ write_nginx_conf() {
     [ "$nofile" -gt 131072 ] && nofile=131072
     local cached=$((nofile - 2048))
     cat >"$WORK/nginx/nginx.conf" <<EOF
-# One worker on one core, like ccc's one core; no access log (ccc keeps
+# $NGINX_WORKERS worker(s), one per core ccc gets; no access log (ccc keeps
 # none by default); keep-alive connections never closed by the server
 # during a run (nor are ccc's: wrk's never idle); open_file_cache as a
 # static origin would run, as large as the descriptor limit ($nofile)
 # allows.
-worker_processes 1;
+worker_processes $NGINX_WORKERS;
 worker_rlimit_nofile $nofile;
 pid $WORK/nginx/nginx.pid;
 error_log $WORK/nginx/error.log warn;
