@@ -137,8 +137,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand backup" -s V -l version -d 'Prin
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). With `json`, stdout holds the log\'s objects alone: the `listening on` and final lines go to stderr. Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
 json\t'One JSON object per line'"
@@ -162,8 +162,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Prin
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 64MiB: bodies, names, prepared headers and the cache index' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l alias-max-age -d 'How long caches may reuse a redirect from a dist-tag or a range (`max-age`) before they revalidate it; 0 makes them revalidate every time (a 304 while the alias has not moved)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-format -d 'The access log\'s format: `combined` is nginx\'s default format, `json` one object per line (fields in docs/JSON.md). With `json`, stdout holds the log\'s objects alone: the `listening on` and final lines go to stderr. Needs --access-log' -r -f -a "combined\t'nginx\'s default: addr - - [time] "request" status bytes "referer" "agent"'
 json\t'One JSON object per line'"

@@ -579,17 +579,17 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_THREADS", value_name = "N", value_parser = at_least_one)]
     pub threads: Option<usize>,
 
-    /// Most assets kept in memory; 0 turns the cache off.
+    /// Most assets kept in memory; 0 turns the cache off [default: no
+    /// limit but --cache-bytes].
     #[arg(
         long,
         env = "CCC_CACHE_CAPACITY",
-        default_value_t = crate::serve::store::DEFAULT_CACHE_ENTRIES,
         value_name = "N",
         value_parser = parse_count
     )]
-    pub cache_capacity: usize,
+    pub cache_capacity: Option<usize>,
 
-    /// Most bytes the asset cache holds in memory, like 64MiB: bodies,
+    /// Most bytes the asset cache holds in memory, like 1GiB: bodies,
     /// names, prepared headers and the cache index.
     #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub cache_bytes: u64,

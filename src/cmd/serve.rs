@@ -36,7 +36,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
     serve::Config {
         store: store::Config {
             db: db.to_path_buf(),
-            cache_entries: args.cache_capacity,
+            cache_entries: args.cache_capacity.unwrap_or(usize::MAX),
             cache_bytes: args.cache_bytes,
             log_misses: args.log_misses,
             readers: threads,
@@ -98,11 +98,10 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         format!("open files {}", files.now)
     };
     log::err(format_args!(
-        "serving {} with {}; cache {} / {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
+        "serving {} with {}; cache {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
         db.display(),
         count(config.threads as u64, "thread"),
-        count(config.store.cache_entries as u64, "entry"),
-        crate::units::human_size(config.store.cache_bytes),
+        cache_bounds(&config.store),
         count(limits.max_connections as u64, "connection"),
         humantime::format_duration(limits.header_timeout),
         humantime::format_duration(limits.keepalive_timeout),
@@ -128,4 +127,15 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     ));
     log::flush(FINAL_FLUSH);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The cache's bounds as the start line gives them: "64.0 MiB", or
+/// "1000 entries / 64.0 MiB" with an entry limit, or "off".
+fn cache_bounds(store: &store::Config) -> String {
+    let bytes = crate::units::human_size(store.cache_bytes);
+    match store.cache_entries {
+        0 => "off".into(),
+        usize::MAX => bytes,
+        entries => format!("{} / {bytes}", count(entries as u64, "entry")),
+    }
 }

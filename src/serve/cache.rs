@@ -58,6 +58,9 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock, TryLockError};
 const SHARDS: usize = 16;
 /// Read buffers; each thread writes to one, picked once per thread.
 const STRIPES: usize = 8;
+/// Entries the frequency sketch is first sized for, when the cache may hold
+/// more: it grows with the cache (see `Cache::grow_sketch`).
+const FIRST_SKETCH: usize = 1024;
 /// Hits a stripe holds between two replays. At 50k hits per second over
 /// eight stripes and a replay at least every 250 ms this keeps the hottest
 /// entries' recency even when no miss wakes the actor.
@@ -265,7 +268,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             max_entries,
             max_bytes,
             bytes: 0,
-            frequency: Frequency::new(max_entries),
+            frequency: Frequency::new(max_entries.min(FIRST_SKETCH)),
             evictions: 0,
             rejections: 0,
             invalidations: 0,
@@ -361,7 +364,20 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             .insert_unique(entry.hash, entry.clone(), |e| e.hash);
         self.bytes += weight;
         self.order.put(entry.id, entry);
+        self.grow_sketch();
         true
+    }
+
+    /// Sizes the frequency sketch anew, twice as large, once the cache
+    /// holds more entries than it was sized for: a cache bounded by bytes
+    /// alone does not know how many entries it will hold. The new sketch
+    /// starts empty, as after a few halvings.
+    fn grow_sketch(&mut self) {
+        let sized = self.frequency.entries();
+        if self.order.len() > sized && sized < self.max_entries {
+            let entries = self.order.len().saturating_mul(2).min(self.max_entries);
+            self.frequency = Frequency::new(entries);
+        }
     }
 
     /// Whether the cache holds anything at all (`max_entries > 0`).

@@ -54,6 +54,8 @@ pub struct Frequency {
     /// `64 - log2(width)`: the shift that turns a mixed hash into an index.
     shift: u32,
     width: usize,
+    /// The cache size it was sized for.
+    entries: usize,
     /// Accesses since the last halving.
     accesses: usize,
     sample: usize,
@@ -67,9 +69,15 @@ impl Frequency {
             counters: vec![0; ROWS * width].into_boxed_slice(),
             shift: 64 - width.trailing_zeros(),
             width,
+            entries,
             accesses: 0,
-            sample: SAMPLE_PER_ENTRY * entries.max(8),
+            sample: SAMPLE_PER_ENTRY.saturating_mul(entries.max(8)),
         }
+    }
+
+    /// The cache size it was sized for.
+    pub fn entries(&self) -> usize {
+        self.entries
     }
 
     /// The counter of `hash` in each row.

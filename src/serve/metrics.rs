@@ -117,11 +117,13 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         "Bytes the cached assets hold: bodies, names, headers, the cache index.",
         cache.bytes,
     );
-    page.gauge(
-        "ccc_cache_max_entries",
-        "Most assets the cache holds (--cache-capacity).",
-        cache.max_entries,
-    );
+    if let Some(max_entries) = cache.max_entries {
+        page.gauge(
+            "ccc_cache_max_entries",
+            "Most assets the cache holds (--cache-capacity; absent: no limit but the bytes).",
+            max_entries,
+        );
+    }
     page.gauge(
         "ccc_cache_max_bytes",
         "Most bytes the cache holds (--cache-bytes).",

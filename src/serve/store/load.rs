@@ -86,14 +86,14 @@ impl Store {
     /// Another worker's miss for the same key may have filled the cache
     /// meanwhile.
     pub(super) fn get(&mut self, key: AssetKey) -> Result<Option<Asset>> {
-        if let Some(hit) = self.cache.get(&key) {
+        if let Some(hit) = self.cache().get(&key) {
             return Ok(Some(hit));
         }
         let workers = self.workers.clone();
         let Some((prepared, weight)) = load(self.catalog()?, &key, &workers)? else {
             return Ok(None);
         };
-        Ok(Some(self.cache.insert(key, prepared, weight)))
+        Ok(Some(self.cache().insert(key, prepared, weight)))
     }
 }
 
@@ -204,7 +204,7 @@ mod tests {
             "text is stored gzip"
         );
         let text_sha = hex::encode(text_asset.value().stored.sha256);
-        s.cache.retain(|_| false);
+        s.cache().retain(|_| false);
 
         let mut raw = noise(1000);
         raw[500] ^= 1;
@@ -247,7 +247,7 @@ mod tests {
         brotli::BrotliDecompress(&mut &brotli[..], &mut decoded).unwrap();
         assert_eq!(decoded, text);
         drop(asset);
-        s.cache.retain(|_| false);
+        s.cache().retain(|_| false);
 
         // Another valid brotli stream: only the digest tells.
         let mut other = Vec::new();

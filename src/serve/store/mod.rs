@@ -64,18 +64,21 @@ use crate::serve::cache::{Cache, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
 use owner::Store;
-use readers::{Kept, Offer, Readers};
+use readers::{Kept, Offer, Outbox, Readers};
 use serde::Serialize;
 use shared_read::SharingBound;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 
-/// Default `--cache-capacity`: the hot set of a few busy sites.
-pub const DEFAULT_CACHE_ENTRIES: usize = 256;
 /// Default `--cache-bytes`, as `--help` shows it (parsed like the flag).
-pub const DEFAULT_CACHE_BYTES: &str = "64MiB";
+/// The cache is bounded by bytes alone by default (no `--cache-capacity`):
+/// 256 MiB holds about 90,000 assets of a typical front-end build (2.8 KB
+/// stored on average, and what each entry holds beside its body), the hot
+/// set of many sites, and is a fixed amount an operator can plan a
+/// container's memory around, unlike a share of the machine's RAM.
+pub const DEFAULT_CACHE_BYTES: &str = "256MiB";
 
 /// How the store is set up.
 #[derive(Debug, Clone)]
@@ -107,7 +110,8 @@ pub struct CacheStats {
     pub corrupt: u64,
     pub entries: u64,
     pub bytes: u64,
-    pub max_entries: u64,
+    /// None: no limit but the bytes.
+    pub max_entries: Option<u64>,
     pub max_bytes: u64,
 }
 
@@ -123,6 +127,9 @@ pub struct Resolved {
 struct Shared {
     config: Config,
     cache: Arc<Reader<AssetKey, Prepared>>,
+    /// The cache's owner side (admission, recency, eviction): taken by a
+    /// worker to admit its own miss when no one holds it, and by the actor.
+    policy: Mutex<Cache<AssetKey, Prepared>>,
     readers: Readers,
     /// Entry files by version row id (see `queries::entry`).
     entries: Mutex<HashMap<i64, Option<String>>>,
@@ -190,10 +197,10 @@ impl Handle {
                 return Ok(None);
             };
             let asset = shared.cache.wrap(key, prepared, weight);
-            let kept = shared
-                .cache
-                .is_on()
-                .then(|| outbox.offer(asset.clone(), weight));
+            let kept = shared.cache.is_on().then(|| {
+                outbox.offer(asset.clone(), weight);
+                shared.admit_waiting(outbox)
+            });
             Ok(Some((asset, kept)))
         });
         let Some(read) = read else {
@@ -206,7 +213,7 @@ impl Handle {
         match kept {
             Some(Kept::Full) => self.actor.try_tell(Msg::TakeOffers),
             Some(Kept::Send(offer)) => self.actor.try_tell(Msg::Offer(offer)),
-            Some(Kept::Held) | None => true,
+            Some(Kept::Held | Kept::Admitted) | None => true,
         };
         Ok(Some(asset))
     }
@@ -302,10 +309,9 @@ impl Running {
 /// Starts the store actor; fails (before any port is bound) when the
 /// catalog is missing or not a catalog.
 pub fn start(config: Config) -> Result<Running> {
-    let cache = Cache::new(config.cache_entries, config.cache_bytes);
-    let shared = Arc::new(Shared::new(config, &cache));
+    let shared = Arc::new(Shared::new(config));
     let owned = shared.clone();
-    let actor = actor::spawn("store", 1024, move || Store::open(owned, cache))?;
+    let actor = actor::spawn("store", 1024, move || Store::open(owned))?;
     Ok(Running {
         handle: Handle {
             actor: actor.handle.clone(),
@@ -316,7 +322,8 @@ pub fn start(config: Config) -> Result<Running> {
 }
 
 impl Shared {
-    fn new(config: Config, cache: &Cache<AssetKey, Prepared>) -> Shared {
+    fn new(config: Config) -> Shared {
+        let cache = Cache::new(config.cache_entries, config.cache_bytes);
         Shared {
             readers: Readers::new(
                 config.db.clone(),
@@ -327,6 +334,7 @@ impl Shared {
                 },
             ),
             cache: cache.reader(),
+            policy: Mutex::new(cache),
             entries: Mutex::new(HashMap::new()),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
@@ -336,6 +344,28 @@ impl Shared {
 
     fn count(counter: &AtomicU64) {
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The cache's owner side, waiting for whoever holds it.
+    fn policy(&self) -> MutexGuard<'_, Cache<AssetKey, Prepared>> {
+        self.policy.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Admits the offers waiting in a worker's slot when no one holds the
+    /// cache's owner side; otherwise they wait there for the next worker
+    /// or the actor (`readers`).
+    fn admit_waiting(&self, outbox: &mut Outbox<'_>) -> Kept {
+        match self.policy.try_lock() {
+            Ok(mut cache) => {
+                outbox.admit(&mut cache, self.readers.changes());
+                Kept::Admitted
+            }
+            Err(TryLockError::Poisoned(p)) => {
+                outbox.admit(&mut p.into_inner(), self.readers.changes());
+                Kept::Admitted
+            }
+            Err(TryLockError::WouldBlock) => outbox.kept(),
+        }
     }
 }
 
@@ -347,7 +377,7 @@ mod tests {
 
     #[test]
     fn the_default_byte_budget_parses() {
-        assert_eq!(crate::units::parse_size(DEFAULT_CACHE_BYTES), Ok(64 << 20));
+        assert_eq!(crate::units::parse_size(DEFAULT_CACHE_BYTES), Ok(256 << 20));
     }
 
     #[test]
@@ -371,7 +401,10 @@ mod tests {
         let other = start(config.clone()).unwrap();
         let handle = Handle {
             actor: other.handle.actor.clone(),
-            shared: Arc::new(Shared::new(config, &owner.cache)),
+            shared: Arc::new(Shared {
+                cache: owner.workers.cache.clone(),
+                ..Shared::new(config)
+            }),
         };
         let hit = handle
             .get(key("a").borrowed())

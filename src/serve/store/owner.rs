@@ -10,7 +10,7 @@
 //! `shared_read`, how the pool's stay fresh in `readers`.
 
 use super::queries;
-use super::readers::Offer;
+use super::readers::{self, Offer};
 use super::shared_read::{SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
 use super::watch::{CatalogState, STALENESS_CHECK, Served, open_file};
 use super::{AssetKey, CacheStats, Msg, Shared};
@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 use crate::log;
 use crate::serve::cache::Cache;
 use crate::serve::prepared::Prepared;
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 /// The actor's state: everything the store owns.
@@ -30,7 +30,6 @@ pub(super) struct Store {
     /// The read transaction reads share, when one is open.
     pub(super) shared: Option<SharedRead>,
     pub(super) bound: SharingBound,
-    pub(super) cache: Cache<AssetKey, Prepared>,
     /// What the workers see of the store: the cache's reader, the pool of
     /// connections they read with, the entry files, the miss counters.
     pub(super) workers: Arc<Shared>,
@@ -40,7 +39,7 @@ pub(super) struct Store {
 }
 
 impl Store {
-    pub(super) fn open(workers: Arc<Shared>, cache: Cache<AssetKey, Prepared>) -> Result<Store> {
+    pub(super) fn open(workers: Arc<Shared>) -> Result<Store> {
         let (catalog, file, data_version) = open_file(&workers.config.db)?;
         let store = Store {
             served: Served {
@@ -57,7 +56,6 @@ impl Store {
                 reads: SHARED_READS,
                 span: SHARED_SPAN,
             },
-            cache,
             workers,
             offers: Vec::new(),
         };
@@ -96,7 +94,7 @@ impl Store {
     }
 
     pub(super) fn stats(&self) -> CacheStats {
-        let counts = self.cache.stats();
+        let counts = self.cache().stats();
         let config = &self.workers.config;
         CacheStats {
             hits: counts.hits,
@@ -107,7 +105,8 @@ impl Store {
             corrupt: self.workers.corrupt.load(Ordering::Relaxed),
             entries: counts.entries,
             bytes: counts.bytes,
-            max_entries: config.cache_entries as u64,
+            max_entries: (config.cache_entries != usize::MAX)
+                .then_some(config.cache_entries as u64),
             max_bytes: config.cache_bytes,
         }
     }
@@ -131,19 +130,22 @@ impl Store {
     /// read before the catalog last changed, and when the key is cached
     /// already (another worker's miss, or the actor's).
     fn offer(&mut self, offer: Offer) {
-        if offer.seen == self.workers.readers.changes() && !self.cache.contains(offer.asset.key()) {
-            self.cache.admit(offer.asset);
-        }
+        readers::admit(&mut self.cache(), offer, self.workers.readers.changes());
     }
 
     /// Takes the offers waiting in the workers' slots.
     pub(super) fn take_offers(&mut self) {
-        let mut taken = std::mem::take(&mut self.offers);
-        self.workers.readers.take_offers(&mut taken);
-        for offer in taken.drain(..) {
-            self.offer(offer);
+        self.workers.readers.take_offers(&mut self.offers);
+        let changes = self.workers.readers.changes();
+        let mut cache = self.workers.policy();
+        for offer in self.offers.drain(..) {
+            readers::admit(&mut cache, offer, changes);
         }
-        self.offers = taken;
+    }
+
+    /// The cache's owner side, which workers share (`readers`).
+    pub(super) fn cache(&self) -> MutexGuard<'_, Cache<AssetKey, Prepared>> {
+        self.workers.policy()
     }
 }
 
@@ -218,7 +220,7 @@ impl Actor for Store {
         self.end_shared();
         self.workers.readers.end_idle();
         self.take_offers();
-        self.cache.replay();
+        self.cache().replay();
         if let Err(e) = self.check_staleness() {
             log::err(format_args!(
                 "warning: checking the catalog for changes failed: {e}"
@@ -239,7 +241,7 @@ mod tests {
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let mut s = store(db.clone(), 10, 1 << 20);
         let asset = s.get(key("a")).unwrap().unwrap();
-        s.cache.retain(|_| false);
+        s.cache().retain(|_| false);
         let before = s.workers.readers.changes();
         let offer = |asset: &super::super::Asset, seen| Offer {
             asset: asset.clone(),
@@ -247,7 +249,7 @@ mod tests {
         };
         s.offer(offer(&asset, before));
         assert!(cached(&s, "a"), "offered under the current count");
-        s.cache.retain(|_| false);
+        s.cache().retain(|_| false);
 
         // Another process publishes: the catalog changed, no version went.
         publish_at(&db, "2.0.0", &[("b", vec![1])]);
@@ -255,13 +257,13 @@ mod tests {
         s.offer(offer(&asset, before));
         assert!(!cached(&s, "a"), "read before the change: refused");
         s.offer(offer(&asset, s.workers.readers.changes()));
-        assert!(s.cache.holds(&asset));
+        assert!(s.cache().holds(&asset));
 
-        s.cache.retain(|_| false);
+        s.cache().retain(|_| false);
         let loaded = s.get(key("a")).unwrap().unwrap();
         s.offer(offer(&asset, s.workers.readers.changes()));
         assert!(
-            s.cache.holds(&loaded) && !s.cache.holds(&asset),
+            s.cache().holds(&loaded) && !s.cache().holds(&asset),
             "cached already: the entry cached is kept"
         );
     }

@@ -48,12 +48,14 @@
 //!   outlives its last read by at most one tick; a writer's closing
 //!   checkpoint waits longer than that for readers.
 
-use super::Asset;
 use super::shared_read::{SharedRead, SharingBound, share};
 use super::watch::{FileId, open_file};
+use super::{Asset, AssetKey};
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::log;
+use crate::serve::cache::Cache;
+use crate::serve::prepared::Prepared;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError, TryLockError};
@@ -82,8 +84,10 @@ pub(super) struct Offer {
     pub(super) seen: u64,
 }
 
-/// What became of an offer (see [`Outbox::offer`]).
+/// What became of a slot's offers once a worker left one.
 pub(super) enum Kept {
+    /// Admitted, with the others waiting there (or refused).
+    Admitted,
     /// Held in the slot.
     Held,
     /// Held, and the slot is full: the actor should take its offers now.
@@ -96,24 +100,50 @@ pub(super) enum Kept {
 pub(super) struct Outbox<'a> {
     offers: &'a mut Vec<Offer>,
     seen: u64,
+    /// The last offer is heavier than [`HELD_WEIGHT`].
+    heavy: bool,
 }
 
 impl Outbox<'_> {
-    /// Leaves `asset`, of cache weight `weight`, for the actor.
-    pub(super) fn offer(&mut self, asset: Asset, weight: u64) -> Kept {
-        let offer = Offer {
+    /// Leaves `asset`, of cache weight `weight`, in the slot.
+    pub(super) fn offer(&mut self, asset: Asset, weight: u64) {
+        self.heavy |= weight > HELD_WEIGHT;
+        self.offers.push(Offer {
             asset,
             seen: self.seen,
-        };
-        if weight > HELD_WEIGHT || self.offers.len() >= OFFER_BATCH {
-            return Kept::Send(offer);
+        });
+    }
+
+    /// Admits the slot's offers into `cache`, refusing those read before
+    /// the catalog last changed (`changes` now) and those for keys cached
+    /// already.
+    pub(super) fn admit(&mut self, cache: &mut Cache<AssetKey, Prepared>, changes: u64) {
+        for offer in self.offers.drain(..) {
+            admit(cache, offer, changes);
         }
-        self.offers.push(offer);
-        if self.offers.len() >= OFFER_BATCH {
+        self.heavy = false;
+    }
+
+    /// What to do with the slot's offers when the cache could not be had:
+    /// keep them, wake the actor, or send the last one (too heavy, or the
+    /// slot over full) by message.
+    pub(super) fn kept(&mut self) -> Kept {
+        if self.heavy || self.offers.len() > OFFER_BATCH {
+            self.heavy = false;
+            return self.offers.pop().map_or(Kept::Held, Kept::Send);
+        }
+        if self.offers.len() == OFFER_BATCH {
             Kept::Full
         } else {
             Kept::Held
         }
+    }
+}
+
+/// Admits one offer into `cache` (see [`Outbox::admit`]).
+pub(super) fn admit(cache: &mut Cache<AssetKey, Prepared>, offer: Offer, changes: u64) {
+    if offer.seen == changes && !cache.contains(offer.asset.key()) {
+        cache.admit(offer.asset);
     }
 }
 
@@ -139,6 +169,7 @@ impl Connection {
         let mut outbox = Outbox {
             offers: &mut self.offers,
             seen: self.seen,
+            heavy: false,
         };
         read(&self.catalog, &mut outbox)
     }
@@ -319,7 +350,7 @@ impl Slot {
 mod tests {
     use super::*;
     use crate::serve::store::SHARED_SPAN;
-    use crate::serve::store::testing::{catalog_with, mv, noise, publish_at};
+    use crate::serve::store::testing::{catalog_with, key, mv, noise, publish_at};
     use std::path::Path;
 
     fn opened(db: &Path, count: usize) -> Readers {
@@ -425,40 +456,62 @@ mod tests {
     }
 
     #[test]
-    fn offers_wait_in_the_slot_until_a_batch_and_heavy_ones_go_at_once() {
+    fn offers_wait_in_the_slot_until_admitted_and_heavy_ones_go_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 100)]);
         let readers = opened(&db, 1);
-        let cache = crate::serve::cache::Cache::new(10, 1 << 20);
-        let asset = |weight| {
-            let dir_db = db.clone();
-            let catalog = Catalog::open(&dir_db, crate::catalog::Access::ReadOnly).unwrap();
+        let mut cache = Cache::new(10, 1 << 20);
+        let asset = |cache: &Cache<AssetKey, Prepared>, weight| {
+            let catalog = Catalog::open(&db, crate::catalog::Access::ReadOnly).unwrap();
             let row = catalog.lookup("app", "1.0.0", "a").unwrap().unwrap();
-            let prepared = crate::serve::prepared::Prepared::new(row.into());
-            cache
-                .reader()
-                .wrap(crate::serve::store::testing::key("a"), prepared, weight)
+            let prepared = Prepared::new(row.into());
+            cache.reader().wrap(key("a"), prepared, weight)
         };
-        let kept = |weight| {
-            let asset = asset(weight);
+        // The cache's owner side is held elsewhere: offers wait.
+        let busy = |weight| {
+            let asset = asset(&cache, weight);
             readers
-                .read(|_, outbox| Ok(outbox.offer(asset, weight)))
+                .read(|_, outbox| {
+                    outbox.offer(asset, weight);
+                    Ok(outbox.kept())
+                })
                 .unwrap()
                 .result
                 .unwrap()
         };
         assert!(
-            matches!(kept(HELD_WEIGHT + 1), Kept::Send(_)),
+            matches!(busy(HELD_WEIGHT + 1), Kept::Send(_)),
             "heavy: at once"
         );
         for _ in 1..OFFER_BATCH {
-            assert!(matches!(kept(100), Kept::Held));
+            assert!(matches!(busy(100), Kept::Held));
         }
-        assert!(matches!(kept(100), Kept::Full), "a batch: wake the actor");
-        assert!(matches!(kept(100), Kept::Send(_)), "the slot is full");
+        assert!(matches!(busy(100), Kept::Full), "a batch: wake the actor");
+        assert!(matches!(busy(100), Kept::Send(_)), "the slot is full");
+        // The next worker to get the owner side admits them all (one key
+        // here: the first, the others are cached already).
+        readers
+            .read(|_, outbox| {
+                outbox.admit(&mut cache, 0);
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(cache.stats().entries, 1);
         let mut taken = Vec::new();
         readers.take_offers(&mut taken);
-        assert_eq!(taken.len(), OFFER_BATCH);
-        assert!(matches!(kept(100), Kept::Held), "room again");
+        assert!(taken.is_empty(), "nothing left waiting");
+        // Read under an older count of changes: refused.
+        readers.changed();
+        let stale = asset(&cache, 100);
+        cache.retain(|_| false);
+        admit(
+            &mut cache,
+            Offer {
+                asset: stale,
+                seen: 0,
+            },
+            readers.changes(),
+        );
+        assert_eq!(cache.stats().entries, 0);
     }
 }

@@ -6,7 +6,6 @@ use super::owner::Store;
 use super::{AssetKey, Config, Shared};
 use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
 use crate::catalog::{Access, Catalog};
-use crate::serve::cache::Cache;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -66,13 +65,11 @@ pub(super) fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         log_misses: false,
         readers: 0,
     };
-    let cache = Cache::new(entries, bytes);
-    let shared = Arc::new(Shared::new(config, &cache));
-    Store::open(shared, cache).unwrap()
+    Store::open(Arc::new(Shared::new(config))).unwrap()
 }
 
 pub(super) fn cached(s: &Store, path: &str) -> bool {
-    s.cache.reader().get(&key(path)).is_some()
+    s.workers.cache.get(&key(path)).is_some()
 }
 
 pub(super) fn body(s: &mut Store, path: &str) -> Vec<u8> {

@@ -317,7 +317,7 @@ impl Store {
         // Row ids are per file: what workers read from the old one is
         // neither cached nor remembered (`readers`, `queries`).
         self.workers.readers.changed();
-        self.cache.retain(|_| false);
+        self.cache().retain(|_| false);
         self.workers
             .entries
             .lock()
@@ -357,7 +357,8 @@ impl Store {
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
-        let version_ids: HashSet<i64> = self.cache.values().map(|p| p.stored.version_id).collect();
+        let version_ids: HashSet<i64> =
+            self.cache().values().map(|p| p.stored.version_id).collect();
         let mut gone = HashSet::new();
         for id in version_ids {
             if !catalog.version_exists(id)? {
@@ -365,7 +366,8 @@ impl Store {
             }
         }
         if !gone.is_empty() {
-            self.cache.retain(|p| !gone.contains(&p.stored.version_id));
+            self.cache()
+                .retain(|p| !gone.contains(&p.stored.version_id));
         }
         Ok(())
     }
