@@ -194,13 +194,14 @@ check_gzip() {
 SERVER_PID=
 SERVER_PIDS=()
 
-start_ccc() { # binary threads cache-capacity cache-bytes [VAR=value...]
-    local bin=$1 threads=()
+start_ccc() { # binary threads cache-capacity cache-bytes [VAR=value...] (- : the default)
+    local bin=$1 threads=() cache=()
     [ -z "$2" ] || threads=(--threads "$2")
     shift 2
+    [ "$1" = - ] || cache+=(--cache-capacity "$1")
+    [ "$2" = - ] || cache+=(--cache-bytes "$2")
     env "${@:3}" taskset -c "$SERVER_CPU" "$bin" --db "$WORK/data/cdn.db" serve \
-        --port "$CCC_PORT_" "${threads[@]}" \
-        --cache-capacity "$1" --cache-bytes "$2" >"$WORK/logs/server.out" 2>&1 &
+        --port "$CCC_PORT_" "${threads[@]}" "${cache[@]}" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
     SERVER_PIDS=("$SERVER_PID")
     PORT=$CCC_PORT_
@@ -323,7 +324,7 @@ fill_cache() { # base-url list
 }
 
 # ---------------------------------------------------------------- configurations
-# name | server | cache entries | cache bytes | URL list | mode | warm-up list
+# name | server | cache entries | cache bytes (- : serve's default) | URL list | mode | warm-up list
 # | warm-up mode (`fill`: until ccc's cache holds the whole list)
 # | optional VAR=value environment for ccc, or flags for a ceiling
 CONFIGS=(
@@ -332,6 +333,8 @@ CONFIGS=(
     "ccc-all-hot|ccc|50000|2GiB|urls_hot.txt|seq|urls.txt|fill"
     "ccc-10pct-uniform|ccc|4000|2GiB|urls.txt|random|urls.txt|random"
     "ccc-off-uniform|ccc|0|64MiB|urls.txt|random|urls.txt|random"
+    "ccc-default-hot|ccc|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
+    "ccc-default-uniform|ccc|-|-|urls.txt|random|urls.txt|random"
     "nginx-hot|nginx|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
     "nginx-uniform|nginx|-|-|urls.txt|random|urls.txt|random"
     "ceiling|ceiling|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
@@ -500,9 +503,13 @@ tables() {
     done
     r=$(ratio ccc-all-hot nginx-hot)
     echo "| RPS ccc-all-hot / nginx-hot (everything cached) | $r | >= 1.1x: $(verdict "$r" 1.1) |"
-    for name in ccc-10pct-uniform ccc-off-uniform; do
-        echo "| RPS $name / nginx-uniform | $(ratio "$name" nginx-uniform) | - |"
-    done
+    r=$(ratio ccc-default-hot nginx-hot)
+    echo "| RPS ccc-default-hot / nginx-hot (serve's default cache) | $r | >= 1.0x: $(verdict "$r" 1.0) |"
+    r=$(ratio ccc-10pct-uniform nginx-uniform)
+    echo "| RPS ccc-10pct-uniform / nginx-uniform | $r | >= 0.8x: $(verdict "$r" 0.8) |"
+    r=$(ratio ccc-off-uniform nginx-uniform)
+    echo "| RPS ccc-off-uniform / nginx-uniform | $r | >= 0.7x: $(verdict "$r" 0.7) |"
+    echo "| RPS ccc-default-uniform / nginx-uniform (serve's default cache) | $(ratio ccc-default-uniform nginx-uniform) | - |"
     if [ -n "$(column_of base-256-hot 3)" ]; then
         for name in off-hot 256-hot all-hot 10pct-uniform off-uniform; do
             r=$(ratio "ccc-$name" "base-$name")
