@@ -1,8 +1,9 @@
-//! The asset cache, split in two so that a cache hit never waits for the
-//! store actor, while the actor alone decides what the cache holds.
+//! The asset cache, split in two so that a cache hit never waits for
+//! anyone, while one owner side (`Cache`, behind the store's lock) decides
+//! what the cache holds.
 //!
 //! ```text
-//!  HTTP workers                         store actor (the only writer)
+//!  HTTP workers                         owner side (the only writer)
 //!  Reader::get ──read lock──> [16 shards of key -> Arc<Entry>] <── insert / evict / invalidate
 //!      │ hit: record the entry's id                                     ▲
 //!      └──try_lock──> [read buffers, one per stripe] ──drained by──> Cache::replay
@@ -17,21 +18,21 @@
 //! - **Recency.** The worker then writes the entry's id into a small read
 //!   buffer (its thread's stripe). This is lossy on purpose, as in
 //!   Caffeine: when the stripe is full or being drained the record is
-//!   dropped, so a worker never waits for bookkeeping. The actor replays the
-//!   buffers before every decision that needs recency (each miss it
-//!   handles) and at its periodic housekeeping. Under eviction pressure the
-//!   actor is busy with misses anyway, so buffers are drained often and
+//!   dropped, so a worker never waits for bookkeeping. The owner side
+//!   replays the buffers before every decision that needs recency (each
+//!   admission) and at the store's periodic housekeeping. Under eviction
+//!   pressure misses are admitted all the time, so buffers are drained often and
 //!   little is lost; without misses nothing is evicted and recency does not
 //!   matter. The order itself is a strict LRU over entry ids.
-//! - **Admission and eviction.** Only the actor inserts, bounded by entries
+//! - **Admission and eviction.** Only the owner side inserts, bounded by entries
 //!   and by bytes (an entry heavier than the byte budget is never cached),
 //!   evicting least recently used entries first. While there is room every
 //!   miss is cached. Once the cache is full, a miss enters only if it was
 //!   asked for more often lately than the entry it would evict, by the
-//!   actor's [`Frequency`] sketch of misses and replayed hits (TinyLFU);
+//!   owner side's [`Frequency`] sketch of misses and replayed hits (TinyLFU);
 //!   otherwise it is answered and dropped ([`Counts::rejections`]), so a
-//!   stream of one-time requests no longer churns the cache. Only the actor
-//!   removes entries of deleted versions ([`Cache::retain`]).
+//!   stream of one-time requests no longer churns the cache. Only the owner
+//!   side removes entries of deleted versions ([`Cache::retain`]).
 //! - **What the byte budget counts.** An entry's weight is what the caller
 //!   says its value holds on the heap ([`allocation`] rounds each block as
 //!   the allocator does), plus what the cache itself spends on the entry:
@@ -215,7 +216,7 @@ impl<K: Hash + Eq, V> Reader<K, V> {
     }
 }
 
-/// The owner's side, held by the store actor: admission, recency, eviction
+/// The owner's side, behind the store's lock: admission, recency, eviction
 /// and invalidation. Every change is published to the [`Reader`].
 pub struct Cache<K, V> {
     reader: Arc<Reader<K, V>>,

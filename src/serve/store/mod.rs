@@ -1,23 +1,26 @@
-//! The store: the one owner of the server's read-only catalog connection,
-//! and the only one who decides what the asset cache holds.
+//! The store: the server's read-only catalog connections and the asset
+//! cache in front of them.
 //!
 //! HTTP workers reach it through a [`Handle`]: `get` reads the cache
 //! directly, and a miss, a version resolution or a listing is read on the
-//! worker's own thread from a pool of catalog connections (`readers`); the
-//! actor answers what the pool cannot, and keeps what must stay single:
-//! the cache's admission and eviction, and the staleness watch. An asset comes back
+//! worker's own thread from a pool of catalog connections (`readers`),
+//! and the worker admits its miss to the cache when no other thread holds
+//! the cache's owner side. The actor answers what the pool cannot, and
+//! keeps what must stay single: the staleness watch, the file the path
+//! names, and the cache's upkeep between requests. An asset comes back
 //! as an `Arc` shared with the cache, its responses prepared
 //! ([`Prepared`]), so no body bytes are copied between the cache and the
 //! socket and no header is built per request.
 //!
 //! # Cache
 //!
-//! [`crate::serve::cache`]: workers look up without waiting for the actor
-//! and record their hits in lossy buffers; the actor replays them into a
-//! strict LRU order before each insertion and at every housekeeping tick,
-//! and alone admits, evicts and invalidates. Bounded both by entries
-//! (`--cache-capacity`, 0 turns the cache off) and by the bytes an entry
-//! holds (`--cache-bytes`: bodies, names, prepared headers and the cache's
+//! [`crate::serve::cache`]: workers look up without waiting for anyone
+//! and record their hits in lossy buffers; whoever holds the cache's owner
+//! side (a worker admitting its miss, or the actor) replays them into a
+//! strict LRU order before each insertion, and the actor at every
+//! housekeeping tick; only the owner side admits, evicts and invalidates.
+//! Bounded by the bytes an entry holds, and by entries when
+//! `--cache-capacity` is given (0 turns the cache off) (`--cache-bytes`: bodies, names, prepared headers and the cache's
 //! own index, [`Prepared::weight`]); an asset heavier than the byte budget
 //! is never cached.
 //! Keys are `(package, exact version, path)`; ranges are resolved before

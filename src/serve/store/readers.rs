@@ -32,15 +32,17 @@
 //!   count. So an entry read before a version was removed is either cached
 //!   before the drop (and dropped by it) or refused: the bound of
 //!   [`STALENESS_CHECK`](super::STALENESS_CHECK) holds as with one reader.
-//! - **Offers wait in the slot.** A worker does not wait for the actor: it
-//!   answers with the asset it loaded and leaves the offer in its slot.
-//!   The actor takes the slots' offers at every housekeeping tick and when
-//!   asked for its counters, and a worker wakes it once its slot holds
-//!   [`OFFER_BATCH`]: so a miss costs the actor's thread no wake-up of its
-//!   own, and a new asset is cached within a tick at most. An offer heavier
-//!   than [`HELD_WEIGHT`] is sent at once, so what waits stays small. When
-//!   the actor's inbox is full a message is dropped, and so is an offer
-//!   that finds its slot full: the next miss for the key offers it again.
+//! - **Admission.** A worker does not wait for the actor: it answers
+//!   with the asset it loaded, and offers it to the cache's owner side
+//!   (admission, recency, eviction: one lock). When no one holds that, the
+//!   worker admits its offer itself, with any left waiting in its slot, so
+//!   an asset is cached from its first miss and a miss wakes no other
+//!   thread. When another thread holds it, the offer waits in the slot for
+//!   the worker's next miss or the actor's next tick; a worker wakes the
+//!   actor once its slot holds [`OFFER_BATCH`], and sends an offer heavier
+//!   than [`HELD_WEIGHT`] at once, so what waits stays small. When the
+//!   actor's inbox is full such a message is dropped, and the next miss for
+//!   the key offers it again.
 //! - **Shared read transactions.** Each connection shares a read
 //!   transaction among the reads close together, bounded as the actor's
 //!   are (`shared_read`). The actor ends, at each housekeeping tick, the
