@@ -10,8 +10,9 @@
 //! the pool cannot answer, it asks the actor, which reads on its own
 //! connection as before.
 //!
-//! What stays single, with the actor: the cache's admission and eviction,
-//! the staleness watch and the file the path names.
+//! What stays single: the cache's admission and eviction (one lock, the
+//! cache's owner side), and, with the actor, the staleness watch and the
+//! file the path names.
 //!
 //! - **The file.** When a connection begins a read transaction, the worker
 //!   compares the file the path names with the connection's (one `stat`).
@@ -24,13 +25,14 @@
 //!   the new one. A catalog read `immutable` (`catalog::read_only`) has no
 //!   pool: such a connection must be reopened when a writer appears, which
 //!   the actor alone watches for.
-//! - **Staleness.** A worker's miss goes to the cache as an offer to the
-//!   actor, carrying the count of catalog changes ([`Readers::changes`])
-//!   read before the snapshot it was read in began. The actor adds one to
-//!   the count whenever it finds the catalog changed, before it drops the
-//!   entries of deleted versions, and admits no offer made under an older
-//!   count. So an entry read before a version was removed is either cached
-//!   before the drop (and dropped by it) or refused: the bound of
+//! - **Staleness.** A worker's miss goes to the cache as an offer carrying
+//!   the count of catalog changes ([`Readers::changes`]) read before the
+//!   snapshot it was read in began. The actor adds one to the count
+//!   whenever it finds the catalog changed, before it drops the entries of
+//!   deleted versions (under the owner side's lock), and whoever admits
+//!   refuses an offer made under an older count, under that lock. So an
+//!   entry read before a version was removed is either cached before the
+//!   drop (and dropped by it) or refused: the bound of
 //!   [`STALENESS_CHECK`](super::STALENESS_CHECK) holds as with one reader.
 //! - **Admission.** A worker does not wait for the actor: it answers
 //!   with the asset it loaded, and offers it to the cache's owner side
@@ -102,14 +104,14 @@ pub(super) enum Kept {
 pub(super) struct Outbox<'a> {
     offers: &'a mut Vec<Offer>,
     seen: u64,
-    /// The last offer is heavier than [`HELD_WEIGHT`].
+    /// The offer just left is heavier than [`HELD_WEIGHT`].
     heavy: bool,
 }
 
 impl Outbox<'_> {
     /// Leaves `asset`, of cache weight `weight`, in the slot.
     pub(super) fn offer(&mut self, asset: Asset, weight: u64) {
-        self.heavy |= weight > HELD_WEIGHT;
+        self.heavy = weight > HELD_WEIGHT;
         self.offers.push(Offer {
             asset,
             seen: self.seen,
@@ -162,7 +164,7 @@ struct Connection {
     shared: Option<SharedRead>,
     /// [`Readers::changes`] as it was before `shared` began.
     seen: u64,
-    /// Misses read on it, for the actor to take.
+    /// Misses read on it, waiting to be admitted (module doc).
     offers: Vec<Offer>,
 }
 
