@@ -25,13 +25,14 @@
 //! Each number is the median over rounds of the mean of a batch, in µs.
 //! Results: bench/STORE_FAULTS.md.
 
-use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+#[path = "common/publish.rs"]
+mod common;
+
 use ccc::catalog::query::AssetRecord;
 use ccc::catalog::{Access, Catalog};
 use ccc::serve::store::{self, AssetKey};
 use std::hint::black_box;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 const SIZES: [usize; 4] = [1 << 10, 16 << 10, 256 << 10, 4 << 20];
@@ -234,24 +235,6 @@ fn seed(db: &Path) -> Vec<(String, Vec<u8>)> {
         files.push((format!("text-{}.js", human(size)), text));
         files.push((format!("random-{}.bin", human(size)), random));
     }
-    let mut catalog = Catalog::open(db, Access::Create).expect("create");
-    let entries = files
-        .iter()
-        .map(|(path, bytes)| FileEntry {
-            path: path.clone(),
-            size: bytes.len() as u64,
-            source: Source::Memory(Arc::from(&bytes[..])),
-        })
-        .collect();
-    publish::publish(
-        &mut catalog,
-        "app",
-        &semver::Version::new(1, 0, 0),
-        entries,
-        vec![],
-        &Options::default(),
-        &NoProgress,
-    )
-    .expect("publish");
+    common::app_1_0_0(db, &files);
     files
 }

@@ -23,11 +23,11 @@
 //! It prints misses per second for each setup (median over rounds), and the
 //! ratios of the medians of per-round ratios. Results: bench/RPS.md.
 
-use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::{Access, Catalog};
+#[path = "common/publish.rs"]
+mod common;
+
 use ccc::serve::store::{self, AssetKeyRef};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -165,24 +165,6 @@ fn seed(db: &Path) -> Vec<String> {
             (format!("dist/chunk-{n}.js"), text)
         })
         .collect();
-    let mut catalog = Catalog::open(db, Access::Create).expect("create");
-    let entries = files
-        .iter()
-        .map(|(path, bytes)| FileEntry {
-            path: path.clone(),
-            size: bytes.len() as u64,
-            source: Source::Memory(Arc::from(&bytes[..])),
-        })
-        .collect();
-    publish::publish(
-        &mut catalog,
-        "app",
-        &semver::Version::new(1, 0, 0),
-        entries,
-        vec![],
-        &Options::default(),
-        &NoProgress,
-    )
-    .expect("publish");
+    common::app_1_0_0(db, &files);
     files.into_iter().map(|(path, _)| path).collect()
 }

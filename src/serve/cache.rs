@@ -381,11 +381,6 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         }
     }
 
-    /// Whether the cache holds anything at all (`max_entries > 0`).
-    pub fn is_on(&self) -> bool {
-        self.reader.enabled
-    }
-
     /// Whether the cache holds an entry for `key` (not counted as a hit).
     pub fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
         self.reader.contains(key)

@@ -358,17 +358,13 @@ impl Shared {
     /// cache's owner side; otherwise they wait there for the next worker
     /// or the actor (`readers`).
     fn admit_waiting(&self, outbox: &mut Outbox<'_>) -> Kept {
-        match self.policy.try_lock() {
-            Ok(mut cache) => {
-                outbox.admit(&mut cache, self.readers.changes());
-                Kept::Admitted
-            }
-            Err(TryLockError::Poisoned(p)) => {
-                outbox.admit(&mut p.into_inner(), self.readers.changes());
-                Kept::Admitted
-            }
-            Err(TryLockError::WouldBlock) => outbox.kept(),
-        }
+        let mut cache = match self.policy.try_lock() {
+            Ok(cache) => cache,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return outbox.kept(),
+        };
+        outbox.admit(&mut cache, self.readers.changes());
+        Kept::Admitted
     }
 }
 
