@@ -28,7 +28,7 @@
 #[path = "common/publish.rs"]
 mod common;
 
-use ccc::catalog::query::AssetRecord;
+use ccc::catalog::lookup::AssetRecord;
 use ccc::catalog::{Access, Catalog};
 use ccc::serve::store::{self, AssetKey};
 use std::hint::black_box;

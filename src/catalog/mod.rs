@@ -117,6 +117,7 @@ pub mod content_type;
 pub mod diff;
 pub mod export;
 pub mod gc;
+pub mod lookup;
 pub mod manifest;
 pub mod publish;
 pub mod query;
@@ -286,6 +287,8 @@ pub struct Catalog {
     /// For a catalog read `immutable` ([`read_only`]): its side files, and
     /// how the file and its log looked when it was opened.
     immutable: Option<(read_only::SideFiles, read_only::Stamp)>,
+    /// Versions this connection found, for its next lookups (`lookup`).
+    known_versions: lookup::KnownVersions,
 }
 
 /// How long a closing writer waits for readers to leave the write-ahead log
@@ -361,6 +364,7 @@ impl Catalog {
             writer: access != Access::ReadOnly,
             schema: 0,
             immutable,
+            known_versions: Default::default(),
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -386,6 +390,7 @@ impl Catalog {
             writer: false,
             schema: 0,
             immutable: None,
+            known_versions: Default::default(),
         };
         catalog.prepare(Access::ReadOnly)
     }
@@ -401,6 +406,7 @@ impl Catalog {
             writer: true,
             schema: 0,
             immutable: None,
+            known_versions: Default::default(),
         };
         catalog.prepare(Access::Create)?;
         Ok(catalog)

@@ -164,34 +164,6 @@ impl Page {
     }
 }
 
-/// One file of a version as the catalog stores it, body included: what
-/// [`Catalog::lookup`] returns for the server to check
-/// ([`AssetRecord::check`]) and serve.
-#[derive(Debug)]
-pub struct AssetRecord {
-    pub version_id: i64,
-    pub body: std::sync::Arc<[u8]>,
-    /// How `body` is coded: gzip, or identity (the raw bytes).
-    pub encoding: Encoding,
-    /// The original file's digest.
-    pub sha256: [u8; 32],
-    /// The digest of `body` as stored; `None` for a blob written before
-    /// the catalog recorded it (schema 1), which is checked by decoding.
-    pub stored_sha256: Option<[u8; 32]>,
-    /// The brotli stream of a gzip body, when the catalog holds one.
-    pub brotli: Option<BrotliBody>,
-    pub content_type: String,
-    pub raw_size: u64,
-    pub published_at: i64,
-}
-
-/// A brotli stream beside a gzip body, with its recorded digest.
-#[derive(Debug)]
-pub struct BrotliBody {
-    pub body: std::sync::Arc<[u8]>,
-    pub stored_sha256: [u8; 32],
-}
-
 /// Another coding of a file, beside its stored body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Variant {
@@ -705,93 +677,7 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
     })
 }
 
-/// The server's hot path: one statement, every step an index search
-/// (packages by name, versions by (package, version), assets by primary key,
-/// blobs by rowid). `tests::lookup_uses_only_index_searches` checks the plan.
-/// `$stored` is the stored-bytes digest column, or NULL for a catalog whose
-/// schema predates it; `$brotli` the brotli stream and its digest and the
-/// join that finds them (the stream's row by the blob's id, a rowid), or
-/// NULLs for a catalog without the table.
-macro_rules! lookup_sql {
-    ($stored:literal, $brotli:literal, $join:literal) => {
-        concat!(
-            "SELECT v.id, b.body, b.encoding, b.sha256, b.raw_size, v.published_at, ",
-            $stored,
-            ", ",
-            $brotli,
-            "
-   FROM packages p
-   JOIN versions v ON v.package_id = p.id AND v.version = ?2
-   JOIN assets a ON a.version_id = v.id AND a.path = ?3
-   JOIN blobs b ON b.id = a.blob_id",
-            $join,
-            "
-  WHERE p.name = ?1"
-        )
-    };
-}
-pub(crate) const LOOKUP_SQL: &str = lookup_sql!(
-    "b.stored_sha256",
-    "r.body, r.stored_sha256",
-    "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
-);
-/// [`LOOKUP_SQL`] for a schema 2 or 3 catalog, without the brotli table
-/// (served as it is, never migrated by the server).
-pub(crate) const LOOKUP_SQL_SCHEMA_2: &str = lookup_sql!("b.stored_sha256", "NULL, NULL", "");
-/// [`LOOKUP_SQL`] for a schema 1 catalog.
-pub(crate) const LOOKUP_SQL_SCHEMA_1: &str = lookup_sql!("NULL", "NULL, NULL", "");
-
-/// A 32-byte digest column: `None` for NULL or (never written by ccc) any
-/// other length.
-fn digest(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Option<[u8; 32]>> {
-    Ok(match value {
-        rusqlite::types::ValueRef::Null => None,
-        other => other.as_blob()?.try_into().ok(),
-    })
-}
-
 impl Catalog {
-    /// Looks up one asset of an exact version, body included.
-    pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
-        let mut stmt = self
-            .conn()
-            .prepare_cached(if self.has_brotli() {
-                LOOKUP_SQL
-            } else if self.has_stored_digests() {
-                LOOKUP_SQL_SCHEMA_2
-            } else {
-                LOOKUP_SQL_SCHEMA_1
-            })
-            .map_err(|e| self.err(e))?;
-        stmt.query_row(rusqlite::params![package, version, path], |r| {
-            let sha256 = digest(r.get_ref(3)?)?.unwrap_or_default();
-            Ok(AssetRecord {
-                version_id: r.get(0)?,
-                // One copy, from SQLite's page buffer into the shared body.
-                body: std::sync::Arc::from(r.get_ref(1)?.as_blob()?),
-                encoding: r.get(2)?,
-                sha256,
-                stored_sha256: digest(r.get_ref(6)?)?,
-                brotli: match (r.get_ref(7)?, digest(r.get_ref(8)?)?) {
-                    (rusqlite::types::ValueRef::Null, _) => None,
-                    (body, stored_sha256) => Some(BrotliBody {
-                        body: std::sync::Arc::from(body.as_blob()?),
-                        // The column is NOT NULL with 32 bytes; a catalog
-                        // changed behind ccc's back fails the check on load.
-                        stored_sha256: stored_sha256.unwrap_or_default(),
-                    }),
-                },
-                // Not the stored column: catalogs published by an older
-                // ccc are served with today's table.
-                content_type: content_type::for_path(path),
-                raw_size: r.get::<_, i64>(4)? as u64,
-                published_at: r.get(5)?,
-            })
-        })
-        .optional()
-        .map_err(|e| self.err(e))
-    }
-
     /// Whether a version row still exists (it is gone after rm, gc or a
     /// `--force` republish, which gives the version a new id).
     pub fn version_exists(&self, version_id: i64) -> Result<bool> {
@@ -839,76 +725,5 @@ impl Catalog {
             .and_then(|mut s| s.execute([]))
             .map(drop)
             .map_err(|e| self.err(e))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog::Access;
-
-    #[test]
-    fn repeated_lookups_reuse_one_plan() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("cdn.db");
-        let mut writer = Catalog::open(&db, Access::Create).unwrap();
-        let files = (0..3)
-            .map(|i| crate::catalog::publish::FileEntry {
-                path: format!("f{i}.js"),
-                size: 4,
-                source: crate::catalog::publish::Source::Memory(std::sync::Arc::from(&b"x=1;"[..])),
-            })
-            .collect();
-        let version = semver::Version::new(1, 0, 0);
-        crate::catalog::publish::publish(
-            &mut writer,
-            "app",
-            &version,
-            files,
-            vec![],
-            &crate::catalog::publish::Options::default(),
-            &crate::catalog::publish::NoProgress,
-        )
-        .unwrap();
-        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
-        for i in 0..20 {
-            let path = format!("f{}.js", i % 3);
-            assert!(catalog.lookup("app", "1.0.0", &path).unwrap().is_some());
-            assert!(catalog.lookup("app", "9.9.9", &path).unwrap().is_none());
-        }
-        let stmt = catalog.conn().prepare_cached(LOOKUP_SQL).unwrap();
-        assert_eq!(
-            stmt.get_status(rusqlite::StatementStatus::RePrepare),
-            0,
-            "the cached lookup was re-planned"
-        );
-    }
-
-    #[test]
-    fn lookup_uses_only_index_searches() {
-        let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
-        for (sql, joins) in [
-            (LOOKUP_SQL, 5),
-            (LOOKUP_SQL_SCHEMA_2, 4),
-            (LOOKUP_SQL_SCHEMA_1, 4),
-        ] {
-            let plan: Vec<String> = catalog
-                .conn()
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map(["a", "1.0.0", "x"], |r| r.get::<_, String>(3))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
-            assert_eq!(plan.len(), joins, "{plan:?}");
-            for step in &plan {
-                assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");
-                assert!(
-                    step.contains("INDEX") || step.contains("PRIMARY KEY"),
-                    "a step does not use an index: {plan:?}"
-                );
-            }
-        }
     }
 }

@@ -16,7 +16,7 @@
 //! decodes it as verify does.
 
 use super::{Catalog, Encoding};
-use crate::catalog::query::AssetRecord;
+use crate::catalog::lookup::AssetRecord;
 use crate::error::Result;
 use serde::Serialize;
 use sha2::{Digest, Sha256};

@@ -6,7 +6,7 @@
 //! check, and [`Prepared`](crate::serve::prepared::Prepared) is built from
 //! it, so that the response side needs neither the catalog nor the store.
 
-use crate::catalog::query::AssetRecord;
+use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use std::sync::Arc;
 

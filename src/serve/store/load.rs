@@ -14,7 +14,7 @@
 //! Cached bodies are in memory and were checked when loaded, so a hit costs
 //! nothing more; `bench/STORE_FAULTS.md` has what the check costs a miss.
 //!
-//! [`AssetRecord::check`]: crate::catalog::query::AssetRecord::check
+//! [`AssetRecord::check`]: crate::catalog::lookup::AssetRecord::check
 
 use super::owner::Store;
 use super::{Asset, AssetKey, Shared};
