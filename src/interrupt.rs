@@ -11,8 +11,14 @@
 //! keeps the catalog whole: a publish or gc rolls its transaction back, and
 //! a first publish removes the catalog file it created.
 //!
-//! A second signal exits at once with the same code, for a user who will
-//! not wait for the safe point. A signal that was ignored when ccc started
+//! A second signal exits at once with the same code and the same message,
+//! for a user who will not wait for the safe point. Its handler does what
+//! the safe point would have left undone: a publish that is creating the
+//! catalog registers its files ([`discard_on_exit`]), and the handler
+//! removes them before it exits, so no empty catalog is left. A commit in
+//! progress is waited for ([`commit`]): a second signal during it is only
+//! recorded, and the commit ends the registration. A signal that was
+//! ignored when ccc started
 //! stays ignored: a shell ignores SIGINT for the background jobs of a
 //! script, so that Ctrl-C stops the script and not them.
 //!
@@ -22,34 +28,43 @@
 //! ends them as it ends any program, and a shell shows 130 for those too.
 
 use crate::error::{Error, Result};
+use std::ffi::CString;
+use std::io::IsTerminal;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
 
 /// Set by the handlers: whether a stop was asked for, and by which signal.
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNAL: AtomicUsize = AtomicUsize::new(0);
 /// Whether the handlers are installed.
 static WATCHING: Mutex<bool> = Mutex::new(false);
+/// The files a second signal removes (a catalog being created), as paths
+/// the handler can pass to `unlink` as they are; null when there are none.
+static DISCARD: AtomicPtr<Vec<CString>> = AtomicPtr::new(std::ptr::null_mut());
+/// Set while a commit is in progress: a second signal waits for it.
+static COMMITTING: AtomicBool = AtomicBool::new(false);
+/// Whether stderr was a terminal when the handlers were installed: the
+/// second signal's message then first clears the progress line.
+static TERMINAL: AtomicBool = AtomicBool::new(false);
 
 /// Installs the SIGINT and SIGTERM handlers (once per process) and returns
 /// the flag they set, which `serve` uses as its stop signal.
 pub fn watch() -> Result<&'static AtomicBool> {
     let mut watching = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
     if !*watching {
+        TERMINAL.store(std::io::stderr().is_terminal(), Ordering::SeqCst);
         for signal in [libc::SIGINT, libc::SIGTERM] {
             if ignored(signal) {
                 continue;
             }
-            // Handlers run in the order they were registered: the shutdown
+            // Handlers run in the order they were registered: the first
             // sees the flag as it was before this signal, so only a second
             // signal exits at once.
-            let install = signal_hook::flag::register_conditional_shutdown(
-                signal,
-                i32::from(exit_code(signal)),
-                &STOP,
-            )
-            .and_then(|_| signal_hook::flag::register_usize(signal, &SIGNAL, signal as usize))
-            .and_then(|_| signal_hook::flag::register(signal, &STOP));
+            let install = register_exit_on_second(signal)
+                .and_then(|_| signal_hook::flag::register_usize(signal, &SIGNAL, signal as usize))
+                .and_then(|_| signal_hook::flag::register(signal, &STOP));
             install.map_err(|e| {
                 Error::system(
                     format!("cannot install the {} handler", signal_name(signal)),
@@ -60,6 +75,96 @@ pub fn watch() -> Result<&'static AtomicBool> {
         *watching = true;
     }
     Ok(&STOP)
+}
+
+/// Installs the handler that ends the process on a second signal.
+#[allow(unsafe_code)]
+fn register_exit_on_second(signal: i32) -> std::io::Result<signal_hook::SigId> {
+    // SAFETY: `exit_on_second` only loads atomics, reads paths that are
+    // never freed, and calls write, unlink and _exit, which are
+    // async-signal-safe.
+    unsafe { signal_hook::low_level::register(signal, move || exit_on_second(signal)) }
+}
+
+/// A signal's handler: after an earlier one, and unless a commit is in
+/// progress, says what the safe point would have said, removes the files
+/// registered with [`discard_on_exit`] and exits with the signal's code.
+#[allow(unsafe_code)]
+fn exit_on_second(signal: i32) {
+    if !STOP.load(Ordering::SeqCst) || COMMITTING.load(Ordering::SeqCst) {
+        return;
+    }
+    let message = stop_message(signal);
+    // SAFETY: write, unlink and _exit are async-signal-safe; the buffers
+    // are static or leaked, so they outlive the calls.
+    unsafe {
+        if TERMINAL.load(Ordering::SeqCst) {
+            let clear = b"\r\x1b[2K";
+            libc::write(libc::STDERR_FILENO, clear.as_ptr().cast(), clear.len());
+        }
+        libc::write(libc::STDERR_FILENO, message.as_ptr().cast(), message.len());
+        if let Some(files) = DISCARD.load(Ordering::SeqCst).as_ref() {
+            for file in files {
+                libc::unlink(file.as_ptr());
+            }
+        }
+        libc::_exit(i32::from(exit_code(signal)));
+    }
+}
+
+/// The line ccc prints when `signal` stopped it, as `main` prints
+/// [`Error::Interrupted`] (a test checks they agree); the handler cannot
+/// format.
+fn stop_message(signal: i32) -> &'static [u8] {
+    match signal {
+        libc::SIGINT => b"error: interrupted by SIGINT (Ctrl-C)\n",
+        libc::SIGTERM => b"error: interrupted by SIGTERM\n",
+        _ => b"error: interrupted by a signal\n",
+    }
+}
+
+/// Until the next [`commit`] succeeds or the returned guard is dropped, a
+/// second signal removes the catalog `db` and its side files before it
+/// exits: a publish creating the catalog calls this before it opens it.
+pub fn discard_on_exit(db: &Path) -> Discard {
+    let files: Vec<CString> = ["", "-wal", "-shm"]
+        .into_iter()
+        .filter_map(|suffix| {
+            let mut path = db.as_os_str().as_bytes().to_vec();
+            path.extend_from_slice(suffix.as_bytes());
+            CString::new(path).ok()
+        })
+        .collect();
+    // Leaked: a handler may be reading it at any moment, and a process
+    // registers once per publish.
+    let files = Box::leak(Box::new(files));
+    DISCARD.store(files, Ordering::SeqCst);
+    Discard
+}
+
+/// Ends [`discard_on_exit`]'s registration when dropped.
+pub struct Discard;
+
+impl Drop for Discard {
+    fn drop(&mut self) {
+        DISCARD.store(std::ptr::null_mut(), Ordering::SeqCst);
+    }
+}
+
+/// Runs a commit with second signals held off: one that arrives meanwhile
+/// is recorded, and exits at the next signal. A commit that succeeds ends
+/// [`discard_on_exit`]'s registration: the catalog now holds what was
+/// committed.
+pub fn commit<T, E>(
+    commit: impl FnOnce() -> std::result::Result<T, E>,
+) -> std::result::Result<T, E> {
+    COMMITTING.store(true, Ordering::SeqCst);
+    let committed = commit();
+    if committed.is_ok() {
+        DISCARD.store(std::ptr::null_mut(), Ordering::SeqCst);
+    }
+    COMMITTING.store(false, Ordering::SeqCst);
+    committed
 }
 
 /// Whether `signal` is ignored: the disposition ccc inherited.
@@ -117,6 +222,32 @@ mod tests {
         assert_eq!(exit_code(libc::SIGINT), 130);
         assert_eq!(exit_code(libc::SIGTERM), 143);
         assert_eq!(signal_name(libc::SIGINT), "SIGINT (Ctrl-C)");
+    }
+
+    #[test]
+    fn the_second_signal_says_what_main_says() {
+        for signal in [libc::SIGINT, libc::SIGTERM] {
+            let main = format!("error: {}\n", Error::Interrupted(signal));
+            assert_eq!(stop_message(signal), main.as_bytes());
+        }
+    }
+
+    #[test]
+    fn a_commit_ends_the_discard_and_a_failed_one_does_not() {
+        let guard = discard_on_exit(Path::new("/nonexistent/cdn.db"));
+        assert!(!DISCARD.load(Ordering::SeqCst).is_null());
+        assert_eq!(commit(|| Err::<(), ()>(())), Err(()));
+        assert!(
+            !DISCARD.load(Ordering::SeqCst).is_null(),
+            "still registered"
+        );
+        assert_eq!(commit(|| Ok::<u8, ()>(1)), Ok(1));
+        assert!(
+            DISCARD.load(Ordering::SeqCst).is_null(),
+            "the commit ended it"
+        );
+        assert!(!COMMITTING.load(Ordering::SeqCst));
+        drop(guard);
     }
 
     #[test]

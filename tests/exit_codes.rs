@@ -336,6 +336,64 @@ fn long_commands_stop_at_once_on_ctrl_c_and_exit_130() {
 }
 
 #[test]
+fn a_second_ctrl_c_during_a_first_publish_says_so_and_leaves_no_catalog() {
+    let ws = workspace(Setup::Empty);
+    // An archive from stdin that never comes: the publish has created the
+    // catalog and waits in a read, where the first Ctrl-C cannot stop it.
+    let mut cmd = std::process::Command::new("env");
+    hermetic(&mut cmd);
+    let mut child = cmd
+        .arg("--default-signal=INT,TERM")
+        .arg(ccc_path())
+        .args(["publish", "app@1.0.0", "-"])
+        .current_dir(ws.path())
+        .env("CCC_DB_PATH", ws.db())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn ccc");
+    let pid = child.id();
+    let started = Instant::now();
+    while !(ws.db().exists() && catches(pid, libc::SIGINT)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no catalog in 20 s"
+        );
+        assert!(child.try_wait().expect("try_wait").is_none(), "ended early");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    send(pid, "INT");
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(
+        child.try_wait().expect("try_wait").is_none(),
+        "one Ctrl-C in a read"
+    );
+    send(pid, "INT");
+    let status = wait_timeout(&mut child, Duration::from_secs(20)).expect("exits at once");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr");
+    assert_eq!(end_of(status), End::Code(130), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("error: interrupted by SIGINT (Ctrl-C)")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = ws.db().into_os_string();
+        path.push(suffix);
+        assert!(
+            !std::path::Path::new(&path).exists(),
+            "{path:?} left behind"
+        );
+    }
+    drop(child.stdin.take());
+}
+
+#[test]
 fn sigterm_exits_143() {
     let (end, stderr, _) = interrupt_while_locked(
         &["publish", "app@2.0.0", "dist"],

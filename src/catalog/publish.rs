@@ -1111,7 +1111,7 @@ fn run(
     if options.dry_run {
         tx.rollback().map_err(err)?;
     } else {
-        tx.commit().map_err(err)?;
+        crate::interrupt::commit(|| tx.commit()).map_err(err)?;
     }
     Ok(Report {
         package: package.to_string(),

@@ -92,6 +92,8 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     // An empty file is no catalog yet (see `Catalog::open`): made as where
     // there is none, and removed again if the publish fails.
     let creating = !db.exists() || crate::catalog::is_empty_file(db);
+    // A second Ctrl-C exits at once: it removes the catalog being created.
+    let _discard = (creating && !args.dry_run).then(|| crate::interrupt::discard_on_exit(db));
     let opened = if args.dry_run && creating {
         Catalog::in_memory()
     } else {
