@@ -50,6 +50,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --max-unpacked-size 'Refuse an archive whose tar stream, decompressed, is larger than SIZE'
             cand -j 'Compression threads, at least 1 [default: one per core]'
             cand --jobs 'Compression threads, at least 1 [default: one per core]'
+            cand --wait 'Give up after waiting DURATION for another ccc''s lock on the catalog [default: wait as long as it takes, saying so after a second]'
             cand --db 'The catalog file'
             cand --force 'Replace the version if it exists, atomically (its dist-tags stay on it)'
             cand --dry-run 'Do everything except commit, and report what would be stored'

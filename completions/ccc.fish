@@ -51,6 +51,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge-delay -d 'With
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l wait -d 'Give up after waiting DURATION for another ccc\'s lock on the catalog [default: wait as long as it takes, saying so after a second]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically (its dist-tags stay on it)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'

@@ -140,6 +140,12 @@ pub struct PublishArgs {
     #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
     pub jobs: Option<usize>,
 
+    /// Give up after waiting DURATION for another ccc's lock on the
+    /// catalog [default: wait as long as it takes, saying so after a
+    /// second].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub wait: Option<std::time::Duration>,
+
     /// Print no progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,

@@ -335,6 +335,60 @@ fn long_commands_stop_at_once_on_ctrl_c_and_exit_130() {
     }
 }
 
+/// The stderr of a finished child.
+fn stderr_of(child: &mut Child) -> String {
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
+        .expect("stderr");
+    stderr
+}
+
+#[test]
+fn a_publish_waits_for_the_lock_as_long_as_it_takes_and_says_so() {
+    let ws = workspace(Setup::Catalog);
+    ws.write("dist2/app.js", "console.log(2);\n");
+    let lock = hold_lock(&ws);
+    let mut child = spawn(&ws, &["publish", "app@2.0.0", "dist2"]);
+    // Longer than any other command waits (10 s).
+    std::thread::sleep(Duration::from_secs(12));
+    assert!(child.try_wait().expect("try_wait").is_none(), "gave up");
+    drop(lock);
+    let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("publishes");
+    let stderr = stderr_of(&mut child);
+    assert_eq!(end_of(status), End::Code(0), "{stderr}");
+    assert_eq!(
+        stderr
+            .matches("Blocking: waiting for another ccc to release its lock on the catalog")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(ws.versions("app").contains(&"2.0.0".to_string()));
+}
+
+#[test]
+fn publish_wait_bounds_the_wait_for_the_lock() {
+    let ws = workspace(Setup::Catalog);
+    ws.write("dist2/app.js", "console.log(2);\n");
+    let before = ws.snapshot();
+    let lock = hold_lock(&ws);
+    let started = Instant::now();
+    let mut child = spawn(&ws, &["publish", "app@2.0.0", "dist2", "--wait", "2s"]);
+    let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("gives up");
+    let took = started.elapsed();
+    let stderr = stderr_of(&mut child);
+    drop(lock);
+    assert_eq!(end_of(status), End::Code(1), "{stderr}");
+    assert!(
+        stderr.contains("Blocking: waiting for up to 2s"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is busy"), "{stderr}");
+    assert!(took >= Duration::from_secs(2), "{took:?}");
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    assert_eq!(ws.snapshot(), before, "nothing written");
+}
+
 #[test]
 fn a_second_ctrl_c_during_a_first_publish_says_so_and_leaves_no_catalog() {
     let ws = workspace(Setup::Empty);
@@ -371,9 +425,7 @@ fn a_second_ctrl_c_during_a_first_publish_says_so_and_leaves_no_catalog() {
     );
     send(pid, "INT");
     let status = wait_timeout(&mut child, Duration::from_secs(20)).expect("exits at once");
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut stderr)
-        .expect("stderr");
+    let stderr = stderr_of(&mut child);
     assert_eq!(end_of(status), End::Code(130), "{stderr}");
     assert_eq!(
         stderr

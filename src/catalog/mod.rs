@@ -130,10 +130,27 @@ use crate::error::{Error, Result};
 use read_only::ReadWay;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-/// How long a command waits for another command's lock on the catalog.
+/// How long a command waits for another command's lock on the catalog,
+/// unless it says otherwise ([`wait_for_locks`]).
 pub const LOCK_PATIENCE: Duration = Duration::from_secs(10);
+/// How long this process waits for a lock, in ms (`u64::MAX`: no bound).
+static LOCK_WAIT_MS: AtomicU64 = AtomicU64::new(LOCK_PATIENCE.as_millis() as u64);
+/// A command still waiting for a lock after this long says so, once.
+const ANNOUNCE_WAIT_AFTER: Duration = Duration::from_secs(1);
+static ANNOUNCED: AtomicBool = AtomicBool::new(false);
+
+/// Sets how long this process's commands wait for another command's lock
+/// on the catalog: `None` for as long as it takes (`publish`, whose work
+/// would otherwise be lost), else at most `bound` (`publish --wait`).
+pub fn wait_for_locks(bound: Option<Duration>) {
+    let ms = bound.map_or(u64::MAX, |b| {
+        u64::try_from(b.as_millis()).unwrap_or(u64::MAX)
+    });
+    LOCK_WAIT_MS.store(ms, Ordering::Relaxed);
+}
 
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
 pub const APPLICATION_ID: i32 = 0x6363_6331;
@@ -613,15 +630,32 @@ impl Catalog {
     }
 }
 
-/// SQLite's busy handler: retry every 10 ms for up to [`LOCK_PATIENCE`], and
-/// give up at once when the user asks ccc to stop.
+/// SQLite's busy handler: retry every 10 ms for as long as this process
+/// waits ([`wait_for_locks`], [`LOCK_PATIENCE`] unless set), saying so on
+/// stderr once it has waited a second, as cargo does for its locks; give
+/// up at once when the user asks ccc to stop.
 fn wait_for_lock(attempt: i32) -> bool {
     const STEP: Duration = Duration::from_millis(10);
     if crate::interrupt::requested().is_some() {
         return false;
     }
-    if STEP * attempt.max(0) as u32 >= LOCK_PATIENCE {
+    let waited = STEP.as_millis() as u64 * u64::try_from(attempt).unwrap_or(0);
+    let bound = LOCK_WAIT_MS.load(Ordering::Relaxed);
+    if waited >= bound {
         return false;
+    }
+    if waited >= ANNOUNCE_WAIT_AFTER.as_millis() as u64 && !ANNOUNCED.swap(true, Ordering::Relaxed)
+    {
+        let until = match bound {
+            u64::MAX => String::new(),
+            ms => format!(
+                " for up to {}",
+                humantime::format_duration(Duration::from_millis(ms))
+            ),
+        };
+        crate::log::err(format_args!(
+            "Blocking: waiting{until} for another ccc to release its lock on the catalog (Ctrl-C stops)"
+        ));
     }
     std::thread::sleep(STEP);
     true

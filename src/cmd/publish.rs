@@ -91,6 +91,9 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     };
     // An empty file is no catalog yet (see `Catalog::open`): made as where
     // there is none, and removed again if the publish fails.
+    // Another ccc's lock is waited out, however long, unless --wait says:
+    // giving up would throw the work away.
+    crate::catalog::wait_for_locks(args.wait);
     let creating = !db.exists() || crate::catalog::is_empty_file(db);
     // A second Ctrl-C exits at once: it removes the catalog being created.
     let _discard = (creating && !args.dry_run).then(|| crate::interrupt::discard_on_exit(db));
