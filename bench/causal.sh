@@ -62,7 +62,7 @@ for load in $LOADS; do
         --threads "$THREADS" --cache-capacity "$CACHE" --load external \
         --rounds "$ROUNDS" --speedups "$SPEEDUPS" --seed 41 "${site_args[@]}" \
         --idle-cores "$IDLE_CORES" --site-clock "$SITE_CLOCK" \
-        --json "$out.json" --coz-out "$out.coz" --plot "$out.svg" \
+        --json-out "$out.json" --coz-out "$out.coz" --plot "$out.svg" \
         >"$out.txt" 2>"$out.log" &
     profiler=$!
     for _ in $(seq 100); do

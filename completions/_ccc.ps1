@@ -38,7 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
-            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -228,7 +228,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         }
         'ccc;serve' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to')
-            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index')
@@ -262,7 +262,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         }
         'ccc;causal' {
             [CompletionResult]::new('--bind', '--bind', [CompletionResultType]::ParameterName, 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to')
-            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it)')
+            [CompletionResult]::new('--port', '--port', [CompletionResultType]::ParameterName, 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]')
             [CompletionResult]::new('--threads', '--threads', [CompletionResultType]::ParameterName, 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]')
             [CompletionResult]::new('--cache-capacity', '--cache-capacity', [CompletionResultType]::ParameterName, 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]')
             [CompletionResult]::new('--cache-bytes', '--cache-bytes', [CompletionResultType]::ParameterName, 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index')
@@ -289,7 +289,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--external-wake', '--external-wake', [CompletionResultType]::ParameterName, 'How a request from a client moves the worker''s virtual clock')
             [CompletionResult]::new('--site-clock', '--site-clock', [CompletionResultType]::ParameterName, 'What times a visit of the selected site: elapsed time less the profiler''s own pauses (`wall`), or the thread''s CPU time (`cpu`), for sites that block on what optimizing them would not shorten')
             [CompletionResult]::new('--idle-cores', '--idle-cores', [CompletionResultType]::ParameterName, 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Write every cell, the summary and the ledger as JSON (`-` for stdout)')
+            [CompletionResult]::new('--json-out', '--json-out', [CompletionResultType]::ParameterName, 'Write every cell, the summary and the ledger as JSON (`-` for stdout), as --coz-out writes Coz''s profile')
             [CompletionResult]::new('--coz-out', '--coz-out', [CompletionResultType]::ParameterName, 'Write a profile Coz''s viewer loads')
             [CompletionResult]::new('--coz-format', '--coz-format', [CompletionResultType]::ParameterName, 'Format of --coz-out')
             [CompletionResult]::new('--ledger', '--ledger', [CompletionResultType]::ParameterName, 'Print the delay-accounting audit: per cell, or per cell and thread')
@@ -318,7 +318,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
-            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` siblings')
+            [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break

@@ -197,7 +197,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --access-log --log-format --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -315,7 +315,7 @@ _ccc() {
                     COMPREPLY=($(compgen -W "spin sleep" -- "${cur}"))
                     return 0
                     ;;
-                --json)
+                --json-out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

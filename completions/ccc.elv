@@ -35,7 +35,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
-            cand export 'Write versions out as plain files with precompressed `.gz` siblings'
+            cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -205,7 +205,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;serve'= {
             cand --bind 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to'
-            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
+            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]'
             cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]'
             cand --cache-bytes 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index'
@@ -237,7 +237,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;causal'= {
             cand --bind 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to'
-            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it)'
+            cand --port 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]'
             cand --threads 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]'
             cand --cache-capacity 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]'
             cand --cache-bytes 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index'
@@ -264,7 +264,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --external-wake 'How a request from a client moves the worker''s virtual clock'
             cand --site-clock 'What times a visit of the selected site: elapsed time less the profiler''s own pauses (`wall`), or the thread''s CPU time (`cpu`), for sites that block on what optimizing them would not shorten'
             cand --idle-cores 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)'
-            cand --json 'Write every cell, the summary and the ledger as JSON (`-` for stdout)'
+            cand --json-out 'Write every cell, the summary and the ledger as JSON (`-` for stdout), as --coz-out writes Coz''s profile'
             cand --coz-out 'Write a profile Coz''s viewer loads'
             cand --coz-format 'Format of --coz-out'
             cand --ledger 'Print the delay-accounting audit: per cell, or per cell and thread'
@@ -292,7 +292,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
-            cand export 'Write versions out as plain files with precompressed `.gz` siblings'
+            cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand help 'Print this message or the help of the given subcommand(s)'
         }

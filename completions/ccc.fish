@@ -39,7 +39,7 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "gc" -d 'Prune old versions,
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "serve" -d 'Serve the catalog over HTTP'
-complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l exclude -d 'Leave out paths matching GLOB (relative to SOURCE\'s root; `*` crosses `/`). May be repeated. A matching directory is left out whole' -r
@@ -136,7 +136,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand backup" -l json -d 'Print the re
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index' -r
@@ -161,7 +161,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand export" -l json -d 'Print the su
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l bind -d 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l port -d 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l threads -d 'Threads serving connections, at least 1; a request the cache cannot answer holds its thread while the catalog is read [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-capacity -d 'Most assets kept in memory; 0 turns the cache off [default: no limit but --cache-bytes]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l cache-bytes -d 'Most bytes the asset cache holds in memory, like 1GiB: bodies, names, prepared headers and the cache index' -r
@@ -198,7 +198,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l site-clock -d 'What t
 cpu\t'The thread\'s CPU time (leaves out blocking and preemption)'"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l idle-cores -d 'What idle cores do while profiling: `spin` keeps each awake with a lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the same whether the profiler pauses threads or not; `sleep` leaves them to the OS (less power, predictions that run low)' -r -f -a "spin\t'A SCHED_IDLE spinner per CPU keeps idle cores out of sleep states'
 sleep\t'Idle cores sleep as the OS decides'"
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l json -d 'Write every cell, the summary and the ledger as JSON (`-` for stdout)' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l json-out -d 'Write every cell, the summary and the ledger as JSON (`-` for stdout), as --coz-out writes Coz\'s profile' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-out -d 'Write a profile Coz\'s viewer loads' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-format -d 'Format of --coz-out' -r -f -a "tsv\t'Tab-separated, read by every viewer version'
 jsonl\t'JSON lines'"
@@ -224,7 +224,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcom
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "serve" -d 'Serve the catalog over HTTP'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` siblings'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify backup serve export causal help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Point TAG at PKG@VERSION (moving it if it names another version)'

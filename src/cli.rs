@@ -541,8 +541,10 @@ pub struct BackupArgs {
 
 /// Serve the catalog over HTTP.
 ///
-/// GET/HEAD /assets/PKG/VERSION/PATH returns a file: the stored gzip stream
-/// to clients that accept gzip, the original bytes to others, with a strong
+/// GET/HEAD /assets/PKG/VERSION/PATH returns a file: its brotli stream to
+/// clients that accept `br` when publish kept one, else the stored gzip
+/// stream to clients that accept gzip, the original bytes to others, with a
+/// strong
 /// ETag, Last-Modified and a one-year immutable Cache-Control; one
 /// `Range: bytes=` range of it answers 206. VERSION may be a dist-tag
 /// (`latest`, `next`) or a semver range (`^1.2`, `1`, `~1.4.0`): those
@@ -575,9 +577,10 @@ pub struct ServerArgs {
     pub bind: String,
 
     /// Port to listen on; 0 picks a free one (the first line of output
-    /// names it).
-    #[arg(long, env = "CCC_PORT", default_value_t = 8333, value_parser = parse_port)]
-    pub port: u16,
+    /// names it) [default: 8333 for `serve`, a free one for `causal`, whose
+    /// server only its own load reaches].
+    #[arg(long, env = "CCC_PORT", value_name = "PORT", value_parser = parse_port)]
+    pub port: Option<u16>,
 
     /// Threads serving connections, at least 1; a request the cache cannot
     /// answer holds its thread while the catalog is read [default: one per
@@ -672,11 +675,12 @@ pub struct ServerArgs {
     pub reuse_port: bool,
 }
 
-/// Write versions out as plain files with precompressed `.gz` siblings.
+/// Write versions out as plain files with precompressed `.gz` and `.br` siblings.
 ///
 /// DIR/PKG/VERSION/PATH holds the original bytes and, for files stored
-/// gzipped, PATH.gz holds the stored gzip stream: the layout nginx
-/// (`gzip_static on`) and object-store CDNs serve. Without PKG, every
+/// gzipped, PATH.gz holds the stored gzip stream and PATH.br the brotli
+/// stream when publish kept one: the layout nginx (`gzip_static on`,
+/// `brotli_static on`) and object-store CDNs serve. Without PKG, every
 /// version of every package; with PKG, its versions; with PKG@VERSION, one.
 ///
 /// All or nothing: everything is written into a hidden folder in DIR first,
@@ -784,9 +788,10 @@ pub struct CausalArgs {
     #[arg(long, value_enum, default_value = "spin")]
     pub idle_cores: IdleCoresArg,
 
-    /// Write every cell, the summary and the ledger as JSON (`-` for stdout).
+    /// Write every cell, the summary and the ledger as JSON (`-` for
+    /// stdout), as --coz-out writes Coz's profile.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub json_out: Option<PathBuf>,
 
     /// Write a profile Coz's viewer loads.
     #[arg(long, value_name = "FILE")]

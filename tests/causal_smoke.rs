@@ -14,12 +14,15 @@ fn a_short_sweep_writes_every_output() {
         .arg(repo_root().join("examples/site"))
         .assert()
         .success();
+    // serve's default port, taken when it is free (another process may
+    // hold it: causal must not use it either way).
+    let serve_default = std::net::TcpListener::bind("127.0.0.1:8333").ok();
     let out = ws
         .ccc()
         .args([
+            // No --port: causal picks a free one, even with serve's
+            // default taken (below).
             "causal",
-            "--port",
-            "0",
             "--rounds",
             "1",
             "--window",
@@ -36,7 +39,7 @@ fn a_short_sweep_writes_every_output() {
             "builtin:2",
             "--seed",
             "7",
-            "--json",
+            "--json-out",
             "run.json",
             "--coz-out",
             "run.coz",
@@ -54,6 +57,12 @@ fn a_short_sweep_writes_every_output() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stdout:\n{stdout}\nstderr:\n{stderr}");
+    assert!(stderr.contains("profiling http://127.0.0.1:"), "{stderr}");
+    assert!(
+        !stderr.contains("profiling http://127.0.0.1:8333 "),
+        "{stderr}"
+    );
+    drop(serve_default);
     assert!(
         stdout.contains("ccc causal: 2 sites x {0,25,50}% x 1 round,"),
         "{stdout}"
@@ -203,7 +212,7 @@ fn unvisited_sites_and_failed_requests_are_reported() {
             "builtin:1",
             "--urls",
             "urls.txt",
-            "--json",
+            "--json-out",
             "run.json",
         ],
     )

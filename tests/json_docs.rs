@@ -263,7 +263,7 @@ fn causal(ws: &Workspace) -> Value {
             "builtin:2",
             "--seed",
             "7",
-            "--json",
+            "--json-out",
             "run.json",
         ])
         .timeout(std::time::Duration::from_secs(60))
@@ -275,7 +275,7 @@ fn causal(ws: &Workspace) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read(ws.path().join("run.json")).expect("run.json");
-    serde_json::from_slice(&text).expect("causal --json")
+    serde_json::from_slice(&text).expect("causal --json-out")
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn the_documented_json_is_the_printed_json() {
     ws.ok(&["tag", "add", "app@1.1.0", "next"]);
     real.extend(server_answers(&ws));
     #[cfg(feature = "causal")]
-    real.insert("ccc causal --json FILE".into(), causal(&ws));
+    real.insert("ccc causal --json-out FILE".into(), causal(&ws));
     // Without the profiler, `ccc causal` only explains how to get it.
     let causal_built = cfg!(feature = "causal");
     let mut names: Vec<&String> = docs

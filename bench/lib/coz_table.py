@@ -12,7 +12,7 @@ range, normalised by it). Experiments whose duration wrapped (Coz 0.2.2
 sometimes writes an unsigned underflow) are dropped and counted. The gains
 shown at 25% and 50% are pooled over speedups within 5 points of each.
 
-ccc's side is the summary of `ccc causal --json`: each site's median change
+ccc's side is the summary of `ccc causal --json-out`: each site's median change
 in progress rate at 25% and 50%.
 """
 

@@ -29,6 +29,9 @@ use std::time::Duration;
 /// before the process exits without them.
 const FINAL_FLUSH: Duration = Duration::from_secs(2);
 
+/// The port `serve` listens on unless `--port` says.
+pub const DEFAULT_PORT: u16 = 8333;
+
 /// Resolves the shared server flags into a server configuration.
 pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
@@ -42,7 +45,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             readers: threads,
         },
         bind: args.bind.clone(),
-        port: args.port,
+        port: args.port.unwrap_or(DEFAULT_PORT),
         threads,
         access_log: args.access_log.then_some(match args.log_format {
             LogFormat::Combined => access_log::Format::Combined,

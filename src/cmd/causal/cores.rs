@@ -5,7 +5,7 @@
 //! disagree, the ledger records, for every registered thread and cell, the
 //! time it ran and the time it sat ready in a run queue, from the kernel's
 //! schedstats (`/proc/self/task/TID/schedstat`), read by the controller at
-//! the start and the end of the window. They are in `--json` and
+//! the start and the end of the window. They are in `--json-out` and
 //! `--ledger full`.
 //!
 //! What they showed (bench/CAUSAL.md section 5): in validation scenario

@@ -135,7 +135,7 @@ pub struct Advice {
 }
 
 /// Reports on the profiler itself: its results cannot be trusted.
-const PROFILER_BUG: &str = "the cells are left out of the results; this is a bug in ccc's profiler: please report it with the --json file";
+const PROFILER_BUG: &str = "the cells are left out of the results; this is a bug in ccc's profiler: please report it with the --json-out file";
 
 /// The advice for one check (by its name, as in [`Finding::check`]).
 pub fn advice(check: &str) -> Advice {
@@ -162,7 +162,7 @@ pub fn advice(check: &str) -> Advice {
         ),
         "IDLE-PAYER" => (
             "a thread that was idle most of the window still paid delay, as if one of its waits were work; the program was slowed more than a real speedup would slow it, so the cell predicts too little",
-            "expected for the HTTP workers with --external-wake owe (idle workers absorb no delay by design); otherwise a wait of that thread is not marked as idle: please report it with the --json file",
+            "expected for the HTTP workers with --external-wake owe (idle workers absorb no delay by design); otherwise a wait of that thread is not marked as idle: please report it with the --json-out file",
         ),
         _ => (
             "an audit check failed",

@@ -123,7 +123,7 @@ mod enabled {
         latency_noise_floor: Option<f64>,
     }
 
-    /// A cell as `--json` writes it: its site by name and its round counted
+    /// A cell as `--json-out` writes it: its site by name and its round counted
     /// from 1, as in the table, and whether the site went unvisited.
     #[derive(Serialize)]
     struct JsonCell<'a> {
@@ -271,7 +271,7 @@ mod enabled {
             started.elapsed().as_secs_f64()
         ))?;
 
-        if let Some(path) = &args.json {
+        if let Some(path) = &args.json_out {
             let report = JsonReport {
                 version: env!("CARGO_PKG_VERSION"),
                 config: Config {
@@ -343,7 +343,10 @@ mod enabled {
             settings.site_clock,
             settings.idle_cores,
         );
-        let server = Server::start(super::super::serve::config(db, &args.server))?;
+        // A free port unless --port names one: the load is ccc's own.
+        let mut server_args = args.server.clone();
+        server_args.port.get_or_insert(0);
+        let server = Server::start(super::super::serve::config(db, &server_args))?;
         let addr = server.addr();
         eprintln!("profiling http://{addr} (seed {})", settings.seed);
         let stop_server = AtomicBool::new(false);
@@ -466,7 +469,7 @@ mod enabled {
         }
         if summary.unreliable_cells > 0 {
             warnings.push(format!(
-                "{} of {} {} unreliable and left out (see --json for reasons)",
+                "{} of {} {} unreliable and left out (see --json-out for reasons)",
                 summary.unreliable_cells,
                 output::count(summary.cells as u64, "cell"),
                 if summary.unreliable_cells == 1 {
@@ -584,7 +587,7 @@ mod enabled {
         }
         // What a site's speedup would change comes first; in a narrow
         // terminal the measurements behind it give way, the table says
-        // which, and --json has them all.
+        // which, and --json-out has them all.
         let mut table = Table::new(vec![
             Column::text("site"),
             Column::number("speedup"),

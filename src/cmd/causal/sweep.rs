@@ -189,7 +189,7 @@ impl LatencyCell {
 /// One experiment's measurements.
 ///
 /// `round` (from 0) and `site` (an id) are left out of the serialized form:
-/// a site id means nothing without the site list, so `ccc causal --json`
+/// a site id means nothing without the site list, so `ccc causal --json-out`
 /// writes each cell with its site's name and its round counted from 1, as
 /// the table shows them.
 #[derive(Debug, Clone, Serialize)]
