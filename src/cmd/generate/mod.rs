@@ -14,7 +14,10 @@
 //!   clap_mangen writes a bare `[--db]`;
 //! - an ENVIRONMENT section lists every variable the page's command reads:
 //!   the `env` fallbacks of its arguments, and for `ccc(1)` all of them
-//!   plus [`OTHER_ENV`].
+//!   plus [`OTHER_ENV`];
+//! - EXIT STATUS, EXAMPLES and SEE ALSO come from `pages`.
+
+mod pages;
 
 use crate::cli::{Cli, Command, GenerateArgs};
 use crate::error::{Error, Result};
@@ -169,6 +172,13 @@ fn man_page(cmd: &clap::Command, env: &[EnvVar]) -> Result<Vec<u8>> {
     }
     if cmd.get_after_long_help().is_some() || cmd.get_after_help().is_some() {
         section(&|w| man.render_extra_section(w)).map_err(failed)?;
+    }
+    let command = cmd
+        .get_name()
+        .strip_prefix("ccc-")
+        .unwrap_or(cmd.get_name());
+    if let Some(page) = pages::page(command) {
+        section(&|w| pages::sections(page).to_writer(w)).map_err(failed)?;
     }
     if cmd.get_version().is_some() || cmd.get_long_version().is_some() {
         section(&|w| man.render_version_section(w)).map_err(failed)?;
