@@ -93,6 +93,28 @@ fn publish_versions(ws: &Workspace, package: &str, versions: &[&str]) {
 }
 
 #[test]
+fn the_package_table_says_its_stored_size_counts_each_content_once() {
+    let ws = Workspace::new();
+    let body = "x".repeat(3000);
+    ws.write("dist/a.txt", &body);
+    ws.write("dist/copy-of-a.txt", &body);
+    ws.publish("app@1.0.0", "dist", &[]);
+    let version = ws.json(&["ls", "app", "--json"])[0]["stored_bytes"]
+        .as_u64()
+        .unwrap();
+    let package = ws.json(&["ls", "--json"])[0]["stored_bytes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        version,
+        2 * package,
+        "the version counts the copy, the package not"
+    );
+    let table = String::from_utf8(ws.ok(&["ls"]).stdout).unwrap();
+    assert!(table.contains("unique stored"), "{table}");
+}
+
+#[test]
 fn versions_are_listed_newest_first_by_semver() {
     let ws = Workspace::new();
     publish_versions(&ws, "order", &["1.10.0", "1.2.0", "1.9.0-rc.1"]);

@@ -91,7 +91,9 @@ fn packages(catalog: &Catalog, page: Page, json: bool) -> Result<ExitCode> {
         Column::number("versions"),
         Column::text("latest"),
         Column::number("files"),
-        Column::number("stored"),
+        // Each content once across the package's versions, where a
+        // version's `stored` (and publish's) counts each of its files.
+        Column::number("unique stored"),
     ]);
     for p in &packages {
         table.add_row([
