@@ -548,7 +548,11 @@ mod enabled {
     }
 
     /// The table's flags, in the order they appear, and what each means.
-    const FLAGS: [(&str, &str); 5] = [
+    const FLAGS: [(&str, &str); 6] = [
+        (
+            "R1",
+            "one round: a single measurement, nothing shows its spread (use --rounds 3 or more)",
+        ),
         ("~", "within the noise floor"),
         ("~lat", "Δlatency within its noise floor"),
         ("U(k)", "k unreliable cells left out"),
@@ -605,25 +609,29 @@ mod enabled {
         let mut used = [false; FLAGS.len()];
         for line in &summary.lines {
             let mut flags = Vec::new();
+            if line.n == 1 && line.change_median.is_some() {
+                flags.push("R1".to_string());
+                used[0] = true;
+            }
             if line.noise {
                 flags.push("~".to_string());
-                used[0] = true;
+                used[1] = true;
             }
             if line.latency_noise {
                 flags.push("~lat".to_string());
-                used[1] = true;
+                used[2] = true;
             }
             if line.unreliable > 0 {
                 flags.push(format!("U({})", line.unreliable));
-                used[2] = true;
+                used[3] = true;
             }
             if line.no_visits > 0 {
                 flags.push(format!("N({})", line.no_visits));
-                used[3] = true;
+                used[4] = true;
             }
             if line.ledger_warnings > 0 {
                 flags.push("L".to_string());
-                used[4] = true;
+                used[5] = true;
             }
             let range = match (line.change_lo, line.change_hi) {
                 (Some(lo), Some(hi)) => format!("{} … {}", pct(lo), pct(hi)),
