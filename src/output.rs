@@ -288,19 +288,54 @@ impl Table {
 
 impl Table {
     /// The narrowest each column may become: shrinkable ones down to
-    /// [`MIN_SHRUNK`] (or their title), the others not at all.
+    /// [`MIN_SHRUNK`] (or their title), a shortened one no narrower than
+    /// keeps its rows apart ([`Table::distinct_width`]), the others not at
+    /// all.
     fn floors(&self, natural: &[usize]) -> Vec<usize> {
         self.columns
             .iter()
             .zip(natural)
-            .map(|(column, &w)| match column.fit {
-                Fit::Keep => w,
-                Fit::Wrap | Fit::Shorten => {
-                    let title = if self.header { column.title.width() } else { 0 };
-                    w.min(MIN_SHRUNK.max(title))
+            .enumerate()
+            .map(|(i, (column, &w))| {
+                let title = if self.header { column.title.width() } else { 0 };
+                let floor = w.min(MIN_SHRUNK.max(title));
+                match column.fit {
+                    Fit::Keep => w,
+                    Fit::Wrap => floor,
+                    Fit::Shorten => self.distinct_width(i, floor, w),
                 }
             })
             .collect()
+    }
+
+    /// The narrowest width from `low` to `natural` at which column `i`'s
+    /// shortened cells are as distinct as the cells themselves: two paths
+    /// that differ never read alike (`a-ver….module.css` twice).
+    fn distinct_width(&self, i: usize, low: usize, natural: usize) -> usize {
+        let cells: Vec<&str> = self
+            .rows
+            .iter()
+            .filter_map(|row| row.get(i))
+            .flat_map(|cell| cell.lines())
+            .collect();
+        let distinct = cells.iter().collect::<std::collections::HashSet<_>>().len();
+        let apart = |width: usize| {
+            let shortened: std::collections::HashSet<String> =
+                cells.iter().map(|c| shorten_middle(c, width)).collect();
+            shortened.len() == distinct
+        };
+        // By bisection; the width returned always keeps them apart (at
+        // `natural` nothing is shortened).
+        let (mut lo, mut hi) = (low, natural.max(low));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if apart(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 }
 
@@ -642,6 +677,44 @@ mod tests {
         for word in ["decodes", "recorded", "stored", "changed"] {
             assert!(fitted.contains(word), "{word} lost:\n{fitted}");
         }
+    }
+
+    #[test]
+    fn shortened_paths_never_read_alike_and_a_long_type_gives_way() {
+        let dir = "a-very-long-directory-name-for-testing/another-quite-long-subdirectory";
+        let mut table = Table::new(vec![
+            Column::path("path"),
+            Column::path("type"),
+            Column::number("size"),
+            Column::number("stored"),
+            Column::number("ratio"),
+            Column::number("brotli"),
+        ]);
+        for (name, kind) in [
+            ("component-one.module.css", "text/css"),
+            ("component-two.module.css", "text/css"),
+            ("data.webmanifest", "application/manifest+json"),
+        ] {
+            table.add_row([&format!("{dir}/{name}"), kind, "2 B", "2 B", "100.0%", "-"]);
+        }
+        let out = table.render(Some(80));
+        assert!(widest_line(&out) <= 80, "{out}");
+        let paths: Vec<&str> = out
+            .lines()
+            .skip(2)
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(paths.len(), 3, "{out}");
+        let distinct: std::collections::HashSet<_> = paths.iter().collect();
+        assert_eq!(distinct.len(), 3, "two rows read alike:\n{out}");
+        assert!(
+            out.contains("ne.module.css") && out.contains("wo.module.css"),
+            "{out}"
+        );
+        assert!(
+            !out.contains("application/manifest+json"),
+            "the type gave way:\n{out}"
+        );
     }
 
     #[test]

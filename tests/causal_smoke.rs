@@ -78,7 +78,10 @@ fn a_short_sweep_writes_every_output() {
         .filter(|l| (l.contains(" 25% ") || l.contains(" 50% ")) && l.contains(" R1"))
         .count();
     assert_eq!(flagged, 4, "{stdout}");
-    assert!(stdout.contains("R1 one round: a single measurement"), "{stdout}");
+    assert!(
+        stdout.contains("R1 one round: a single measurement"),
+        "{stdout}"
+    );
 
     let json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(ws.path().join("run.json")).expect("json"))

@@ -55,7 +55,8 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     output::print_heading(&title, &totals)?;
     let mut table = Table::new(vec![
         Column::path("path"),
-        Column::text("type"),
+        // A long media type gives way before paths read alike.
+        Column::path("type"),
         Column::number("size"),
         Column::number("stored"),
         Column::number("ratio"),
