@@ -50,7 +50,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--tag', '--tag', [CompletionResultType]::ParameterName, 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version')
             [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
             [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
-            [CompletionResult]::new('--max-file-size', '--max-file-size', [CompletionResultType]::ParameterName, 'Refuse files larger than SIZE')
+            [CompletionResult]::new('--max-file-size', '--max-file-size', [CompletionResultType]::ParameterName, 'Refuse files larger than SIZE (at most 952.7 MiB: a file''s body is one SQLite blob)')
             [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'Refuse an archive whose tar stream, decompressed, is larger than SIZE')
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')

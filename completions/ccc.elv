@@ -46,7 +46,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --tag 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version'
             cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
             cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
-            cand --max-file-size 'Refuse files larger than SIZE'
+            cand --max-file-size 'Refuse files larger than SIZE (at most 952.7 MiB: a file''s body is one SQLite blob)'
             cand --max-unpacked-size 'Refuse an archive whose tar stream, decompressed, is larger than SIZE'
             cand -j 'Compression threads, at least 1 [default: one per core]'
             cand --jobs 'Compression threads, at least 1 [default: one per core]'

@@ -127,8 +127,9 @@ pub struct PublishArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Refuse files larger than SIZE.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_size)]
+    /// Refuse files larger than SIZE (at most 952.7 MiB: a file's body is
+    /// one SQLite blob).
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_file_size)]
     pub max_file_size: u64,
 
     /// Refuse an archive whose tar stream, decompressed, is larger than
@@ -999,6 +1000,21 @@ fn at_least_one(s: &str) -> Result<usize, String> {
 
 fn parse_size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
+}
+
+/// A largest file size a catalog can hold: SQLite keeps a file's body in
+/// one blob, and refuses a blob over its length limit only when the file,
+/// read and compressed, is inserted.
+fn parse_file_size(s: &str) -> Result<u64, String> {
+    let size = parse_size(s)?;
+    let most = crate::catalog::MAX_FILE_BYTES;
+    if size > most {
+        return Err(format!(
+            "larger than the largest file a catalog can hold, {} ({most} bytes: SQLite's limit on one blob)",
+            crate::units::human_size(most)
+        ));
+    }
+    Ok(size)
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -133,6 +133,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+/// The largest file a catalog holds: a body is one SQLite blob, and SQLite
+/// refuses a blob (and a row) longer than its length limit, 10^9 bytes in
+/// the bundled build (`tests::the_blob_limit_is_sqlites`); the margin is
+/// room for the row's other columns.
+pub const MAX_FILE_BYTES: u64 = 1_000_000_000 - (1 << 20);
+
 /// How long a command waits for another command's lock on the catalog,
 /// unless it says otherwise ([`wait_for_locks`]).
 pub const LOCK_PATIENCE: Duration = Duration::from_secs(10);
@@ -736,6 +742,15 @@ pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_blob_limit_is_sqlites() {
+        let conn = Connection::open_in_memory().unwrap();
+        let limit = conn
+            .limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH)
+            .unwrap();
+        assert_eq!(u64::try_from(limit).unwrap(), MAX_FILE_BYTES + (1 << 20));
+    }
 
     /// A read-only catalog's connection can write to the file (so that its
     /// close may fold the log in), but `query_only` refuses every change.
