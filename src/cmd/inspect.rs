@@ -78,8 +78,7 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
         // A media type cut in two reads as two words; the digest's start
         // is the detail a narrow terminal can spare (`inspect PATH` and
         // --json have it whole).
-        // A long media type gives way before paths read alike.
-        Column::path("type"),
+        Column::text("type"),
         Column::number("raw"),
         Column::number("stored"),
         Column::number("ratio"),

@@ -55,8 +55,7 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     output::print_heading(&title, &totals)?;
     let mut table = Table::new(vec![
         Column::path("path"),
-        // A long media type gives way before paths read alike.
-        Column::path("type"),
+        Column::text("type"),
         Column::number("size"),
         Column::number("stored"),
         Column::number("ratio"),
