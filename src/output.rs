@@ -489,15 +489,25 @@ pub fn shorten_apart(lines: &[&str], width: usize) -> Vec<String> {
         let middle = take_width(rest.chars(), room.checked_sub(tail.width() + 1)?);
         (!middle.is_empty()).then(|| format!("{head}…{middle}…{tail}"))
     };
+    // Only lines whose plain form another line shares take the other form.
+    let mut seen: std::collections::HashMap<&str, HashSet<&str>> = Default::default();
+    for (line, short) in lines.iter().zip(&plain) {
+        seen.entry(short.as_str()).or_default().insert(line);
+    }
+    let alike: Vec<bool> = plain
+        .iter()
+        .map(|short| seen[short.as_str()].len() > 1)
+        .collect();
     lines
         .iter()
         .zip(plain)
-        .map(|(line, plain)| {
-            if line.width() <= width {
-                return line.to_string();
-            }
-            apart(line).unwrap_or(plain)
-        })
+        .zip(alike)
+        .map(
+            |((line, plain), alike)| match alike && line.width() > width {
+                true => apart(line).unwrap_or(plain),
+                false => plain,
+            },
+        )
         .collect()
 }
 
