@@ -410,8 +410,13 @@ fn a_key_that_does_not_match_is_refused_before_listening() {
 }
 
 /// A client that downloads `path` slowly (16 KiB reads with pauses) over
-/// one connection; returns the bytes of the body it received.
-fn slow_download(addr: SocketAddr, path: &str) -> std::thread::JoinHandle<(u16, usize, usize)> {
+/// one connection, saying on `started` once the response's head arrived;
+/// returns the bytes of the body it received.
+fn slow_download(
+    addr: SocketAddr,
+    path: &str,
+    started: std::sync::mpsc::Sender<()>,
+) -> std::thread::JoinHandle<(u16, usize, usize)> {
     let path = path.to_string();
     std::thread::spawn(move || {
         let mut stream = TcpStream::connect(addr).expect("connect");
@@ -422,6 +427,7 @@ fn slow_download(addr: SocketAddr, path: &str) -> std::thread::JoinHandle<(u16, 
             .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
             .expect("request");
         let mut all = Vec::new();
+        let mut told = false;
         let mut chunk = [0u8; 16384];
         loop {
             match stream.read(&mut chunk) {
@@ -429,6 +435,10 @@ fn slow_download(addr: SocketAddr, path: &str) -> std::thread::JoinHandle<(u16, 
                 Ok(n) => all.extend_from_slice(&chunk[..n]),
             }
             if let Some(r) = parse_raw(&all) {
+                if !told {
+                    let _ = started.send(());
+                    told = true;
+                }
                 let want: usize = r
                     .header("content-length")
                     .and_then(|l| l.parse().ok())
@@ -460,10 +470,17 @@ fn sigterm_lets_downloads_in_flight_finish_then_exits_0() {
     // Far longer than the downloads take, even with the whole test suite
     // loading both cores: this test is about finishing them, not the limit.
     let mut server = Server::start(&ws, &["--shutdown-timeout", "5m"]);
+    let (started, heads) = std::sync::mpsc::channel();
     let downloads: Vec<_> = (0..3)
-        .map(|_| slow_download(server.addr, "/assets/site/1.0.0/big.bin"))
+        .map(|_| slow_download(server.addr, "/assets/site/1.0.0/big.bin", started.clone()))
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Every download under way (its head received), however loaded the
+    // machine: a connection whose request was not read yet is not in flight.
+    for _ in 0..3 {
+        heads
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a download started");
+    }
     sigterm(server.pid());
     // The port closes at once: no new connection is taken.
     let refused = poll_until(Duration::from_secs(5), || {
