@@ -17,10 +17,11 @@
 //! catalog registers its files ([`discard_on_exit`]), and the handler
 //! removes them before it exits, so no empty catalog is left. A commit in
 //! progress is waited for ([`commit`]): a second signal during it is only
-//! recorded, and the commit ends the registration. A signal that was
-//! ignored when ccc started
-//! stays ignored: a shell ignores SIGINT for the background jobs of a
-//! script, so that Ctrl-C stops the script and not them.
+//! recorded, and the commit ends the registration.
+//!
+//! A signal that was ignored when ccc started stays ignored: a shell
+//! ignores SIGINT for the background jobs of a script, so that Ctrl-C
+//! stops the script and not them.
 //!
 //! `serve` treats the signal as its normal end: it finishes the requests in
 //! flight and exits 0, as a server stopped by its supervisor should. The
