@@ -36,32 +36,16 @@
 
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
 use ccc::catalog::{Access, Catalog};
+use ccc::rng::SplitMix64;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// SplitMix64: tiny, fast, and the same stream on every machine.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// An index in 0..n, skewed towards small values (roughly Zipfian).
-    fn skewed(&mut self, n: usize) -> usize {
-        let u = self.unit();
-        ((n as f64).powf(u) - 1.0) as usize % n
-    }
+/// An index in 0..n from ccc's seeded generator, skewed towards small
+/// values (roughly Zipfian).
+fn skewed(rng: &mut SplitMix64, n: usize) -> usize {
+    let u = rng.unit();
+    ((n as f64).powf(u) - 1.0) as usize % n
 }
 
 struct Args {
@@ -137,7 +121,7 @@ const PUNCT: &[&str] = &[
 ];
 
 /// Identifiers a package's code keeps reusing.
-fn vocabulary(rng: &mut Rng) -> Vec<String> {
+fn vocabulary(rng: &mut SplitMix64) -> Vec<String> {
     const SYLLABLES: &[&str] = &[
         "get", "set", "on", "use", "state", "props", "node", "el", "cb", "fn", "key", "val",
         "item", "list", "map", "ctx", "ref", "init", "render", "update", "emit", "data", "opts",
@@ -164,7 +148,7 @@ fn vocabulary(rng: &mut Rng) -> Vec<String> {
 
 /// Short token runs a package's code keeps repeating, as real bundles
 /// repeat `function(e,t){return e.` and friends.
-fn phrases(rng: &mut Rng, vocab: &[String]) -> Vec<String> {
+fn phrases(rng: &mut SplitMix64, vocab: &[String]) -> Vec<String> {
     (0..48)
         .map(|_| {
             let mut p = String::new();
@@ -176,28 +160,28 @@ fn phrases(rng: &mut Rng, vocab: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn push_token(rng: &mut Rng, vocab: &[String], out: &mut String) {
+fn push_token(rng: &mut SplitMix64, vocab: &[String], out: &mut String) {
     match rng.below(10) {
-        0..=3 => out.push_str(&vocab[rng.skewed(vocab.len())]),
-        4..=5 => out.push_str(KEYWORDS[rng.skewed(KEYWORDS.len())]),
+        0..=3 => out.push_str(&vocab[skewed(rng, vocab.len())]),
+        4..=5 => out.push_str(KEYWORDS[skewed(rng, KEYWORDS.len())]),
         6..=8 => out.push_str(PUNCT[rng.below(PUNCT.len())]),
         _ => {
             if rng.below(3) == 0 {
-                out.push_str(&format!("\"{}\"", vocab[rng.skewed(vocab.len())]));
+                out.push_str(&format!("\"{}\"", vocab[skewed(rng, vocab.len())]));
             } else {
-                out.push_str(&rng.skewed(256).to_string());
+                out.push_str(&skewed(rng, 256).to_string());
             }
         }
     }
 }
 
 /// About `len` bytes of minified-looking JavaScript.
-fn js(rng: &mut Rng, vocab: &[String], phrases: &[String], len: usize) -> Vec<u8> {
+fn js(rng: &mut SplitMix64, vocab: &[String], phrases: &[String], len: usize) -> Vec<u8> {
     let mut out = String::with_capacity(len + 64);
     out.push_str("\"use strict\";");
     while out.len() < len {
         if rng.below(5) == 0 {
-            out.push_str(&phrases[rng.skewed(phrases.len())]);
+            out.push_str(&phrases[skewed(rng, phrases.len())]);
         } else {
             push_token(rng, vocab, &mut out);
         }
@@ -206,7 +190,7 @@ fn js(rng: &mut Rng, vocab: &[String], phrases: &[String], len: usize) -> Vec<u8
 }
 
 /// About `len` bytes of CSS.
-fn css(rng: &mut Rng, vocab: &[String], len: usize) -> Vec<u8> {
+fn css(rng: &mut SplitMix64, vocab: &[String], len: usize) -> Vec<u8> {
     const PROPS: &[&str] = &[
         "color",
         "margin",
@@ -223,13 +207,13 @@ fn css(rng: &mut Rng, vocab: &[String], len: usize) -> Vec<u8> {
     while out.len() < len {
         out.push_str(&format!(
             ".{}-{}{{",
-            vocab[rng.skewed(vocab.len())],
+            vocab[skewed(rng, vocab.len())],
             rng.below(50)
         ));
         for _ in 0..1 + rng.below(4) {
             out.push_str(&format!(
                 "{}:{}px;",
-                PROPS[rng.skewed(PROPS.len())],
+                PROPS[skewed(rng, PROPS.len())],
                 rng.below(64)
             ));
         }
@@ -239,12 +223,12 @@ fn css(rng: &mut Rng, vocab: &[String], len: usize) -> Vec<u8> {
 }
 
 /// About `len` bytes of JSON.
-fn json(rng: &mut Rng, vocab: &[String], len: usize) -> Vec<u8> {
+fn json(rng: &mut SplitMix64, vocab: &[String], len: usize) -> Vec<u8> {
     let mut out = String::from("{");
     while out.len() < len {
         out.push_str(&format!(
             "\"{}{}\":{{\"id\":{},\"name\":\"{}\",\"on\":{}}},",
-            vocab[rng.skewed(vocab.len())],
+            vocab[skewed(rng, vocab.len())],
             rng.below(1000),
             rng.below(100_000),
             vocab[rng.below(vocab.len())],
@@ -256,7 +240,7 @@ fn json(rng: &mut Rng, vocab: &[String], len: usize) -> Vec<u8> {
 }
 
 /// One file's content, sized so that it gzips to 512 B .. 8 KiB.
-fn content(rng: &mut Rng, vocab: &[String], phrases: &[String], path: &str) -> Vec<u8> {
+fn content(rng: &mut SplitMix64, vocab: &[String], phrases: &[String], path: &str) -> Vec<u8> {
     // Log-uniform gzipped target; these generators gzip to about 27%.
     let gz_target = 512.0 * 16f64.powf(rng.unit());
     let raw_len = (gz_target / GZIP_RATIO) as usize;
@@ -281,12 +265,12 @@ fn package_name(i: usize) -> String {
     }
 }
 
-fn file_path(i: usize, rng: &mut Rng) -> String {
+fn file_path(i: usize, rng: &mut SplitMix64) -> String {
     match i {
         0 => "index.js".into(),
         1 => "package.json".into(),
         2 => "dist/styles.css".into(),
-        _ => format!("dist/chunks/chunk-{i}.{:08x}.js", rng.next() as u32),
+        _ => format!("dist/chunks/chunk-{i}.{:08x}.js", rng.next_u64() as u32),
     }
 }
 
@@ -330,7 +314,7 @@ fn seed(args: &Args) -> ccc::Result<()> {
         .conn()
         .pragma_update(None, "synchronous", "OFF")
         .map_err(|e| catalog.err(e))?;
-    let mut rng = Rng(args.seed);
+    let mut rng = SplitMix64::new(args.seed);
     let options = Options {
         level: args.level,
         ..Options::default()

@@ -38,6 +38,7 @@ pub mod interrupt;
 pub mod log;
 pub mod output;
 pub mod purge;
+pub mod rng;
 pub mod serve;
 pub mod spec;
 pub mod spool;

@@ -16,6 +16,7 @@ use ccc::causal::points::{ASSET_SERVED, SITES};
 use ccc::cmd::causal::coz::{self, Format};
 use ccc::cmd::causal::report::{self, Summary};
 use ccc::cmd::causal::sweep::Cell;
+use ccc::rng::SplitMix64;
 
 /// The rules of Coz's viewer, restated.
 ///
@@ -709,22 +710,9 @@ fn site_name(id: u16) -> String {
     SITES[usize::from(id)].name.to_string()
 }
 
-/// A small deterministic generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [−1, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
+/// Uniform in [−1, 1), from ccc's seeded generator.
+fn signed_unit(rng: &mut SplitMix64) -> f64 {
+    2.0 * rng.unit() - 1.0
 }
 
 fn cell(round: usize, site: u16, pct: u8, delta: u64, duration_ns: i64, reliable: bool) -> Cell {
@@ -753,7 +741,7 @@ fn cell(round: usize, site: u16, pct: u8, delta: u64, duration_ns: i64, reliable
 /// unreliable cells, its round-3 baseline among them) and 3 (no reliable
 /// 0% cell), five rounds, ±2% noise on every cell.
 fn sweep(speedups: &[u8]) -> Vec<Cell> {
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64::new(7);
     let mut cells = Vec::new();
     for round in 0..5 {
         let mut order = [2u16, 0, 1, 3];
@@ -767,8 +755,8 @@ fn sweep(speedups: &[u8]) -> Vec<Cell> {
             };
             for &pct in speedups {
                 let p = f64::from(pct) / 100.0;
-                let rate = 12_000.0 * (1.0 + slope * p) * (1.0 + 0.02 * rng.unit());
-                let duration_ns = 500_000_000 + (rng.next() % 10_000_000) as i64;
+                let rate = 12_000.0 * (1.0 + slope * p) * (1.0 + 0.02 * signed_unit(&mut rng));
+                let duration_ns = 500_000_000 + (rng.next_u64() % 10_000_000) as i64;
                 let delta = (rate * duration_ns as f64 / 1e9).round() as u64;
                 let mut reliable = true;
                 let (mut delta, mut duration_ns) = (delta, duration_ns);
@@ -1186,11 +1174,11 @@ const LATENCY_POINT: &str = "request";
 fn with_latency(mut cells: Vec<Cell>, level: f64) -> Vec<Cell> {
     use ccc::causal::latency::Window;
     use ccc::cmd::causal::sweep::LatencyCell;
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64::new(11);
     for c in &mut cells {
         let slope = if c.site == 2 { 0.4 } else { 0.0 };
         let p = f64::from(c.speedup_pct) / 100.0;
-        let in_flight = level * (1.0 - slope * p) * (1.0 + 0.02 * rng.unit());
+        let in_flight = level * (1.0 - slope * p) * (1.0 + 0.02 * signed_unit(&mut rng));
         let window = Window {
             arrivals: c.delta,
             departures: c.delta,

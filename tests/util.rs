@@ -367,24 +367,21 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A small deterministic generator (xorshift64*), so that test data is the
-/// same on every run.
-pub struct Rng(u64);
+/// ccc's seeded generator ([`ccc::rng::SplitMix64`]) with the test data
+/// made from it, the same on every run.
+pub struct Rng(ccc::rng::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+        Rng(ccc::rng::SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0.next_u64()
     }
 
     pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
+        self.0.below(n)
     }
 
     /// `len` bytes of noise: gzip cannot shrink them.

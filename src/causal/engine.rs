@@ -1378,7 +1378,7 @@ mod tests {
             let mut real = Tally::default();
             let (mut v0, mut r0) = (None, None);
             let warm = start + 100_000_000;
-            let mut gaps = crate::cmd::causal::plan::SplitMix64::new(17);
+            let mut gaps = crate::rng::SplitMix64::new(17);
             let mut queue: VecDeque<(Stamp, u64)> = VecDeque::new();
             let mut next_arrival = start;
             let mut actor_free = start;

@@ -466,21 +466,10 @@ pub struct Counts {
 mod tests {
     use super::*;
 
-    /// xorshift64*, seeded: the same request mixes on every run.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-        }
-    }
-
     /// The benchmark's two mixes over 40,000 assets: `hot` sends 80% of
     /// requests to 50 assets and 20% uniformly to all; `uniform` is uniform.
     fn mix(hot: bool, n: usize) -> Vec<u32> {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = crate::rng::SplitMix64::new(0x9E37_79B9_7F4A_7C15);
         (0..n)
             .map(|_| {
                 if hot && rng.below(10) < 8 {
@@ -657,7 +646,7 @@ mod tests {
         // entries has evicted it by then, while the crawl's assets, asked
         // for once, are not worth a place once the cache is full.
         let mut requests = Vec::new();
-        let mut rng = Rng(7);
+        let mut rng = crate::rng::SplitMix64::new(7);
         for crawled in 0..20_000u32 {
             requests.push(rng.below(50) as u32);
             requests.push(1_000 + crawled * 2);

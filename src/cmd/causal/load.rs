@@ -17,8 +17,8 @@
 //! counted by cause (`HTTP 404`, `connection reset`), so a run can say what
 //! went wrong rather than only how often.
 
-use super::plan::SplitMix64;
 use crate::error::{Error, Result};
+use crate::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
