@@ -33,6 +33,7 @@ pub mod cli;
 pub mod cmd;
 pub mod encoding;
 pub mod error;
+pub mod file_id;
 pub mod http;
 pub mod interrupt;
 pub mod log;

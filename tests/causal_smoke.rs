@@ -4,7 +4,7 @@
 //! numbers; this checks the product around them.
 
 use crate::causal_coz::viewer::Profile;
-use crate::util::{Workspace, repo_root};
+use crate::util::{Workspace, ccc_path, hermetic, repo_root};
 
 #[test]
 fn a_short_sweep_writes_every_output() {
@@ -168,7 +168,15 @@ fn a_short_sweep_writes_every_output() {
 
 /// `ccc causal` on the demo site with short cells and `extra` flags.
 fn quick_causal(ws: &Workspace, extra: &[&str]) -> std::process::Command {
-    let mut cmd = ws.ccc_std();
+    // SIGINT and SIGTERM at their default action, whatever this test
+    // process inherited (a shell ignores SIGINT in background jobs, and
+    // ccc honours that): one test here stops ccc with Ctrl-C.
+    let mut cmd = std::process::Command::new("env");
+    hermetic(&mut cmd);
+    cmd.arg("--default-signal=INT,TERM")
+        .arg(ccc_path())
+        .current_dir(ws.path())
+        .env("CCC_DB_PATH", ws.db());
     cmd.args([
         "causal",
         "--port",

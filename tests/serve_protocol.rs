@@ -8,7 +8,7 @@
 //! curl is the HTTP/2 and TLS client, as users run it; the certificates
 //! come from a certificate authority each test makes (rcgen).
 
-use crate::serve_util::{Server, get, parse_raw, poll_until, sigterm};
+use crate::serve_util::{Server, get, parse_raw, poll_until, sigterm, wait_timeout};
 use crate::util::{Workspace, ccc_path, hermetic};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -566,8 +566,13 @@ fn socket_activation_serves_the_socket_systemd_passes() {
     );
     let r = get(&format!("http://{addr}/assets/site/1.0.0/v.txt"), &[]);
     assert_eq!((r.status, r.text().as_str()), (200, "1.0.0"));
-    let _ = activator.kill();
-    let _ = activator.wait();
+    // Stopped as systemd stops it, so that it writes out what it printed
+    // (a kill could beat its log writer on a loaded machine).
+    sigterm(activator.id());
+    if wait_timeout(&mut activator, Duration::from_secs(20)).is_none() {
+        let _ = activator.kill();
+        let _ = activator.wait();
+    }
     let mut out = String::new();
     if let Some(mut pipe) = activator.stdout.take() {
         let _ = pipe.read_to_string(&mut out);

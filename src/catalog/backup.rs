@@ -27,6 +27,7 @@
 
 use super::{APPLICATION_ID, Catalog};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use rusqlite::Connection;
 use rusqlite::backup::{Backup, StepResult};
 use serde::Serialize;
@@ -146,7 +147,6 @@ impl Catalog {
 /// Refuses a destination that is the catalog itself, a folder, or (unless
 /// `replace`) any existing file. Returns whether one exists.
 fn check_destination(source: &Path, out: &Path, replace: bool) -> Result<bool> {
-    use std::os::unix::fs::MetadataExt;
     let meta = match std::fs::metadata(out) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -158,9 +158,7 @@ fn check_destination(source: &Path, out: &Path, replace: bool) -> Result<bool> {
             "is a folder; name the file to write, such as backup.db",
         ));
     }
-    if let Ok(src) = std::fs::metadata(source)
-        && (src.dev(), src.ino()) == (meta.dev(), meta.ino())
-    {
+    if FileId::at(source).is_ok_and(|src| src == FileId::of(&meta)) {
         return Err(Error::bad_input(out, "is the catalog being backed up"));
     }
     if !replace {

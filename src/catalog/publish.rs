@@ -38,6 +38,7 @@
 
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::units::unix_now;
 use flate2::{Compression, Crc, write::DeflateEncoder};
 use globset::{Glob, GlobSet, GlobSetBuilder};
@@ -46,7 +47,6 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
@@ -115,23 +115,6 @@ const SQLITE_FILES: &[(&str, &str)] = &[
     ("-shm", "shared-memory index"),
     ("-journal", "rollback journal"),
 ];
-
-/// One file, whatever its name: a hard link or a second path to it has the
-/// same device and inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct FileId {
-    dev: u64,
-    ino: u64,
-}
-
-impl FileId {
-    fn of(meta: &std::fs::Metadata) -> FileId {
-        FileId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        }
-    }
-}
 
 /// The files of the catalog a publish writes to, known by identity so that
 /// the walk can leave them out under any name.

@@ -53,10 +53,11 @@
 //!   checkpoint waits longer than that for readers.
 
 use super::shared_read::{SharedRead, SharingBound, share};
-use super::watch::{FileId, open_file};
+use super::watch::open_file;
 use super::{Asset, AssetKey};
 use crate::catalog::Catalog;
 use crate::error::Result;
+use crate::file_id::FileId;
 use crate::log;
 use crate::serve::cache::Cache;
 use crate::serve::prepared::Prepared;
@@ -250,7 +251,7 @@ impl Readers {
             Ok(true) => {
                 // Each snapshot is of the file the path names when it
                 // begins (module doc, the file).
-                if FileId::of(&self.path).ok() != Some(connection.file) {
+                if FileId::at(&self.path).ok() != Some(connection.file) {
                     connection.end_shared();
                     return None;
                 }
@@ -366,7 +367,7 @@ mod tests {
                 span: SHARED_SPAN,
             },
         );
-        readers.open(FileId::of(db).unwrap());
+        readers.open(FileId::at(db).unwrap());
         readers
     }
 
@@ -391,7 +392,7 @@ mod tests {
         std::thread::sleep(SHARED_SPAN);
         assert_eq!(size(&readers, "b"), None, "another file: the actor's");
         readers.close();
-        readers.open(FileId::of(&db).unwrap());
+        readers.open(FileId::at(&db).unwrap());
         assert_eq!(size(&readers, "b"), Some(Some(50)));
         readers.close();
         assert_eq!(size(&readers, "b"), None, "closed");

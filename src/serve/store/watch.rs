@@ -65,6 +65,7 @@
 use super::owner::Store;
 use crate::catalog::{Access, Catalog};
 use crate::error::{Error, Result};
+use crate::file_id::FileId;
 use crate::log;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -123,25 +124,6 @@ pub struct CatalogHealth {
     pub reloads: u64,
 }
 
-/// Which file a path names: device and inode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct FileId {
-    dev: u64,
-    ino: u64,
-}
-
-impl FileId {
-    /// The file `path` names now, following symlinks.
-    pub(super) fn of(path: &Path) -> std::io::Result<FileId> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(path)?;
-        Ok(FileId {
-            dev: meta.dev(),
-            ino: meta.ino(),
-        })
-    }
-}
-
 /// The catalog being served and what is known about its file.
 pub(super) struct Served {
     /// None only when [`CatalogState::Unavailable`].
@@ -161,7 +143,7 @@ pub(super) struct Served {
 /// and its `data_version`.
 pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
     // Catalog::open's errors say best what is wrong with a missing file.
-    let before = FileId::of(path).ok();
+    let before = FileId::at(path).ok();
     let catalog = Catalog::open(path, Access::ReadOnly)?;
     catalog
         .conn()
@@ -170,7 +152,7 @@ pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
         .conn()
         .pragma_update(None, "mmap_size", MAPPED_BYTES)
         .map_err(|e| catalog.err(e))?;
-    let after = FileId::of(path).map_err(|e| Error::io(path, e))?;
+    let after = FileId::at(path).map_err(|e| Error::io(path, e))?;
     if before != Some(after) {
         return Err(Error::Unavailable {
             path: path.to_path_buf(),
@@ -188,7 +170,7 @@ impl Store {
     /// when `recheck` (at the staleness check, not on every request).
     pub(super) fn follow_path(&mut self, recheck: bool) {
         let open = self.served.catalog.is_some();
-        match FileId::of(&self.workers.config.db) {
+        match FileId::at(&self.workers.config.db) {
             Ok(id) if open && self.served.file == Some(id) => {
                 let written = self
                     .served
