@@ -338,10 +338,7 @@ impl Catalog {
     pub fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Removal> {
         let path = self.path().to_path_buf();
         let err = |e| super::sqlite_err(&path, e);
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_transaction()?;
         let mut tags_removed = Vec::new();
         for id in ids {
             for tag in super::tags::of_version(&tx, *id).map_err(err)? {

@@ -494,6 +494,17 @@ impl Catalog {
         &mut self.conn
     }
 
+    /// Begins a write transaction with the write lock taken up front
+    /// (`BEGIN IMMEDIATE`): a writer waits for another one at its start,
+    /// through the busy handler, instead of failing at its first write on
+    /// a snapshot the other moved. What publish, gc, rm and tag write in.
+    pub fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| sqlite_err(&path, e))
+    }
+
     /// Makes every statement of this connection stop with
     /// [`Error::Interrupted`] soon after Ctrl-C, for commands that may run
     /// long statements. Not for the server, which finishes what is in flight.

@@ -775,10 +775,7 @@ fn run(
     let catalog_path = catalog.path().to_path_buf();
     let err = |e| super::sqlite_err(&catalog_path, e);
 
-    let tx = catalog
-        .conn_mut()
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(err)?;
+    let tx = catalog.write_transaction()?;
 
     // Known now: refuse an existing version before any work; else as soon
     // as the stream names it.

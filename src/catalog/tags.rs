@@ -333,10 +333,7 @@ impl Catalog {
     fn write<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let path = self.path().to_path_buf();
         let err = |e| super::sqlite_err(&path, e);
-        let tx = self
-            .conn_mut()
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(err)?;
+        let tx = self.write_transaction()?;
         let out = f(&tx).map_err(err)?;
         tx.commit().map_err(err)?;
         Ok(out)
