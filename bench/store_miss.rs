@@ -15,7 +15,10 @@
 //! - `stat`: the look at the catalog's path a miss now makes first;
 //! - `decode`: the check of a blob without a stored digest (schema 1, or
 //!   written before it): decoding (gzip) and hashing against the record;
-//! - `check`: the check of a blob with one: hashing the body as stored;
+//! - `sha256`: the check of a blob with a stored sha256 and no XXH3-128
+//!   (schema 2 to 5): hashing the body as stored with sha256;
+//! - `xxh3`: the check of a blob written today: hashing the body as stored
+//!   with XXH3-128;
 //! - `miss 1` and `miss 2`: a full `Get` through the store actor's handle
 //!   with the cache off (every call loads and checks), on a copy of the
 //!   catalog turned back into schema 1 (no stored digests) and on the
@@ -28,7 +31,7 @@
 #[path = "common/publish.rs"]
 mod common;
 
-use ccc::catalog::lookup::AssetRecord;
+use ccc::catalog::lookup::{AssetRecord, StoredDigests};
 use ccc::catalog::{Access, Catalog};
 use ccc::serve::store::{self, AssetKey};
 use std::hint::black_box;
@@ -54,21 +57,23 @@ fn main() {
     let uncached_schema_1 = start(&schema_1, 0);
 
     println!(
-        "{rounds} rounds; µs per call (median of per-round batch means); x/lookup = what a check adds to SQLite's part of a miss"
+        "{rounds} rounds; µs per call (median of per-round batch means); decode/, sha256/, xxh3/ = the check over lookup, what it adds to SQLite's part of a miss"
     );
     println!(
-        "{:<18} {:>14} {:>8} {:>6} {:>9} {:>8} {:>9} {:>9} {:>6} {:>14} {:>13}",
+        "{:<18} {:>14} {:>8} {:>6} {:>9} {:>8} {:>8} {:>9} {:>9} {:>6} {:>8} {:>8} {:>8}",
         "file",
         "stored as",
         "lookup",
         "stat",
         "decode",
-        "check",
+        "sha256",
+        "xxh3",
         "miss 1",
         "miss 2",
         "hit",
-        "decode/lookup",
-        "check/lookup"
+        "decode/",
+        "sha256/",
+        "xxh3/"
     );
     for (path, _) in &files {
         let key = AssetKey::new("app", "1.0.0", path);
@@ -77,16 +82,23 @@ fn main() {
             .expect("lookup")
             .expect("published");
         asset.check().expect("a sound body");
-        assert!(asset.stored_sha256.is_some(), "published with a digest");
-        // The same blob as a schema 1 catalog gives it: no stored digest.
-        let legacy = AssetRecord {
+        assert!(asset.stored.xxh3.is_some(), "published with digests");
+        // The same blob as older catalogs give it: no stored digest
+        // (schema 1), or a sha256 alone (schema 2 to 5).
+        let older = |stored| AssetRecord {
             body: asset.body.clone(),
-            stored_sha256: None,
+            stored,
             brotli: None,
             content_type: asset.content_type.clone(),
             ..asset
         };
+        let legacy = older(StoredDigests::default());
+        let sha_only = older(StoredDigests {
+            xxh3: None,
+            ..asset.stored
+        });
         legacy.check().expect("a sound body");
+        sha_only.check().expect("a sound body");
         // Enough calls per batch for about a millisecond of work.
         let batch = (1 << 20) / asset.body.len().max(1024) + 1;
         let get = |handle: &store::Handle| {
@@ -97,7 +109,7 @@ fn main() {
             black_box(got);
         };
         get(&cached.handle); // now cached
-        let mut samples: [Vec<f64>; 7] = Default::default();
+        let mut samples: [Vec<f64>; 8] = Default::default();
         for _ in 0..rounds {
             samples[0].push(timed(batch, || {
                 black_box(catalog.lookup("app", "1.0.0", path).expect("lookup"));
@@ -109,27 +121,32 @@ fn main() {
                 black_box(legacy.check()).expect("sound");
             }));
             samples[3].push(timed(batch, || {
+                black_box(sha_only.check()).expect("sound");
+            }));
+            samples[4].push(timed(batch, || {
                 black_box(asset.check()).expect("sound");
             }));
-            samples[4].push(timed(batch, || get(&uncached_schema_1.handle)));
-            samples[5].push(timed(batch, || get(&uncached.handle)));
-            samples[6].push(timed(batch, || get(&cached.handle)));
+            samples[5].push(timed(batch, || get(&uncached_schema_1.handle)));
+            samples[6].push(timed(batch, || get(&uncached.handle)));
+            samples[7].push(timed(batch, || get(&cached.handle)));
         }
-        let [lookup, stat, decode, check, miss_1, miss_2, hit] = samples.map(median);
+        let [lookup, stat, decode, sha256, xxh3, miss_1, miss_2, hit] = samples.map(median);
         let kind = asset.encoding;
         println!(
-            "{:<18} {:>14} {:>8.1} {:>6.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>6.1} {:>13.2}x {:>12.2}x",
+            "{:<18} {:>14} {:>8.1} {:>6.1} {:>9.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>6.1} {:>7.2}x {:>7.2}x {:>7.2}x",
             path,
             format!("{} {kind}", human(asset.body.len())),
             lookup,
             stat,
             decode,
-            check,
+            sha256,
+            xxh3,
             miss_1,
             miss_2,
             hit,
             decode / lookup,
-            check / lookup
+            sha256 / lookup,
+            xxh3 / lookup
         );
     }
     let stats = cached.handle.stats().expect("stats");

@@ -244,10 +244,11 @@ fn verify_decodes_every_brotli_stream_and_names_a_bad_one() {
     ::brotli::BrotliCompress(&mut &b"console.log(2)"[..], &mut other, &Default::default())
         .expect("brotli");
     let digest = hex::decode(sha256_hex(&other)).expect("hex");
+    let xxh3 = xxhash_rust::xxh3::xxh3_128(&other).to_be_bytes().to_vec();
     ws.conn()
         .execute(
-            "UPDATE brotli SET body = ?1, stored_sha256 = ?2",
-            rusqlite::params![other, digest],
+            "UPDATE brotli SET body = ?1, stored_sha256 = ?2, stored_xxh3 = ?3",
+            rusqlite::params![other, digest, xxh3],
         )
         .expect("tamper");
     let out = ws.fails(&["verify", "--json"], 1);

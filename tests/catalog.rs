@@ -6,7 +6,7 @@
 
 use crate::serve_util::{STARTUP, Server, get, poll_until, sigterm};
 use crate::util::{Rng, RunAs, Workspace, ccc_as, gunzip};
-use ccc::catalog::{BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, SCHEMA_VERSION};
+use ccc::catalog::{BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, CHECK_DIGEST_SCHEMA, SCHEMA_VERSION};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 
@@ -201,6 +201,7 @@ fn has_brotli_table(ws: &Workspace) -> bool {
 /// Makes the catalog what ccc wrote just before brotli: the same tables
 /// without `brotli`.
 fn downgrade_to_before_brotli(ws: &Workspace) {
+    ws.downgrade_to_before_check_digests();
     ws.conn()
         .execute_batch(&format!(
             "DROP TABLE brotli;
@@ -439,6 +440,76 @@ fn a_catalog_from_before_brotli_is_served_as_it_is_until_a_writer_upgrades_it() 
     assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 1);
 }
 
+/// `stored_xxh3` of the blob holding `content`, or `None` when NULL.
+fn stored_xxh3(ws: &Workspace, content: &[u8]) -> Option<Vec<u8>> {
+    ws.conn()
+        .query_row(
+            "SELECT stored_xxh3 FROM blobs WHERE sha256 = ?1",
+            [Sha256::digest(content).to_vec()],
+            |r| r.get(0),
+        )
+        .expect("the blob is stored")
+}
+
+/// A catalog from before XXH3 digests is served as it is, each body checked
+/// against its sha256; the first writer upgrades it without rewriting a
+/// blob, and new blobs get the digest the server checks.
+#[test]
+fn a_catalog_from_before_xxh3_digests_is_checked_by_sha256_until_a_writer_upgrades_it() {
+    let ws = Workspace::new();
+    let text = Rng::new(31).text(40_000);
+    ws.write("v1/app.js", &text);
+    ws.write("v1/v.txt", "one\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    ws.downgrade_to_before_check_digests();
+    let before = CHECK_DIGEST_SCHEMA - 1;
+    assert_eq!(schema(&ws), (before, true));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&Rng::new(32).text(40_000)).expect("gzip");
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE blobs SET body = ?1 WHERE sha256 = ?2",
+            rusqlite::params![gz.finish().expect("gzip"), Sha256::digest(&text).to_vec()],
+        )
+        .expect("tamper");
+    assert_eq!(changed, 1);
+    {
+        let server = Server::start(&ws, &[]);
+        let url = |path: &str| server.url(&format!("/assets/app/1.0.0/{path}"));
+        assert_eq!(get(&url("v.txt"), &[]).body, b"one\n");
+        assert_eq!(
+            get(&url("app.js"), &[("Accept-Encoding", "gzip")]).status,
+            500
+        );
+        let stderr = server.stderr();
+        assert!(stderr.contains("app@1.0.0/app.js"), "{stderr}");
+        assert!(stderr.contains("stored bytes hash to "), "{stderr}");
+        assert!(
+            !stderr.contains("xxh3"),
+            "no XXH3 digest to check: {stderr}"
+        );
+    }
+    assert_eq!(schema(&ws), (before, true), "nothing read-only migrated it");
+
+    ws.ok(&["gc", "--dry-run"]);
+    assert_eq!(schema(&ws), (SCHEMA_VERSION, true));
+    assert_eq!(stored_xxh3(&ws, b"one\n"), None, "no blob rewritten");
+    let new = Rng::new(33).text(40_000);
+    ws.write("v2/app.js", &new);
+    ws.publish("app@2.0.0", "v2", &[]);
+    let body: Vec<u8> = ws
+        .conn()
+        .query_row(
+            "SELECT body FROM blobs WHERE sha256 = ?1",
+            [Sha256::digest(&new).to_vec()],
+            |r| r.get(0),
+        )
+        .expect("the blob is stored");
+    let xxh3 = xxhash_rust::xxh3::xxh3_128(&body).to_be_bytes().to_vec();
+    assert_eq!(stored_xxh3(&ws, &new), Some(xxh3));
+}
+
 /// Whether the catalog has the index gc finds unused brotli streams by.
 fn has_brotli_index(ws: &Workspace) -> bool {
     ws.conn()
@@ -461,6 +532,7 @@ fn a_catalog_without_the_brotli_index_gets_it_from_gc() {
         ws.publish(&format!("app@{version}"), version, &[]);
     }
     let before = BROTLI_INDEX_SCHEMA - 1;
+    ws.downgrade_to_before_check_digests();
     ws.conn()
         .execute_batch(&format!(
             "DROP INDEX brotli_by_blob;

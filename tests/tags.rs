@@ -256,6 +256,7 @@ fn a_catalog_without_tags_works_until_a_writer_upgrades_it() {
     let ws = Workspace::new();
     publish(&ws, "1.0.0", &[]);
     publish(&ws, "1.1.0", &[]);
+    ws.downgrade_to_before_check_digests();
     ws.conn()
         .execute_batch(
             "DROP TABLE dist_tags;

@@ -219,6 +219,32 @@ fn a_wrong_stored_digest_is_found() {
 }
 
 #[test]
+fn a_wrong_xxh3_digest_is_found() {
+    let Fixture { ws, text, .. } = fixture();
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE blobs SET stored_xxh3 = ?1 WHERE sha256 = ?2",
+            rusqlite::params![[5u8; 16].to_vec(), Sha256::digest(&text).to_vec()],
+        )
+        .expect("update blob");
+    assert_eq!(changed, 1);
+    let report = verify_fails(&ws);
+    assert_eq!(
+        blob_problems(&report),
+        [(sha256_hex(&text), vec!["app@1.1.0/js/app.js".to_string()])],
+        "{report}"
+    );
+    let detail = blob_detail(&report);
+    assert!(detail.contains("stored bytes hash to xxh3"), "{detail}");
+    assert!(detail.contains(&"05".repeat(16)), "{detail}");
+    assert!(
+        !detail.contains("content hashes to"),
+        "the body still decodes right: {detail}"
+    );
+}
+
+#[test]
 fn a_damaged_gzip_body_fails_both_digests() {
     let Fixture { ws, text, .. } = fixture();
     damage_body(&ws, &text);

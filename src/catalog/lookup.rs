@@ -40,9 +40,8 @@ pub struct AssetRecord {
     pub encoding: Encoding,
     /// The original file's digest.
     pub sha256: [u8; 32],
-    /// The digest of `body` as stored; `None` for a blob written before
-    /// the catalog recorded it (schema 1), which is checked by decoding.
-    pub stored_sha256: Option<[u8; 32]>,
+    /// The digests of `body` as stored (module doc of `catalog`).
+    pub stored: StoredDigests,
     /// The brotli stream of a gzip body, when the catalog holds one.
     pub brotli: Option<BrotliBody>,
     pub content_type: String,
@@ -50,21 +49,30 @@ pub struct AssetRecord {
     pub published_at: i64,
 }
 
-/// A brotli stream beside a gzip body, with its recorded digest.
+/// A brotli stream beside a gzip body, with its recorded digests.
 #[derive(Debug)]
 pub struct BrotliBody {
     pub body: std::sync::Arc<[u8]>,
-    pub stored_sha256: [u8; 32],
+    pub stored: StoredDigests,
+}
+
+/// What a body as stored was recorded to hash to: its sha256 (`None` for a
+/// blob written before schema 2, checked by decoding) and its XXH3-128
+/// (`None` before schema 6), the cheap one the server checks.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct StoredDigests {
+    pub sha256: Option<[u8; 32]>,
+    pub xxh3: Option<[u8; 16]>,
 }
 
 /// The two statements of a lookup, as text: one by name and one by a known
 /// version id, each step an index search (packages by name, versions by
 /// (package, version), assets by primary key, blobs by rowid);
 /// `tests::lookup_uses_only_index_searches` checks the plans. `$stored` is
-/// the stored-bytes digest column, or NULL for a catalog whose schema
-/// predates it; `$brotli` the brotli stream and its digest and the join
-/// that finds them (the stream's row by the blob's id, a rowid), or NULLs
-/// for a catalog without the table. The columns the two share come first
+/// the stored-bytes digest columns (sha256, XXH3-128), NULL for a catalog
+/// whose schema predates one; `$brotli` the brotli stream and its digests
+/// and the join that finds them (the stream's row by the blob's id, a
+/// rowid), or NULLs for a catalog without the table. The columns the two share come first
 /// ([`record`]).
 macro_rules! lookup_sql {
     ($stored:literal, $brotli:literal, $join:literal) => {
@@ -103,15 +111,23 @@ macro_rules! lookup_sql {
 type Statements = [&'static str; 2];
 
 pub(crate) const LOOKUP_SQL: Statements = lookup_sql!(
-    "b.stored_sha256",
-    "r.body, r.stored_sha256",
+    "b.stored_sha256, b.stored_xxh3",
+    "r.body, r.stored_sha256, r.stored_xxh3",
     "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
 );
-/// [`LOOKUP_SQL`] for a schema 2 or 3 catalog, without the brotli table
+/// [`LOOKUP_SQL`] for a schema 4 or 5 catalog, without XXH3 digests
 /// (served as it is, never migrated by the server).
-pub(crate) const LOOKUP_SQL_SCHEMA_2: Statements = lookup_sql!("b.stored_sha256", "NULL, NULL", "");
+pub(crate) const LOOKUP_SQL_SCHEMA_4: Statements = lookup_sql!(
+    "b.stored_sha256, NULL",
+    "r.body, r.stored_sha256, NULL",
+    "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
+);
+/// [`LOOKUP_SQL`] for a schema 2 or 3 catalog, without the brotli table.
+pub(crate) const LOOKUP_SQL_SCHEMA_2: Statements =
+    lookup_sql!("b.stored_sha256, NULL", "NULL, NULL, NULL", "");
 /// [`LOOKUP_SQL`] for a schema 1 catalog.
-pub(crate) const LOOKUP_SQL_SCHEMA_1: Statements = lookup_sql!("NULL", "NULL, NULL", "");
+pub(crate) const LOOKUP_SQL_SCHEMA_1: Statements =
+    lookup_sql!("NULL, NULL", "NULL, NULL, NULL", "");
 
 /// The most versions a connection remembers.
 pub const KNOWN_VERSIONS: usize = 4096;
@@ -191,9 +207,11 @@ impl KnownVersions {
     }
 }
 
-/// A 32-byte digest column: `None` for NULL or (never written by ccc) any
-/// other length.
-fn digest(value: rusqlite::types::ValueRef<'_>) -> rusqlite::Result<Option<[u8; 32]>> {
+/// A digest column of `N` bytes: `None` for NULL or (never written by ccc)
+/// any other length.
+fn digest<const N: usize>(
+    value: rusqlite::types::ValueRef<'_>,
+) -> rusqlite::Result<Option<[u8; N]>> {
     Ok(match value {
         rusqlite::types::ValueRef::Null => None,
         other => other.as_blob()?.try_into().ok(),
@@ -209,14 +227,20 @@ fn record(r: &rusqlite::Row<'_>, path: &str, row: VersionRow) -> rusqlite::Resul
         encoding: r.get(1)?,
         sha256: digest(r.get_ref(2)?)?.unwrap_or_default(),
         raw_size: r.get::<_, i64>(3)? as u64,
-        stored_sha256: digest(r.get_ref(4)?)?,
-        brotli: match (r.get_ref(5)?, digest(r.get_ref(6)?)?) {
-            (rusqlite::types::ValueRef::Null, _) => None,
-            (body, stored_sha256) => Some(BrotliBody {
+        stored: StoredDigests {
+            sha256: digest(r.get_ref(4)?)?,
+            xxh3: digest(r.get_ref(5)?)?,
+        },
+        brotli: match r.get_ref(6)? {
+            rusqlite::types::ValueRef::Null => None,
+            body => Some(BrotliBody {
                 body: std::sync::Arc::from(body.as_blob()?),
-                // The column is NOT NULL with 32 bytes; a catalog
+                // The sha256 column is NOT NULL with 32 bytes; a catalog
                 // changed behind ccc's back fails the check on load.
-                stored_sha256: stored_sha256.unwrap_or_default(),
+                stored: StoredDigests {
+                    sha256: Some(digest(r.get_ref(7)?)?.unwrap_or_default()),
+                    xxh3: digest(r.get_ref(8)?)?,
+                },
             }),
         },
         // Not the stored column: catalogs published by an older
@@ -253,8 +277,10 @@ impl Catalog {
 
     /// The statements of this catalog's schema.
     fn lookup_statements(&self) -> Statements {
-        if self.has_brotli() {
+        if self.has_check_digests() {
             LOOKUP_SQL
+        } else if self.has_brotli() {
+            LOOKUP_SQL_SCHEMA_4
         } else if self.has_stored_digests() {
             LOOKUP_SQL_SCHEMA_2
         } else {
@@ -274,8 +300,8 @@ impl Catalog {
             .map_err(|e| self.err(e))?;
         stmt.query_row(rusqlite::params![package, version, path], |r| {
             let row = VersionRow {
-                id: r.get(7)?,
-                published_at: r.get(8)?,
+                id: r.get(9)?,
+                published_at: r.get(10)?,
             };
             record(r, path, row)
         })
@@ -368,6 +394,7 @@ mod tests {
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
         for ([by_name, by_id], joins) in [
             (LOOKUP_SQL, 5),
+            (LOOKUP_SQL_SCHEMA_4, 5),
             (LOOKUP_SQL_SCHEMA_2, 4),
             (LOOKUP_SQL_SCHEMA_1, 4),
         ] {

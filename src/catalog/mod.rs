@@ -8,8 +8,9 @@
 //! versions (id, package_id -> packages, version, published_at,
 //!           file_count, raw_bytes, stored_bytes, UNIQUE(package_id, version))
 //! blobs    (id, sha256 UNIQUE (32 bytes), raw_size, encoding 'gzip'|'identity', body,
-//!           stored_sha256 (32 bytes or NULL))
-//! brotli   (blob_id -> blobs PRIMARY KEY, body, stored_sha256 (32 bytes))
+//!           stored_sha256 (32 bytes or NULL), stored_xxh3 (16 bytes or NULL))
+//! brotli   (blob_id -> blobs PRIMARY KEY, body, stored_sha256 (32 bytes),
+//!           stored_xxh3 (16 bytes or NULL))
 //! assets   (version_id -> versions, path, blob_id -> blobs, content_type,
 //!           PRIMARY KEY(version_id, path)) WITHOUT ROWID
 //! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
@@ -27,13 +28,19 @@
 //!
 //! `sha256` is the digest of the original file; `stored_sha256` that of
 //! `body` as stored (the gzip stream, or the file itself when stored
-//! `identity`, where the two are equal). The server checks every body it
-//! loads against `stored_sha256`, one hash pass, instead of inflating it
-//! (bench/STORE_FAULTS.md); `ccc verify` checks both. Blobs written before
-//! schema 2 have it NULL and are checked by decoding, as before: the
-//! migration does not fill it, since that would rewrite every blob of the
-//! catalog (each row holds its body) in the first writing command after an
-//! upgrade.
+//! `identity`, where the two are equal), and `stored_xxh3` the XXH3-128 of
+//! the same bytes (big-endian). The server checks every body it loads
+//! against `stored_xxh3`, one pass at memory speed, instead of inflating it
+//! or hashing it with sha256, which was the largest single cost of a miss
+//! (bench/RPS.md). The check guards against damage, not against an
+//! attacker: whoever can rewrite a body can rewrite its digests too, so a
+//! fast non-cryptographic hash with 128 bits loses nothing there. `ccc
+//! verify` checks every digest and that the body decodes to the file's
+//! `sha256`. Blobs written before a digest existed have it NULL and are
+//! checked with the next one they have (`stored_sha256` before schema 6,
+//! decoding before schema 2): a migration does not fill a digest, since
+//! that would rewrite every blob of the catalog (each row holds its body)
+//! in the first writing command after an upgrade.
 //!
 //! `brotli` holds a second coding of a gzip blob's content, the brotli
 //! stream publish keeps when it is at least 5% smaller than the gzip one;
@@ -260,6 +267,14 @@ CREATE TABLE brotli (
     r#"
 CREATE INDEX brotli_by_blob ON brotli(blob_id);
 "#,
+    // 5 -> 6: the XXH3-128 of each stored body, the digest the server
+    // checks (module doc). Existing rows keep NULL.
+    r#"
+ALTER TABLE blobs ADD COLUMN stored_xxh3 BLOB
+    CHECK (stored_xxh3 IS NULL OR length(stored_xxh3) = 16);
+ALTER TABLE brotli ADD COLUMN stored_xxh3 BLOB
+    CHECK (stored_xxh3 IS NULL OR length(stored_xxh3) = 16);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -280,6 +295,9 @@ pub const BROTLI_SCHEMA: i64 = 4;
 
 /// The first schema with the `brotli_by_blob` index gc searches.
 pub const BROTLI_INDEX_SCHEMA: i64 = 5;
+
+/// The first schema with `stored_xxh3` in `blobs` and `brotli`.
+pub const CHECK_DIGEST_SCHEMA: i64 = 6;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -479,6 +497,12 @@ impl Catalog {
     /// none: `latest` is then always the newest release).
     pub fn has_tags(&self) -> bool {
         self.schema >= TAGS_SCHEMA
+    }
+
+    /// Whether blobs and brotli streams have `stored_xxh3` (NULL for the
+    /// ones written before it existed).
+    pub fn has_check_digests(&self) -> bool {
+        self.schema >= CHECK_DIGEST_SCHEMA
     }
 
     /// Whether the catalog has the `brotli` table (empty or not).

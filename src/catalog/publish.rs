@@ -36,6 +36,7 @@
 //!
 //! Other SQLite files are ordinary assets.
 
+use super::verify::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
@@ -558,8 +559,9 @@ enum Content {
 struct NewBlob {
     encoding: Encoding,
     body: Vec<u8>,
-    /// The digest of `body`, what the server checks it against.
+    /// The digests of `body`: sha256, and XXH3-128, which the server checks.
     stored_sha256: [u8; 32],
+    stored_xxh3: [u8; 16],
     /// A brotli stream of a gzip blob, when it is worth keeping.
     brotli: Option<BrotliStream>,
 }
@@ -567,6 +569,7 @@ struct NewBlob {
 struct BrotliStream {
     body: Vec<u8>,
     stored_sha256: [u8; 32],
+    stored_xxh3: [u8; 16],
 }
 
 /// Which [`Report`] group a file counts in.
@@ -916,14 +919,15 @@ fn run(
         let mut collect = || -> Result<()> {
             let mut insert_blob = tx
                 .prepare_cached(
-                    "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256)
-                     VALUES (?1, ?2, ?3, ?4, ?5)
+                    "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256, stored_xxh3)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                      ON CONFLICT(sha256) DO NOTHING",
                 )
                 .map_err(err)?;
             let mut insert_brotli = tx
                 .prepare_cached(
-                    "INSERT INTO brotli (blob_id, body, stored_sha256) VALUES (?1, ?2, ?3)",
+                    "INSERT INTO brotli (blob_id, body, stored_sha256, stored_xxh3)
+                     VALUES (?1, ?2, ?3, ?4)",
                 )
                 .map_err(err)?;
             for batch in &rx_done {
@@ -937,7 +941,8 @@ fn run(
                                     done.raw_size as i64,
                                     blob.encoding,
                                     &blob.body,
-                                    &blob.stored_sha256[..]
+                                    &blob.stored_sha256[..],
+                                    &blob.stored_xxh3[..]
                                 ])
                                 .map_err(err)?;
                             let mut known = None;
@@ -945,7 +950,12 @@ fn run(
                                 let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
                                 if let Some(br) = &blob.brotli {
                                     insert_brotli
-                                        .execute(params![entry.0, &br.body, &br.stored_sha256[..]])
+                                        .execute(params![
+                                            entry.0,
+                                            &br.body,
+                                            &br.stored_sha256[..],
+                                            &br.stored_xxh3[..]
+                                        ])
                                         .map_err(err)?;
                                     brotli.blob_count += 1;
                                     brotli.raw_bytes += done.raw_size;
@@ -1271,6 +1281,7 @@ impl Deflater {
             let brotli = self.brotli(bytes, gz.len());
             NewBlob {
                 encoding: Encoding::Gzip,
+                stored_xxh3: xxh3_digest(&gz),
                 body: gz,
                 stored_sha256,
                 brotli,
@@ -1281,6 +1292,7 @@ impl Deflater {
             body.extend_from_slice(bytes);
             NewBlob {
                 encoding: Encoding::Identity,
+                stored_xxh3: xxh3_digest(&body),
                 body,
                 // Stored as it is: the same bytes, the same digest.
                 stored_sha256: sha256,
@@ -1309,6 +1321,7 @@ impl Deflater {
         let worth_it = (body.len() as f64) <= gzip_len as f64 * (1.0 - MIN_BROTLI_SAVING);
         worth_it.then(|| BrotliStream {
             stored_sha256: Sha256::digest(&body).into(),
+            stored_xxh3: xxh3_digest(&body),
             body,
         })
     }

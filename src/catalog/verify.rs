@@ -2,21 +2,22 @@
 //!
 //! In order: SQLite's own `integrity_check` and `foreign_key_check`; every
 //! blob decodes (gzip or identity) to exactly its recorded size and sha256,
-//! and its stored bytes hash to its recorded `stored_sha256` where there is
-//! one; every brotli stream hashes to its recorded digest and decodes to its
-//! blob's size and sha256; every version's recorded totals match its assets. Blobs are read one
+//! and its stored bytes hash to its recorded `stored_sha256` and
+//! `stored_xxh3` where it has them; every brotli stream hashes to its
+//! recorded digests and decodes to its blob's size and sha256; every version's recorded totals match its assets. Blobs are read one
 //! at a time, so memory stays at the largest blob whatever the catalog's
 //! size. Ctrl-C is noticed every 64 KiB of content (see `interrupt`).
 //!
 //! The server checks less, and more cheaply: [`AssetRecord::check`] hashes
-//! each body it loads once, as stored, against `stored_sha256`. Those bytes
-//! are what it sends; that they decode to the original file is what this
-//! full check and publish (which made them from it) answer for. A blob from
-//! before the catalog recorded stored digests has none, and the server
-//! decodes it as verify does.
+//! each body it loads once, as stored, against `stored_xxh3` (or
+//! `stored_sha256` for a blob older than that digest). Those bytes are what
+//! it sends; that they decode to the original file is what this full check
+//! and publish (which made them from it) answer for. A blob from before the
+//! catalog recorded stored digests has none, and the server decodes it as
+//! verify does.
 
 use super::{Catalog, Encoding};
-use crate::catalog::lookup::AssetRecord;
+use crate::catalog::lookup::{AssetRecord, StoredDigests};
 use crate::error::Result;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -91,10 +92,12 @@ impl Catalog {
         let (mut blob_count, mut stored_bytes) = (0u64, 0u64);
         let mut bad_blobs = Vec::new();
         {
-            let stored_digest = if self.has_stored_digests() {
-                "stored_sha256"
+            let stored_digest = if self.has_check_digests() {
+                "stored_sha256, stored_xxh3"
+            } else if self.has_stored_digests() {
+                "stored_sha256, NULL"
             } else {
-                "NULL"
+                "NULL, NULL"
             };
             let mut stmt = self
                 .conn()
@@ -115,6 +118,7 @@ impl Catalog {
                 let body = row.get_ref(4).map_err(|e| self.err(e))?;
                 let body = body.as_blob().unwrap_or_default();
                 let stored_sha: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
+                let stored_xxh3: Option<Vec<u8>> = row.get(6).map_err(|e| self.err(e))?;
                 // Both checks, so that a problem names every way the blob is
                 // wrong: the server would refuse it on the second.
                 let details: Vec<String> = [
@@ -130,6 +134,7 @@ impl Catalog {
                         }
                         None => None,
                     },
+                    stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
                 ]
                 .into_iter()
                 .flatten()
@@ -146,12 +151,17 @@ impl Catalog {
         if self.has_brotli() {
             // A stream whose blob is gone is foreign_key_check's to report
             // (and gc's to drop).
+            let stored_xxh3 = if self.has_check_digests() {
+                "r.stored_xxh3"
+            } else {
+                "NULL"
+            };
             let mut stmt = self
                 .conn()
-                .prepare(
-                    "SELECT b.id, b.sha256, b.raw_size, r.body, r.stored_sha256
-                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id",
-                )
+                .prepare(&format!(
+                    "SELECT b.id, b.sha256, b.raw_size, r.body, r.stored_sha256, {stored_xxh3}
+                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id"
+                ))
                 .map_err(|e| self.err(e))?;
             let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
             while let Some(row) = rows.next().map_err(|e| self.err(e))? {
@@ -161,6 +171,7 @@ impl Catalog {
                 let body = row.get_ref(3).map_err(|e| self.err(e))?;
                 let body = body.as_blob().unwrap_or_default();
                 let stored_sha: Vec<u8> = row.get(4).map_err(|e| self.err(e))?;
+                let stored_xxh3: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
                 let details: Vec<String> = [
                     check_blob(
                         &sha,
@@ -170,6 +181,7 @@ impl Catalog {
                         crate::interrupt::check,
                     )?,
                     check_stored(&stored_sha, body, crate::interrupt::check)?,
+                    stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
                 ]
                 .into_iter()
                 .flatten()
@@ -259,9 +271,14 @@ impl AssetRecord {
         // Never interrupted: a server finishing its requests after SIGTERM
         // still checks what it sends.
         let never = || Ok(());
-        let checked = match &self.stored_sha256 {
-            Some(stored_sha) => check_stored(stored_sha, &self.body, never),
-            None => check_blob(
+        let checked = match self.stored {
+            StoredDigests {
+                xxh3: Some(xxh3), ..
+            } => Ok(check_xxh3(&xxh3, &self.body)),
+            StoredDigests {
+                sha256: Some(sha), ..
+            } => check_stored(&sha, &self.body, never),
+            _ => check_blob(
                 &self.sha256,
                 self.raw_size as i64,
                 self.encoding,
@@ -269,10 +286,17 @@ impl AssetRecord {
                 never,
             ),
         };
-        // The brotli stream always has its digest.
         let brotli = self.brotli.as_ref().map(|br| {
-            check_stored(&br.stored_sha256, &br.body, never)
-                .map(|wrong| wrong.map(|w| format!("brotli stream: {w}")))
+            match br.stored {
+                StoredDigests {
+                    xxh3: Some(xxh3), ..
+                } => Ok(check_xxh3(&xxh3, &br.body)),
+                // The brotli table's sha256 is NOT NULL.
+                StoredDigests { sha256, .. } => {
+                    check_stored(&sha256.unwrap_or_default(), &br.body, never)
+                }
+            }
+            .map(|wrong| wrong.map(|w| format!("brotli stream: {w}")))
         });
         for checked in [Some(checked), brotli].into_iter().flatten() {
             match checked {
@@ -283,6 +307,25 @@ impl AssetRecord {
         }
         Ok(())
     }
+}
+
+/// The XXH3-128 of `body` as the catalog records it (big-endian).
+pub fn xxh3_digest(body: &[u8]) -> [u8; 16] {
+    xxhash_rust::xxh3::xxh3_128(body).to_be_bytes()
+}
+
+/// Compares stored bytes with their recorded XXH3-128: `None` when they
+/// match, `Some(problem)` when not. One pass at memory speed, so it needs
+/// no polling: a blob of SQLite's largest size takes a tenth of a second.
+fn check_xxh3(recorded: &[u8], body: &[u8]) -> Option<String> {
+    let digest = xxh3_digest(body);
+    (digest[..] != *recorded).then(|| {
+        format!(
+            "stored bytes hash to xxh3 {}, recorded {}",
+            hex::encode(digest),
+            hex::encode(recorded)
+        )
+    })
 }
 
 /// The size of the pieces a check hashes or decodes between two `poll`s.

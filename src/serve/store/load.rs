@@ -230,6 +230,32 @@ mod tests {
     }
 
     #[test]
+    fn the_check_is_of_the_xxh3_digest_and_of_sha256_without_one() {
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("raw", noise(1000))]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        // Other bytes under a sha256 made to match: only XXH3 tells.
+        let mut raw = noise(1000);
+        raw[500] ^= 1;
+        let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let rewrite = |sql: &str| {
+            let params = rusqlite::params![raw, Sha256::digest(&raw).to_vec()];
+            assert_eq!(writer.conn().execute(sql, params).unwrap(), 1);
+        };
+        rewrite("UPDATE blobs SET body = ?1, stored_sha256 = ?2");
+        let err = s.get(key("raw")).unwrap_err().to_string();
+        assert!(err.contains("stored bytes hash to xxh3"), "{err}");
+        // A blob from before XXH3 digests is checked with its sha256.
+        rewrite("UPDATE blobs SET body = ?1, stored_sha256 = ?2, stored_xxh3 = NULL");
+        s.end_shared();
+        let asset = s.get(key("raw")).unwrap().unwrap();
+        assert_eq!(asset.value().stored.body[..], raw[..]);
+        assert_eq!(s.stats().corrupt, 1);
+    }
+
+    #[test]
     fn a_brotli_stream_that_fails_its_digest_is_neither_served_nor_cached() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("cdn.db");
