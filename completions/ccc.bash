@@ -296,7 +296,7 @@ _ccc() {
                     return 0
                     ;;
                 --load)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "builtin:8 external" -- "${cur}"))
                     return 0
                     ;;
                 --urls)
@@ -691,7 +691,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__ls)
-            opts="-h -V --limit --offset --json --db --help --version"
+            opts="-h -V --limit --offset --json --names --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1042,7 +1042,72 @@ _ccc() {
 }
 
 if [[ "${BASH_VERSINFO[0]}" -eq 4 && "${BASH_VERSINFO[1]}" -ge 4 || "${BASH_VERSINFO[0]}" -gt 4 ]]; then
-    complete -F _ccc -o nosort -o bashdefault -o default ccc
+    complete -F _ccc_with_catalog_names -o nosort -o bashdefault -o default ccc
 else
-    complete -F _ccc -o bashdefault -o default ccc
+    complete -F _ccc_with_catalog_names -o bashdefault -o default ccc
 fi
+
+# Names from the catalog for the arguments that name a package, a version
+# or a file, read with `ccc ls --names` from the catalog this command line
+# would open. Everything else is clap's completion above.
+_ccc_with_catalog_names() {
+    _ccc "$@"
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
+    [[ $cur == -* ]] && return 0
+    case $prev in
+        --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-unpacked-size|--max-window|--min-delta|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--urls|--wait|--warmup|--window|-j) return 0 ;;
+    esac
+    local i word words=() db=()
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        word=${COMP_WORDS[i]}
+        case $word in
+            --db) db=(--db "${COMP_WORDS[i + 1]}") ;;
+            --db=*) db=("$word") ;;
+        esac
+        case $word in
+            --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-unpacked-size|--max-window|--min-delta|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
+            -*) ;;
+            *) words+=("$word") ;;
+        esac
+    done
+    local most=0 depth
+    for depth in 2 1; do
+        ((${#words[@]} >= depth)) || continue
+        case "${words[*]:0:depth}" in
+        "ls") most=1 ;;
+        "inspect") most=1 ;;
+        "diff") most=2 ;;
+        "cat") most=1 ;;
+        "tag add") most=1 ;;
+        "tag rm") most=1 ;;
+        "tag ls") most=1 ;;
+        "rm") most=99 ;;
+        "export") most=1 ;;
+        esac
+        ((most)) && break
+    done
+    ((most && ${#words[@]} - depth < most)) || return 0
+
+    # PKG, PKG@VERSION or PKG@VERSION/PATH, PKG maybe @scope/name.
+    local scope= rest=$cur listing=() prefix=
+    if [[ $rest == @*/* ]]; then
+        scope=${rest%%/*}/
+        rest=${rest#*/}
+    fi
+    if [[ $cur == @* && $cur != */* ]] || [[ $rest != *@* ]]; then
+        listing=()
+    elif [[ ${rest#*@} != */* ]]; then
+        listing=("$scope${rest%%@*}")
+    else
+        listing=("$scope${rest%%/*}")
+        prefix=$scope${rest%%/*}/
+    fi
+    local names name found=()
+    names=$("${COMP_WORDS[0]}" "${db[@]}" ls "${listing[@]}" --names 2>/dev/null) || return 0
+    local IFS=$'\n'
+    for name in $names; do
+        [[ $prefix$name == "$cur"* ]] && found+=("$prefix$name")
+    done
+    ((${#found[@]})) && COMPREPLY=("${found[@]}")
+    return 0
+}

@@ -63,12 +63,14 @@ complete -c ccc -n "__fish_ccc_using_subcommand ls" -l limit -d 'List at most N 
 complete -c ccc -n "__fish_ccc_using_subcommand ls" -l offset -d 'Skip the first N rows of the listing' -r
 complete -c ccc -n "__fish_ccc_using_subcommand ls" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand ls" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand ls" -l names -d 'Print names alone, one per line: the packages, a package\'s versions as PKG@VERSION (newest first), or a version\'s paths. For scripts and shell completion; all of them unless --limit is given'
 complete -c ccc -n "__fish_ccc_using_subcommand ls" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand ls" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand list" -l limit -d 'List at most N rows (0: all of them). Default: 100 in a table, all in JSON' -r
 complete -c ccc -n "__fish_ccc_using_subcommand list" -l offset -d 'Skip the first N rows of the listing' -r
 complete -c ccc -n "__fish_ccc_using_subcommand list" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand list" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand list" -l names -d 'Print names alone, one per line: the packages, a package\'s versions as PKG@VERSION (newest first), or a version\'s paths. For scripts and shell completion; all of them unless --limit is given'
 complete -c ccc -n "__fish_ccc_using_subcommand list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand list" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand inspect" -l db -d 'The catalog file' -r -F
@@ -189,7 +191,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l warmup -d 'Load befor
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l settle -d 'Pause after each experiment starts, before measuring' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l min-delta -d 'Progress counts an experiment needs to be reliable (at least 5, the least Coz\'s viewer plots)' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l seed -d 'Seed of the experiment order (printed, so a run can be repeated)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l load -d '`builtin:N`: N keep-alive clients of ccc\'s own; `external`: wait for someone else\'s load (wrk, oha, ...)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l load -d '`builtin:N`: N keep-alive clients of ccc\'s own; `external`: wait for someone else\'s load (wrk, oha, ...)' -r -f -a "builtin:8\t''
+external\t''"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l urls -d 'URL list for the built-in load, one per line, used in order [default: every asset, 80% of requests on the first 50]' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l external-wake -d 'How a request from a client moves the worker\'s virtual clock' -r -f -a "conn\t'Memo of the last response per connection (exact for closed loops)'
 owe\t'Idle workers absorb nothing (Coz\'s rule for blocking I/O)'

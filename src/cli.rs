@@ -181,6 +181,12 @@ pub struct LsArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+
+    /// Print names alone, one per line: the packages, a package's versions
+    /// as PKG@VERSION (newest first), or a version's paths. For scripts and
+    /// shell completion; all of them unless --limit is given.
+    #[arg(long, conflicts_with = "json")]
+    pub names: bool,
 }
 
 /// Show a version's sizes, compression and dedup, or one file in detail.
@@ -764,7 +770,13 @@ pub struct CausalArgs {
 
     /// `builtin:N`: N keep-alive clients of ccc's own; `external`: wait for
     /// someone else's load (wrk, oha, ...).
-    #[arg(long, default_value = "builtin:8", value_name = "builtin:N|external")]
+    #[arg(
+        long,
+        default_value = "builtin:8",
+        value_name = "builtin:N|external",
+        value_parser = LoadValues,
+        hide_possible_values = true
+    )]
     pub load: LoadArg,
 
     /// URL list for the built-in load, one per line, used in order
@@ -863,6 +875,36 @@ impl std::str::FromStr for LoadArg {
             Ok(n) => Ok(LoadArg::Builtin(n)),
             Err(_) => Err(format!("`{n}` is not a number of clients; {expected}")),
         }
+    }
+}
+
+/// `--load`'s values: parsed as [`LoadArg`] is, and offered to shell
+/// completion in both forms (`builtin:N` takes any N; the help shows the
+/// value name instead).
+#[derive(Clone)]
+struct LoadValues;
+
+impl clap::builder::TypedValueParser for LoadValues {
+    type Value = LoadArg;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<LoadArg, clap::Error> {
+        clap::builder::StringValueParser::new()
+            .try_map(|s| s.parse::<LoadArg>())
+            .parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let values = ["builtin:8", "external"];
+        Some(Box::new(
+            values.into_iter().map(clap::builder::PossibleValue::new),
+        ))
     }
 }
 

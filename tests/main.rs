@@ -22,6 +22,7 @@ mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
 mod churn;
+mod completion;
 mod deploy_replicas;
 mod deploy_varnish;
 mod diff;

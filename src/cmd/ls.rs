@@ -6,7 +6,9 @@
 //! packages, or a version of 100,000 files, would otherwise take seconds to
 //! total and a screenful of thousands of rows nobody reads. Tables show
 //! [`TABLE_ROWS`] rows by default and end with a line saying what was left
-//! out; JSON lists everything unless asked, since scripts want every row.
+//! out; JSON and `--names` list everything unless asked, since scripts want
+//! every row. `--names` prints one name per line, what the bash completion
+//! (`src/cmd/generate`) offers for a package, a version or a file.
 
 use super::{resolve_version, version_title};
 use crate::catalog::query::Page;
@@ -15,6 +17,7 @@ use crate::cli::LsArgs;
 use crate::error::{Error, Result};
 use crate::output::{self, Column, Table, count, media_type};
 use crate::units::{human_size, human_time, ratio};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -28,22 +31,28 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
         limit: match args.limit {
             Some(0) => None,
             Some(n) => Some(n),
-            None if args.json => None,
+            None if args.json || args.names => None,
             None => Some(TABLE_ROWS),
         },
     };
+    let shape = match (args.json, args.names) {
+        (true, _) => Shape::Json,
+        (_, true) => Shape::Names,
+        _ => Shape::Table,
+    };
     let Some(target) = &args.target else {
-        return packages(&catalog, page, args.json);
+        return packages(&catalog, page, shape);
     };
     if target.version.is_none() {
-        return versions(&catalog, &target.package, page, args.json);
+        return versions(&catalog, &target.package, page, shape);
     }
     let version = resolve_version(&catalog, target)?;
     let title = version_title(&version, target, None);
     let listing = catalog.version_files(version, page)?;
-    if args.json {
-        output::print_json(&listing)?;
-        return Ok(ExitCode::SUCCESS);
+    match shape {
+        Shape::Json => return print_json(&listing),
+        Shape::Names => return print_names(listing.files.iter().map(|f| &f.path)),
+        Shape::Table => {}
     }
     let v = &listing.version;
     let totals = format!(
@@ -73,11 +82,35 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     print_rest(page, listing.files.len(), v.file_count, "file")
 }
 
-fn packages(catalog: &Catalog, page: Page, json: bool) -> Result<ExitCode> {
+/// What a listing is printed as.
+#[derive(Clone, Copy)]
+enum Shape {
+    Table,
+    Json,
+    Names,
+}
+
+fn print_json(value: &impl serde::Serialize) -> Result<ExitCode> {
+    output::print_json(value)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One name per line (`--names`).
+fn print_names(names: impl Iterator<Item = impl std::fmt::Display>) -> Result<ExitCode> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for name in names {
+        writeln!(out, "{name}").map_err(Error::Stdout)?;
+    }
+    out.flush().map_err(Error::Stdout)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn packages(catalog: &Catalog, page: Page, shape: Shape) -> Result<ExitCode> {
     let packages = catalog.packages(page)?;
-    if json {
-        output::print_json(&packages)?;
-        return Ok(ExitCode::SUCCESS);
+    match shape {
+        Shape::Json => return print_json(&packages),
+        Shape::Names => return print_names(packages.iter().map(|p| &p.package)),
+        Shape::Table => {}
     }
     let total = catalog.package_count()?;
     if total == 0 {
@@ -108,16 +141,22 @@ fn packages(catalog: &Catalog, page: Page, json: bool) -> Result<ExitCode> {
     print_rest(page, packages.len(), total, "package")
 }
 
-fn versions(catalog: &Catalog, package: &str, page: Page, json: bool) -> Result<ExitCode> {
+fn versions(catalog: &Catalog, package: &str, page: Page, shape: Shape) -> Result<ExitCode> {
     let versions = catalog.tagged_versions(package)?;
     if versions.is_empty() {
         return Err(Error::package_not_found(package.to_string()));
     }
     let total = versions.len() as u64;
     let versions = page.apply(versions);
-    if json {
-        output::print_json(&versions)?;
-        return Ok(ExitCode::SUCCESS);
+    match shape {
+        Shape::Json => return print_json(&versions),
+        Shape::Names => {
+            let names = versions
+                .iter()
+                .map(|t| format!("{package}@{}", t.version.version));
+            return print_names(names);
+        }
+        Shape::Table => {}
     }
     let mut table = Table::new(vec![
         Column::text("version"),

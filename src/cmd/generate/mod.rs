@@ -16,7 +16,11 @@
 //!   the `env` fallbacks of its arguments, and for `ccc(1)` all of them
 //!   plus [`OTHER_ENV`];
 //! - EXIT STATUS, EXAMPLES and SEE ALSO come from `pages`.
+//!
+//! The bash completion also offers the catalog's names where an argument
+//! names a package, a version or a file (`catalog_names`).
 
+mod catalog_names;
 mod pages;
 
 use crate::cli::{Cli, Command, GenerateArgs};
@@ -49,6 +53,13 @@ pub fn render() -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let name = shell.file_name("ccc");
         let mut out = Vec::new();
         clap_complete::generate(shell, &mut cmd, "ccc", &mut out);
+        if shell == Shell::Bash {
+            cmd.build();
+            let script = String::from_utf8_lossy(&out);
+            out = catalog_names::add_to_bash(&script, &cmd)
+                .map_err(Error::Internal)?
+                .into_bytes();
+        }
         files.push((Path::new("completions").join(name), out));
     }
     // `help` is clap's alias of `--help`, not a command with a page.
