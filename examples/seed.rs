@@ -35,7 +35,7 @@
 //! fsyncs would dominate the time of a big seed.
 
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::{Access, Catalog};
+use ccc::catalog::{Access, Catalog, SqliteResult};
 use ccc::rng::SplitMix64;
 use std::io::Write;
 use std::path::PathBuf;
@@ -313,7 +313,7 @@ fn seed(args: &Args) -> ccc::Result<()> {
     catalog
         .conn()
         .pragma_update(None, "synchronous", "OFF")
-        .map_err(|e| catalog.err(e))?;
+        .at(&catalog)?;
     let mut rng = SplitMix64::new(args.seed);
     let options = Options {
         level: args.level,

@@ -25,6 +25,7 @@
 //! catalog, not the temporary file): the backup API reports the failures of
 //! both ends through one call, and [`copy_side`] tells them apart.
 
+use super::SqliteResult;
 use super::{APPLICATION_ID, Catalog};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
@@ -197,7 +198,7 @@ impl<'a> Snapshot<'a> {
         catalog
             .conn()
             .execute_batch("BEGIN DEFERRED; SELECT count(*) FROM sqlite_master;")
-            .map_err(|e| catalog.err(e))?;
+            .at(catalog)?;
         Ok(Snapshot { catalog })
     }
 
@@ -217,7 +218,7 @@ impl<'a> Snapshot<'a> {
                     ))
                 },
             )
-            .map_err(|e| self.catalog.err(e))
+            .at(self.catalog)
     }
 }
 
@@ -263,9 +264,9 @@ fn copy_pages(
     let page_size: i64 = source
         .conn()
         .pragma_query_value(None, "page_size", |r| r.get(0))
-        .map_err(|e| source.err(e))?;
+        .at(source)?;
     let page_size = page_size.max(0) as u64;
-    let backup = Backup::new(source.conn(), copy).map_err(|e| source.err(e))?;
+    let backup = Backup::new(source.conn(), copy).at(source)?;
     let mut waited = Duration::ZERO;
     loop {
         if let Some(signal) = crate::interrupt::requested() {
@@ -278,7 +279,7 @@ fn copy_pages(
                     why: e.to_string(),
                 }
             } else {
-                source.err(e)
+                super::sqlite_err(source.as_ref(), e)
             }
         })?;
         let p = backup.progress();

@@ -8,6 +8,7 @@
 //! decompressed, so a diff of two 10,000-file versions costs two index
 //! walks. `tests::diff_uses_only_index_searches` checks the plan.
 
+use super::SqliteResult;
 use super::query::{VersionRow, as_hex};
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
@@ -96,18 +97,17 @@ SELECT count(*) FROM assets a
 impl Catalog {
     /// What changed from version `from` to version `to`.
     pub fn diff(&self, from: VersionRow, to: VersionRow) -> Result<Diff> {
-        let err = |e| self.err(e);
-        let mut stmt = self.conn().prepare(DIFF_SQL).map_err(err)?;
+        let mut stmt = self.conn().prepare(DIFF_SQL).at(self)?;
         let rows = stmt
             .query_map([from.id, to.id], |r| {
                 let path = r.get::<_, String>(0)?;
                 let content_type = content_type::for_path(&path);
                 Ok((path, content_type, side(r, 1)?, side(r, 5)?))
             })
-            .map_err(err)?;
+            .at(self)?;
         let (mut added, mut removed, mut changed) = (Vec::new(), Vec::new(), Vec::new());
         for row in rows {
-            match row.map_err(err)? {
+            match row.at(self)? {
                 (path, content_type, Some(from), Some(to)) => changed.push(Changed {
                     raw_bytes_delta: delta(from.raw_bytes, to.raw_bytes),
                     stored_bytes_delta: delta(from.stored_bytes, to.stored_bytes),
@@ -132,7 +132,7 @@ impl Catalog {
         let unchanged: i64 = self
             .conn()
             .query_row(UNCHANGED_SQL, [from.id, to.id], |r| r.get(0))
-            .map_err(err)?;
+            .at(self)?;
         Ok(Diff {
             raw_bytes_delta: delta(from.raw_bytes, to.raw_bytes),
             stored_bytes_delta: delta(from.stored_bytes, to.stored_bytes),

@@ -37,6 +37,7 @@
 //! Siblings are the catalog's own streams, never compressed anew: `.gz` the
 //! stored gzip body, `.br` the brotli stream publish kept.
 
+use super::SqliteResult;
 use super::publish::Skipped;
 use super::query::{AssetRow, VersionRow};
 use super::{Catalog, Encoding};
@@ -102,10 +103,7 @@ struct Planned<'a> {
 pub fn export(catalog: &Catalog, versions: &[VersionRow], dir: &Path) -> Result<Report> {
     // One read transaction: every version is exported as of one moment,
     // whatever publish, rm or gc do meanwhile.
-    let snapshot = catalog
-        .conn()
-        .unchecked_transaction()
-        .map_err(|e| catalog.err(e))?;
+    let snapshot = catalog.conn().unchecked_transaction().at(catalog)?;
     let plan = plan(catalog, versions, dir)?;
 
     let created = create_dirs(dir)?;

@@ -41,6 +41,7 @@
 //! run would remove. Reclaiming space (`VACUUM`) runs after the commit.
 
 use super::Catalog;
+use super::SqliteResult;
 use super::query::VersionRow;
 use crate::error::Result;
 use crate::spec::Selector;
@@ -337,19 +338,18 @@ impl Catalog {
     /// removed too. Blobs stay until gc.
     pub fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Removal> {
         let path = self.path().to_path_buf();
-        let err = |e| super::sqlite_err(&path, e);
         let tx = self.write_transaction()?;
         let mut tags_removed = Vec::new();
         for id in ids {
-            for tag in super::tags::of_version(&tx, *id).map_err(err)? {
+            for tag in super::tags::of_version(&tx, *id).at(&path)? {
                 tags_removed.push((*id, tag));
             }
         }
-        let packages_removed = delete_versions(&tx, ids).map_err(err)?;
+        let packages_removed = delete_versions(&tx, ids).at(&path)?;
         if dry_run {
-            tx.rollback().map_err(err)?;
+            tx.rollback().at(&path)?;
         } else {
-            tx.commit().map_err(err)?;
+            tx.commit().at(&path)?;
         }
         Ok(Removal {
             tags_removed,
@@ -362,14 +362,13 @@ impl Catalog {
     pub fn gc(&mut self, options: &Options, reporter: &mut dyn Reporter) -> Result<Report> {
         let file_bytes_before = self.disk_size();
         let path = self.path().to_path_buf();
-        let err = |e| super::sqlite_err(&path, e);
         // The write lock first, then the choice: what is judged is exactly
         // what this transaction changes, whatever other processes publish.
         let tx = rusqlite::Transaction::new_unchecked(
             self.conn(),
             rusqlite::TransactionBehavior::Immediate,
         )
-        .map_err(err)?;
+        .at(&path)?;
         let (removed_version_count, kept_version_count, packages_removed) =
             self.prune_versions(options, reporter)?;
         // Brotli streams of the blobs about to go, and any whose blob is
@@ -387,12 +386,12 @@ impl Catalog {
                     [],
                     |r| Ok((r.get(0)?, r.get(1)?)),
                 )
-                .map_err(err)?;
+                .at(&path)?;
             tx.execute(
                 &format!("DELETE FROM brotli WHERE blob_id IN ({UNUSED_BROTLI})"),
                 [],
             )
-            .map_err(err)?;
+            .at(&path)?;
         }
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
@@ -402,15 +401,15 @@ impl Catalog {
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
-            .map_err(err)?;
+            .at(&path)?;
         let deleted = tx
             .execute(&format!("DELETE FROM blobs WHERE id IN ({ORPHANS})"), [])
-            .map_err(err)?;
+            .at(&path)?;
         debug_assert_eq!(deleted as i64, blobs_removed);
         if options.dry_run {
-            tx.rollback().map_err(err)?;
+            tx.rollback().at(&path)?;
         } else {
-            tx.commit().map_err(err)?;
+            tx.commit().at(&path)?;
             if removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0 {
                 reporter.phase(&format!(
                     "giving space back (rewriting {})",
@@ -439,7 +438,7 @@ impl Catalog {
             .execute_batch(
                 "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
             )
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// Judges the versions package by package, tells `reporter` of each,
@@ -480,8 +479,7 @@ impl Catalog {
                 doomed.push(choice.id);
             }
             removed += doomed.len() as u64;
-            packages_removed
-                .extend(delete_versions(self.conn(), &doomed).map_err(|e| self.err(e))?);
+            packages_removed.extend(delete_versions(self.conn(), &doomed).at(self)?);
         }
         Ok((removed, kept, packages_removed))
     }
@@ -489,14 +487,13 @@ impl Catalog {
     /// Calls `each` with the path of every file of a version, in path
     /// order, holding one at a time.
     fn each_path(&self, version_id: i64, mut each: impl FnMut(&str) -> Result<()>) -> Result<()> {
-        let err = |e| self.err(e);
         let mut stmt = self
             .conn()
             .prepare_cached("SELECT path FROM assets WHERE version_id = ?1 ORDER BY path")
-            .map_err(err)?;
-        let mut rows = stmt.query([version_id]).map_err(err)?;
-        while let Some(row) = rows.next().map_err(err)? {
-            let path: String = row.get(0).map_err(err)?;
+            .at(self)?;
+        let mut rows = stmt.query([version_id]).at(self)?;
+        while let Some(row) = rows.next().at(self)? {
+            let path: String = row.get(0).at(self)?;
             each(&path)?;
         }
         Ok(())

@@ -21,6 +21,7 @@
 //! A connection remembers at most [`KNOWN_VERSIONS`] versions and starts
 //! over when it has that many.
 
+use super::SqliteResult;
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
 use foldhash::fast::RandomState;
@@ -297,7 +298,7 @@ impl Catalog {
         let mut stmt = self
             .conn()
             .prepare_cached(self.lookup_statements()[0])
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         stmt.query_row(rusqlite::params![package, version, path], |r| {
             let row = VersionRow {
                 id: r.get(9)?,
@@ -306,17 +307,17 @@ impl Catalog {
             record(r, path, row)
         })
         .optional()
-        .map_err(|e| self.err(e))
+        .at(self)
     }
 
     fn lookup_in(&self, row: VersionRow, path: &str) -> Result<Option<AssetRecord>> {
         let mut stmt = self
             .conn()
             .prepare_cached(self.lookup_statements()[1])
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         stmt.query_row(rusqlite::params![row.id, path], |r| record(r, path, row))
             .optional()
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 }
 

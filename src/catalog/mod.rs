@@ -387,11 +387,10 @@ impl Catalog {
             Some(ReadWay::Immutable) => Connection::open_with_flags(immutable_uri(path), flags),
             _ => Connection::open_with_flags(path, flags),
         }
-        .map_err(|e| sqlite_err(path, e))?;
+        .at(path)?;
         if access == Access::ReadOnly {
             // Before anything else runs on the connection.
-            conn.pragma_update(None, "query_only", true)
-                .map_err(|e| sqlite_err(path, e))?;
+            conn.pragma_update(None, "query_only", true).at(path)?;
         }
         let immutable = (way == Some(ReadWay::Immutable))
             .then(|| read_only::SideFiles::of(path))
@@ -424,7 +423,7 @@ impl Catalog {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
             | OpenFlags::SQLITE_OPEN_URI;
-        let conn = Connection::open_with_flags(uri, flags).map_err(|e| sqlite_err(path, e))?;
+        let conn = Connection::open_with_flags(uri, flags).at(path)?;
         let mut catalog = Catalog {
             conn,
             path: path.to_path_buf(),
@@ -440,7 +439,7 @@ impl Catalog {
     /// there is no catalog file yet.
     pub fn in_memory() -> Result<Catalog> {
         let path = PathBuf::from(":memory:");
-        let conn = Connection::open_in_memory().map_err(|e| sqlite_err(&path, e))?;
+        let conn = Connection::open_in_memory().at(&path)?;
         let mut catalog = Catalog {
             conn,
             path,
@@ -526,7 +525,7 @@ impl Catalog {
         let path = self.path.clone();
         self.conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| sqlite_err(&path, e))
+            .at(&path)
     }
 
     /// Makes every statement of this connection stop with
@@ -536,21 +535,15 @@ impl Catalog {
         // About every 10 000 virtual machine steps: a few microseconds.
         self.conn
             .progress_handler(10_000, Some(|| crate::interrupt::requested().is_some()))
-            .map_err(|e| sqlite_err(&self.path, e))
-    }
-
-    /// Wraps a rusqlite error with this catalog's path.
-    pub fn err(&self, e: rusqlite::Error) -> Error {
-        sqlite_err(&self.path, e)
+            .at(&self.path)
     }
 
     fn prepare(&mut self, access: Access) -> Result<()> {
         let path = self.path.clone();
-        let e = |err| sqlite_err(&path, err);
-        self.conn.busy_handler(Some(wait_for_lock)).map_err(e)?;
+        self.conn.busy_handler(Some(wait_for_lock)).at(&path)?;
         self.conn
             .pragma_update(None, "foreign_keys", true)
-            .map_err(e)?;
+            .at(&path)?;
         // The query planner stability guarantee: without it SQLite re-plans
         // a cached statement whenever new values are bound to parameters it
         // could have planned around, and the server's asset lookup was
@@ -560,21 +553,21 @@ impl Catalog {
                 rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
                 true,
             )
-            .map_err(e)?;
+            .at(&path)?;
         // Reading the header is the first real I/O: a file that is not a
         // database fails here with SQLITE_NOTADB.
         let app_id: i32 = self
             .conn
             .pragma_query_value(None, "application_id", |r| r.get(0))
-            .map_err(e)?;
+            .at(&path)?;
         let user_version: i64 = self
             .conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(e)?;
+            .at(&path)?;
         let has_tables: bool = self
             .conn
             .query_row("SELECT count(*) > 0 FROM sqlite_master", [], |r| r.get(0))
-            .map_err(e)?;
+            .at(&path)?;
 
         let fresh = app_id == 0 && user_version == 0 && !has_tables;
         if !fresh && app_id != APPLICATION_ID {
@@ -609,7 +602,7 @@ impl Catalog {
             let mode: String = self
                 .conn
                 .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-                .map_err(e)?;
+                .at(&path)?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(Error::Corrupt {
                     path,
@@ -621,7 +614,7 @@ impl Catalog {
         // skip the fsync at commit.
         self.conn
             .pragma_update(None, "synchronous", "FULL")
-            .map_err(e)?;
+            .at(&path)?;
         self.migrate(user_version)?;
         self.schema = SCHEMA_VERSION;
         Ok(())
@@ -632,34 +625,33 @@ impl Catalog {
             return Ok(());
         }
         let path = self.path.clone();
-        let e = |err| sqlite_err(&path, err);
         let tx = self
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive)
-            .map_err(e)?;
+            .at(&path)?;
         // Another process may have migrated while we waited for the lock.
         let current: i64 = tx
             .pragma_query_value(None, "user_version", |r| r.get(0))
-            .map_err(e)?;
+            .at(&path)?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
-            tx.execute_batch(sql).map_err(e)?;
+            tx.execute_batch(sql).at(&path)?;
             tx.pragma_update(None, "user_version", i as i64 + 1)
-                .map_err(e)?;
+                .at(&path)?;
         }
         tx.pragma_update(None, "application_id", APPLICATION_ID)
-            .map_err(e)?;
+            .at(&path)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('created_by', ?1) ON CONFLICT(key) DO NOTHING",
             [concat!("ccc ", env!("CARGO_PKG_VERSION"))],
         )
-        .map_err(e)?;
+        .at(&path)?;
         tx.execute(
             "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)
              ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [SCHEMA_VERSION.to_string()],
         )
-        .map_err(e)?;
-        tx.commit().map_err(e)
+        .at(&path)?;
+        tx.commit().at(&path)
     }
 
     /// Size of the catalog on disk: the main file plus its write-ahead log.
@@ -739,6 +731,25 @@ fn check_sqlite_header(path: &Path) -> Result<()> {
         return Err(Error::NotSqlite(path.to_path_buf()));
     }
     Ok(())
+}
+
+/// A SQLite result as ccc's, its error naming the catalog file: how
+/// catalog code maps every rusqlite error (`.at(&catalog)?`, `.at(path)?`).
+pub trait SqliteResult<T> {
+    fn at(self, catalog: impl AsRef<Path>) -> Result<T>;
+}
+
+impl<T> SqliteResult<T> for rusqlite::Result<T> {
+    fn at(self, catalog: impl AsRef<Path>) -> Result<T> {
+        self.map_err(|e| sqlite_err(catalog.as_ref(), e))
+    }
+}
+
+impl AsRef<Path> for Catalog {
+    /// The catalog's file, which errors name.
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// Maps a rusqlite error to the crate error, telling apart the cases a user

@@ -36,6 +36,7 @@
 //!
 //! Other SQLite files are ordinary assets.
 
+use super::SqliteResult;
 use super::verify::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
@@ -759,7 +760,10 @@ fn existing_version(
     Ok(Ok(existing))
 }
 
-/// The pipeline of the module doc, for listed and streamed files alike.
+/// The pipeline of the module doc, for listed and streamed files alike:
+/// workers hash and compress while this thread stores each new blob, then
+/// the version's rows are written and committed, all in one write
+/// transaction.
 fn run(
     catalog: &mut Catalog,
     identity: Option<Identity>,
@@ -774,24 +778,24 @@ fn run(
     if let Some(tag) = &options.tag {
         crate::spec::tag_name(tag)?;
     }
-    let reader_path = catalog.is_file().then(|| catalog.path().to_path_buf());
-    let catalog_path = catalog.path().to_path_buf();
-    let err = |e| super::sqlite_err(&catalog_path, e);
-
+    let work = Work {
+        jobs: match options.jobs {
+            0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
+            n => n,
+        },
+        reader_path: catalog.is_file().then(|| catalog.path().to_path_buf()),
+        level: Compression::new(options.level.min(9)),
+        brotli_quality: options.brotli_quality.min(11),
+        max_file_size: options.max_file_size,
+    };
+    let path = catalog.path().to_path_buf();
     let tx = catalog.write_transaction()?;
 
     // Known now: refuse an existing version before any work; else as soon
-    // as the stream names it.
-    let mut checked = identity.is_some();
-    let named = OnceLock::new();
-    let mut existing = None;
-    if let Some(identity) = &identity {
-        existing = existing_version(&tx, identity, options.force).map_err(err)??;
-    }
-
-    let jobs = match options.jobs {
-        0 => std::thread::available_parallelism().map_or(2, |n| n.get()),
-        n => n,
+    // as the stream names it. `None` until checked.
+    let mut existing = match &identity {
+        Some(identity) => Some(existing_version(&tx, identity, options.force).at(&path)??),
+        None => None,
     };
     let (files, mut skipped, stream) = match input {
         Input::Listed(files, skipped) => (files, skipped, None),
@@ -799,41 +803,111 @@ fn run(
     };
     // A stream's totals are not known up front: 0 says so.
     progress.start(files.len() as u64, files.iter().map(|f| f.size).sum());
-    let mut digests: Vec<AssetRow> = Vec::with_capacity(files.len());
-    let mut new_blobs: std::collections::HashMap<[u8; 32], (i64, u64)> =
-        std::collections::HashMap::new();
+    let named = OnceLock::new();
+    let mut blobs = Blobs::new(&tx, &path)?;
+    let streamed = compress_all(&work, &files, stream, &named, &mut |batch| {
+        for done in batch {
+            progress.advance(done.raw_size);
+            blobs.add(done)?;
+        }
+        if existing.is_none()
+            && let Some(identity) = named.get()
+        {
+            existing = Some(existing_version(&tx, identity, options.force).at(&path)??);
+        }
+        Ok(())
+    })?;
+    let collected = blobs.finish();
+    let mut stripped_folder = None;
+    if let Some(streamed) = streamed {
+        skipped = streamed.skipped;
+        stripped_folder = streamed.stripped_folder;
+    }
+    let identity = identity.or_else(|| named.into_inner()).ok_or_else(|| {
+        Error::Internal("nothing named the package and version to publish as".into())
+    })?;
+    let existing = match existing {
+        Some(existing) => existing,
+        None => existing_version(&tx, &identity, options.force).at(&path)??,
+    };
+    crate::spec::package_name(&identity.0)?;
+    progress.finish();
+    crate::interrupt::check()?;
 
-    let level = Compression::new(options.level.min(9));
-    let brotli_quality = options.brotli_quality.min(11);
-    let mut brotli = BrotliGroup::default();
-    let max_file_size = options.max_file_size;
+    let written =
+        write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
+    // The last moment to stop: after the commit the version is published.
+    crate::interrupt::check()?;
+    if options.dry_run {
+        tx.rollback().at(&path)?;
+    } else {
+        crate::interrupt::commit(|| tx.commit()).at(&path)?;
+    }
+    Ok(Report {
+        package: identity.0,
+        version: identity.1.to_string(),
+        file_count: written.file_count,
+        raw_bytes: written.raw_bytes,
+        stored_bytes: written.stored_bytes,
+        new_content: written.new_content,
+        already_stored: written.already_stored,
+        repeated_in_version: written.repeated_in_version,
+        brotli: written.brotli,
+        replaced: existing.is_some(),
+        tags: written.tags,
+        dry_run: options.dry_run,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+        skipped,
+        stripped_folder,
+    })
+}
+
+/// What the workers need to know, the same for every file.
+struct Work {
+    jobs: usize,
+    /// The catalog file, which each worker opens to look up whether a
+    /// content is stored; None for a catalog that is not a file yet.
+    reader_path: Option<PathBuf>,
+    level: Compression,
+    brotli_quality: u32,
+    max_file_size: u64,
+}
+
+/// Hashes and compresses every file on [`Work::jobs`] workers, reading a
+/// stream on a thread of its own, and hands what they finish to `collect`
+/// on this thread. Returns what a stream read besides its files.
+fn compress_all(
+    work: &Work,
+    files: &[FileEntry],
+    stream: Option<Stream<'_>>,
+    named: &OnceLock<Identity>,
+    collect: &mut dyn FnMut(Vec<Processed>) -> Result<()>,
+) -> Result<Option<Streamed>> {
     let cancel = AtomicBool::new(false);
     let claimed = Mutex::new(HashSet::<[u8; 32]>::new());
-    let (stream_tx, feed) = match stream {
+    let (stream, feed) = match stream {
         None => (
             None,
             Feed::Listed {
-                files: &files,
+                files,
                 next: AtomicUsize::new(0),
             },
         ),
         // As many files read ahead as there are workers: enough to keep
         // them busy, few enough to keep memory flat.
         Some(stream) => {
-            let (tx, rx) = mpsc::sync_channel::<FileEntry>(jobs);
+            let (tx, rx) = mpsc::sync_channel::<FileEntry>(work.jobs);
             (Some((stream, tx)), Feed::Streamed(Mutex::new(Some(rx))))
         }
     };
-
-    let outcome: Result<Option<Streamed>> = std::thread::scope(|scope| {
-        let reading = match stream_tx {
-            Some((stream, tx)) => Some({
-                let named = &named;
+    std::thread::scope(|scope| {
+        let reading = match stream {
+            Some((stream, tx)) => Some(
                 std::thread::Builder::new()
                     .name("publish-read".into())
                     .spawn_scoped(scope, move || stream(&Sink { files: tx, named }))
-                    .map_err(|e| Error::system("cannot start the publish-read thread", e))?
-            }),
+                    .map_err(|e| Error::system("cannot start the publish-read thread", e))?,
+            ),
             None => None,
         };
         // Room for a couple of finished files per worker keeps workers busy
@@ -841,145 +915,21 @@ fn run(
         // content is already stored travel in batches: one message (and one
         // wake-up of this thread) per file costs as much as hashing a small
         // file.
-        let (tx_done, rx_done) = mpsc::sync_channel::<Result<Vec<Processed>>>(jobs * 2);
-        let mut workers = Vec::with_capacity(jobs);
-        for worker in 0..jobs {
+        let (tx_done, rx_done) = mpsc::sync_channel::<Result<Vec<Processed>>>(work.jobs * 2);
+        let mut workers = Vec::with_capacity(work.jobs);
+        for worker in 0..work.jobs {
             let tx_done = tx_done.clone();
             let (feed, cancel, claimed) = (&feed, &cancel, &claimed);
-            let reader_path = reader_path.clone();
             let handle = std::thread::Builder::new()
                 .name(format!("publish-{worker}"))
-                .spawn_scoped(scope, move || {
-                    let reader = match reader_path.as_deref().map(open_reader).transpose() {
-                        Ok(r) => r,
-                        Err(e) => {
-                            let _ = tx_done.send(Err(e));
-                            return;
-                        }
-                    };
-                    // One deflate state per worker, reset for every file: a
-                    // level-9 state is ~380 KB, and allocating one per file
-                    // fragments the allocator's heaps.
-                    let mut deflate = Deflater::new(level, brotli_quality);
-                    let mut batch = Vec::new();
-                    loop {
-                        if cancel.load(Ordering::Relaxed) {
-                            return;
-                        }
-                        if let Err(e) = crate::interrupt::check() {
-                            let _ = tx_done.send(Err(e));
-                            return;
-                        }
-                        let Some(file) = feed.next() else { break };
-                        let reader = reader_path.as_deref().zip(reader.as_ref());
-                        match process(&file, reader, claimed, &mut deflate, max_file_size) {
-                            Ok(done) if matches!(done.content, Content::New(_)) => {
-                                if tx_done.send(Ok(vec![done])).is_err() {
-                                    return;
-                                }
-                            }
-                            Ok(done) => {
-                                batch.push(done);
-                                if batch.len() >= 256
-                                    && tx_done.send(Ok(std::mem::take(&mut batch))).is_err()
-                                {
-                                    return;
-                                }
-                            }
-                            Err(e) => {
-                                let _ = tx_done.send(Err(e));
-                                return;
-                            }
-                        }
-                    }
-                    if !batch.is_empty() {
-                        let _ = tx_done.send(Ok(batch));
-                    }
-                })
+                .spawn_scoped(scope, move || work.worker(feed, cancel, claimed, tx_done))
                 .map_err(|e| {
                     Error::system(format!("cannot start the publish-{worker} thread"), e)
                 })?;
             workers.push(handle);
         }
         drop(tx_done);
-        // A worker that panicked is a bug, reported as one instead of taking
-        // the process down with it; its files never arrived, so nothing is
-        // committed.
-        let join_workers = |workers: Vec<std::thread::ScopedJoinHandle<'_, ()>>| {
-            let mut panicked = 0;
-            for worker in workers {
-                panicked += usize::from(worker.join().is_err());
-            }
-            match panicked {
-                0 => Ok(()),
-                n => Err(Error::Internal(format!("{n} publish worker(s) panicked"))),
-            }
-        };
-
-        let mut collect = || -> Result<()> {
-            let mut insert_blob = tx
-                .prepare_cached(
-                    "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256, stored_xxh3)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                     ON CONFLICT(sha256) DO NOTHING",
-                )
-                .map_err(err)?;
-            let mut insert_brotli = tx
-                .prepare_cached(
-                    "INSERT INTO brotli (blob_id, body, stored_sha256, stored_xxh3)
-                     VALUES (?1, ?2, ?3, ?4)",
-                )
-                .map_err(err)?;
-            for batch in &rx_done {
-                for done in batch? {
-                    progress.advance(done.raw_size);
-                    let (kind, known) = match &done.content {
-                        Content::New(blob) => {
-                            let inserted = insert_blob
-                                .execute(params![
-                                    &done.sha256[..],
-                                    done.raw_size as i64,
-                                    blob.encoding,
-                                    &blob.body,
-                                    &blob.stored_sha256[..],
-                                    &blob.stored_xxh3[..]
-                                ])
-                                .map_err(err)?;
-                            let mut known = None;
-                            if inserted == 1 {
-                                let entry = (tx.last_insert_rowid(), blob.body.len() as u64);
-                                if let Some(br) = &blob.brotli {
-                                    insert_brotli
-                                        .execute(params![
-                                            entry.0,
-                                            &br.body,
-                                            &br.stored_sha256[..],
-                                            &br.stored_xxh3[..]
-                                        ])
-                                        .map_err(err)?;
-                                    brotli.blob_count += 1;
-                                    brotli.raw_bytes += done.raw_size;
-                                    brotli.gzip_bytes += entry.1;
-                                    brotli.brotli_bytes += br.body.len() as u64;
-                                }
-                                new_blobs.insert(done.sha256, entry);
-                                known = Some(entry);
-                            }
-                            (Kind::New, known)
-                        }
-                        &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
-                        Content::Repeated => (Kind::Repeated, None),
-                    };
-                    digests.push((done.path, done.sha256, done.raw_size, kind, known));
-                }
-                if !checked && let Some(identity) = named.get() {
-                    existing = existing_version(&tx, identity, options.force).map_err(err)??;
-                    checked = true;
-                }
-            }
-            Ok(())
-        };
-        let collected = collect();
+        let collected = rx_done.iter().try_for_each(|batch| collect(batch?));
         if collected.is_err() {
             // Stop the workers, unblock those waiting to send, and a stream
             // waiting to hand over a file.
@@ -987,7 +937,14 @@ fn run(
             feed.close();
         }
         drop(rx_done);
-        let joined = join_workers(workers);
+        // A worker that panicked is a bug, reported as one instead of
+        // taking the process down with it; its files never arrived, so
+        // nothing is committed.
+        let panicked = workers
+            .into_iter()
+            .map(|w| w.join())
+            .filter(Result::is_err)
+            .count();
         let read = match reading.map(|r| r.join()) {
             None => Ok(None),
             Some(Ok(streamed)) => streamed.map(Some),
@@ -996,130 +953,258 @@ fn run(
         // The first error is the cause; a stream's own error comes after
         // the workers' (it may only say that they stopped).
         collected?;
-        joined?;
+        if panicked > 0 {
+            return Err(Error::Internal(format!(
+                "{panicked} publish worker(s) panicked"
+            )));
+        }
         read
-    });
-    let mut stripped_folder = None;
-    if let Some(streamed) = outcome? {
-        skipped = streamed.skipped;
-        stripped_folder = streamed.stripped_folder;
-    }
-    let identity = identity.or_else(|| named.into_inner()).ok_or_else(|| {
-        Error::Internal("nothing named the package and version to publish as".into())
-    })?;
-    if !checked {
-        existing = existing_version(&tx, &identity, options.force).map_err(err)??;
-    }
-    let (package, version_text) = (identity.0.as_str(), identity.1.to_string());
-    crate::spec::package_name(package)?;
-    progress.finish();
-    crate::interrupt::check()?;
+    })
+}
 
+impl Work {
+    /// One worker: takes files from `feed` until there are none, the
+    /// publish is cancelled or a file fails, and sends what it made to
+    /// `done`: a new blob at once, files whose content is stored in
+    /// batches.
+    fn worker(
+        &self,
+        feed: &Feed<'_>,
+        cancel: &AtomicBool,
+        claimed: &Mutex<HashSet<[u8; 32]>>,
+        done: mpsc::SyncSender<Result<Vec<Processed>>>,
+    ) {
+        let reader = match self.reader_path.as_deref().map(open_reader).transpose() {
+            Ok(reader) => self.reader_path.as_deref().zip(reader),
+            Err(e) => {
+                let _ = done.send(Err(e));
+                return;
+            }
+        };
+        // One deflate state per worker, reset for every file: a level-9
+        // state is ~380 KB, and allocating one per file fragments the
+        // allocator's heaps.
+        let mut deflate = Deflater::new(self.level, self.brotli_quality);
+        let mut batch = Vec::new();
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Err(e) = crate::interrupt::check() {
+                let _ = done.send(Err(e));
+                return;
+            }
+            let Some(file) = feed.next() else { break };
+            let reader = reader.as_ref().map(|(path, conn)| (*path, conn));
+            let sent = match process(&file, reader, claimed, &mut deflate, self.max_file_size) {
+                Ok(new) if matches!(new.content, Content::New(_)) => done.send(Ok(vec![new])),
+                Ok(stored) => {
+                    batch.push(stored);
+                    match batch.len() >= 256 {
+                        true => done.send(Ok(std::mem::take(&mut batch))),
+                        false => Ok(()),
+                    }
+                }
+                Err(e) => {
+                    let _ = done.send(Err(e));
+                    return;
+                }
+            };
+            if sent.is_err() {
+                return;
+            }
+        }
+        if !batch.is_empty() {
+            let _ = done.send(Ok(batch));
+        }
+    }
+}
+
+/// This thread's side of the pipeline: stores each new blob (and its
+/// brotli stream) as it arrives, and notes every file's row for
+/// [`write_version`].
+struct Blobs<'t> {
+    tx: &'t Connection,
+    path: &'t Path,
+    insert_blob: rusqlite::CachedStatement<'t>,
+    insert_brotli: rusqlite::CachedStatement<'t>,
+    collected: Collected,
+}
+
+/// What [`Blobs`] gathered: a row per file, the blobs this publish stored
+/// (by content sha256: id and stored size), and their brotli streams.
+#[derive(Default)]
+struct Collected {
+    rows: Vec<AssetRow>,
+    new_blobs: HashMap<[u8; 32], (i64, u64)>,
+    brotli: BrotliGroup,
+}
+
+impl<'t> Blobs<'t> {
+    fn new(tx: &'t Connection, path: &'t Path) -> Result<Blobs<'t>> {
+        Ok(Blobs {
+            tx,
+            path,
+            insert_blob: tx
+                .prepare_cached(
+                    "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256, stored_xxh3)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT(sha256) DO NOTHING",
+                )
+                .at(path)?,
+            insert_brotli: tx
+                .prepare_cached(
+                    "INSERT INTO brotli (blob_id, body, stored_sha256, stored_xxh3)
+                     VALUES (?1, ?2, ?3, ?4)",
+                )
+                .at(path)?,
+            collected: Collected::default(),
+        })
+    }
+
+    /// Stores what a worker made of one file, when it is new content.
+    fn add(&mut self, done: Processed) -> Result<()> {
+        let (kind, known) = match &done.content {
+            Content::New(blob) => (Kind::New, self.store(&done, blob)?),
+            &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
+            Content::Repeated => (Kind::Repeated, None),
+        };
+        let row = (done.path, done.sha256, done.raw_size, kind, known);
+        self.collected.rows.push(row);
+        Ok(())
+    }
+
+    /// Inserts a new blob: its id and stored size, or None when the
+    /// catalog had it already (never in practice: the worker looked).
+    fn store(&mut self, done: &Processed, blob: &NewBlob) -> Result<Option<(i64, u64)>> {
+        let inserted = self
+            .insert_blob
+            .execute(params![
+                &done.sha256[..],
+                done.raw_size as i64,
+                blob.encoding,
+                &blob.body,
+                &blob.stored_sha256[..],
+                &blob.stored_xxh3[..]
+            ])
+            .at(self.path)?;
+        if inserted == 0 {
+            return Ok(None);
+        }
+        let entry = (self.tx.last_insert_rowid(), blob.body.len() as u64);
+        if let Some(br) = &blob.brotli {
+            self.insert_brotli
+                .execute(params![
+                    entry.0,
+                    &br.body,
+                    &br.stored_sha256[..],
+                    &br.stored_xxh3[..]
+                ])
+                .at(self.path)?;
+            let brotli = &mut self.collected.brotli;
+            brotli.blob_count += 1;
+            brotli.raw_bytes += done.raw_size;
+            brotli.gzip_bytes += entry.1;
+            brotli.brotli_bytes += br.body.len() as u64;
+        }
+        self.collected.new_blobs.insert(done.sha256, entry);
+        Ok(Some(entry))
+    }
+
+    fn finish(self) -> Collected {
+        self.collected
+    }
+}
+
+/// The version's rows as [`write_version`] wrote them.
+struct Written {
+    file_count: u64,
+    raw_bytes: u64,
+    stored_bytes: u64,
+    new_content: Group,
+    already_stored: Group,
+    repeated_in_version: Group,
+    brotli: BrotliGroup,
+    tags: Vec<String>,
+}
+
+/// Writes the version: its package when new, the version row (replacing
+/// `existing`), an asset per file in path order, the version's totals and
+/// its dist-tags.
+fn write_version(
+    tx: &Connection,
+    (package, version): &Identity,
+    existing: Option<i64>,
+    mut collected: Collected,
+    tag: Option<&str>,
+) -> rusqlite::Result<Written> {
     let now = unix_now();
-    let tags_before = super::tags::before_publish(&tx, package, existing).map_err(err)?;
+    let tags_before = super::tags::before_publish(tx, package, existing)?;
     if let Some(id) = existing {
-        tx.execute("DELETE FROM versions WHERE id = ?1", [id])
-            .map_err(err)?;
+        tx.execute("DELETE FROM versions WHERE id = ?1", [id])?;
     }
     tx.execute(
         "INSERT INTO packages (name, created_at) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
         params![package, now],
-    )
-    .map_err(err)?;
-    let version_id: i64 = tx
-        .query_row(
-            "INSERT INTO versions (package_id, version, published_at, file_count, raw_bytes, stored_bytes)
-             VALUES ((SELECT id FROM packages WHERE name = ?1), ?2, ?3, 0, 0, 0) RETURNING id",
-            params![package, version_text, now],
-            |r| r.get(0),
-        )
-        .map_err(err)?;
-    digests.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let (mut raw_bytes, mut stored_bytes) = (0u64, 0u64);
-    let mut new_content = Group::default();
-    let mut already_stored = Group::default();
-    let mut repeated_in_version = Group::default();
-    {
-        let mut insert_asset = tx
-            .prepare_cached(
-                "INSERT INTO assets (version_id, path, blob_id, content_type)
-                 VALUES (?1, ?2, ?3, ?4)",
-            )
-            .map_err(err)?;
-        let mut find_blob = tx
-            .prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")
-            .map_err(err)?;
-        for (path, sha, raw_size, kind, known) in &digests {
-            // Content a sibling file of this publish stored, or (never in
-            // practice) a blob whose insert found it already there.
-            let (blob_id, stored) = match known.or_else(|| new_blobs.get(sha).copied()) {
-                Some(k) => k,
-                None => find_blob
-                    .query_row([&sha[..]], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
-                    .map_err(err)?,
-            };
-            insert_asset
-                .execute(params![
-                    version_id,
-                    path,
-                    blob_id,
-                    content_type::for_path(path)
-                ])
-                .map_err(err)?;
-            raw_bytes += raw_size;
-            stored_bytes += stored;
-            let group = match kind {
-                Kind::New => &mut new_content,
-                Kind::Stored => &mut already_stored,
-                Kind::Repeated => &mut repeated_in_version,
-            };
-            group.add(*raw_size, stored);
-        }
+    )?;
+    let version_id: i64 = tx.query_row(
+        "INSERT INTO versions (package_id, version, published_at, file_count, raw_bytes, stored_bytes)
+         VALUES ((SELECT id FROM packages WHERE name = ?1), ?2, ?3, 0, 0, 0) RETURNING id",
+        params![package, version.to_string(), now],
+        |r| r.get(0),
+    )?;
+    let rows = &mut collected.rows;
+    rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut written = Written {
+        file_count: rows.len() as u64,
+        raw_bytes: 0,
+        stored_bytes: 0,
+        new_content: Group::default(),
+        already_stored: Group::default(),
+        repeated_in_version: Group::default(),
+        brotli: collected.brotli,
+        tags: Vec::new(),
+    };
+    let mut insert_asset = tx.prepare_cached(
+        "INSERT INTO assets (version_id, path, blob_id, content_type) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut find_blob =
+        tx.prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")?;
+    for (path, sha, raw_size, kind, known) in rows.iter() {
+        // Content a sibling file of this publish stored, or (never in
+        // practice) a blob whose insert found it already there.
+        let (blob_id, stored) = match known.or_else(|| collected.new_blobs.get(sha).copied()) {
+            Some(k) => k,
+            None => {
+                find_blob.query_row([&sha[..]], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?
+            }
+        };
+        insert_asset.execute(params![
+            version_id,
+            path,
+            blob_id,
+            content_type::for_path(path)
+        ])?;
+        written.raw_bytes += raw_size;
+        written.stored_bytes += stored;
+        let group = match kind {
+            Kind::New => &mut written.new_content,
+            Kind::Stored => &mut written.already_stored,
+            Kind::Repeated => &mut written.repeated_in_version,
+        };
+        group.add(*raw_size, stored);
     }
-    let file_count = digests.len() as u64;
     tx.execute(
         "UPDATE versions SET file_count = ?2, raw_bytes = ?3, stored_bytes = ?4 WHERE id = ?1",
         params![
             version_id,
-            file_count as i64,
-            raw_bytes as i64,
-            stored_bytes as i64
+            written.file_count as i64,
+            written.raw_bytes as i64,
+            written.stored_bytes as i64
         ],
-    )
-    .map_err(err)?;
-    let tags = super::tags::after_publish(
-        &tx,
-        package,
-        tags_before,
-        version_id,
-        &identity.1,
-        options.tag.as_deref(),
-    )
-    .map_err(err)?;
-    // The last moment to stop: after the commit the version is published.
-    crate::interrupt::check()?;
-    if options.dry_run {
-        tx.rollback().map_err(err)?;
-    } else {
-        crate::interrupt::commit(|| tx.commit()).map_err(err)?;
-    }
-    Ok(Report {
-        package: package.to_string(),
-        version: version_text,
-        file_count,
-        raw_bytes,
-        stored_bytes,
-        new_content,
-        already_stored,
-        repeated_in_version,
-        brotli,
-        replaced: existing.is_some(),
-        tags,
-        dry_run: options.dry_run,
-        elapsed_ms: started.elapsed().as_millis() as u64,
-        skipped,
-        stripped_folder,
-    })
+    )?;
+    written.tags = super::tags::after_publish(tx, package, tags_before, version_id, version, tag)?;
+    Ok(written)
 }
 
 /// Paths must be unique, relative, `/`-separated and free of empty, `.`
@@ -1149,7 +1234,7 @@ fn open_reader(path: &Path) -> Result<Connection> {
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
-    .map_err(|e| super::sqlite_err(path, e))
+    .at(path)
 }
 
 /// Reads, hashes and (when the content is new) compresses one file.
@@ -1191,7 +1276,7 @@ fn process(
                 })
                 .optional()
             })
-            .map_err(|e| super::sqlite_err(db, e))?,
+            .at(db)?,
         None => None,
     };
     let content = match stored {

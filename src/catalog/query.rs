@@ -4,6 +4,7 @@
 //! Everything here is plain data out of SQL; tables and JSON are built from
 //! these rows by the commands, and the server builds responses from them.
 
+use super::SqliteResult;
 use super::tags::TagRow;
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
@@ -210,7 +211,7 @@ impl Catalog {
                                           WHERE v.package_id = p.id))
                    FROM packages p ORDER BY p.name LIMIT ?1 OFFSET ?2",
             )
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let rows = stmt
             .query_map(page.sql(), |r| {
                 Ok((
@@ -219,9 +220,9 @@ impl Catalog {
                     r.get::<_, i64>(2)?,
                 ))
             })
-            .map_err(|e| self.err(e))?
+            .at(self)?
             .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let mut out = Vec::with_capacity(rows.len());
         for (name, created_at, stored) in rows {
             let versions = self.versions(&name)?;
@@ -244,7 +245,7 @@ impl Catalog {
         self.conn()
             .prepare("SELECT name FROM packages ORDER BY name")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// How many packages the catalog holds.
@@ -252,7 +253,7 @@ impl Catalog {
         self.conn()
             .query_row("SELECT count(*) FROM packages", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// The versions of `package`, newest first by semver precedence. An
@@ -265,7 +266,7 @@ impl Catalog {
                    FROM versions v JOIN packages p ON p.id = v.package_id
                   WHERE p.name = ?1",
             )
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let rows = stmt
             .query_map([package], |r| {
                 Ok((
@@ -277,9 +278,9 @@ impl Catalog {
                     r.get::<_, i64>(5)?,
                 ))
             })
-            .map_err(|e| self.err(e))?
+            .at(self)?
             .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let mut out = Vec::with_capacity(rows.len());
         for (id, version, published_at, files, raw, stored) in rows {
             let version = Version::parse(&version).map_err(|_| Error::Corrupt {
@@ -334,7 +335,7 @@ impl Catalog {
             Selector::Exact(_) | Selector::Range(..) => "",
         };
         if !tag.is_empty() && self.has_tags() {
-            let named = super::tags::named(self.conn(), package, tag).map_err(|e| self.err(e))?;
+            let named = super::tags::named(self.conn(), package, tag).at(self)?;
             if let Some(id) = named {
                 return Ok(versions.iter().find(|v| v.id == id));
             }
@@ -379,7 +380,7 @@ impl Catalog {
             .conn()
             .prepare_cached("SELECT created_at FROM packages WHERE name = ?1")
             .and_then(|mut s| s.query_row([package], |r| r.get(0)))
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         Ok(Some(PackageVersions {
             package: package.to_string(),
             created_at,
@@ -404,12 +405,12 @@ impl Catalog {
                 "{} WHERE a.version_id = ?1 ORDER BY a.path LIMIT ?2 OFFSET ?3",
                 self.asset_select()
             ))
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let (limit, offset) = page.sql();
         stmt.query_map(rusqlite::params![version_id, limit, offset], asset_row)
-            .map_err(|e| self.err(e))?
+            .at(self)?
             .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// One file of a version.
@@ -420,11 +421,11 @@ impl Catalog {
                 "{} WHERE a.version_id = ?1 AND a.path = ?2",
                 self.asset_select()
             ))
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let found = stmt
             .query_row(rusqlite::params![version.id, path], asset_row)
             .optional()
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         if let Some(asset) = found {
             return Ok(asset);
         }
@@ -461,7 +462,7 @@ impl Catalog {
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n as u64)
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// The file a version's bare URL leads to (see
@@ -471,7 +472,7 @@ impl Catalog {
         let mut exists = self
             .conn()
             .prepare_cached("SELECT 1 FROM assets WHERE version_id = ?1 AND path = ?2")
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let mut failed = None;
         let entry = super::manifest::entry_file(manifest.as_deref(), |path| {
             exists
@@ -482,7 +483,7 @@ impl Catalog {
                 })
         });
         match failed {
-            Some(e) => Err(self.err(e)),
+            Some(e) => Err(super::sqlite_err(self.as_ref(), e)),
             None => Ok(entry),
         }
     }
@@ -501,7 +502,7 @@ impl Catalog {
                 s.query_row([version_id], |r| Ok((r.get(0)?, r.get(1)?)))
                     .optional()
             })
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let Some((body, encoding)) = found else {
             return Ok(None);
         };
@@ -521,7 +522,7 @@ impl Catalog {
             .query_row("SELECT body FROM blobs WHERE id = ?1", [blob_id], |r| {
                 r.get(0)
             })
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// The brotli stream of a blob, if the catalog holds one.
@@ -536,7 +537,7 @@ impl Catalog {
                 |r| r.get(0),
             )
             .optional()
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// The columns of an [`AssetRow`] over `assets a JOIN blobs b`, as this
@@ -562,7 +563,7 @@ impl Catalog {
                 |r| r.get::<_, i64>(0),
             )
             .map(|n| n as u64)
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// The other files with the same content as `asset` of `version`, in
@@ -586,7 +587,7 @@ impl Catalog {
                    JOIN packages p ON p.id = v.package_id
                   WHERE a.blob_id = ?1",
             )
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         let mut users = stmt
             .query_map([blob_id], |r| {
                 Ok((
@@ -595,9 +596,9 @@ impl Catalog {
                     r.get::<_, String>(2)?,
                 ))
             })
-            .map_err(|e| self.err(e))?
+            .at(self)?
             .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         // A damaged catalog's unparsable version sorts first rather than
         // hiding the file: verify lists these too.
         users.sort_by_cached_key(|(package, version, path)| {
@@ -617,7 +618,7 @@ impl Catalog {
                 [],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
             )
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// Number of brotli streams and their bytes, for the whole catalog.
@@ -631,7 +632,7 @@ impl Catalog {
                 [],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
             )
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 }
 
@@ -684,7 +685,7 @@ impl Catalog {
         self.conn()
             .prepare_cached("SELECT 1 FROM versions WHERE id = ?1")
             .and_then(|mut s| s.exists([version_id]))
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// SQLite's `data_version`: changes whenever another connection commits
@@ -692,7 +693,7 @@ impl Catalog {
     pub fn data_version(&self) -> Result<i64> {
         self.conn()
             .pragma_query_value(None, "data_version", |r| r.get(0))
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 
     /// Begins a deferred transaction: the reads that follow, until
@@ -724,6 +725,6 @@ impl Catalog {
             .prepare_cached(sql)
             .and_then(|mut s| s.execute([]))
             .map(drop)
-            .map_err(|e| self.err(e))
+            .at(self)
     }
 }

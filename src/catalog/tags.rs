@@ -35,6 +35,7 @@
 //! commands and the server, has no tags: `latest` is the newest release.
 
 use super::Catalog;
+use super::SqliteResult;
 use super::query::{VersionRow, as_string};
 use crate::error::{Error, Result};
 use crate::spec::Selector;
@@ -258,7 +259,7 @@ impl Catalog {
     /// Every tag of `package`, `latest` first; an error for an unknown
     /// package.
     pub fn tags(&self, package: &str) -> Result<Vec<TagRow>> {
-        let tags = list(self.conn(), package, self.has_tags()).map_err(|e| self.err(e))?;
+        let tags = list(self.conn(), package, self.has_tags()).at(self)?;
         if tags.is_empty() {
             return Err(Error::package_not_found(package.to_string()));
         }
@@ -271,7 +272,7 @@ impl Catalog {
         if !self.has_tags() {
             return Ok(Vec::new());
         }
-        rows(self.conn(), package).map_err(|e| self.err(e))
+        rows(self.conn(), package).at(self)
     }
 
     /// Points `tag` at `version`, in one transaction.
@@ -332,10 +333,9 @@ impl Catalog {
     /// Runs `f` in an immediate transaction and commits what it did.
     fn write<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T> {
         let path = self.path().to_path_buf();
-        let err = |e| super::sqlite_err(&path, e);
         let tx = self.write_transaction()?;
-        let out = f(&tx).map_err(err)?;
-        tx.commit().map_err(err)?;
+        let out = f(&tx).at(&path)?;
+        tx.commit().at(&path)?;
         Ok(out)
     }
 }

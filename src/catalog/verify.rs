@@ -16,6 +16,7 @@
 //! catalog recorded stored digests has none, and the server decodes it as
 //! verify does.
 
+use super::SqliteResult;
 use super::{Catalog, Encoding};
 use crate::catalog::lookup::{AssetRecord, StoredDigests};
 use crate::error::Result;
@@ -51,16 +52,77 @@ pub struct Report {
     pub problems: Vec<Problem>,
 }
 
+/// What one pass of [`Catalog::check_bodies`] read.
+#[derive(Default)]
+struct Bodies {
+    count: u64,
+    bytes: u64,
+}
+
 impl Catalog {
     /// Checks the catalog; `progress(bytes)` is called after each blob with
     /// its stored size, out of `blob_totals().1`.
     pub fn verify(&self, progress: &dyn Fn(u64)) -> Result<Report> {
+        let mut problems = self.database_problems()?;
+        let (sha256, xxh3) = match (self.has_stored_digests(), self.has_check_digests()) {
+            (_, true) => ("stored_sha256", "stored_xxh3"),
+            (true, false) => ("stored_sha256", "NULL"),
+            (false, _) => ("NULL", "NULL"),
+        };
+        let mut bad = Vec::new();
+        let blobs = self.check_bodies(
+            &format!(
+                "SELECT id, sha256, raw_size, encoding, body, {sha256}, {xxh3}
+                   FROM blobs ORDER BY id"
+            ),
+            "",
+            &mut bad,
+            progress,
+        )?;
+        // A stream whose blob is gone is foreign_key_check's to report
+        // (and gc's to drop).
+        let brotli = match self.has_brotli() {
+            true => self.check_bodies(
+                &format!(
+                    "SELECT b.id, b.sha256, b.raw_size, 'br', r.body, r.stored_sha256, {}
+                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id",
+                    if xxh3 == "NULL" {
+                        "NULL"
+                    } else {
+                        "r.stored_xxh3"
+                    }
+                ),
+                "brotli stream: ",
+                &mut bad,
+                progress,
+            )?,
+            false => Bodies::default(),
+        };
+        for (id, sha, detail) in bad {
+            problems.push(Problem {
+                kind: "blob",
+                object: sha,
+                detail,
+                affects: self.blob_users(id)?,
+            });
+        }
+        let version_count = self.check_version_totals(&mut problems)?;
+        Ok(Report {
+            ok: problems.is_empty(),
+            blob_count: blobs.count,
+            stored_bytes: blobs.bytes,
+            brotli_count: brotli.count,
+            brotli_bytes: brotli.bytes,
+            version_count,
+            problems,
+        })
+    }
+
+    /// What SQLite's own `integrity_check` and `foreign_key_check` find.
+    fn database_problems(&self) -> Result<Vec<Problem>> {
         let mut problems = Vec::new();
         for check in ["integrity_check", "foreign_key_check"] {
-            let mut stmt = self
-                .conn()
-                .prepare(&format!("PRAGMA {check}"))
-                .map_err(|e| self.err(e))?;
+            let mut stmt = self.conn().prepare(&format!("PRAGMA {check}")).at(self)?;
             let columns = stmt.column_count();
             let rows: Vec<String> = stmt
                 .query_map([], |r| {
@@ -73,9 +135,9 @@ impl Catalog {
                         .collect();
                     Ok(cells.join(" "))
                 })
-                .map_err(|e| self.err(e))?
+                .at(self)?
                 .collect::<rusqlite::Result<_>>()
-                .map_err(|e| self.err(e))?;
+                .at(self)?;
             for row in rows {
                 if check == "integrity_check" && row == "Text(\"ok\")" {
                     continue;
@@ -88,122 +150,66 @@ impl Catalog {
                 });
             }
         }
+        Ok(problems)
+    }
 
-        let (mut blob_count, mut stored_bytes) = (0u64, 0u64);
-        let mut bad_blobs = Vec::new();
-        {
-            let stored_digest = if self.has_check_digests() {
-                "stored_sha256, stored_xxh3"
-            } else if self.has_stored_digests() {
-                "stored_sha256, NULL"
-            } else {
-                "NULL, NULL"
-            };
-            let mut stmt = self
-                .conn()
-                .prepare(&format!(
-                    "SELECT id, sha256, raw_size, encoding, body, {stored_digest} FROM blobs ORDER BY id"
-                ))
-                .map_err(|e| self.err(e))?;
-            let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
-            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
-                let id: i64 = row.get(0).map_err(|e| self.err(e))?;
-                let sha: Vec<u8> = row.get(1).map_err(|e| self.err(e))?;
-                let raw_size: i64 = row.get(2).map_err(|e| self.err(e))?;
-                // A damaged row is a problem of that blob, not the end of
-                // the check.
-                let encoding: std::result::Result<Encoding, String> = row
-                    .get::<_, Encoding>(3)
-                    .map_err(|_| format!("unknown encoding {:?}", row.get_ref(3).ok()));
-                let body = row.get_ref(4).map_err(|e| self.err(e))?;
-                let body = body.as_blob().unwrap_or_default();
-                let stored_sha: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
-                let stored_xxh3: Option<Vec<u8>> = row.get(6).map_err(|e| self.err(e))?;
-                // Both checks, so that a problem names every way the blob is
-                // wrong: the server would refuse it on the second.
-                let details: Vec<String> = [
-                    match encoding {
-                        Ok(encoding) => {
-                            check_blob(&sha, raw_size, encoding, body, crate::interrupt::check)?
-                        }
-                        Err(unknown) => Some(unknown),
-                    },
-                    match &stored_sha {
-                        Some(stored_sha) => {
-                            check_stored(stored_sha, body, crate::interrupt::check)?
-                        }
-                        None => None,
-                    },
-                    stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
-                ]
-                .into_iter()
-                .flatten()
-                .collect();
-                if !details.is_empty() {
-                    bad_blobs.push((id, hex::encode(&sha), details.join("; ")));
-                }
-                blob_count += 1;
-                stored_bytes += body.len() as u64;
-                progress(body.len() as u64);
+    /// Reads the bodies `sql` selects, one row at a time, as `(blob id,
+    /// sha256, raw size, encoding, body, stored sha256, stored XXH3)`, and
+    /// checks each every way it can be wrong: it must decode to the raw
+    /// size and sha256, and hash to each digest recorded. Adds the blob id,
+    /// sha256 and what is wrong (each detail after `prefix`) to `bad`.
+    fn check_bodies(
+        &self,
+        sql: &str,
+        prefix: &str,
+        bad: &mut Vec<(i64, String, String)>,
+        progress: &dyn Fn(u64),
+    ) -> Result<Bodies> {
+        let poll = crate::interrupt::check;
+        let mut stmt = self.conn().prepare(sql).at(self)?;
+        let mut rows = stmt.query([]).at(self)?;
+        let mut read = Bodies::default();
+        while let Some(row) = rows.next().at(self)? {
+            let id: i64 = row.get(0).at(self)?;
+            let sha: Vec<u8> = row.get(1).at(self)?;
+            let raw_size: i64 = row.get(2).at(self)?;
+            // A damaged row is a problem of that blob, not the end of the
+            // check.
+            let encoding: std::result::Result<Encoding, String> = row
+                .get::<_, Encoding>(3)
+                .map_err(|_| format!("unknown encoding {:?}", row.get_ref(3).ok()));
+            let body = row.get_ref(4).at(self)?;
+            let body = body.as_blob().unwrap_or_default();
+            let stored_sha: Option<Vec<u8>> = row.get(5).at(self)?;
+            let stored_xxh3: Option<Vec<u8>> = row.get(6).at(self)?;
+            let details: Vec<String> = [
+                match encoding {
+                    Ok(encoding) => check_blob(&sha, raw_size, encoding, body, poll)?,
+                    Err(unknown) => Some(unknown),
+                },
+                match &stored_sha {
+                    Some(stored_sha) => check_stored(stored_sha, body, poll)?,
+                    None => None,
+                },
+                stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
+            ]
+            .into_iter()
+            .flatten()
+            .map(|detail| format!("{prefix}{detail}"))
+            .collect();
+            if !details.is_empty() {
+                bad.push((id, hex::encode(&sha), details.join("; ")));
             }
+            read.count += 1;
+            read.bytes += body.len() as u64;
+            progress(body.len() as u64);
         }
-        let (mut brotli_count, mut brotli_bytes) = (0u64, 0u64);
-        if self.has_brotli() {
-            // A stream whose blob is gone is foreign_key_check's to report
-            // (and gc's to drop).
-            let stored_xxh3 = if self.has_check_digests() {
-                "r.stored_xxh3"
-            } else {
-                "NULL"
-            };
-            let mut stmt = self
-                .conn()
-                .prepare(&format!(
-                    "SELECT b.id, b.sha256, b.raw_size, r.body, r.stored_sha256, {stored_xxh3}
-                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id"
-                ))
-                .map_err(|e| self.err(e))?;
-            let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
-            while let Some(row) = rows.next().map_err(|e| self.err(e))? {
-                let id: i64 = row.get(0).map_err(|e| self.err(e))?;
-                let sha: Vec<u8> = row.get(1).map_err(|e| self.err(e))?;
-                let raw_size: i64 = row.get(2).map_err(|e| self.err(e))?;
-                let body = row.get_ref(3).map_err(|e| self.err(e))?;
-                let body = body.as_blob().unwrap_or_default();
-                let stored_sha: Vec<u8> = row.get(4).map_err(|e| self.err(e))?;
-                let stored_xxh3: Option<Vec<u8>> = row.get(5).map_err(|e| self.err(e))?;
-                let details: Vec<String> = [
-                    check_blob(
-                        &sha,
-                        raw_size,
-                        Encoding::Brotli,
-                        body,
-                        crate::interrupt::check,
-                    )?,
-                    check_stored(&stored_sha, body, crate::interrupt::check)?,
-                    stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
-                ]
-                .into_iter()
-                .flatten()
-                .map(|d| format!("brotli stream: {d}"))
-                .collect();
-                if !details.is_empty() {
-                    bad_blobs.push((id, hex::encode(&sha), details.join("; ")));
-                }
-                brotli_count += 1;
-                brotli_bytes += body.len() as u64;
-                progress(body.len() as u64);
-            }
-        }
-        for (id, sha, detail) in bad_blobs {
-            problems.push(Problem {
-                kind: "blob",
-                object: sha,
-                detail,
-                affects: self.blob_users(id)?,
-            });
-        }
+        Ok(read)
+    }
 
+    /// Whether every version's recorded totals are its assets' and it has
+    /// some; the number of versions checked.
+    fn check_version_totals(&self, problems: &mut Vec<Problem>) -> Result<u64> {
         let mut stmt = self
             .conn()
             .prepare(
@@ -214,15 +220,15 @@ impl Catalog {
                    LEFT JOIN blobs b ON b.id = a.blob_id
                   GROUP BY v.id ORDER BY p.name, v.id",
             )
-            .map_err(|e| self.err(e))?;
+            .at(self)?;
         // Row by row: a catalog's versions are checked without holding
         // them all (peak memory stays flat at a million assets).
-        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([]).at(self)?;
         let mut version_count = 0u64;
-        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
-            let read = |i: usize| r.get::<_, i64>(i).map_err(|e| self.err(e));
-            let package: String = r.get(0).map_err(|e| self.err(e))?;
-            let version: String = r.get(1).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().at(self)? {
+            let read = |i: usize| r.get::<_, i64>(i).at(self);
+            let package: String = r.get(0).at(self)?;
+            let version: String = r.get(1).at(self)?;
             let [files, raw, stored, real_files, real_raw, real_stored] =
                 [read(2)?, read(3)?, read(4)?, read(5)?, read(6)?, read(7)?];
             version_count += 1;
@@ -249,15 +255,7 @@ impl Catalog {
                 });
             }
         }
-        Ok(Report {
-            ok: problems.is_empty(),
-            blob_count,
-            stored_bytes,
-            brotli_count,
-            brotli_bytes,
-            version_count,
-            problems,
-        })
+        Ok(version_count)
     }
 }
 

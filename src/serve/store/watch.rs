@@ -63,6 +63,7 @@
 //! file's.
 
 use super::owner::Store;
+use crate::catalog::SqliteResult;
 use crate::catalog::{Access, Catalog};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
@@ -151,7 +152,7 @@ pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
     catalog
         .conn()
         .pragma_update(None, "mmap_size", MAPPED_BYTES)
-        .map_err(|e| catalog.err(e))?;
+        .at(&catalog)?;
     let after = FileId::at(path).map_err(|e| Error::io(path, e))?;
     if before != Some(after) {
         return Err(Error::Unavailable {
