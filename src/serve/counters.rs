@@ -64,7 +64,7 @@ fn slot_status(slot: usize) -> Option<u16> {
 }
 
 /// Upper bounds of the latency histogram's buckets. A cache hit takes tens
-/// of microseconds, a miss that reads SQLite and checks the body's sha256
+/// of microseconds, a miss that reads SQLite and checks the body's digest
 /// up to a few milliseconds for a large file, a request that waited behind
 /// busy workers longer: the buckets run from 25 µs to 10 s, about three per
 /// decade, and a last bucket (`+Inf`) takes the rest.

@@ -108,7 +108,7 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
     );
     page.counter(
         "ccc_cache_corrupt_total",
-        "Loaded bodies that failed their recorded size or sha256 (answered 500, never cached).",
+        "Loaded bodies that failed their recorded size or digest (answered 500, never cached).",
         cache.corrupt,
     );
     page.gauge("ccc_cache_entries", "Assets in the cache.", cache.entries);

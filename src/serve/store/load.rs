@@ -6,13 +6,13 @@
 //!
 //! A body loaded from SQLite (a cache miss) is checked against its record
 //! before it is cached or sent ([`AssetRecord::check`]): the bytes as
-//! stored must hash to the blob's recorded `stored_sha256`, or, for a blob
-//! older than that digest, decode to the recorded size and sha256 of the
-//! raw file. A body that fails is neither cached nor
-//! sent: the request gets a 500 and stderr names the asset
+//! stored must hash to the blob's recorded `stored_xxh3` (or, for a blob
+//! older than that digest, its `stored_sha256`; older still, decode to the
+//! recorded size and sha256 of the raw file). A body that fails is neither
+//! cached nor sent: the request gets a 500 and stderr names the asset
 //! (`package@version/path`), its recorded sha256 and what is wrong.
 //! Cached bodies are in memory and were checked when loaded, so a hit costs
-//! nothing more; `bench/STORE_FAULTS.md` has what the check costs a miss.
+//! nothing more; bench/RPS.md has what the check costs a miss.
 //!
 //! [`AssetRecord::check`]: crate::catalog::lookup::AssetRecord::check
 

@@ -108,7 +108,7 @@ pub struct CacheStats {
     /// Entries dropped because their version was deleted or replaced, or
     /// the whole catalog file was.
     pub invalidations: u64,
-    /// Loaded bodies that failed their recorded size or sha256, and were
+    /// Loaded bodies that failed their recorded size or digest, and were
     /// neither cached nor sent.
     pub corrupt: u64,
     pub entries: u64,
