@@ -44,7 +44,8 @@
 //!   (long names, PAX) may take [`MAX_ENTRY_METADATA`]: a small archive
 //!   cannot make ccc allocate or churn through more than those.
 
-use super::publish::{FileEntry, Sink, Skipped, Source, Streamed, build_excludes};
+use super::publish::{FileEntry, Sink, Source, Streamed, build_excludes};
+use super::rows::Skipped;
 use crate::error::{Error, Result};
 use std::cell::Cell;
 use std::io::{Cursor, Read};

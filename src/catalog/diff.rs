@@ -9,7 +9,7 @@
 //! walks. `tests::diff_uses_only_index_searches` checks the plan.
 
 use super::SqliteResult;
-use super::query::{VersionRow, as_hex};
+use super::rows::{VersionRow, as_hex};
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
 use serde::Serialize;

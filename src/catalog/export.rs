@@ -38,8 +38,9 @@
 //! stored gzip body, `.br` the brotli stream publish kept.
 
 use super::SqliteResult;
-use super::publish::Skipped;
-use super::query::{AssetRow, VersionRow};
+use super::query::AssetRow;
+use super::rows::Skipped;
+use super::rows::VersionRow;
 use super::{Catalog, Encoding};
 use crate::error::{Error, Result};
 use flate2::read::GzDecoder;

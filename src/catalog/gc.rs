@@ -42,7 +42,7 @@
 
 use super::Catalog;
 use super::SqliteResult;
-use super::query::VersionRow;
+use super::rows::VersionRow;
 use crate::error::Result;
 use crate::spec::Selector;
 use crate::units::unix_now;
@@ -126,7 +126,7 @@ pub struct Choice {
     #[serde(skip)]
     pub id: i64,
     pub package: String,
-    #[serde(serialize_with = "super::query::as_string")]
+    #[serde(serialize_with = "super::rows::as_string")]
     pub version: Version,
     #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub published_at: i64,

@@ -7,7 +7,7 @@
 //! `JSONStream`, and strict semver; see [`crate::spec`]), so a manifest can
 //! never publish what the command line could not.
 
-use super::publish::Identity;
+use super::rows::Identity;
 use crate::error::{Error, Result};
 use std::path::Path;
 

@@ -129,6 +129,7 @@ pub mod manifest;
 pub mod publish;
 pub mod query;
 pub mod read_only;
+pub mod rows;
 pub mod tags;
 pub mod verify;
 

@@ -37,6 +37,7 @@
 //! Other SQLite files are ordinary assets.
 
 use super::SqliteResult;
+use super::rows::{Identity, Skipped};
 use super::verify::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
@@ -92,13 +93,6 @@ pub struct FileEntry {
     pub path: String,
     pub size: u64,
     pub source: Source,
-}
-
-/// Something the walk passed over, reported to the user.
-#[derive(Debug, Clone, Serialize)]
-pub struct Skipped {
-    pub path: String,
-    pub reason: String,
 }
 
 /// The files a directory would publish.
@@ -583,10 +577,7 @@ enum Kind {
 
 /// One file of the version: path, sha256, raw size, its group, and the
 /// blob's id and stored size once known.
-type AssetRow = (String, [u8; 32], u64, Kind, Option<(i64, u64)>);
-
-/// A package name and version to publish as.
-pub type Identity = (String, semver::Version);
+type FileRow = (String, [u8; 32], u64, Kind, Option<(i64, u64)>);
 
 /// Files that arrive while a publish runs: an archive, read front to back.
 ///
@@ -1035,7 +1026,7 @@ struct Blobs<'t> {
 /// (by content sha256: id and stored size), and their brotli streams.
 #[derive(Default)]
 struct Collected {
-    rows: Vec<AssetRow>,
+    rows: Vec<FileRow>,
     new_blobs: HashMap<[u8; 32], (i64, u64)>,
     brotli: BrotliGroup,
 }

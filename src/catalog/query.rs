@@ -5,7 +5,7 @@
 //! these rows by the commands, and the server builds responses from them.
 
 use super::SqliteResult;
-use super::tags::TagRow;
+use super::rows::{TagRow, VersionRow};
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
 use crate::spec::Selector;
@@ -31,24 +31,6 @@ pub struct PackageRow {
     pub stored_bytes: u64,
     #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub created_at: i64,
-}
-
-/// One published version: an element of `ccc ls PKG --json`, and the head
-/// of every object that describes a version.
-#[derive(Debug, Clone, Serialize)]
-pub struct VersionRow {
-    #[serde(skip)]
-    pub id: i64,
-    pub package: String,
-    #[serde(serialize_with = "as_string")]
-    pub version: Version,
-    #[serde(serialize_with = "crate::units::serialize_rfc3339")]
-    pub published_at: i64,
-    pub file_count: u64,
-    pub raw_bytes: u64,
-    /// Stored bytes of the version's files, each file's blob counted once
-    /// per file.
-    pub stored_bytes: u64,
 }
 
 /// A version with the dist-tags that name it: an element of `ccc ls PKG
@@ -180,20 +162,6 @@ pub struct VersionFiles {
     #[serde(flatten)]
     pub version: VersionRow,
     pub files: Vec<AssetRow>,
-}
-
-pub(super) fn as_string<S: serde::Serializer>(
-    v: &Version,
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.collect_str(v)
-}
-
-pub(super) fn as_hex<S: serde::Serializer>(
-    v: &[u8; 32],
-    s: S,
-) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&hex::encode(v))
 }
 
 impl Catalog {

@@ -36,24 +36,11 @@
 
 use super::Catalog;
 use super::SqliteResult;
-use super::query::{VersionRow, as_string};
+use super::rows::{TagRow, VersionRow};
 use crate::error::{Error, Result};
 use crate::spec::Selector;
 use rusqlite::{Connection, OptionalExtension, params};
 use semver::Version;
-use serde::Serialize;
-
-/// One dist-tag of a package: an element of `ccc tag ls PKG --json` and of
-/// the `tags` of `GET /assets/PKG/`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TagRow {
-    pub tag: String,
-    #[serde(serialize_with = "as_string")]
-    pub version: Version,
-    /// Whether a tag row sets it; false only for a `latest` that is the
-    /// newest release because no row sets it.
-    pub explicit: bool,
-}
 
 /// A package's versions, as `(row id, version)`; unparsable ones (a
 /// damaged catalog) are left out.

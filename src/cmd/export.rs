@@ -3,7 +3,7 @@
 //! as warnings, counts and bytes as a line or `--json`.
 
 use crate::catalog::export;
-use crate::catalog::query::VersionRow;
+use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::ExportArgs;
 use crate::error::{Error, Result};

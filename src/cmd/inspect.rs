@@ -2,7 +2,8 @@
 //! sharing with a file table, or one file in full detail.
 
 use super::{resolve_version, version_title};
-use crate::catalog::query::{AssetRow, Page, VersionFiles, VersionRow};
+use crate::catalog::query::{AssetRow, Page, VersionFiles};
+use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog, Encoding};
 use crate::cli::InspectArgs;
 use crate::error::Result;

@@ -16,7 +16,7 @@ pub mod serve;
 pub mod tag;
 pub mod verify;
 
-use crate::catalog::query::VersionRow;
+use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::PurgeArgs;
 use crate::error::{Error, Result};

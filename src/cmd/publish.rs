@@ -3,7 +3,8 @@
 
 use crate::catalog::archive::{self, Rules};
 use crate::catalog::manifest;
-use crate::catalog::publish::{self, CatalogFiles, Identity, Options, Progress};
+use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
+use crate::catalog::rows::Identity;
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, PublishArgs};
 use crate::error::{Error, Result};
@@ -122,7 +123,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         max_file_size: args.max_file_size,
         tag: args.tag.clone(),
     };
-    let warn = |skipped: &[publish::Skipped]| {
+    let warn = |skipped: &[crate::catalog::rows::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {
             bar.bar
                 .suspend(|| eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason));
@@ -584,7 +585,7 @@ mod tests {
         one.already_stored = publish::Group::default();
         one.repeated_in_version = publish::Group::default();
         one.dry_run = true;
-        one.skipped = vec![publish::Skipped {
+        one.skipped = vec![crate::catalog::rows::Skipped {
             path: "link".into(),
             reason: "symlink".into(),
         }];

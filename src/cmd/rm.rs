@@ -1,7 +1,7 @@
 //! `ccc rm PKG@VERSION...` and `ccc rm --all PKG...`: remove versions in one
 //! transaction. Their blobs stay until `ccc gc`.
 
-use crate::catalog::query::VersionRow;
+use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cli::{Checked, RmArgs};
 use crate::error::{Error, Result};

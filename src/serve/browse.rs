@@ -528,7 +528,8 @@ impl Page {
 mod tests {
     use super::*;
     use crate::catalog::Encoding;
-    use crate::catalog::query::{TaggedVersion, Variant, VersionRow};
+    use crate::catalog::query::{TaggedVersion, Variant};
+    use crate::catalog::rows::VersionRow;
     use crate::http::route::{Route, route};
     use semver::Version;
     use std::io::Write as _;
