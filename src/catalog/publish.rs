@@ -67,11 +67,10 @@ const MIN_GZIP_SAVING: f64 = 0.05;
 /// for too little.
 const MIN_BROTLI_SAVING: f64 = 0.05;
 
-/// Default `--brotli-quality`. Quality 5 is the lowest at which brotli
-/// beats `gzip -9` by the 5% that keeps it (4 and below compress real JS
-/// no better than gzip), so the cheapest that stores anything; higher ones
-/// save more (11: 14-22% below gzip on real JS and CSS, against 5-7% at 5)
-/// at many times the CPU (bench/PUBLISH.md, "Brotli").
+/// Default `--brotli-quality`: the lowest quality at which brotli beats
+/// `gzip -9` on real JavaScript by the [`MIN_BROTLI_SAVING`] that keeps a
+/// stream, so the cheapest that stores anything; higher ones save more at
+/// many times the CPU (figures: bench/PUBLISH.md, "Brotli").
 pub const DEFAULT_BROTLI_QUALITY: u32 = 5;
 
 /// Always left out of a published tree.

@@ -8,19 +8,17 @@
 //! lands on every thread, including the load's clients, which the profiler
 //! does not pause and so cannot account for: the pauses themselves slow the
 //! program down beyond the delay they stand for, and the prediction comes
-//! out low. Measured on the 2-vCPU guest ccc is developed on (validation
-//! scenario V5, bench/CAUSAL.md section 5a): with cores left to sleep, the
-//! clients' 200 µs sleeps took 40 µs longer in the cell at 50% than at 0%,
-//! and a site worth +22% was predicted at +9% (sites of V6 worth +7..+12%
-//! were predicted as losses); with cores kept awake the clients' sleeps
-//! took as long in both cells and the prediction was +20%.
+//! out low, by more than half of a site's worth in validation scenarios V5
+//! and V6 on a small virtual machine; with cores kept awake the clients'
+//! sleeps take as long in every cell and the prediction comes right
+//! (figures: bench/CAUSAL.md section 5a).
 //!
 //! The remedy is what latency benchmarks do with `idle=poll`, without
 //! needing root: one spinner per CPU the process may use, pinned to it and
 //! scheduled under `SCHED_IDLE`. It runs only when nothing else on that
 //! core can, and any thread that wakes there preempts it at once, so it
-//! takes almost no time from the program (a `SCHED_IDLE` thread's share
-//! beside a runnable ordinary one is about 0.3%); it only keeps the core
+//! takes almost no time from the program (the kernel weights a `SCHED_IDLE`
+//! thread far below any ordinary one); it only keeps the core
 //! out of its sleep states. The price is power: every core shows busy for
 //! the length of the profile. Under a CPU quota (a container limited to
 //! fewer CPUs than it may run on) the spinners would spend the quota the

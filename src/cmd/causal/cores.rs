@@ -8,11 +8,10 @@
 //! the start and the end of the window. They are in `--json-out` and
 //! `--ledger full`.
 //!
-//! What they showed (bench/CAUSAL.md section 5): in validation scenario
-//! V5 the registered threads used 0.84 of the 2 cores and waited about 25%
-//! of their ready time whatever the load, at the think time where V5 is
-//! predicted right as at the one where it is not: that wait is the cost of
-//! waking a thread on this virtual machine, not cores taken by others.
+//! What they showed in validation scenario V5 (figures: bench/CAUSAL.md
+//! section 5): the threads waited for a core the same share of their ready
+//! time whether V5 was predicted right or not, so that wait is the cost of
+//! waking a thread on a virtual machine, not cores taken by others.
 
 /// A thread's time on a core and ready but waiting for one, in ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

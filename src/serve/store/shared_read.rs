@@ -22,10 +22,11 @@
 //! - after [`SHARED_READS`] reads or [`SHARED_SPAN`], whichever comes
 //!   first, so that a server kept busy for minutes still sees other
 //!   processes' commits within a couple of milliseconds (plus the one
-//!   message being handled). Shared by 64 reads, the begin/end pair costs
-//!   each under half a percent of its SQLite time, so a longer run buys
-//!   nothing; 64 misses take 1.5-2 ms of the actor here, so under load the
-//!   two bounds agree. A short bound matters for writers too: a checkpoint
+//!   message being handled). Shared by 64 reads, the begin/end pair is a
+//!   negligible share of each read's SQLite time, so a longer run buys
+//!   nothing, and 64 misses take about as long as the span, so under load
+//!   the two bounds agree (figures: bench/RPS.md). A short bound matters
+//!   for writers too: a checkpoint
 //!   cannot restart the write-ahead log while a reader's snapshot still
 //!   needs its frames.
 //! - before the staleness check, which reads `data_version` (it only moves
