@@ -305,7 +305,14 @@ impl Selector {
     pub fn pick<'a>(&self, versions: impl IntoIterator<Item = &'a Version>) -> Option<&'a Version> {
         let versions = versions.into_iter();
         match self {
-            Selector::Exact(want) => versions.into_iter().find(|v| *v == want),
+            // Build metadata is not part of precedence: `1.0.0` names a
+            // stored `1.0.0+build.5` (publish keeps no two such twins).
+            Selector::Exact(want) => {
+                let all: Vec<&Version> = versions.collect();
+                let same = all.iter().find(|v| **v == want);
+                same.or_else(|| all.iter().find(|v| v.cmp_precedence(want).is_eq()))
+                    .copied()
+            }
             Selector::Latest => {
                 let all: Vec<&Version> = versions.collect();
                 let newest_release = all.iter().filter(|v| v.pre.is_empty()).max().copied();

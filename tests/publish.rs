@@ -84,6 +84,28 @@ fn a_version_that_differs_only_in_build_metadata_is_refused() {
     assert_eq!(ws.cat("app@latest/a.js"), b"console.log(1)\n");
     let latest = ws.json(&["ls", "app@latest", "--json"]);
     assert_eq!(latest["version"], "2.0.0+build.1", "{latest}");
+
+    // Precedence leaves build metadata out, so `2.0.0` names the stored
+    // `2.0.0+build.1`: on the command line, and in the server as an alias.
+    assert_eq!(ws.cat("app@2.0.0/a.js"), b"console.log(1)\n");
+    let exact = ws.json(&["ls", "app@2.0.0", "--json"]);
+    assert_eq!(exact["version"], "2.0.0+build.1", "{exact}");
+    let server = crate::serve_util::Server::start(&ws, &[]);
+    let r = crate::serve_util::get(&server.url("/assets/app/2.0.0/a.js"), &[]);
+    assert_eq!(r.status, 302);
+    assert_eq!(r.must("location"), "/assets/app/2.0.0+build.1/a.js");
+    let r = crate::serve_util::get(&server.url("/assets/app/2.0.0+build.1/a.js"), &[]);
+    assert_eq!((r.status, r.body), (200, b"console.log(1)\n".to_vec()));
+    let r = crate::serve_util::get(&server.url("/assets/app/2.0.0/nope.js"), &[]);
+    assert_eq!(
+        r.status, 302,
+        "to the version, whose 404 says what is missing"
+    );
+    let r = crate::serve_util::get(&server.url("/assets/app/2.0.0+build.1/nope.js"), &[]);
+    assert_eq!(r.status, 404);
+    let r = crate::serve_util::get(&server.url("/assets/app/2.0.0/"), &[]);
+    assert_eq!(r.status, 200, "the listing names the version it lists");
+    assert_eq!(r.json()["version"], "2.0.0+build.1");
 }
 
 /// A tree with every kind of content and name the README promises to keep.

@@ -505,6 +505,18 @@ fn health(catalog: store::CatalogHealth) -> Answer {
     )
 }
 
+/// Whether the version stored under `exact`'s precedence is written
+/// otherwise (`1.0.0` for a stored `1.0.0+build.5`: build metadata is not
+/// part of precedence). A request for it is sent there as an alias's is.
+fn written_otherwise(
+    store: &store::Handle,
+    package: &str,
+    exact: &semver::Version,
+) -> Result<bool> {
+    let stored = store.resolve(package, Selector::Exact(exact.clone()))?;
+    Ok(stored.is_some_and(|to| to.version != exact.to_string()))
+}
+
 fn asset(
     ask: &Ask<'_>,
     store: &store::Handle,
@@ -528,6 +540,9 @@ fn asset(
             };
             match store.load(key)? {
                 Some(loaded) => loaded,
+                None if written_otherwise(store, package, &exact)? => {
+                    return alias::redirect(ask, store, policy, package, version, path);
+                }
                 None => return missing(store, package, &Selector::Exact(exact), path),
             }
         }
