@@ -54,6 +54,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --db 'The catalog file'
             cand --force 'Replace the version if it exists, atomically (its dist-tags stay on it)'
             cand --dry-run 'Do everything except commit, and report what would be stored'
+            cand --no-create 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
             cand -q 'Print no progress and no summary'
             cand --quiet 'Print no progress and no summary'
             cand --json 'Print the summary as JSON'

@@ -147,6 +147,17 @@ pub struct PublishArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub wait: Option<std::time::Duration>,
 
+    /// Refuse to create the catalog when --db names none (or an empty
+    /// file), instead of creating it: for scripts and servers, where a
+    /// missing catalog is a mistake to stop at, not a first publish.
+    #[arg(
+        long,
+        env = "CCC_NO_CREATE",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub no_create: bool,
+
     /// Print no progress and no summary.
     #[arg(long, short)]
     pub quiet: bool,

@@ -23,6 +23,9 @@ pub enum Error {
     #[error("no catalog at {}", .0.display())]
     NoCatalog(PathBuf),
 
+    #[error("no catalog at {}, and --no-create forbids creating one", .0.display())]
+    WontCreate(PathBuf),
+
     #[error("{} is empty (0 bytes), not a catalog", .0.display())]
     EmptyCatalog(PathBuf),
 
@@ -241,6 +244,10 @@ impl Error {
     /// A line that tells the user what to do next, where there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
+            Error::WontCreate(_) => Some(
+                "point --db / CCC_DB_PATH at the catalog; a first publish without --no-create (and CCC_NO_CREATE) creates one"
+                    .into(),
+            ),
             Error::NoCatalog(_) => Some(
                 "create one with `ccc publish <pkg>@<version> <DIR>`, or point --db / CCC_DB_PATH at an existing cdn.db"
                     .into(),

@@ -591,3 +591,94 @@ fn assert_groups(report: &serde_json::Value, [new, stored, repeated]: [u64; 3]) 
         assert_eq!(report[field], sum, "{field} of the groups: {report}");
     }
 }
+
+#[test]
+fn a_first_publish_says_it_created_the_catalog_and_no_create_refuses_to() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "1\n");
+    let db = ws.db();
+    let refused = format!(
+        "no catalog at {}, and --no-create forbids creating one",
+        db.display()
+    );
+    // --no-create, or CCC_NO_CREATE: refused before any work, nothing made;
+    // an empty file is no catalog either.
+    for (flag, env, empty) in [
+        (Some("--no-create"), None, false),
+        (None, Some("1"), false),
+        (Some("--no-create"), None, true),
+    ] {
+        if empty {
+            std::fs::write(&db, b"").expect("empty file");
+        }
+        let mut cmd = ws.ccc();
+        cmd.args(["publish", "app@1.0.0", "dist"]);
+        cmd.args(flag);
+        if let Some(value) = env {
+            cmd.env("CCC_NO_CREATE", value);
+        }
+        cmd.assert()
+            .code(1)
+            .stderr(predicates::str::contains(refused.as_str()));
+        let size = std::fs::metadata(&db).map(|m| m.len()).ok();
+        assert_eq!(size, empty.then_some(0), "{flag:?} {env:?}");
+    }
+    std::fs::remove_file(&db).expect("remove the empty file");
+
+    // A first publish creates it and says so, naming the whole path; the
+    // next one says nothing of the kind, and --no-create writes into an
+    // existing catalog as usual.
+    let created = format!("created the catalog {}", db.display());
+    ws.ccc()
+        .args(["publish", "app@1.0.0", "dist"])
+        .env("CCC_NO_CREATE", "0")
+        .assert()
+        .success()
+        .stderr(predicates::str::contains(created.as_str()));
+    for (version, extra) in [("1.0.1", None), ("1.0.2", Some("--no-create"))] {
+        let mut cmd = ws.ccc();
+        cmd.args(["publish", &format!("app@{version}"), "dist"])
+            .args(extra);
+        cmd.assert()
+            .success()
+            .stderr(predicates::prelude::PredicateBooleanExt::not(
+                predicates::str::contains("created"),
+            ));
+    }
+    assert_eq!(ws.versions("app"), ["1.0.2", "1.0.1", "1.0.0"]);
+}
+
+/// The mistake of the operators' story: a served catalog deleted by hand,
+/// then a scripted publish. With --no-create the publish refuses, and the
+/// server goes on exactly as it was, serving the file it holds open.
+#[test]
+fn a_refused_write_leaves_the_server_of_a_deleted_catalog_as_it_was() {
+    use crate::serve_util::{Server, get, poll_until};
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "1\n");
+    ws.publish("app@1.0.0", "dist", &[]);
+    let server = Server::start(&ws, &[]);
+    let asset = server.url("/assets/app/1.0.0/a.js");
+    let health = || get(&server.url("/healthz"), &[]).json();
+    assert_eq!(get(&asset, &[]).body, b"1\n");
+    for side in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{side}", ws.db().display()));
+    }
+    let noticed = poll_until(Duration::from_secs(5), || {
+        health()["catalog"]["state"] == "deleted"
+    });
+    assert!(noticed.is_some(), "{}", health());
+    let before = health();
+
+    ws.ccc()
+        .args(["publish", "app@2.0.0", "dist", "--no-create"])
+        .assert()
+        .code(1);
+    assert!(!ws.db().exists(), "no new catalog");
+    // Past the server's staleness bound: nothing moved.
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(health(), before);
+    let r = get(&asset, &[]);
+    assert_eq!((r.status, r.body), (200, b"1\n".to_vec()));
+    assert_eq!(get(&server.url("/assets/app/2.0.0/a.js"), &[]).status, 404);
+}

@@ -718,6 +718,12 @@ pub(crate) fn is_empty_file(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == 0)
 }
 
+/// Whether `path` holds no catalog yet: nothing there, or an empty file,
+/// where a first publish creates one.
+pub(crate) fn is_missing_or_empty(path: &Path) -> bool {
+    !path.exists() || is_empty_file(path)
+}
+
 /// Refuses a file that is not SQLite before SQLite gets to misread it.
 fn check_sqlite_header(path: &Path) -> Result<()> {
     use std::io::Read;

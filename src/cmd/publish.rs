@@ -50,6 +50,11 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         .map(|t| (t.package, t.version));
     let source = Source::of(args.source())?;
     let quiet = args.quiet || args.json;
+    // Before any work: a script's missing catalog is a mistake, not a
+    // first publish.
+    if args.no_create && crate::catalog::is_missing_or_empty(db) {
+        return Err(Error::WontCreate(absolute(db)));
+    }
     if matches!(source, Source::Stdin) && std::io::stdin().is_terminal() {
         return Err(Error::Usage(
             "`-` reads an archive from stdin, which is a terminal; pipe one in, \
@@ -95,7 +100,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     // Another ccc's lock is waited out, however long, unless --wait says:
     // giving up would throw the work away.
     crate::catalog::wait_for_locks(args.wait);
-    let creating = !db.exists() || crate::catalog::is_empty_file(db);
+    let creating = crate::catalog::is_missing_or_empty(db);
     // A second Ctrl-C exits at once: it removes the catalog being created.
     let _discard = (creating && !args.dry_run).then(|| crate::interrupt::discard_on_exit(db));
     let opened = if args.dry_run && creating {
@@ -201,6 +206,11 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         }
         _ => (None, Ok(())),
     };
+    // Never silently: a catalog deleted by mistake is not replaced by a
+    // new one without a word (`--no-create` refuses instead).
+    if creating && !report.dry_run && !args.quiet {
+        eprintln!("created the catalog {}", absolute(db).display());
+    }
     if args.json {
         output::print_json(&Published {
             report: &report,
@@ -213,6 +223,12 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         }
     }
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// `path` made absolute (as it is when it cannot be), for messages that
+/// must say which file they mean whatever the working directory.
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 /// `publish --json`: the report, and what --purge purged.
