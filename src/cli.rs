@@ -39,8 +39,10 @@ pub struct Cli<C: Subcommand = Invocation> {
 }
 
 /// Everything the binary accepts: the commands users run, and the hidden
-/// one that writes completions and man pages.
+/// one that writes completions and man pages. Parsed once per process, so
+/// the size of the larger variant costs nothing worth a box.
 #[derive(Debug, Subcommand)]
+#[allow(clippy::large_enum_variant)]
 pub enum Invocation {
     #[command(flatten)]
     Public(Command),
@@ -648,6 +650,19 @@ pub struct ServerArgs {
     )]
     pub log_format: LogFormat,
 
+    /// A proxy (an address or a CIDR block, repeatable) whose `Forwarded`
+    /// or `X-Forwarded-For` names the client the access log records, read
+    /// from the right past every trusted proxy. Requests from anyone else
+    /// are logged as their peer.
+    #[arg(
+        long,
+        env = "CCC_TRUST_PROXY",
+        value_delimiter = ',',
+        value_name = "CIDR",
+        value_parser = parse_proxy
+    )]
+    pub trust_proxy: Vec<ipnet::IpNet>,
+
     /// Most client connections open at once. Past it the longest idle
     /// keep-alive connections are closed to make room; when none is idle a
     /// new connection is answered 503 with `Retry-After: 1` and closed
@@ -1107,6 +1122,13 @@ fn parse_count(s: &str) -> Result<usize, String> {
 
 fn parse_seed(s: &str) -> Result<u64, String> {
     whole(s)
+}
+
+/// `--trust-proxy`: a CIDR block, or one address (a block of one).
+fn parse_proxy(text: &str) -> Result<ipnet::IpNet, String> {
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("`{text}` is neither an address nor a CIDR block like 10.0.0.0/8"))
 }
 
 fn parse_port(s: &str) -> Result<u16, String> {

@@ -110,9 +110,58 @@ fn combined_lines_are_nginx_combined() {
         let (time, rest) = rest.split_once("] ").expect("[time]");
         let time = time_local(time);
         assert!(before <= time && time <= after, "{line}: time");
+        // Then `$request_time`: seconds to the millisecond.
+        let (rest, seconds) = rest.rsplit_once(' ').expect("request time");
+        let (whole, millis) = seconds.split_once('.').expect("s.mmm");
+        assert!(whole.parse::<u64>().is_ok() && millis.len() == 3, "{line}");
+        assert!(seconds.parse::<f64>().expect("seconds") < 5.0, "{line}");
         assert_eq!(rest, want, "{line}");
         assert!(rest.contains(&format!("\" {status} ")), "{line}");
     }
+}
+
+#[test]
+fn behind_a_trusted_proxy_the_log_records_the_client_it_forwarded() {
+    let ws = site();
+    let head = |extra: &str| format!("GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n{extra}");
+    let client = |server: &Server, heads: &[String]| -> Vec<String> {
+        let heads: Vec<&[u8]> = heads.iter().map(|h| h.as_bytes()).collect();
+        requests(server, &heads)
+            .into_iter()
+            .map(|(line, _)| line.split(' ').next().unwrap_or_default().to_string())
+            .collect()
+    };
+    let heads = [
+        head("X-Forwarded-For: 203.0.113.7\r\n"),
+        head("X-Forwarded-For: 198.51.100.1, 203.0.113.7, 127.0.0.9\r\n"),
+        head("Forwarded: for=\"[2001:db8::17]:4711\";proto=https\r\n"),
+        head("X-Forwarded-For: not-an-address\r\n"),
+        head(""),
+    ];
+    // Trusted: the client each names, read from the right.
+    let server = Server::start(&ws, &["--access-log", "--trust-proxy", "127.0.0.0/8"]);
+    assert_eq!(
+        client(&server, &heads),
+        [
+            "203.0.113.7",
+            "203.0.113.7",
+            "2001:db8::17",
+            "127.0.0.1",
+            "127.0.0.1"
+        ]
+    );
+    // Not trusted (another block, or none): the peer, whatever it says.
+    for flags in [&["--trust-proxy", "10.0.0.0/8"][..], &[]] {
+        let server = Server::start(&ws, &[&["--access-log"], flags].concat());
+        assert!(client(&server, &heads).iter().all(|c| c == "127.0.0.1"));
+    }
+    // A value that is no address is refused when the server starts.
+    let out = ws.fails(&["serve", "--trust-proxy", "localhost"], 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("`localhost` is neither an address nor a CIDR block"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -131,6 +180,7 @@ fn hostile_request_lines_and_agents_cannot_forge_lines() {
         match format {
             "combined" => {
                 let (_, rest) = line.split_once("] ").expect("[time]");
+                let (rest, _request_time) = rest.rsplit_once(' ').expect("request time");
                 assert_eq!(
                     rest,
                     format!(

@@ -15,6 +15,7 @@
 use crate::cli::{LogFormat, ServeArgs, ServerArgs};
 use crate::error::Result;
 use crate::http::access_log;
+use crate::http::forwarded::TrustedProxies;
 use crate::output::count;
 use crate::serve::store;
 use crate::serve::{self, Server};
@@ -51,6 +52,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             LogFormat::Combined => access_log::Format::Combined,
             LogFormat::Json => access_log::Format::Json,
         }),
+        trusted_proxies: TrustedProxies::new(args.trust_proxy.clone()),
         aliases: serve::alias::Policy::new(args.alias_max_age),
         limits: Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,

@@ -1,14 +1,18 @@
 //! The line `serve --access-log` prints for each request, in the format
 //! `--log-format` names, made in one function ([`line`]).
 //!
-//! `combined` is nginx's default `combined` format, field for field, so the
-//! tools that read nginx logs (GoAccess, awstats, fail2ban, lnav) read
-//! ccc's:
+//! `combined` is nginx's default `combined` format, field for field, with
+//! `$request_time` after it, as nginx configurations that time requests
+//! write it; the tools that read nginx logs (GoAccess, awstats, fail2ban,
+//! lnav) read the combined fields, and GoAccess the time (`%T`):
 //!
 //! ```text
-//! $remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent"
-//! 127.0.0.1 - - [30/Nov/2026:12:53:31 +0000] "GET /assets/app/1.0.0/a.js HTTP/1.1" 200 5120 "-" "curl/8.5.0"
+//! $remote_addr - $remote_user [$time_local] "$request" $status $body_bytes_sent "$http_referer" "$http_user_agent" $request_time
+//! 127.0.0.1 - - [30/Nov/2026:12:53:31 +0000] "GET /assets/app/1.0.0/a.js HTTP/1.1" 200 5120 "-" "curl/8.5.0" 0.000
 //! ```
+//!
+//! `$remote_addr` is the client: the peer, or, behind a proxy trusted with
+//! `--trust-proxy`, the address it forwarded ([`crate::http::forwarded`]).
 //!
 //! ccc has no user authentication, so `$remote_user` is always `-`; the
 //! time is the moment the request was received, in UTC (`+0000`), so lines
@@ -90,6 +94,9 @@ fn combined(entry: &Entry<'_>) -> String {
     quoted_header(&mut out, entry.referer);
     out.push(' ');
     quoted_header(&mut out, entry.user_agent);
+    // `$request_time`: seconds, to the millisecond.
+    let millis = entry.elapsed.as_millis();
+    let _ = write!(out, " {}.{:03}", millis / 1000, millis % 1000);
     out
 }
 
@@ -197,7 +204,7 @@ mod tests {
     fn combined_is_nginx_combined() {
         assert_eq!(
             line(Format::Combined, &entry("/assets/app/1.0.0/a.js")),
-            "127.0.0.1 - - [30/Nov/2026:12:53:31 +0000] \"GET /assets/app/1.0.0/a.js HTTP/1.1\" 200 5120 \"-\" \"curl/8.5.0\""
+            "127.0.0.1 - - [30/Nov/2026:12:53:31 +0000] \"GET /assets/app/1.0.0/a.js HTTP/1.1\" 200 5120 \"-\" \"curl/8.5.0\" 0.000"
         );
         let other = Entry {
             peer: None,
@@ -207,11 +214,12 @@ mod tests {
             body_bytes: 0,
             referer: Some(b"https://example.com/page"),
             user_agent: Some(b""),
+            elapsed: Duration::from_micros(12_345_678),
             ..entry("/x")
         };
         assert_eq!(
             line(Format::Combined, &other),
-            "- - - [30/Nov/2026:12:53:31 +0000] \"HEAD /x HTTP/1.0\" 304 0 \"https://example.com/page\" \"\""
+            "- - - [30/Nov/2026:12:53:31 +0000] \"HEAD /x HTTP/1.0\" 304 0 \"https://example.com/page\" \"\" 12.345"
         );
         let v6 = Entry {
             peer: Some("::1".parse().expect("ip")),
@@ -247,7 +255,9 @@ mod tests {
             "{got}"
         );
         assert!(
-            got.ends_with(" \"\\x22 200 0 \\x22x\" \"a\\x22b\\x5Cc\\x0Ad\\x7F\\xFF\\xC3\\xA9\""),
+            got.ends_with(
+                " \"\\x22 200 0 \\x22x\" \"a\\x22b\\x5Cc\\x0Ad\\x7F\\xFF\\xC3\\xA9\" 0.000"
+            ),
             "{got}"
         );
         assert!(!got.contains('\n'));

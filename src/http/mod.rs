@@ -29,6 +29,7 @@
 pub mod access_log;
 pub mod conditional;
 pub mod cors;
+pub mod forwarded;
 pub mod header_lines;
 pub mod negotiate;
 pub mod not_found;

@@ -46,6 +46,7 @@ pub use counters::{Counters, StatsReport};
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::http::access_log;
+use crate::http::forwarded::TrustedProxies;
 use crate::log;
 use crate::transport::{self, Limits, OpenFiles, Transport, listen, tls};
 use service::Service;
@@ -113,6 +114,8 @@ pub struct Config {
     pub threads: usize,
     /// Print one line per request to stdout, in this format.
     pub access_log: Option<access_log::Format>,
+    /// Whose forwarding headers name the client (`--trust-proxy`).
+    pub trusted_proxies: TrustedProxies,
     /// How redirects from aliases are cached (`--alias-max-age`).
     pub aliases: alias::Policy,
     /// Connection limits; `max_connections` is replaced by the effective
@@ -172,6 +175,7 @@ impl Server {
             store: store.handle.clone(),
             counters: counters.clone(),
             access_log: config.access_log,
+            trusted_proxies: config.trusted_proxies.clone(),
             aliases: config.aliases.clone(),
         });
         let runtime = runtime(config.threads)

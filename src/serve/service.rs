@@ -11,6 +11,7 @@
 
 use crate::causal;
 use crate::http::access_log;
+use crate::http::forwarded::TrustedProxies;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
@@ -29,6 +30,7 @@ pub(super) struct Service {
     pub(super) store: store::Handle,
     pub(super) counters: Arc<Counters>,
     pub(super) access_log: Option<access_log::Format>,
+    pub(super) trusted_proxies: TrustedProxies,
     pub(super) aliases: alias::Policy,
 }
 
@@ -99,7 +101,7 @@ impl Service {
                         let now = SystemTime::now();
                         now.checked_sub(elapsed).unwrap_or(now)
                     },
-                    peer: Some(peer.addr.ip()),
+                    peer: Some(self.trusted_proxies.client(peer.addr.ip(), &parts.headers)),
                     method,
                     target: target(parts),
                     protocol: protocol(parts.version),
