@@ -301,40 +301,82 @@ fn prometheus_reads_what_the_server_counted() {
         sent.body_bytes + page.body.len() as u64
     );
 
-    // The histogram: cumulative, ending at +Inf = _count = the requests a
-    // worker answered.
+    // The histogram, by route: each cumulative, ending at +Inf = its
+    // _count; the counts add up to the requests a worker answered, and a
+    // status from 400 counts as an error whatever answered it.
     let h = "ccc_http_request_duration_seconds";
     assert_eq!(kind(h), "histogram");
-    let buckets: Vec<(f64, f64)> = families[h]
-        .1
-        .iter()
-        .filter(|(name, _, _)| name == &format!("{h}_bucket"))
-        .map(|(_, labels, v)| {
-            let le = &labels["le"];
-            let bound = if le == "+Inf" {
-                f64::INFINITY
-            } else {
-                le.parse().expect("le")
-            };
-            (bound, *v)
-        })
-        .collect();
-    assert!(buckets.len() >= 10, "{buckets:?}");
-    assert!(
-        buckets
-            .windows(2)
-            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
-    );
-    assert_eq!(buckets[0].0, 0.000025, "sub-millisecond buckets first");
-    assert_eq!(buckets.last().map(|b| b.0), Some(f64::INFINITY));
     let total = (sent.requests.values().sum::<u64>() - refused) as f64;
-    assert_eq!(buckets.last().map(|b| b.1), Some(total));
-    assert_eq!(value(h, &format!("{h}_count"), &[]), total);
-    let sum = value(h, &format!("{h}_sum"), &[]);
-    assert!(sum > 0.0 && sum < total * 10.0, "sum {sum}s for {total}");
-    // Nothing on a loopback took 10 s.
-    let ten = buckets.iter().find(|(b, _)| *b == 10.0).expect("le=10");
-    assert_eq!(ten.1, total);
+    let mut counted = 0.0;
+    for route in ["asset", "redirect", "listing", "error", "other"] {
+        let buckets: Vec<(f64, f64)> = families[h]
+            .1
+            .iter()
+            .filter(|(name, labels, _)| name == &format!("{h}_bucket") && labels["route"] == route)
+            .map(|(_, labels, v)| {
+                let le = &labels["le"];
+                let bound = if le == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    le.parse().expect("le")
+                };
+                (bound, *v)
+            })
+            .collect();
+        assert!(buckets.len() >= 10, "{route}: {buckets:?}");
+        assert!(
+            buckets
+                .windows(2)
+                .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)
+        );
+        assert_eq!(buckets[0].0, 0.000025, "sub-millisecond buckets first");
+        assert_eq!(buckets.last().map(|b| b.0), Some(f64::INFINITY));
+        let count = value(h, &format!("{h}_count"), &[("route", route)]);
+        assert_eq!(buckets.last().map(|b| b.1), Some(count), "{route}");
+        // Nothing on a loopback took 10 s.
+        let ten = buckets.iter().find(|(b, _)| *b == 10.0).expect("le=10");
+        assert_eq!(ten.1, count, "{route}");
+        let sum = value(h, &format!("{h}_sum"), &[("route", route)]);
+        assert!(sum >= 0.0 && sum < count.max(1.0) * 10.0, "{route}: {sum}s");
+        counted += count;
+    }
+    assert_eq!(counted, total);
+    // (Refusals at the cap are counted, but no worker timed them.)
+    let errors: u64 = sent
+        .requests
+        .iter()
+        .filter(|((_, status), _)| *status >= 400)
+        .map(|(_, n)| n)
+        .sum::<u64>()
+        - refused;
+    assert_eq!(
+        value(h, &format!("{h}_count"), &[("route", "error")]),
+        errors as f64
+    );
+    assert!(value(h, &format!("{h}_count"), &[("route", "asset")]) >= 3.0);
+    // The scrape itself was being answered.
+    assert_eq!(kind("ccc_http_requests_in_flight"), "gauge");
+    let in_flight = value(
+        "ccc_http_requests_in_flight",
+        "ccc_http_requests_in_flight",
+        &[],
+    );
+    assert!(in_flight >= 1.0, "{in_flight}");
+
+    // The process, by the names Prometheus' client libraries use.
+    let gauge = |name: &str| value(name, name, &[]);
+    let resident = gauge("process_resident_memory_bytes");
+    let anon = gauge("ccc_process_resident_anon_bytes");
+    assert!(
+        resident > 1e6 && anon > 0.0 && anon < resident,
+        "{resident} {anon}"
+    );
+    assert!(gauge("process_virtual_memory_bytes") > resident);
+    let open = gauge("process_open_fds");
+    assert!(open >= 3.0 && open <= gauge("process_max_fds"), "{open}");
+    assert_eq!(kind("process_cpu_seconds"), "counter");
+    let cpu = value("process_cpu_seconds", "process_cpu_seconds_total", &[]);
+    assert!(cpu > 0.0 && cpu < 600.0, "{cpu}");
 
     // The cache: the same numbers as /_stats, and what two entries for
     // three files must show.

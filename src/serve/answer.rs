@@ -22,7 +22,7 @@ use crate::http::route::{self, Route, RouteError};
 use crate::log;
 use crate::serve::alias;
 use crate::serve::browse;
-use crate::serve::counters::Counters;
+use crate::serve::counters::{Counters, RouteClass};
 use crate::serve::metrics;
 use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKeyRef, CatalogState};
@@ -64,8 +64,9 @@ pub struct Answer {
     pub body: Body,
     /// Content-Length when it differs from the body held (HEAD, 304).
     pub length: Option<usize>,
-    /// Whether this answers for an asset (the profiler's unit of progress).
-    pub asset: bool,
+    /// What answered: an asset (the profiler's unit of progress), a
+    /// listing, or something else (`/metrics` counts them apart).
+    pub class: RouteClass,
 }
 
 /// An answer's header lines: an asset's prepared lines, shared with the
@@ -257,7 +258,7 @@ impl Answer {
             ]),
             body: Body::Owned(body),
             length: None,
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -306,7 +307,7 @@ impl Answer {
                 Body::Owned(body)
             },
             length: Some(length),
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -317,7 +318,7 @@ impl Answer {
             headers: with_cors([("Content-Type", content_type), ("Cache-Control", NO_STORE)]),
             body: Body::Owned(body),
             length: None,
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -325,6 +326,12 @@ impl Answer {
     /// requests that a well-behaved client never sends.
     pub(super) fn closing(mut self) -> Answer {
         self.headers.push("Connection", "close");
+        self
+    }
+
+    /// Marks a listing's answer (counted apart in `/metrics`).
+    fn listing(mut self) -> Answer {
+        self.class = RouteClass::Listing;
         self
     }
 
@@ -347,7 +354,7 @@ impl Answer {
             headers: with_cors(lines),
             body: Body::Empty,
             length: None,
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -359,7 +366,7 @@ impl Answer {
             headers: with_cors([("Cache-Control", cache_control), ("ETag", etag)]),
             body: Body::Empty,
             length: Some(0),
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -384,7 +391,7 @@ impl Answer {
             ]),
             body: Body::Empty,
             length: Some(0),
-            asset: false,
+            class: RouteClass::Other,
         }
     }
 
@@ -464,15 +471,19 @@ pub fn answer(
             version,
             path,
         } => asset(ask, store, policy, &package, &version, &path),
-        Route::Listing { package, version } => listing(ask, store, policy, &package, &version),
+        Route::Listing { package, version } => {
+            listing(ask, store, policy, &package, &version).map(Answer::listing)
+        }
         Route::VersionRoot { package, version } => {
             alias::version_root(ask, store, policy, &package, &version)
         }
         Route::PackageRoot { package } => {
             alias::version_root(ask, store, policy, &package, "latest")
         }
-        Route::Package { package } => package_listing(ask, store, policy, package.into_owned()),
-        Route::Index => index(ask, store, policy),
+        Route::Package { package } => {
+            package_listing(ask, store, policy, package.into_owned()).map(Answer::listing)
+        }
+        Route::Index => index(ask, store, policy).map(Answer::listing),
         Route::Stats => store
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
@@ -570,7 +581,7 @@ fn asset(
             },
             body: Body::Empty,
             length: Some(length),
-            asset: true,
+            class: RouteClass::Asset,
         });
     }
     // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
@@ -638,7 +649,7 @@ fn asset(
         headers,
         body,
         length: Some(part.len()),
-        asset: true,
+        class: RouteClass::Asset,
     })
 }
 
@@ -860,7 +871,7 @@ mod tests {
             assert_eq!(header(a, "Server"), Some(transport::SERVER));
             assert_eq!(gunzip(a.body.as_ref()), SCRIPT.repeat(100));
             assert_eq!(a.length, Some(a.body.len()));
-            assert!(a.asset);
+            assert_eq!(a.class, RouteClass::Asset);
         }
         let (Body::Shared(one, Encoding::Gzip), Body::Shared(two, Encoding::Gzip)) =
             (&first.body, &second.body)
@@ -1082,7 +1093,7 @@ mod tests {
         );
         assert_eq!(missing.status, 404);
         assert_eq!(header(&missing, "Content-Type"), Some("application/json"));
-        assert!(!missing.asset);
+        assert_ne!(missing.class, RouteClass::Asset);
         running.join();
     }
 }

@@ -138,6 +138,53 @@ impl Latency {
     }
 }
 
+/// What kind of answer a request got: the duration histogram's `route`
+/// label, so that an asset's time is not averaged with a listing's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteClass {
+    /// A file of a version (200, 206, 304).
+    Asset,
+    /// A redirect: an alias, a dist-tag, a version's entry file.
+    Redirect,
+    /// A package's or version's listing, or the index.
+    Listing,
+    /// Any status from 400.
+    Error,
+    /// The rest: health, stats, metrics, CORS preflights.
+    Other,
+}
+
+impl RouteClass {
+    pub const ALL: [RouteClass; 5] = [
+        RouteClass::Asset,
+        RouteClass::Redirect,
+        RouteClass::Listing,
+        RouteClass::Error,
+        RouteClass::Other,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RouteClass::Asset => "asset",
+            RouteClass::Redirect => "redirect",
+            RouteClass::Listing => "listing",
+            RouteClass::Error => "error",
+            RouteClass::Other => "other",
+        }
+    }
+
+    /// The class an answer of `status` counts in, given what answered it:
+    /// every status from 400 is an error and every 3xx but 304 a redirect,
+    /// whatever route gave it.
+    pub fn of(answered: RouteClass, status: u16) -> RouteClass {
+        match status {
+            400.. => RouteClass::Error,
+            300..=399 if status != 304 => RouteClass::Redirect,
+            _ => answered,
+        }
+    }
+}
+
 /// Request counters, shared by the workers.
 #[derive(Debug)]
 pub struct Counters {
@@ -145,8 +192,20 @@ pub struct Counters {
     started_at: SystemTime,
     by_method_status: [[AtomicU64; STATUS_SLOTS]; Method::ALL.len()],
     bytes_sent: AtomicU64,
-    latency: Histogram,
+    /// One histogram per [`RouteClass`], in `ALL`'s order.
+    latency: [Histogram; RouteClass::ALL.len()],
+    /// Requests being answered now.
+    in_flight: AtomicU64,
     pub(super) connections: Arc<ConnStats>,
+}
+
+/// A request being answered: counted in flight until dropped.
+pub(super) struct InFlight<'a>(&'a AtomicU64);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 impl Counters {
@@ -156,20 +215,39 @@ impl Counters {
             started_at: SystemTime::now(),
             by_method_status: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             bytes_sent: AtomicU64::new(0),
-            latency: Histogram {
+            latency: std::array::from_fn(|_| Histogram {
                 buckets: Default::default(),
                 sum_nanos: AtomicU64::new(0),
-            },
+            }),
+            in_flight: AtomicU64::new(0),
             connections: Arc::default(),
         }
     }
 
     /// Counts a request a worker answered, `elapsed` after its head was
-    /// received.
-    pub(super) fn record(&self, method: Method, status: u16, body_bytes: u64, elapsed: Duration) {
+    /// received, in the class [`RouteClass::of`] gives its answer.
+    pub(super) fn record(
+        &self,
+        method: Method,
+        status: u16,
+        class: RouteClass,
+        body_bytes: u64,
+        elapsed: Duration,
+    ) {
         self.by_method_status[method as usize][status_slot(status)].fetch_add(1, Ordering::Relaxed);
         self.bytes_sent.fetch_add(body_bytes, Ordering::Relaxed);
-        self.latency.observe(elapsed);
+        self.latency[RouteClass::of(class, status) as usize].observe(elapsed);
+    }
+
+    /// Counts a request in flight until the guard is dropped.
+    pub(super) fn begin(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(&self.in_flight)
+    }
+
+    /// Requests being answered now.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight.load(Ordering::Relaxed)
     }
 
     /// Counts an answer the transport gave itself (its body is not counted:
@@ -198,8 +276,23 @@ impl Counters {
         self.bytes_sent.load(Ordering::Relaxed)
     }
 
-    pub fn latency(&self) -> Latency {
-        self.latency.snapshot()
+    /// The latencies of the requests answered in `class`.
+    pub fn latency_of(&self, class: RouteClass) -> Latency {
+        self.latency[class as usize].snapshot()
+    }
+
+    /// The latencies of every request answered.
+    #[cfg(test)]
+    fn latency(&self) -> Latency {
+        let mut all = self.latency_of(RouteClass::Asset);
+        for class in &RouteClass::ALL[1..] {
+            let more = self.latency_of(*class);
+            for (total, n) in all.cumulative.iter_mut().zip(more.cumulative) {
+                *total += n;
+            }
+            all.sum += more.sum;
+        }
+        all
     }
 
     /// When the server started, as wall-clock time.
@@ -254,15 +347,15 @@ mod tests {
     fn every_status_has_its_own_slot() {
         let counters = Counters::new();
         let ms = Duration::from_millis(1);
-        counters.record(Method::Get, 200, 10, ms);
-        counters.record(Method::Get, 200, 5, ms);
-        counters.record(Method::Head, 200, 0, ms);
-        counters.record(Method::Options, 204, 0, ms);
-        counters.record(Method::of("DELETE"), 405, 30, ms);
-        counters.record(Method::Get, 416, 0, ms);
+        counters.record(Method::Get, 200, RouteClass::Asset, 10, ms);
+        counters.record(Method::Get, 200, RouteClass::Asset, 5, ms);
+        counters.record(Method::Head, 200, RouteClass::Asset, 0, ms);
+        counters.record(Method::Options, 204, RouteClass::Asset, 0, ms);
+        counters.record(Method::of("DELETE"), 405, RouteClass::Asset, 30, ms);
+        counters.record(Method::Get, 416, RouteClass::Asset, 0, ms);
         counters.record_refused(503);
-        counters.record(Method::Get, 99, 0, ms);
-        counters.record(Method::Get, 600, 0, ms);
+        counters.record(Method::Get, 99, RouteClass::Asset, 0, ms);
+        counters.record(Method::Get, 600, RouteClass::Asset, 0, ms);
         let mut got = counters.requests();
         // By status, "other" (None) first.
         got.sort_by_key(|(m, s, _)| (*s, m.as_str()));
@@ -291,7 +384,13 @@ mod tests {
     fn latencies_fall_in_the_first_bucket_that_holds_them() {
         let counters = Counters::new();
         for micros in [0, 25, 26, 100, 999, 1_000, 7_000_000, 60_000_000] {
-            counters.record(Method::Get, 200, 0, Duration::from_micros(micros));
+            counters.record(
+                Method::Get,
+                200,
+                RouteClass::Asset,
+                0,
+                Duration::from_micros(micros),
+            );
         }
         let latency = counters.latency();
         let at = |bound: Duration| {

@@ -13,7 +13,7 @@
 //! OpenMetrics rather than this format.
 
 use crate::log::LogStats;
-use crate::serve::counters::{Counters, LATENCY_BOUNDS};
+use crate::serve::counters::{Counters, LATENCY_BOUNDS, RouteClass};
 use crate::serve::store::CacheStats;
 use std::fmt::{Display, Write};
 use std::time::UNIX_EPOCH;
@@ -45,6 +45,7 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         "When the server started, in seconds since the Unix epoch.",
     );
     page.sample("process_start_time_seconds", &[], started.as_secs_f64());
+    process(&mut page);
 
     page.family(
         "ccc_http_requests_total",
@@ -66,20 +67,34 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         counters.bytes_sent(),
     );
 
-    let latency = counters.latency();
     let name = "ccc_http_request_duration_seconds";
     page.family(
         name,
         "histogram",
-        "Time from a request's head being received to its response being handed to the socket.",
+        "Time from a request's head being received to its response being handed to the socket, \
+         by route: asset, redirect (an alias), listing, error (a status from 400), other.",
     );
     let bucket = format!("{name}_bucket");
-    for (bound, n) in LATENCY_BOUNDS.iter().zip(&latency.cumulative) {
-        page.sample(&bucket, &[("le", &bound.as_secs_f64().to_string())], n);
+    for class in RouteClass::ALL {
+        let latency = counters.latency_of(class);
+        let route = ("route", class.as_str());
+        for (bound, n) in LATENCY_BOUNDS.iter().zip(&latency.cumulative) {
+            page.sample(
+                &bucket,
+                &[route, ("le", &bound.as_secs_f64().to_string())],
+                n,
+            );
+        }
+        page.sample(&bucket, &[route, ("le", "+Inf")], latency.count());
+        let sum = latency.sum.as_secs_f64();
+        page.sample(&format!("{name}_sum"), &[route], sum);
+        page.sample(&format!("{name}_count"), &[route], latency.count());
     }
-    page.sample(&bucket, &[("le", "+Inf")], latency.count());
-    page.sample(&format!("{name}_sum"), &[], latency.sum.as_secs_f64());
-    page.sample(&format!("{name}_count"), &[], latency.count());
+    page.gauge(
+        "ccc_http_requests_in_flight",
+        "Requests being answered now (head received, response not yet handed to the socket).",
+        counters.in_flight(),
+    );
 
     page.counter(
         "ccc_cache_hits_total",
@@ -198,6 +213,71 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
     page.text
 }
 
+/// The process's own numbers under the names Prometheus' client libraries
+/// give them (`process_*`), and the anonymous memory that ccc's memory
+/// budget is judged by (file-backed pages of the memory-mapped catalog are
+/// page cache), read from `/proc/self` when a scrape arrives. A number
+/// that cannot be read (not Linux) is left out.
+fn process(page: &mut Page) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after `(comm)`, which may hold spaces: state is the first.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+    let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
+    let ticks = rustix::param::clock_ticks_per_second();
+    if let (Some(user), Some(system), true) = (field(14), field(15), ticks > 0) {
+        page.family(
+            "process_cpu_seconds_total",
+            "counter",
+            "CPU time the process used, user and system, in seconds.",
+        );
+        page.sample(
+            "process_cpu_seconds_total",
+            &[],
+            (user + system) as f64 / ticks as f64,
+        );
+    }
+    if let Some(bytes) = field(23) {
+        page.gauge(
+            "process_virtual_memory_bytes",
+            "Virtual memory size in bytes.",
+            bytes,
+        );
+    }
+    if let Some(pages) = field(24) {
+        page.gauge(
+            "process_resident_memory_bytes",
+            "Resident memory in bytes, page cache of the mapped catalog included.",
+            pages * rustix::param::page_size() as u64,
+        );
+    }
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss_anon = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    if let Some(kib) = rss_anon {
+        page.gauge(
+            "ccc_process_resident_anon_bytes",
+            "Resident anonymous memory in bytes: what --cache-bytes bounds, without page cache.",
+            kib * 1024,
+        );
+    }
+    if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
+        // Less the descriptor that reads the folder.
+        let open = dir.count().saturating_sub(1);
+        page.gauge("process_open_fds", "Open file descriptors.", open);
+    }
+    if let Some(max) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
+        page.gauge(
+            "process_max_fds",
+            "The most file descriptors the process may open.",
+            max,
+        );
+    }
+}
+
 /// The page being written.
 #[derive(Default)]
 struct Page {
@@ -266,29 +346,53 @@ mod tests {
     #[test]
     fn a_family_is_help_type_then_samples() {
         let counters = Counters::new();
-        counters.record(Method::Get, 200, 7, Duration::from_micros(30));
-        counters.record(Method::Head, 304, 0, Duration::from_millis(3));
+        counters.record(
+            Method::Get,
+            200,
+            RouteClass::Asset,
+            7,
+            Duration::from_micros(30),
+        );
+        counters.record(
+            Method::Head,
+            304,
+            RouteClass::Asset,
+            0,
+            Duration::from_millis(3),
+        );
+        counters.record(
+            Method::Get,
+            302,
+            RouteClass::Other,
+            0,
+            Duration::from_millis(1),
+        );
         let page = render(&counters, &CacheStats::default(), &LogStats::default());
         let want = "# HELP ccc_http_requests_total ";
         let at = page.find(want).expect("the requests family");
-        let family: Vec<&str> = page[at..].lines().take(4).collect();
+        let family: Vec<&str> = page[at..].lines().take(5).collect();
         assert_eq!(family[1], "# TYPE ccc_http_requests_total counter");
         assert_eq!(
             &family[2..],
             [
                 "ccc_http_requests_total{method=\"GET\",status=\"200\"} 1",
+                "ccc_http_requests_total{method=\"GET\",status=\"302\"} 1",
                 "ccc_http_requests_total{method=\"HEAD\",status=\"304\"} 1",
             ]
         );
         for line in [
-            "ccc_http_request_duration_seconds_bucket{le=\"0.000025\"} 0",
-            "ccc_http_request_duration_seconds_bucket{le=\"0.00005\"} 1",
-            "ccc_http_request_duration_seconds_bucket{le=\"0.0025\"} 1",
-            "ccc_http_request_duration_seconds_bucket{le=\"0.005\"} 2",
-            "ccc_http_request_duration_seconds_bucket{le=\"10\"} 2",
-            "ccc_http_request_duration_seconds_bucket{le=\"+Inf\"} 2",
-            "ccc_http_request_duration_seconds_sum 0.00303",
-            "ccc_http_request_duration_seconds_count 2",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.000025\"} 0",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.00005\"} 1",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.0025\"} 1",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.005\"} 2",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"10\"} 2",
+            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"+Inf\"} 2",
+            "ccc_http_request_duration_seconds_sum{route=\"asset\"} 0.00303",
+            "ccc_http_request_duration_seconds_count{route=\"asset\"} 2",
+            // A 302 counts as a redirect whatever answered it.
+            "ccc_http_request_duration_seconds_count{route=\"redirect\"} 1",
+            "ccc_http_request_duration_seconds_count{route=\"listing\"} 0",
+            "ccc_http_requests_in_flight 0",
             "ccc_http_response_body_bytes_total 7",
             "ccc_log_lines_dropped_total{stream=\"stderr\"} 0",
         ] {

@@ -15,7 +15,7 @@ use crate::http::forwarded::TrustedProxies;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
-use crate::serve::counters::{Counters, Method};
+use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::store;
 use crate::transport::{Handler, Peer, limits};
 use bytes::Bytes;
@@ -40,6 +40,7 @@ impl Handler for Service {
         causal::receive_external(Some(&peer.addr));
         let in_flight = causal::latency!(REQUEST);
         let received = Instant::now();
+        let _counted = self.counters.begin();
         // The body is never read: dropping it lets hyper discard or refuse it.
         let (parts, _body) = request.into_parts();
         let answer = self.decide(&parts);
@@ -90,8 +91,13 @@ impl Service {
         // Counted before the response leaves, so a client that has its
         // answer finds it in /_stats and /metrics.
         let elapsed = received.elapsed();
-        self.counters
-            .record(Method::of(method), status, body_bytes, elapsed);
+        self.counters.record(
+            Method::of(method),
+            status,
+            answer.class,
+            body_bytes,
+            elapsed,
+        );
         if let Some(format) = self.access_log {
             let line = access_log::line(
                 format,
@@ -116,7 +122,7 @@ impl Service {
             // lines, not requests.
             log::out(line);
         }
-        let served_asset = answer.asset && matches!(status, 200 | 206 | 304);
+        let served_asset = answer.class == RouteClass::Asset && matches!(status, 200 | 206 | 304);
         causal::before_respond();
         if served_asset {
             causal::progress!(ASSET_SERVED);
