@@ -633,6 +633,14 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = crate::serve::alias::DEFAULT_ALIAS_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
     pub alias_max_age: Duration,
 
+    /// How long caches may keep a 404 for a missing package, version or
+    /// file (`max-age`; 0: not at all), so that a scan of missing paths is
+    /// answered by the cache in front instead of the catalog. A version
+    /// published after such a 404 is seen through that cache at most this
+    /// much later.
+    #[arg(long, env = "CCC_NOT_FOUND_MAX_AGE", default_value = crate::serve::alias::DEFAULT_NOT_FOUND_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    pub not_found_max_age: Duration,
+
     /// Print a line to stdout for every request, in --log-format.
     #[arg(long)]
     pub access_log: bool,

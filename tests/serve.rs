@@ -1028,6 +1028,18 @@ fn not_found_names_the_missing_package_version_or_file() {
         );
         want["status"] = 404.into();
         assert_eq!(r.json(), want, "GET {target}");
+        // Cacheable for --not-found-max-age (5 s by default), so that a
+        // scan of missing paths stops at the cache in front.
+        let cache = r.header("cache-control");
+        assert_eq!(cache, Some("public, max-age=5"), "GET {target}");
+    }
+    for (flag, want) in [("0s", "no-store"), ("30s", "public, max-age=30")] {
+        let server = Server::start(&ws, &["--not-found-max-age", flag]);
+        for target in ["/assets/site/1.0.0/nope.txt", "/assets/nope/1.0.0/"] {
+            let r = raw_get(server.addr, "GET", target, &[]);
+            assert_eq!(r.status, 404, "{target}");
+            assert_eq!(r.header("cache-control"), Some(want), "{flag} {target}");
+        }
     }
     // A range that does match still redirects, and its target 404s on the
     // file alone.

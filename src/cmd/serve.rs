@@ -53,7 +53,8 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             LogFormat::Json => access_log::Format::Json,
         }),
         trusted_proxies: TrustedProxies::new(args.trust_proxy.clone()),
-        aliases: serve::alias::Policy::new(args.alias_max_age),
+        aliases: serve::alias::Policy::new(args.alias_max_age)
+            .with_not_found_max_age(args.not_found_max_age),
         limits: Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: args.header_timeout,

@@ -38,6 +38,7 @@ pub const DEFAULT_ALIAS_MAX_AGE: &str = "60s";
 #[derive(Debug, Clone)]
 pub struct Policy {
     cache_control: String,
+    not_found: String,
 }
 
 impl Policy {
@@ -46,13 +47,39 @@ impl Policy {
     pub fn new(max_age: Duration) -> Policy {
         Policy {
             cache_control: format!("public, max-age={}", max_age.as_secs()),
+            not_found: not_found_cache_control(DEFAULT_NOT_FOUND_SECS),
         }
+    }
+
+    /// Caches may keep a 404 for a missing package, version or file for
+    /// `max_age` (whole seconds; 0: not at all).
+    pub fn with_not_found_max_age(mut self, max_age: Duration) -> Policy {
+        self.not_found = not_found_cache_control(max_age.as_secs());
+        self
+    }
+
+    /// `Cache-Control` of a 404 for a missing package, version or file.
+    pub fn not_found_cache_control(&self) -> &str {
+        &self.not_found
     }
 
     /// `Cache-Control` of what moves with a publish, `rm` or tag change:
     /// aliases, and the browse pages.
     pub fn cache_control(&self) -> &str {
         &self.cache_control
+    }
+}
+
+/// Default `--not-found-max-age`, as `--help` shows it: a few seconds,
+/// enough for a cache in front to absorb a scan of missing paths, short
+/// enough that a version published after a 404 is seen almost at once.
+pub const DEFAULT_NOT_FOUND_MAX_AGE: &str = "5s";
+const DEFAULT_NOT_FOUND_SECS: u64 = 5;
+
+fn not_found_cache_control(secs: u64) -> String {
+    match secs {
+        0 => "no-store".to_string(),
+        n => format!("public, max-age={n}"),
     }
 }
 
@@ -93,7 +120,7 @@ pub(super) fn redirect(
             let location = route::redirect_url(package, &to.version, path, ask.target);
             Ok(moved(ask, policy, &to, &location))
         }
-        None => missing(store, package, &selector, path),
+        None => missing(store, policy, package, &selector, path),
     }
 }
 
@@ -114,11 +141,11 @@ pub(super) fn version_root(
     };
     let exact = matches!(selector, Selector::Exact(_));
     let Some(to) = store.resolve(package, selector.clone())? else {
-        return missing(store, package, &selector, "");
+        return missing(store, policy, package, &selector, "");
     };
     // The version may be removed between the two questions.
     let Some(entry) = store.entry(package.to_string(), to.version.clone())? else {
-        return missing(store, package, &selector, "");
+        return missing(store, policy, package, &selector, "");
     };
     let location = route::redirect_url(
         package,
@@ -143,7 +170,7 @@ pub(super) fn package(
     page: Page,
 ) -> Result<Answer> {
     let Some(versions) = store.package(package.clone(), page)? else {
-        return missing(store, &package, &Selector::Latest, "");
+        return missing(store, policy, &package, &Selector::Latest, "");
     };
     let body = serde_json::to_vec(&versions).unwrap_or_default();
     let digest = sha2::Sha256::digest(&body);

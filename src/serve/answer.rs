@@ -241,7 +241,7 @@ impl Answer {
         response
     }
 
-    fn json(status: u16, cache_control: &'static str, value: &impl Serialize) -> Answer {
+    fn json(status: u16, cache_control: &str, value: &impl Serialize) -> Answer {
         Answer::json_bytes(
             status,
             cache_control,
@@ -554,7 +554,7 @@ fn asset(
                 None if written_otherwise(store, package, &exact)? => {
                     return alias::redirect(ask, store, policy, package, version, path);
                 }
-                None => return missing(store, package, &Selector::Exact(exact), path),
+                None => return missing(store, policy, package, &Selector::Exact(exact), path),
             }
         }
     };
@@ -675,7 +675,7 @@ fn listing(
     };
     let format = negotiate::format(ask.accept.iter().copied());
     let Some(listing) = store.list(package.to_string(), version.to_string(), page)? else {
-        return missing_listing(ask, format, store, package, &Selector::Exact(exact));
+        return missing_listing(ask, format, store, policy, package, &Selector::Exact(exact));
     };
     Ok(match format {
         Format::Json => Answer::json(200, IMMUTABLE, &listing).varies_by_accept(),
@@ -720,7 +720,7 @@ fn package_listing(
         return Ok(alias::package(ask, store, policy, package, page)?.varies_by_accept());
     }
     let Some(versions) = store.package(package.clone(), page)? else {
-        return missing_listing(ask, format, store, &package, &Selector::Latest);
+        return missing_listing(ask, format, store, policy, &package, &Selector::Latest);
     };
     let page = browse::package(&versions, page);
     Ok(Answer::html(200, ask, policy.cache_control(), page))
@@ -749,27 +749,34 @@ fn missing_listing(
     ask: &Ask<'_>,
     format: Format,
     store: &store::Handle,
+    policy: &alias::Policy,
     package: &str,
     asked: &Selector,
 ) -> Result<Answer> {
     let missing = diagnose(store, package, asked, "")?;
+    let cache_control = policy.not_found_cache_control();
     Ok(match format {
-        Format::Json => Answer::json(404, NO_STORE, &not_found::Body::new(&missing)),
-        Format::Html => Answer::html(404, ask, NO_STORE, browse::not_found(&missing)),
+        Format::Json => Answer::json(404, cache_control, &not_found::Body::new(&missing)),
+        Format::Html => Answer::html(404, ask, cache_control, browse::not_found(&missing)),
     }
     .varies_by_accept())
 }
 
 /// The 404 after a miss, naming the missing package, version or file; the
 /// store is asked what it holds only now, off the hot path.
+/// A 404 that says what is missing (package, version or file), cacheable
+/// for `--not-found-max-age`, so that a scan of missing paths is answered
+/// by a cache in front, not by the catalog.
 pub(super) fn missing(
     store: &store::Handle,
+    policy: &alias::Policy,
     package: &str,
     asked: &Selector,
     path: &str,
 ) -> Result<Answer> {
     let missing = diagnose(store, package, asked, path)?;
-    Ok(Answer::json(404, NO_STORE, &not_found::Body::new(&missing)))
+    let body = not_found::Body::new(&missing);
+    Ok(Answer::json(404, policy.not_found_cache_control(), &body))
 }
 
 fn diagnose(
