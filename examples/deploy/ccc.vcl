@@ -10,7 +10,9 @@ vcl 4.1;
 # - an exact version's files: `Cache-Control: public, max-age=31536000,
 #   immutable`, a strong ETag per representation, `Vary: Accept-Encoding`;
 # - redirects from `latest` and ranges: `public, max-age=60`;
-# - errors (404 included), /_stats and /healthz: `no-store`.
+# - a 404 for a missing package, version or file: `public, max-age=5`
+#   (`--not-found-max-age`), so a scan of missing paths stops here; other
+#   errors, /_stats and /healthz: `no-store`.
 # Varnish honours all of it as it stands. This file adds the purge ccc sends
 # on `ccc rm/gc --purge`, a day's cap on how long a file is kept without
 # asking ccc (the bound on serving a removed version when a purge was
