@@ -1452,3 +1452,52 @@ fn absolute_form_request_targets_are_served() {
     assert_eq!(r.status, 200, "GET {target} HTTP/1.1 answered {body}");
     assert_eq!(body, "1.0.0");
 }
+
+/// Which change of the catalog a server answers from, and how old it is:
+/// every publish, tag change, rm and gc raises the generation by one, and
+/// a dry run or a refused write does not.
+#[test]
+fn healthz_and_metrics_say_which_change_of_the_catalog_is_served() {
+    let ws = Workspace::new();
+    publish(&ws, "app@1.0.0", &versions_tree("1.0.0"), &[]);
+    let server = Server::start(&ws, &[]);
+    let health = || get(&server.url("/healthz"), &[]).json();
+    let generation = || health()["catalog"]["generation"].as_u64();
+    let first = health();
+    assert_eq!(first["catalog"]["generation"], 1, "{first}");
+    let changed = first["catalog"]["changed_at"].as_str().expect("changed_at");
+    assert!(changed.ends_with('Z') && changed.len() == 20, "{changed}");
+    assert!(first["catalog"]["age_secs"].as_u64() <= Some(60), "{first}");
+
+    let mut want = 1;
+    for change in [
+        &["publish", "app@1.1.0", "v1", "--quiet"][..],
+        &["tag", "add", "app@1.0.0", "stable"],
+        &["rm", "app@1.1.0"],
+        &["gc", "--keep", "1"],
+    ] {
+        if change[0] == "publish" {
+            ws.write("v1/x.txt", "x\n");
+        }
+        ws.ok(change);
+        want += 1;
+        let seen = poll_until(STARTUP, || generation() == Some(want));
+        assert!(seen.is_some(), "{change:?}: {}", health());
+    }
+    // Neither a dry run nor a refused publish is a change.
+    ws.ok(&["publish", "app@2.0.0", "v1", "--dry-run", "--quiet"]);
+    ws.fails(&["publish", "app@1.0.0", "v1"], 1);
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    assert_eq!(generation(), Some(want));
+    let metrics = get(&server.url("/metrics"), &[]).text();
+    for line in [
+        format!("ccc_catalog_generation {want}"),
+        "ccc_catalog_state{state=\"current\"} 1".to_string(),
+        "ccc_catalog_state{state=\"deleted\"} 0".to_string(),
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "no `{line}` in\n{metrics}"
+        );
+    }
+}

@@ -349,6 +349,7 @@ impl Catalog {
         if dry_run {
             tx.rollback().at(&path)?;
         } else {
+            super::generation::stamp(&tx).at(&path)?;
             tx.commit().at(&path)?;
         }
         Ok(Removal {
@@ -406,9 +407,13 @@ impl Catalog {
             .execute(&format!("DELETE FROM blobs WHERE id IN ({ORPHANS})"), [])
             .at(&path)?;
         debug_assert_eq!(deleted as i64, blobs_removed);
+        let changed = removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0;
         if options.dry_run {
             tx.rollback().at(&path)?;
         } else {
+            if changed {
+                super::generation::stamp(&tx).at(&path)?;
+            }
             tx.commit().at(&path)?;
             if removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0 {
                 reporter.phase(&format!(

@@ -124,6 +124,7 @@ pub mod content_type;
 pub mod diff;
 pub mod export;
 pub mod gc;
+pub mod generation;
 pub mod lookup;
 pub mod manifest;
 pub mod publish;

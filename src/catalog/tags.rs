@@ -322,6 +322,7 @@ impl Catalog {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let out = f(&tx).at(&path)?;
+        super::generation::stamp(&tx).at(&path)?;
         tx.commit().at(&path)?;
         Ok(out)
     }

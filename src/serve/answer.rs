@@ -487,9 +487,10 @@ pub fn answer(
         Route::Stats => store
             .stats()
             .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
-        Route::Metrics => store.stats().map(|cache| {
-            let page = metrics::render(counters, &cache, &log::stats());
-            Answer::text(metrics::CONTENT_TYPE, page.into_bytes())
+        Route::Metrics => store.stats().and_then(|cache| {
+            let catalog = store.health()?;
+            let page = metrics::render(counters, &cache, &catalog, &log::stats());
+            Ok(Answer::text(metrics::CONTENT_TYPE, page.into_bytes()))
         }),
         Route::Health => store.health().map(health),
         Route::Options => Ok(Answer::options(ask.access_control_request_headers)),

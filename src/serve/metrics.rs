@@ -14,7 +14,7 @@
 
 use crate::log::LogStats;
 use crate::serve::counters::{Counters, LATENCY_BOUNDS, RouteClass};
-use crate::serve::store::CacheStats;
+use crate::serve::store::{CacheStats, CatalogHealth, CatalogState};
 use std::fmt::{Display, Write};
 use std::time::UNIX_EPOCH;
 
@@ -22,7 +22,12 @@ use std::time::UNIX_EPOCH;
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The whole `/metrics` page.
-pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String {
+pub fn render(
+    counters: &Counters,
+    cache: &CacheStats,
+    catalog: &CatalogHealth,
+    log: &LogStats,
+) -> String {
     let mut page = Page::default();
 
     page.family(
@@ -144,6 +149,36 @@ pub fn render(counters: &Counters, cache: &CacheStats, log: &LogStats) -> String
         "Most bytes the cache holds (--cache-bytes).",
         cache.max_bytes,
     );
+
+    page.family(
+        "ccc_catalog_state",
+        "gauge",
+        "1 for the state of the catalog served, 0 for the others (as /healthz says): \
+         current, deleted (serving the file held open), rejected (the path names \
+         no servable catalog), unavailable (answering 503).",
+    );
+    for state in CatalogState::ALL {
+        let on = u8::from(state == catalog.state);
+        page.sample("ccc_catalog_state", &[("state", state.as_str())], on);
+    }
+    page.counter(
+        "ccc_catalog_reloads_total",
+        "Times another catalog file at the path was opened and served.",
+        catalog.reloads,
+    );
+    if let (Some(generation), Some(age)) = (catalog.generation, catalog.age_secs) {
+        page.gauge(
+            "ccc_catalog_generation",
+            "Which change of the catalog is served: every publish, rm, gc and tag change \
+             raises it by one, so replicas at the same generation serve the same catalog.",
+            generation,
+        );
+        page.gauge(
+            "ccc_catalog_age_seconds",
+            "Seconds since the change served was committed.",
+            age,
+        );
+    }
 
     let conns = counters.connections();
     page.gauge(
@@ -367,7 +402,21 @@ mod tests {
             0,
             Duration::from_millis(1),
         );
-        let page = render(&counters, &CacheStats::default(), &LogStats::default());
+        let catalog = CatalogHealth {
+            path: "cdn.db".into(),
+            state: CatalogState::Current,
+            problem: None,
+            reloads: 0,
+            generation: Some(7),
+            changed_at: None,
+            age_secs: Some(3),
+        };
+        let page = render(
+            &counters,
+            &CacheStats::default(),
+            &catalog,
+            &LogStats::default(),
+        );
         let want = "# HELP ccc_http_requests_total ";
         let at = page.find(want).expect("the requests family");
         let family: Vec<&str> = page[at..].lines().take(5).collect();
@@ -393,6 +442,10 @@ mod tests {
             "ccc_http_request_duration_seconds_count{route=\"redirect\"} 1",
             "ccc_http_request_duration_seconds_count{route=\"listing\"} 0",
             "ccc_http_requests_in_flight 0",
+            "ccc_catalog_state{state=\"current\"} 1",
+            "ccc_catalog_state{state=\"deleted\"} 0",
+            "ccc_catalog_generation 7",
+            "ccc_catalog_age_seconds 3",
             "ccc_http_response_body_bytes_total 7",
             "ccc_log_lines_dropped_total{stream=\"stderr\"} 0",
         ] {

@@ -111,6 +111,25 @@ pub enum CatalogState {
     Unavailable,
 }
 
+impl CatalogState {
+    pub const ALL: [CatalogState; 4] = [
+        CatalogState::Current,
+        CatalogState::Deleted,
+        CatalogState::Rejected,
+        CatalogState::Unavailable,
+    ];
+
+    /// The name `/healthz` and `/metrics` give it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatalogState::Current => "current",
+            CatalogState::Deleted => "deleted",
+            CatalogState::Rejected => "rejected",
+            CatalogState::Unavailable => "unavailable",
+        }
+    }
+}
+
 /// What `/healthz` reports about the catalog.
 #[derive(Debug, Clone, Serialize)]
 pub struct CatalogHealth {
@@ -123,6 +142,14 @@ pub struct CatalogHealth {
     /// store switched to it, or was opened again because another process
     /// wrote to a catalog read as an unchanging file.
     pub reloads: u64,
+    /// The catalog's generation (`catalog::generation`): which change of
+    /// it is served; None for one no ccc has changed since generations
+    /// are counted, or when there is no catalog to read.
+    pub generation: Option<u64>,
+    /// When that change was committed (RFC 3339).
+    pub changed_at: Option<String>,
+    /// Seconds since then: how old what is served is.
+    pub age_secs: Option<u64>,
 }
 
 /// The catalog being served and what is known about its file.
@@ -309,11 +336,19 @@ impl Store {
     }
 
     pub(super) fn health(&self) -> CatalogHealth {
+        let generation = self.served.catalog.as_ref().and_then(|catalog| {
+            // A catalog that cannot say is reported without one; its
+            // trouble shows in `state` at the next check.
+            catalog.generation().ok().flatten()
+        });
         CatalogHealth {
             path: self.workers.config.db.clone(),
             state: self.served.state,
             problem: self.served.problem.clone(),
             reloads: self.served.reloads,
+            generation: generation.map(|g| g.number),
+            changed_at: generation.map(|g| crate::units::rfc3339(g.changed_at)),
+            age_secs: generation.map(|g| (crate::units::unix_now() - g.changed_at).max(0) as u64),
         }
     }
 
