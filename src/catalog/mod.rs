@@ -112,6 +112,15 @@
 //! through the old file's leftover log, a mix of two catalogs. An empty log
 //! is harmless. See `store` for how the server follows a replaced file.
 //!
+//! A catalog that Litestream replicates is the exception: Litestream holds
+//! a read transaction on the log so that no checkpoint passes what it has
+//! copied, and checkpoints itself. A `TRUNCATE` checkpoint would wait that
+//! transaction out for nothing (a second per command) and race Litestream's
+//! own, so a writer that finds Litestream's tables (`_litestream_seq`) does
+//! neither its closing checkpoint nor SQLite's automatic ones
+//! (`wal_autocheckpoint = 0`), as Litestream's documentation asks, and
+//! leaves the log to it.
+//!
 //! A command waits up to [`LOCK_PATIENCE`] for another one's lock, and stops
 //! waiting at once on Ctrl-C (see `interrupt`); [`Catalog::stop_on_interrupt`]
 //! also cuts a long statement short (gc's `VACUUM`, verify's integrity
@@ -332,6 +341,9 @@ pub struct Catalog {
     immutable: Option<(read_only::SideFiles, read_only::Stamp)>,
     /// Versions this connection found, for its next lookups (`lookup`).
     known_versions: lookup::KnownVersions,
+    /// A writer of a catalog Litestream replicates: checkpoints are left
+    /// to it (module doc).
+    replicated: bool,
 }
 
 /// How long a closing writer waits for readers to leave the write-ahead log
@@ -340,7 +352,7 @@ const CLOSING_CHECKPOINT_WAIT: Duration = Duration::from_secs(1);
 
 impl Drop for Catalog {
     fn drop(&mut self) {
-        if !self.writer || !self.is_file() {
+        if !self.writer || self.replicated || !self.is_file() {
             return;
         }
         // Best effort: a reader in the middle of a long read (`ccc verify`)
@@ -407,6 +419,7 @@ impl Catalog {
             schema: 0,
             immutable,
             known_versions: Default::default(),
+            replicated: false,
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -433,6 +446,7 @@ impl Catalog {
             schema: 0,
             immutable: None,
             known_versions: Default::default(),
+            replicated: false,
         };
         catalog.prepare(Access::ReadOnly)
     }
@@ -449,6 +463,7 @@ impl Catalog {
             schema: 0,
             immutable: None,
             known_versions: Default::default(),
+            replicated: false,
         };
         catalog.prepare(Access::Create)?;
         Ok(catalog)
@@ -617,6 +632,19 @@ impl Catalog {
         self.conn
             .pragma_update(None, "synchronous", "FULL")
             .at(&path)?;
+        self.replicated = self
+            .conn
+            .query_row(
+                "SELECT count(*) > 0 FROM sqlite_master WHERE name = '_litestream_seq'",
+                [],
+                |r| r.get(0),
+            )
+            .at(&path)?;
+        if self.replicated {
+            self.conn
+                .pragma_update(None, "wal_autocheckpoint", 0)
+                .at(&path)?;
+        }
         self.migrate(user_version)?;
         self.schema = SCHEMA_VERSION;
         Ok(())
@@ -796,6 +824,47 @@ pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Opens the catalog at `db` to write, commits a change and closes it:
+    /// how long the whole took.
+    fn one_change(db: &Path) -> Duration {
+        let started = std::time::Instant::now();
+        let mut catalog = Catalog::open(db, Access::ReadWrite).unwrap();
+        let tx = catalog.write_transaction().unwrap();
+        generation::stamp(&tx).unwrap();
+        tx.commit().unwrap();
+        drop(catalog);
+        started.elapsed()
+    }
+
+    #[test]
+    fn a_replicated_catalog_leaves_checkpoints_to_the_replicator() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        drop(Catalog::open(&db, Access::Create).unwrap());
+        // A reader holding a read transaction on the log, as Litestream does.
+        let reader = Connection::open(&db).unwrap();
+        reader
+            .execute_batch("BEGIN; SELECT count(*) FROM meta;")
+            .unwrap();
+        // Without a replicator the closing checkpoint waits for it, then
+        // gives up.
+        assert!(one_change(&db) >= CLOSING_CHECKPOINT_WAIT.mul_f32(0.9));
+        // With Litestream's tables: no wait, and no checkpoint at all.
+        let other = Connection::open(&db).unwrap();
+        other
+            .execute_batch("CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER);")
+            .unwrap();
+        drop(other);
+        assert!(one_change(&db) < CLOSING_CHECKPOINT_WAIT / 2);
+        let catalog = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let autocheckpoint: i64 = catalog
+            .conn()
+            .pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))
+            .unwrap();
+        assert_eq!(autocheckpoint, 0);
+        drop(reader);
+    }
 
     #[test]
     fn the_blob_limit_is_sqlites() {
