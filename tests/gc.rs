@@ -668,3 +668,37 @@ fn a_small_gc_table_shows_every_row() {
     assert_eq!(table_rows(&out).len(), 6, "{out}");
     assert!(!out.contains("rows 1-"), "{out}");
 }
+
+/// Litestream holds a read transaction on the log and checkpoints the
+/// catalog itself: gc neither waits for it to empty the log (which it never
+/// would) nor reports the log's copy of the rewritten file as the catalog.
+#[test]
+fn gc_of_a_catalog_litestream_replicates_leaves_it_the_log_and_reports_true_sizes() {
+    let ws = Workspace::new();
+    let mut rng = Rng::new(9);
+    for version in ["1.0.0", "2.0.0"] {
+        ws.write(&format!("{version}/big.bin"), rng.bytes(200_000));
+        ws.publish(&format!("app@{version}"), version, &[]);
+    }
+    let conn = ws.conn();
+    conn.execute_batch("CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER);")
+        .expect("Litestream's table");
+    // Litestream's read transaction.
+    conn.execute_batch("BEGIN; SELECT count(*) FROM meta;")
+        .expect("a read transaction");
+    let started = std::time::Instant::now();
+    let report = ws.json(&["gc", "--keep", "1", "--json"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "gc waited {:?} for the replicator's read transaction",
+        started.elapsed()
+    );
+    assert_eq!(report["removed_blob_count"], 1, "{report}");
+    let (before, after) = (
+        report["file_bytes_before"].as_u64().expect("before"),
+        report["file_bytes_after"].as_u64().expect("after"),
+    );
+    assert!(after + 150_000 < before, "{before} -> {after}");
+    conn.execute_batch("COMMIT;").expect("end the read");
+    assert_eq!(ws.versions("app"), ["2.0.0"]);
+}

@@ -160,7 +160,7 @@ pub struct Report {
     /// Brotli streams of the removed blobs, and any whose blob was gone.
     pub removed_brotli_count: u64,
     pub removed_brotli_bytes: u64,
-    /// Catalog size on disk (file plus WAL) before and after.
+    /// The catalog's size before and after ([`Catalog::size`]).
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
     pub dry_run: bool,
@@ -361,7 +361,7 @@ impl Catalog {
     /// Runs gc; see the module doc for the rules. `reporter` is told of
     /// each step as it starts and of each version as it is judged.
     pub fn gc(&mut self, options: &Options, reporter: &mut dyn Reporter) -> Result<Report> {
-        let file_bytes_before = self.disk_size();
+        let file_bytes_before = self.size()?;
         let path = self.path().to_path_buf();
         // The write lock first, then the choice: what is judged is exactly
         // what this transaction changes, whatever other processes publish.
@@ -432,18 +432,19 @@ impl Catalog {
             removed_brotli_count: brotli_removed as u64,
             removed_brotli_bytes: brotli_bytes_removed as u64,
             file_bytes_before,
-            file_bytes_after: self.disk_size(),
+            file_bytes_after: self.size()?,
             dry_run: options.dry_run,
         })
     }
 
-    /// Rewrites the file without its free pages and empties the WAL.
+    /// Rewrites the file without its free pages and empties the WAL; on a
+    /// catalog Litestream replicates, leaves the log to it (see `catalog`).
     fn reclaim(&mut self) -> Result<()> {
-        self.conn()
-            .execute_batch(
-                "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
-            )
-            .at(self)
+        let sql = match self.is_replicated() {
+            true => "VACUUM;",
+            false => "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA wal_checkpoint(TRUNCATE);",
+        };
+        self.conn().execute_batch(sql).at(self)
     }
 
     /// Judges the versions package by package, tells `reporter` of each,

@@ -684,12 +684,22 @@ impl Catalog {
         tx.commit().at(&path)
     }
 
-    /// Size of the catalog on disk: the main file plus its write-ahead log.
-    pub fn disk_size(&self) -> u64 {
-        let size = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
-        let mut wal = self.path.clone().into_os_string();
-        wal.push("-wal");
-        size(&self.path) + size(Path::new(&wal))
+    /// The catalog's size: its pages, what the file holds once the log is
+    /// folded in. The files on disk say less while a replicator has not
+    /// folded a change in yet (a `VACUUM` sits whole in the log until then),
+    /// and more while a reader's snapshot keeps old pages in the log.
+    pub fn size(&self) -> Result<u64> {
+        let read = |pragma| {
+            self.conn
+                .pragma_query_value(None, pragma, |r| r.get::<_, i64>(0))
+                .at(self)
+        };
+        Ok((read("page_count")? * read("page_size")?).max(0) as u64)
+    }
+
+    /// Whether Litestream replicates the catalog (module doc).
+    pub(crate) fn is_replicated(&self) -> bool {
+        self.replicated
     }
 }
 
