@@ -438,10 +438,9 @@ fn prometheus_reads_what_the_server_counted() {
 /// the labels they match on.
 #[test]
 fn the_shipped_alerts_name_metrics_the_server_exports() {
-    let rules = std::fs::read_to_string(
-        crate::util::repo_root().join("examples/deploy/ccc-alerts.yml"),
-    )
-    .expect("examples/deploy/ccc-alerts.yml");
+    let rules =
+        std::fs::read_to_string(crate::util::repo_root().join("examples/deploy/ccc-alerts.yml"))
+            .expect("examples/deploy/ccc-alerts.yml");
     let ws = Workspace::new();
     ws.write("dist/a.js", "1\n");
     ws.publish("app@1.0.0", "dist", &[]);
@@ -461,17 +460,24 @@ fn the_shipped_alerts_name_metrics_the_server_exports() {
     }
     assert!(named.len() >= 10, "{named:?}");
     for name in &named {
-        assert!(exported.contains(name), "the alerts name {name}, which /metrics lacks:\n{page}");
+        assert!(
+            exported.contains(name),
+            "the alerts name {name}, which /metrics lacks:\n{page}"
+        );
     }
     for (family, label) in [
         ("ccc_catalog_state", "state=\"current\""),
-        ("ccc_http_request_duration_seconds_bucket", "route=\"asset\""),
+        (
+            "ccc_http_request_duration_seconds_bucket",
+            "route=\"asset\"",
+        ),
         ("ccc_http_requests_total", "status=\"200\""),
         ("ccc_log_lines_dropped_total", "stream=\"stdout\""),
     ] {
         let sample = format!("{family}{{");
         assert!(
-            page.lines().any(|l| l.starts_with(&sample) && l.contains(label)),
+            page.lines()
+                .any(|l| l.starts_with(&sample) && l.contains(label)),
             "no {family} with {label}"
         );
     }
