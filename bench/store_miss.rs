@@ -201,6 +201,7 @@ fn start(db: &Path, entries: usize) -> store::Running {
         cache_bytes: 1 << 30,
         log_misses: false,
         readers: 1,
+        max_lag: None,
     })
     .expect("store")
 }

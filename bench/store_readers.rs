@@ -54,6 +54,7 @@ fn main() {
                 cache_bytes: 0,
                 log_misses: false,
                 readers,
+                max_lag: None,
             })
             .expect("store")
         })

@@ -482,6 +482,8 @@ fn a_catalog_from_before_xxh3_digests_is_checked_by_sha256_until_a_writer_upgrad
             get(&url("app.js"), &[("Accept-Encoding", "gzip")]).status,
             500
         );
+        // The log line is written beside the answer, not before it.
+        poll_until(STARTUP, || server.stderr().contains("app@1.0.0/app.js"));
         let stderr = server.stderr();
         assert!(stderr.contains("app@1.0.0/app.js"), "{stderr}");
         assert!(stderr.contains("stored bytes hash to "), "{stderr}");

@@ -151,6 +151,8 @@ impl Replica {
             db.to_str().expect("UTF-8 path"),
             "--port",
             "0",
+            "--max-lag",
+            "20s",
         ]));
         Replica {
             server,
@@ -318,7 +320,12 @@ fn replicas_follow_the_writer_through_litestream() {
     for replica in &replicas {
         let health = Client::new().get(&replica.server.url("/healthz"), &[]);
         assert_eq!(health.status, 200, "{}", health.text());
-        assert!(health.json()["catalog"]["reloads"].as_u64() >= Some(4));
+        let catalog = &health.json()["catalog"];
+        assert!(catalog["reloads"].as_u64() >= Some(4));
+        // Its follower keeps confirming the catalog (`--max-lag`).
+        let follower = &catalog["follower"];
+        assert_eq!(follower["stale"], false, "{catalog}");
+        assert!(follower["seen_secs_ago"].as_u64() <= Some(5), "{catalog}");
     }
 
     let wrong = seen.wrong.lock().expect("wrong");

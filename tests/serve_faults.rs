@@ -352,3 +352,62 @@ fn a_blob_that_fails_its_sha256_is_answered_500_and_never_sent() {
         assert_eq!(fetch(&server, "1.0.0", "v.txt", &[]).1, files[0].1);
     }
 }
+
+/// A replica with `--max-lag` is in the pool while its follower keeps
+/// touching its heartbeat (`DB.follow`), and out of it (503 `stale`) when
+/// the follower never did or stopped doing so.
+#[test]
+fn a_replica_whose_follower_stopped_says_stale_with_503() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "1\n");
+    ws.publish("app@1.0.0", "dist", &[]);
+    let heartbeat = std::path::PathBuf::from(format!("{}.follow", ws.db().display()));
+    let server = Server::start(&ws, &["--max-lag", "3s"]);
+    let health = || {
+        let r = get(&server.url("/healthz"), &[]);
+        (r.status, r.json())
+    };
+    let (status, h) = health();
+    assert_eq!((status, &h["status"]), (503, &"stale".into()), "{h}");
+    assert_eq!(
+        h["catalog"]["follower"]["seen_secs_ago"],
+        serde_json::Value::Null
+    );
+    assert_eq!(h["catalog"]["follower"]["max_lag_secs"], 3);
+    // Still answers: only the load balancer's probe is told.
+    assert_eq!(get(&server.url("/assets/app/1.0.0/a.js"), &[]).status, 200);
+
+    std::fs::write(&heartbeat, b"").expect("the follower's touch");
+    let (status, h) = health();
+    assert_eq!((status, &h["status"]), (200, &"ok".into()), "{h}");
+    assert_eq!(h["catalog"]["follower"]["stale"], false);
+    let metrics = get(&server.url("/metrics"), &[]).text();
+    assert!(
+        metrics.lines().any(|l| l == "ccc_catalog_stale 0"),
+        "{metrics}"
+    );
+
+    // A follower that stopped ten seconds ago.
+    let ten_ago = std::time::SystemTime::now() - Duration::from_secs(10);
+    std::fs::File::options()
+        .write(true)
+        .open(&heartbeat)
+        .and_then(|f| f.set_modified(ten_ago))
+        .expect("age the heartbeat");
+    let (status, h) = health();
+    assert_eq!((status, &h["status"]), (503, &"stale".into()), "{h}");
+    assert!(
+        h["catalog"]["follower"]["seen_secs_ago"].as_u64() >= Some(10),
+        "{h}"
+    );
+    let metrics = get(&server.url("/metrics"), &[]).text();
+    assert!(
+        metrics.lines().any(|l| l == "ccc_catalog_stale 1"),
+        "{metrics}"
+    );
+
+    // Without --max-lag there is no follower to judge.
+    let plain = Server::start(&ws, &[]);
+    let h = get(&plain.url("/healthz"), &[]).json();
+    assert!(h["catalog"].get("follower").is_none(), "{h}");
+}

@@ -44,6 +44,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             cache_bytes: args.cache_bytes,
             log_misses: args.log_misses,
             readers: threads,
+            max_lag: args.max_lag,
         },
         bind: args.bind.clone(),
         port: args.port.unwrap_or(DEFAULT_PORT),

@@ -505,10 +505,13 @@ pub fn answer(
 /// that is no longer the file its path names (it still answers exactly
 /// what it did); 503 when it has no catalog to answer from.
 fn health(catalog: store::CatalogHealth) -> Answer {
+    let stale = catalog.follower.as_ref().is_some_and(|f| f.stale);
     let (code, status) = match catalog.state {
+        CatalogState::Unavailable => (503, "unavailable"),
+        // A replica its follower no longer keeps: out of the pool.
+        _ if stale => (503, "stale"),
         CatalogState::Current => (200, "ok"),
         CatalogState::Deleted | CatalogState::Rejected => (200, "degraded"),
-        CatalogState::Unavailable => (503, "unavailable"),
     };
     Answer::json(
         code,
@@ -829,6 +832,7 @@ mod tests {
             cache_bytes: 1 << 20,
             log_misses: false,
             readers: 2,
+            max_lag: None,
         })
         .unwrap()
     }

@@ -180,6 +180,23 @@ pub fn render(
         );
     }
 
+    if let Some(follower) = &catalog.follower {
+        page.gauge(
+            "ccc_catalog_stale",
+            "On a replica (--max-lag): 1 when its follower has not confirmed the catalog \
+             within --max-lag (/healthz answers 503), else 0.",
+            u8::from(follower.stale),
+        );
+        if let Some(seen) = follower.seen_secs_ago {
+            page.gauge(
+                "ccc_follower_seen_seconds_ago",
+                "On a replica: seconds since its follower last confirmed the catalog is the \
+                 replica's newest.",
+                seen,
+            );
+        }
+    }
+
     let conns = counters.connections();
     page.gauge(
         "ccc_connections_open",
@@ -410,6 +427,7 @@ mod tests {
             generation: Some(7),
             changed_at: None,
             age_secs: Some(3),
+            follower: None,
         };
         let page = render(
             &counters,

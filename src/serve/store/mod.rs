@@ -56,7 +56,7 @@ mod watch;
 
 pub use key::{Asset, AssetKey, AssetKeyRef};
 pub use shared_read::{SHARED_READS, SHARED_SPAN};
-pub use watch::{CatalogHealth, CatalogState, STALENESS_CHECK};
+pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK, heartbeat_path};
 
 use crate::actor::{self, Reply};
 use crate::catalog::Catalog;
@@ -94,6 +94,9 @@ pub struct Config {
     /// Connections workers read with: one per thread that serves requests
     /// (0: the actor answers every read).
     pub readers: usize,
+    /// On a replica (`--max-lag`): how long its follower may go without
+    /// confirming the catalog is the replica's newest (`watch`).
+    pub max_lag: Option<std::time::Duration>,
 }
 
 /// Cache counters, cumulative since the server started.
@@ -396,6 +399,7 @@ mod tests {
             cache_bytes: 1 << 20,
             log_misses: false,
             readers: 0,
+            max_lag: None,
         };
         let other = start(config.clone()).unwrap();
         let handle = Handle {

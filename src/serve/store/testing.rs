@@ -64,6 +64,7 @@ pub(super) fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         cache_bytes: bytes,
         log_misses: false,
         readers: 0,
+        max_lag: None,
     };
     Store::open(Arc::new(Shared::new(config))).unwrap()
 }

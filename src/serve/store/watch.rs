@@ -150,6 +150,45 @@ pub struct CatalogHealth {
     pub changed_at: Option<String>,
     /// Seconds since then: how old what is served is.
     pub age_secs: Option<u64>,
+    /// On a replica (`--max-lag`): what its follower last said.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub follower: Option<FollowerHealth>,
+}
+
+/// A replica's follower, as its heartbeat says: examples/deploy/ccc-follow
+/// touches `DB.follow` each time it has checked that the catalog served is
+/// the replica's newest (restored, or unchanged). A follower that died, or
+/// fails to read or restore, stops touching it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FollowerHealth {
+    /// Seconds since the follower last confirmed the catalog; None when
+    /// it never has (no heartbeat file).
+    pub seen_secs_ago: Option<u64>,
+    pub max_lag_secs: u64,
+    /// Not confirmed within `--max-lag`: `/healthz` answers 503.
+    pub stale: bool,
+}
+
+/// The heartbeat file of the follower that keeps the catalog at `db`.
+pub fn heartbeat_path(db: &Path) -> PathBuf {
+    let mut path = db.as_os_str().to_os_string();
+    path.push(".follow");
+    PathBuf::from(path)
+}
+
+impl FollowerHealth {
+    /// The follower of the catalog at `db`, judged against `max_lag`.
+    fn of(db: &Path, max_lag: std::time::Duration) -> FollowerHealth {
+        let seen = std::fs::metadata(heartbeat_path(db))
+            .and_then(|m| m.modified())
+            .ok()
+            .map(|at| at.elapsed().unwrap_or_default());
+        FollowerHealth {
+            seen_secs_ago: seen.map(|s| s.as_secs()),
+            max_lag_secs: max_lag.as_secs(),
+            stale: seen.is_none_or(|s| s > max_lag),
+        }
+    }
 }
 
 /// The catalog being served and what is known about its file.
@@ -349,6 +388,11 @@ impl Store {
             generation: generation.map(|g| g.number),
             changed_at: generation.map(|g| crate::units::rfc3339(g.changed_at)),
             age_secs: generation.map(|g| (crate::units::unix_now() - g.changed_at).max(0) as u64),
+            follower: self
+                .workers
+                .config
+                .max_lag
+                .map(|max_lag| FollowerHealth::of(&self.workers.config.db, max_lag)),
         }
     }
 
