@@ -390,3 +390,35 @@ fn the_follower_fails_loudly_and_cleans_up_after_itself() {
     let said = poll_until(STARTUP, || log().contains("has no transaction yet"));
     assert!(said.is_some(), "{}", log());
 }
+
+/// The systemd units in examples/deploy are ones systemd accepts: the
+/// origin's socket and service, the writer's Litestream and each replica's
+/// follower. (The programs they start are not installed here; that is the
+/// one complaint allowed.)
+#[test]
+fn the_systemd_units_in_examples_deploy_are_valid() {
+    let dir = repo_root().join("examples/deploy");
+    let units = [
+        "ccc.socket",
+        "ccc.service",
+        "litestream-ccc.service",
+        "ccc-follow.service",
+    ]
+    .map(|unit| dir.join(unit));
+    // A machine without systemd (a container) has nothing to check with.
+    let Ok(out) = Command::new("systemd-analyze")
+        .args(["verify", "--man=no"])
+        .args(&units)
+        .env("SYSTEMD_LOG_LEVEL", "warning")
+        .output()
+    else {
+        eprintln!("not checked: systemd-analyze is not installed");
+        return;
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let complaints: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.contains("is not executable"))
+        .collect();
+    assert!(complaints.is_empty(), "{stderr}");
+}
