@@ -249,7 +249,15 @@ fn varnish_in_front_of_ccc() {
     let server = Server::start(&ws, &[]);
     let port = server.addr.port().to_string();
     let backend = format!(".port = \"{port}\";");
-    let main_vcl = vcl(ws.path(), "ccc.vcl", &[(".port = \"8333\";", &backend)]);
+    // Both origins of the shipped VCL are this one server.
+    let main_vcl = vcl(
+        ws.path(),
+        "ccc.vcl",
+        &[
+            (".port = \"8333\";", &backend),
+            (".port = \"8334\";", &backend),
+        ],
+    );
     let varnish = Varnish::start(ws.path(), &main_vcl);
     let client = Client::new();
 
@@ -410,6 +418,7 @@ fn varnish_in_front_of_ccc() {
         "short.vcl",
         &[
             (".port = \"8333\";", &backend),
+            (".port = \"8334\";", &backend),
             ("set beresp.ttl = 1d;", "set beresp.ttl = 2s;"),
         ],
     );
@@ -471,4 +480,83 @@ fn varnish_in_front_of_ccc() {
     );
     // The server lived through it all.
     assert_eq!(get(&server.url("/healthz"), &[]).status, 200);
+}
+
+/// Restarts behind the cache tier cost clients nothing: the shipped VCL
+/// takes two origins in turn and tries a failed fetch once more on the
+/// other. Each origin is restarted (SIGTERM, drained, started again on its
+/// port) five times in all while 150 requests a second go through Varnish,
+/// every one of them a miss (a query string of its own).
+#[test]
+#[ignore = "needs Varnish (Debian's varnish); .ci/run installs it and runs this alone"]
+fn origin_restarts_behind_varnish_cost_clients_nothing() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let ws = Workspace::new();
+    publish_site(&ws);
+    let mut origins = [Server::start(&ws, &[]), Server::start(&ws, &[])];
+    let ports = [origins[0].addr.port(), origins[1].addr.port()];
+    let (a, b) = (
+        format!(".port = \"{}\";", ports[0]),
+        format!(".port = \"{}\";", ports[1]),
+    );
+    let two = vcl(
+        ws.path(),
+        "two.vcl",
+        &[(".port = \"8333\";", &a), (".port = \"8334\";", &b)],
+    );
+    let varnish = Varnish::start(ws.path(), &two);
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = {
+        let (base, stop) = (varnish.url("/assets/app/1.1.0/index.html"), stop.clone());
+        std::thread::spawn(move || {
+            let client = Client::new();
+            let started = Instant::now();
+            let (mut sent, mut failed) = (0u64, Vec::new());
+            while !stop.load(Ordering::Relaxed) {
+                let r = client.get(&format!("{base}?n={sent}"), &[]);
+                if r.status != 200 {
+                    failed.push(format!("request {sent}: {} {}", r.status, r.text()));
+                }
+                sent += 1;
+                // 150 a second.
+                let due = started + Duration::from_millis(sent * 1000 / 150);
+                std::thread::sleep(due.saturating_duration_since(Instant::now()));
+            }
+            (sent, failed, started.elapsed())
+        })
+    };
+    std::thread::sleep(Duration::from_secs(1));
+    for round in 0..5 {
+        let i = round % 2;
+        sigterm(origins[i].pid());
+        let exit = origins[i].wait_exit(Duration::from_secs(60));
+        assert_eq!(exit.and_then(|e| e.code()), Some(0), "origin {i} drained");
+        let port = ports[i].to_string();
+        let db = ws.db();
+        let mut cmd = ws.ccc_std();
+        cmd.args([
+            "serve",
+            "--db",
+            db.to_str().expect("UTF-8 path"),
+            "--port",
+            &port,
+        ]);
+        origins[i] = Server::start_with(&mut cmd);
+        // Back in the rotation (two probes a second apart) before the
+        // other one goes.
+        std::thread::sleep(Duration::from_secs(3));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (sent, failed, took) = load.join().expect("the load thread");
+    println!(
+        "through 5 origin restarts: {sent} requests in {took:?}, {} failed",
+        failed.len()
+    );
+    assert!(failed.is_empty(), "{failed:?}");
+    assert!(
+        sent as f64 >= took.as_secs_f64() * 150.0 * 0.8,
+        "{sent} in {took:?}"
+    );
 }

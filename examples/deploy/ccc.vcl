@@ -1,5 +1,7 @@
 vcl 4.1;
 
+import directors;
+
 # Varnish (7.x) in front of `ccc serve`: the configuration ccc recommends,
 # and the one tests/deploy_varnish.rs runs. README "Running ccc in
 # production" walks through it.
@@ -16,23 +18,43 @@ vcl 4.1;
 # Varnish honours all of it as it stands. This file adds the purge ccc sends
 # on `ccc rm/gc --purge`, a day's cap on how long a file is kept without
 # asking ccc (the bound on serving a removed version when a purge was
-# missed), and brotli, which Varnish's own Accept-Encoding handling knows
-# nothing of.
+# missed), brotli, which Varnish's own Accept-Encoding handling knows
+# nothing of, and two origins taken in turn: a fetch that fails on one
+# (an origin restarting, a 5xx) is tried once more on the other, so a
+# restart costs clients nothing.
 
-# The origin: one `ccc serve` (several: the directors vmod).
-backend ccc {
+# Each origin's health: `/healthz` every second, so a restarting origin
+# (or a replica answering 503 `stale`) leaves the rotation within a couple
+# of seconds, and comes back as soon as two of three probes pass.
+probe origin_health {
+    .url = "/healthz";
+    .interval = 1s;
+    .timeout = 1s;
+    .window = 3;
+    .threshold = 2;
+    # Healthy from the start: a sick start would answer 503 until the
+    # first probe, after every start and every `vcl.load`.
+    .initial = 2;
+}
+
+# The origins: `ccc serve` on two machines, or two on one (add more the
+# same way).
+backend ccc_a {
     .host = "127.0.0.1";
     .port = "8333";
-    .probe = {
-        .url = "/healthz";
-        .interval = 5s;
-        .timeout = 2s;
-        .window = 5;
-        .threshold = 3;
-        # Healthy from the start: a sick start would answer 503 until the
-        # first probe, after every start and every `vcl.load`.
-        .initial = 3;
-    }
+    .probe = origin_health;
+}
+
+backend ccc_b {
+    .host = "127.0.0.1";
+    .port = "8334";
+    .probe = origin_health;
+}
+
+sub vcl_init {
+    new origins = directors.round_robin();
+    origins.add_backend(ccc_a);
+    origins.add_backend(ccc_b);
 }
 
 # Who may purge: the machines that run `ccc rm` and `ccc gc`.
@@ -42,6 +64,7 @@ acl purgers {
 }
 
 sub vcl_recv {
+    set req.backend_hint = origins.backend();
     if (req.method == "PURGE") {
         if (client.ip !~ purgers) {
             return (synth(405, "PURGE is not allowed from this address"));
@@ -95,6 +118,10 @@ sub vcl_purge {
 }
 
 sub vcl_backend_fetch {
+    if (bereq.retries > 0) {
+        # The next origin in turn: not the one that just failed.
+        set bereq.backend = origins.backend();
+    }
     if (bereq.http.X-Ccc-Br) {
         set bereq.http.Accept-Encoding = "br, gzip";
     }
@@ -102,6 +129,11 @@ sub vcl_backend_fetch {
 }
 
 sub vcl_backend_response {
+    # An origin shutting down or without its catalog answers 5xx; another
+    # may not. One more try, on the next origin.
+    if (beresp.status >= 500 && bereq.retries < 1) {
+        return (retry);
+    }
     if (beresp.http.Cache-Control ~ "immutable" && beresp.ttl > 1d) {
         # A file is kept a day without asking ccc, then revalidated with
         # its ETag (a 304 costs ccc no body): a removed version whose purge
@@ -121,4 +153,12 @@ sub vcl_deliver {
         set resp.http.X-Cache = "miss";
     }
     unset resp.http.X-Ccc-Br;
+}
+
+sub vcl_backend_error {
+    # No answer at all (connection refused or reset: an origin restarting):
+    # one more try, on the next origin.
+    if (bereq.retries < 1) {
+        return (retry);
+    }
 }
