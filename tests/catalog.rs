@@ -228,15 +228,35 @@ fn downgrade_to_schema_1(ws: &Workspace) {
     assert_eq!(schema(ws), (1, false));
 }
 
-/// `stored_sha256` of the blob holding `content`, or `None` when NULL.
-fn stored_digest(ws: &Workspace, content: &[u8]) -> Option<Vec<u8>> {
+/// The stored-bytes digest `column` (`stored_sha256`, `stored_xxh3`) of
+/// the blob holding `content`, or `None` when NULL.
+fn stored(ws: &Workspace, column: &str, content: &[u8]) -> Option<Vec<u8>> {
     ws.conn()
         .query_row(
-            "SELECT stored_sha256 FROM blobs WHERE sha256 = ?1",
+            &format!("SELECT {column} FROM blobs WHERE sha256 = ?1"),
             [Sha256::digest(content).to_vec()],
             |r| r.get(0),
         )
         .expect("the blob is stored")
+}
+
+/// Replaces the stored body of the blob holding `content` with a valid
+/// gzip stream of other text (seeded with `seed`), behind ccc's back.
+fn replace_with_other_gzip(ws: &Workspace, content: &[u8], seed: u64) {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(&Rng::new(seed).text(40_000)).expect("gzip");
+    let changed = ws
+        .conn()
+        .execute(
+            "UPDATE blobs SET body = ?1 WHERE sha256 = ?2",
+            rusqlite::params![gz.finish().expect("gzip"), Sha256::digest(content).to_vec()],
+        )
+        .expect("tamper");
+    assert_eq!(changed, 1);
+}
+
+fn stored_digest(ws: &Workspace, content: &[u8]) -> Option<Vec<u8>> {
+    stored(ws, "stored_sha256", content)
 }
 
 /// A catalog written before stored digests existed is served and read as
@@ -254,16 +274,7 @@ fn a_catalog_of_the_previous_schema_is_served_as_it_is_until_a_writer_upgrades_i
     downgrade_to_schema_1(&ws);
     // A gzip stream that decodes, to other bytes: with no stored digest,
     // only decoding finds it.
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(&Rng::new(5).text(40_000)).expect("gzip");
-    let changed = ws
-        .conn()
-        .execute(
-            "UPDATE blobs SET body = ?1 WHERE sha256 = ?2",
-            rusqlite::params![gz.finish().expect("gzip"), Sha256::digest(&text).to_vec()],
-        )
-        .expect("tamper");
-    assert_eq!(changed, 1);
+    replace_with_other_gzip(&ws, &text, 5);
 
     // Read-only commands read it as it is.
     assert_eq!(ws.cat("app@1.0.0/logo.bin"), noise);
@@ -440,17 +451,6 @@ fn a_catalog_from_before_brotli_is_served_as_it_is_until_a_writer_upgrades_it() 
     assert_eq!(ws.json(&["verify", "--json"])["brotli_count"], 1);
 }
 
-/// `stored_xxh3` of the blob holding `content`, or `None` when NULL.
-fn stored_xxh3(ws: &Workspace, content: &[u8]) -> Option<Vec<u8>> {
-    ws.conn()
-        .query_row(
-            "SELECT stored_xxh3 FROM blobs WHERE sha256 = ?1",
-            [Sha256::digest(content).to_vec()],
-            |r| r.get(0),
-        )
-        .expect("the blob is stored")
-}
-
 /// A catalog from before XXH3 digests is served as it is, each body checked
 /// against its sha256; the first writer upgrades it without rewriting a
 /// blob, and new blobs get the digest the server checks.
@@ -464,16 +464,7 @@ fn a_catalog_from_before_xxh3_digests_is_checked_by_sha256_until_a_writer_upgrad
     ws.downgrade_to_before_check_digests();
     let before = CHECK_DIGEST_SCHEMA - 1;
     assert_eq!(schema(&ws), (before, true));
-    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
-    gz.write_all(&Rng::new(32).text(40_000)).expect("gzip");
-    let changed = ws
-        .conn()
-        .execute(
-            "UPDATE blobs SET body = ?1 WHERE sha256 = ?2",
-            rusqlite::params![gz.finish().expect("gzip"), Sha256::digest(&text).to_vec()],
-        )
-        .expect("tamper");
-    assert_eq!(changed, 1);
+    replace_with_other_gzip(&ws, &text, 32);
     {
         let server = Server::start(&ws, &[]);
         let url = |path: &str| server.url(&format!("/assets/app/1.0.0/{path}"));
@@ -496,7 +487,11 @@ fn a_catalog_from_before_xxh3_digests_is_checked_by_sha256_until_a_writer_upgrad
 
     ws.ok(&["gc", "--dry-run"]);
     assert_eq!(schema(&ws), (SCHEMA_VERSION, true));
-    assert_eq!(stored_xxh3(&ws, b"one\n"), None, "no blob rewritten");
+    assert_eq!(
+        stored(&ws, "stored_xxh3", b"one\n"),
+        None,
+        "no blob rewritten"
+    );
     let new = Rng::new(33).text(40_000);
     ws.write("v2/app.js", &new);
     ws.publish("app@2.0.0", "v2", &[]);
@@ -509,7 +504,7 @@ fn a_catalog_from_before_xxh3_digests_is_checked_by_sha256_until_a_writer_upgrad
         )
         .expect("the blob is stored");
     let xxh3 = xxhash_rust::xxh3::xxh3_128(&body).to_be_bytes().to_vec();
-    assert_eq!(stored_xxh3(&ws, &new), Some(xxh3));
+    assert_eq!(stored(&ws, "stored_xxh3", &new), Some(xxh3));
 }
 
 /// Whether the catalog has the index gc finds unused brotli streams by.

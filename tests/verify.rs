@@ -195,19 +195,7 @@ fn a_wrong_stored_digest_is_found() {
     let out = ws.fails(&["verify"], 1);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("app@1.1.0/js/app.js"), "{stdout}");
-    let report = verify_fails(&ws);
-    assert_eq!(
-        blob_problems(&report),
-        [(sha256_hex(&text), vec!["app@1.1.0/js/app.js".to_string()])],
-        "{report}"
-    );
-    let detail = blob_detail(&report);
-    assert!(detail.contains("stored bytes hash to"), "{detail}");
-    assert!(detail.contains(&"07".repeat(32)), "{detail}");
-    assert!(
-        !detail.contains("content hashes to"),
-        "the body still decodes right: {detail}"
-    );
+    only_a_stored_digest_is_wrong(&ws, &text, "stored bytes hash to", &"07".repeat(32));
 
     // For a body stored as it is, the stored digest is the file's: a wrong
     // one is found the same way.
@@ -229,15 +217,22 @@ fn a_wrong_xxh3_digest_is_found() {
         )
         .expect("update blob");
     assert_eq!(changed, 1);
-    let report = verify_fails(&ws);
+    only_a_stored_digest_is_wrong(&ws, &text, "stored bytes hash to xxh3", &"05".repeat(16));
+}
+
+/// verify names the blob holding `text` (app@1.1.0's js/app.js) alone, for
+/// a stored digest that does not match (`what`, recorded as `recorded`),
+/// while the body still decodes right.
+fn only_a_stored_digest_is_wrong(ws: &Workspace, text: &[u8], what: &str, recorded: &str) {
+    let report = verify_fails(ws);
     assert_eq!(
         blob_problems(&report),
-        [(sha256_hex(&text), vec!["app@1.1.0/js/app.js".to_string()])],
+        [(sha256_hex(text), vec!["app@1.1.0/js/app.js".to_string()])],
         "{report}"
     );
     let detail = blob_detail(&report);
-    assert!(detail.contains("stored bytes hash to xxh3"), "{detail}");
-    assert!(detail.contains(&"05".repeat(16)), "{detail}");
+    assert!(detail.contains(what), "{detail}");
+    assert!(detail.contains(recorded), "{detail}");
     assert!(
         !detail.contains("content hashes to"),
         "the body still decodes right: {detail}"
