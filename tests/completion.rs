@@ -48,6 +48,7 @@ fn bash_completion_offers_the_catalogs_names_where_an_argument_names_one() {
     ws.write("v1/js/app.js", "app\n");
     ws.write("v1/js/util.js", "util\n");
     ws.write("t/index.d.ts", "export {};\n");
+    ws.write("v1/js/a*b.js", "star\n");
     ws.publish("app@1.0.0", "v1", &[]);
     ws.publish("app@1.1.0", "v1", &[]);
     ws.publish("@types/react@18.3.3", "t", &[]);
@@ -66,7 +67,11 @@ fn bash_completion_offers_the_catalogs_names_where_an_argument_names_one() {
     assert_eq!(with_db(&["ls", "@types/react@"]), ["@types/react@18.3.3"]);
     assert_eq!(
         with_db(&["cat", "app@1.0.0/js/"]),
-        ["app@1.0.0/js/app.js", "app@1.0.0/js/util.js"]
+        [
+            "app@1.0.0/js/a*b.js",
+            "app@1.0.0/js/app.js",
+            "app@1.0.0/js/util.js"
+        ]
     );
     assert_eq!(
         with_db(&["cat", "@types/react@18.3.3/"]),

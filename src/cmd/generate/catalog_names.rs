@@ -133,10 +133,10 @@ _ccc_with_catalog_names() {
     fi
     local names name found=()
     names=$("${COMP_WORDS[0]}" "${db[@]}" ls "${listing[@]}" --names 2>/dev/null) || return 0
-    local IFS=$'\n'
-    for name in $names; do
-        [[ $prefix$name == "$cur"* ]] && found+=("$prefix$name")
-    done
+    # Line by line: a name is never split or globbed.
+    while IFS= read -r name; do
+        [[ -n $name && $prefix$name == "$cur"* ]] && found+=("$prefix$name")
+    done <<<"$names"
     ((${#found[@]})) && COMPREPLY=("${found[@]}")
     return 0
 }
