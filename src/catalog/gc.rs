@@ -415,7 +415,7 @@ impl Catalog {
                 super::generation::stamp(&tx).at(&path)?;
             }
             tx.commit().at(&path)?;
-            if removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0 {
+            if changed {
                 reporter.phase(&format!(
                     "giving space back (rewriting {})",
                     crate::units::human_size(file_bytes_before)

@@ -64,10 +64,15 @@ impl Catalog {
     /// its stored size, out of `blob_totals().1`.
     pub fn verify(&self, progress: &dyn Fn(u64)) -> Result<Report> {
         let mut problems = self.database_problems()?;
-        let (sha256, xxh3) = match (self.has_stored_digests(), self.has_check_digests()) {
-            (_, true) => ("stored_sha256", "stored_xxh3"),
-            (true, false) => ("stored_sha256", "NULL"),
-            (false, _) => ("NULL", "NULL"),
+        let sha256 = if self.has_stored_digests() {
+            "stored_sha256"
+        } else {
+            "NULL"
+        };
+        let (xxh3, brotli_xxh3) = if self.has_check_digests() {
+            ("stored_xxh3", "r.stored_xxh3")
+        } else {
+            ("NULL", "NULL")
         };
         let mut bad = Vec::new();
         let blobs = self.check_bodies(
@@ -84,13 +89,8 @@ impl Catalog {
         let brotli = match self.has_brotli() {
             true => self.check_bodies(
                 &format!(
-                    "SELECT b.id, b.sha256, b.raw_size, 'br', r.body, r.stored_sha256, {}
-                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id",
-                    if xxh3 == "NULL" {
-                        "NULL"
-                    } else {
-                        "r.stored_xxh3"
-                    }
+                    "SELECT b.id, b.sha256, b.raw_size, 'br', r.body, r.stored_sha256, {brotli_xxh3}
+                       FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id"
                 ),
                 "brotli stream: ",
                 &mut bad,

@@ -116,12 +116,22 @@ pub(super) fn redirect(
         ));
     };
     match store.resolve(package, selector.clone())? {
-        Some(to) => {
-            let location = route::redirect_url(package, &to.version, path, ask.target);
-            Ok(moved(ask, policy, &to, &location))
-        }
+        Some(to) => Ok(redirect_to(ask, policy, package, &to, path)),
         None => missing(store, policy, package, &selector, path),
     }
+}
+
+/// The redirect to `PATH` of the exact version `to`, which an alias (or
+/// a version written otherwise) resolved to.
+pub(super) fn redirect_to(
+    ask: &Ask<'_>,
+    policy: &Policy,
+    package: &str,
+    to: &Resolved,
+    path: &str,
+) -> Answer {
+    let location = route::redirect_url(package, &to.version, path, ask.target);
+    moved(ask, policy, to, &location)
 }
 
 /// `/assets/PKG/VERSION` and `/assets/PKG` (VERSION `latest`): a 302 to

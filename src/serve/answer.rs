@@ -520,16 +520,16 @@ fn health(catalog: store::CatalogHealth) -> Answer {
     )
 }
 
-/// Whether the version stored under `exact`'s precedence is written
+/// The version stored under `exact`'s precedence when it is written
 /// otherwise (`1.0.0` for a stored `1.0.0+build.5`: build metadata is not
 /// part of precedence). A request for it is sent there as an alias's is.
 fn written_otherwise(
     store: &store::Handle,
     package: &str,
     exact: &semver::Version,
-) -> Result<bool> {
+) -> Result<Option<store::Resolved>> {
     let stored = store.resolve(package, Selector::Exact(exact.clone()))?;
-    Ok(stored.is_some_and(|to| to.version != exact.to_string()))
+    Ok(stored.filter(|to| to.version != exact.to_string()))
 }
 
 fn asset(
@@ -555,10 +555,12 @@ fn asset(
             };
             match store.load(key)? {
                 Some(loaded) => loaded,
-                None if written_otherwise(store, package, &exact)? => {
-                    return alias::redirect(ask, store, policy, package, version, path);
+                None => {
+                    return match written_otherwise(store, package, &exact)? {
+                        Some(to) => Ok(alias::redirect_to(ask, policy, package, &to, path)),
+                        None => missing(store, policy, package, &Selector::Exact(exact), path),
+                    };
                 }
-                None => return missing(store, policy, package, &Selector::Exact(exact), path),
             }
         }
     };
@@ -766,11 +768,10 @@ fn missing_listing(
     .varies_by_accept())
 }
 
-/// The 404 after a miss, naming the missing package, version or file; the
-/// store is asked what it holds only now, off the hot path.
-/// A 404 that says what is missing (package, version or file), cacheable
-/// for `--not-found-max-age`, so that a scan of missing paths is answered
-/// by a cache in front, not by the catalog.
+/// The 404 after a miss, naming the missing package, version or file (the
+/// store is asked what it holds only now, off the hot path), cacheable for
+/// `--not-found-max-age`, so that a scan of missing paths is answered by a
+/// cache in front, not by the catalog.
 pub(super) fn missing(
     store: &store::Handle,
     policy: &alias::Policy,

@@ -56,7 +56,7 @@ mod watch;
 
 pub use key::{Asset, AssetKey, AssetKeyRef};
 pub use shared_read::{SHARED_READS, SHARED_SPAN};
-pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK, heartbeat_path};
+pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK};
 
 use crate::actor::{self, Reply};
 use crate::catalog::Catalog;

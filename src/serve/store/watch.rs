@@ -170,7 +170,7 @@ pub struct FollowerHealth {
 }
 
 /// The heartbeat file of the follower that keeps the catalog at `db`.
-pub fn heartbeat_path(db: &Path) -> PathBuf {
+fn heartbeat_path(db: &Path) -> PathBuf {
     let mut path = db.as_os_str().to_os_string();
     path.push(".follow");
     PathBuf::from(path)
