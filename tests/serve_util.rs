@@ -65,12 +65,16 @@ impl Server {
             let mut first = Some(first_tx);
             for line in BufReader::new(out_pipe).lines() {
                 let Ok(line) = line else { break };
-                if let Some(tx) = first.take() {
-                    let _ = tx.send(line.clone());
+                // In the buffer before anyone is told: a test that read the
+                // first line may look for it in `stdout()` at once.
+                {
+                    let mut buf = out_buf.lock().expect("stdout buffer");
+                    buf.push_str(&line);
+                    buf.push('\n');
                 }
-                let mut buf = out_buf.lock().expect("stdout buffer");
-                buf.push_str(&line);
-                buf.push('\n');
+                if let Some(tx) = first.take() {
+                    let _ = tx.send(line);
+                }
             }
         });
         let err_buf = stderr.clone();
