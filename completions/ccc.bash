@@ -729,7 +729,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --max-unpacked-size --jobs --wait --no-create --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --max-unpacked-size --jobs --wait --no-create --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +760,10 @@ _ccc() {
                     return 0
                     ;;
                 --max-file-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --chunked-from)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1079,7 +1083,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
+        --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1089,7 +1093,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
+            --alias-max-age|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac

@@ -48,7 +48,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand publish" -l brotli-quality -d 'B
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l tag -d 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
-complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE (at most 952.7 MiB: a file\'s body is one SQLite blob)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-file-size -d 'Refuse files larger than SIZE' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l chunked-from -d 'Store files of SIZE or more as they are, in 64 KiB chunks that publish, serve, cat and export read one at a time, instead of compressed whole: memory never holds such a file' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l wait -d 'Give up after waiting DURATION for another ccc\'s lock on the catalog [default: wait as long as it takes, saying so after a second]' -r

@@ -23,7 +23,7 @@ mod asset_lines;
 mod server_args;
 
 use bytes::Bytes;
-use ccc::transport::{ConnStats, Handler, Limits, Peer, Transport};
+use ccc::transport::{ConnStats, Handler, Limits, Payload, Peer, Transport};
 use http::{HeaderMap, Request, Response};
 use hyper::body::Incoming;
 use std::net::SocketAddr;
@@ -36,8 +36,8 @@ struct Fixed {
 }
 
 impl Handler for Fixed {
-    fn handle(&self, _request: Request<Incoming>, _peer: Peer) -> Response<Bytes> {
-        let mut response = Response::new(self.body.clone());
+    fn handle(&self, _request: Request<Incoming>, _peer: Peer) -> Response<Payload> {
+        let mut response = Response::new(Payload::Whole(self.body.clone()));
         *response.headers_mut() = self.headers.clone();
         response
     }

@@ -129,10 +129,15 @@ pub struct PublishArgs {
     #[arg(long)]
     pub dry_run: bool,
 
-    /// Refuse files larger than SIZE (at most 952.7 MiB: a file's body is
-    /// one SQLite blob).
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = parse_file_size)]
+    /// Refuse files larger than SIZE.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
     pub max_file_size: u64,
+
+    /// Store files of SIZE or more as they are, in 64 KiB chunks that
+    /// publish, serve, cat and export read one at a time, instead of
+    /// compressed whole: memory never holds such a file.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_chunked_from)]
+    pub chunked_from: u64,
 
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
@@ -1086,17 +1091,12 @@ fn parse_size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
 }
 
-/// A largest file size a catalog can hold: SQLite keeps a file's body in
-/// one blob, and refuses a blob over its length limit only when the file,
-/// read and compressed, is inserted.
-fn parse_file_size(s: &str) -> Result<u64, String> {
+/// A `--chunked-from` size: at least one chunk.
+fn parse_chunked_from(s: &str) -> Result<u64, String> {
     let size = parse_size(s)?;
-    let most = crate::catalog::MAX_FILE_BYTES;
-    if size > most {
-        return Err(format!(
-            "larger than the largest file a catalog can hold, {} ({most} bytes: SQLite's limit on one blob)",
-            crate::units::human_size(most)
-        ));
+    let least = crate::catalog::chunks::CHUNK_SIZE as u64;
+    if size < least {
+        return Err(format!("at least one chunk, {least} bytes (64KiB)"));
     }
     Ok(size)
 }

@@ -338,20 +338,3 @@ fn a_file_just_over_the_limit_is_reported_with_sizes_that_differ() {
     assert_eq!(sizes.len(), 2, "expected a file size and a limit: {line}");
     assert_ne!(sizes[0], sizes[1], "misleading: {line}");
 }
-
-#[test]
-fn a_file_size_limit_past_what_a_catalog_holds_is_refused_before_any_work() {
-    let ws = Workspace::new();
-    ws.write("dist/a.js", "a\n");
-    let out = ws.fails(
-        &["publish", "app@1.0.0", "dist", "--max-file-size", "2GiB"],
-        2,
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("larger than the largest file a catalog can hold"),
-        "{stderr}"
-    );
-    assert!(!ws.db().exists(), "no catalog made");
-    ws.publish("app@1.0.0", "dist", &["--max-file-size", "900MiB"]);
-}

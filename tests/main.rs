@@ -10,6 +10,7 @@ mod access_log;
 mod archive;
 mod backup;
 mod bad_input;
+mod big_files;
 mod brotli;
 mod browse;
 mod catalog;

@@ -196,14 +196,15 @@ impl Workspace {
             .expect("open cdn.db")
     }
 
-    /// Makes the catalog what ccc wrote before XXH3 digests: the schema
-    /// before `CHECK_DIGEST_SCHEMA`, whose rows keep their bodies as they
-    /// are. The start of every test that downgrades further.
+    /// Makes the catalog what ccc wrote before XXH3 digests (and chunks):
+    /// the schema before `CHECK_DIGEST_SCHEMA`, whose rows keep their
+    /// bodies as they are. The start of every test that downgrades further.
     pub fn downgrade_to_before_check_digests(&self) {
         let before = ccc::catalog::CHECK_DIGEST_SCHEMA - 1;
         self.conn()
             .execute_batch(&format!(
-                "ALTER TABLE blobs DROP COLUMN stored_xxh3;
+                "DROP TABLE chunks;
+                 ALTER TABLE blobs DROP COLUMN stored_xxh3;
                  ALTER TABLE brotli DROP COLUMN stored_xxh3;
                  UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
                  PRAGMA user_version = {before};"

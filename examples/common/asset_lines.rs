@@ -22,6 +22,7 @@ pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
         content_type: "text/javascript; charset=utf-8".into(),
         raw_size: 4 * size as u64,
         published_at: published,
+        chunks: None,
     });
     asset.lines(Encoding::Gzip).clone()
 }

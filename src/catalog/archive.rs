@@ -64,6 +64,8 @@ pub const DEFAULT_MAX_UNPACKED_SIZE: u64 = 4 << 30;
 pub struct Rules {
     pub excludes: Vec<String>,
     pub max_file_size: u64,
+    /// Files of this size or more go to a temporary file, not memory.
+    pub chunked_from: u64,
     pub max_unpacked_size: u64,
     /// Read the name and version from the root `package.json`.
     pub want_identity: bool,
@@ -157,7 +159,7 @@ pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Re
             tar::EntryType::Symlink => Some(link("symlink")),
             tar::EntryType::Link => Some(link("hard link")),
             tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
-                let bytes = read_file(&mut entry, rules.max_file_size).map_err(|e| match e {
+                let read = read_file(&mut entry, rules).map_err(|e| match e {
                     FileError::TooLarge(size) => refuse(&format!(
                         "is {size} bytes ({}), over --max-file-size {} bytes",
                         crate::units::human_size(size),
@@ -166,22 +168,35 @@ pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Re
                     FileError::Io(e) => bad(meter.explain(e, &last, rules)),
                 })?;
                 tree.file(&path).map_err(refuse)?;
-                if super::is_catalog_header(&bytes) {
+                let (head, source) = match read {
+                    EntryBytes::Whole(bytes) => (
+                        bytes
+                            .get(..super::CATALOG_HEADER_LEN)
+                            .unwrap_or(&bytes)
+                            .to_vec(),
+                        Source::Read(bytes),
+                    ),
+                    EntryBytes::Spooled(head, temp) => (head, Source::Spooled(temp)),
+                };
+                if super::is_catalog_header(&head) {
                     out.skipped.push(Skipped {
                         path,
                         reason: "a ccc catalog; catalogs are never published".into(),
                     });
                     continue;
                 }
-                if rules.want_identity && path == "package.json" {
+                if rules.want_identity
+                    && path == "package.json"
+                    && let Source::Read(bytes) = &source
+                {
                     let whence = PathBuf::from(format!("{}: {full}", name.display()));
-                    sink.named(super::manifest::identity(&bytes, &whence)?);
+                    sink.named(super::manifest::identity(bytes, &whence)?);
                     named = true;
                 }
                 sink.send(FileEntry {
-                    size: bytes.len() as u64,
+                    size: entry.size(),
                     path,
-                    source: Source::Read(bytes),
+                    source,
                 })?;
                 sent += 1;
                 continue;
@@ -345,20 +360,40 @@ enum FileError {
     Io(std::io::Error),
 }
 
-/// Reads one file entry whole, refusing one over `max` bytes before
-/// reading it.
+/// A file entry as read: in memory, or (a big one) copied to a
+/// temporary file, with its first bytes.
+enum EntryBytes {
+    Whole(Vec<u8>),
+    Spooled(Vec<u8>, std::sync::Arc<tempfile::TempPath>),
+}
+
+/// Reads one file entry, refusing one over `max` bytes before reading it:
+/// whole when smaller than what publish stores in chunks, else into a
+/// temporary file, so that memory never holds a big file.
 fn read_file<R: Read>(
     entry: &mut tar::Entry<'_, R>,
-    max: u64,
-) -> std::result::Result<Vec<u8>, FileError> {
+    rules: &Rules,
+) -> std::result::Result<EntryBytes, FileError> {
     let size = entry.size();
-    if size > max {
+    if size > rules.max_file_size {
         return Err(FileError::TooLarge(size));
     }
-    // The header's size is at most `max`, so this allocation is bounded.
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    entry.read_to_end(&mut bytes).map_err(FileError::Io)?;
-    Ok(bytes)
+    if size < rules.chunked_from {
+        // The header's size is under the threshold: a bounded allocation.
+        let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        entry.read_to_end(&mut bytes).map_err(FileError::Io)?;
+        return Ok(EntryBytes::Whole(bytes));
+    }
+    let mut temp = tempfile::NamedTempFile::new().map_err(FileError::Io)?;
+    let mut head = vec![0; super::CATALOG_HEADER_LEN];
+    let n = super::chunks::read_full(entry, &mut head).map_err(FileError::Io)?;
+    head.truncate(n);
+    std::io::Write::write_all(&mut temp, &head).map_err(FileError::Io)?;
+    std::io::copy(entry, &mut temp).map_err(FileError::Io)?;
+    Ok(EntryBytes::Spooled(
+        head,
+        std::sync::Arc::new(temp.into_temp_path()),
+    ))
 }
 
 /// Wraps `input` in a gzip decoder when it is one, and checks that what

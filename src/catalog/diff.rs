@@ -69,10 +69,15 @@ impl Diff {
 /// Every file whose blob differs between version ?1 and version ?2 (or
 /// that only one has), by path: the files of ?1 against their namesakes in
 /// ?2, then the files only ?2 has. Each step is a search of a primary key.
-pub(crate) const DIFF_SQL: &str = "
+pub(crate) const DIFF_SQL: &str = concat!(
+    "
 SELECT a.path,
-       ba.encoding, ba.raw_size, length(ba.body), ba.sha256,
-       bb.encoding, bb.raw_size, length(bb.body), bb.sha256
+       ba.encoding, ba.raw_size, ",
+    crate::stored_len!("ba"),
+    ", ba.sha256,
+       bb.encoding, bb.raw_size, ",
+    crate::stored_len!("bb"),
+    ", bb.sha256
   FROM assets a
   JOIN blobs ba ON ba.id = a.blob_id
   LEFT JOIN assets b ON b.version_id = ?2 AND b.path = a.path
@@ -81,12 +86,15 @@ SELECT a.path,
 UNION ALL
 SELECT b.path,
        NULL, NULL, NULL, NULL,
-       bb.encoding, bb.raw_size, length(bb.body), bb.sha256
+       bb.encoding, bb.raw_size, ",
+    crate::stored_len!("bb"),
+    ", bb.sha256
   FROM assets b
   JOIN blobs bb ON bb.id = b.blob_id
  WHERE b.version_id = ?2
    AND NOT EXISTS (SELECT 1 FROM assets a WHERE a.version_id = ?1 AND a.path = b.path)
- ORDER BY 1";
+ ORDER BY 1"
+);
 
 /// Files with the same path and blob in version ?1 and version ?2.
 pub(crate) const UNCHANGED_SQL: &str = "

@@ -38,6 +38,7 @@
 //! stored gzip body, `.br` the brotli stream publish kept.
 
 use super::SqliteResult;
+use super::chunks::is_chunked;
 use super::query::AssetRow;
 use super::rows::Skipped;
 use super::rows::VersionRow;
@@ -226,6 +227,24 @@ fn stage_version(
     for file in &planned.files {
         crate::interrupt::check()?;
         let stored = catalog.blob_body(file.blob_id)?;
+        let target = root.join(&file.path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io(shown.join(&file.path), e))?;
+        }
+        if is_chunked(stored.len(), file.raw_bytes) {
+            // A big file: copied a chunk at a time, and stored as it is,
+            // so it has no sibling.
+            write_chunked(
+                catalog,
+                file.blob_id,
+                &target,
+                mtime,
+                &shown.join(&file.path),
+            )?;
+            report.file_count += 1;
+            report.written_bytes += file.raw_bytes;
+            continue;
+        }
         let raw: Cow<[u8]> = if file.encoding == Encoding::Gzip {
             let mut raw = Vec::with_capacity(file.raw_bytes as usize);
             GzDecoder::new(&stored[..])
@@ -241,10 +260,6 @@ fn stage_version(
         } else {
             Cow::Borrowed(&stored)
         };
-        let target = root.join(&file.path);
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| Error::io(shown.join(&file.path), e))?;
-        }
         write_file(&target, &raw, mtime).map_err(|e| Error::io(shown.join(&file.path), e))?;
         report.file_count += 1;
         report.written_bytes += raw.len() as u64;
@@ -293,6 +308,22 @@ fn stage_version(
 /// `PKG/VERSION/PATH`, `/`-separated, as reports show it.
 fn rel_display(rel: &Path, path: &str) -> String {
     format!("{}/{path}", rel.to_string_lossy())
+}
+
+/// Writes a chunked blob's bytes at `path` (`shown` in errors).
+fn write_chunked(
+    catalog: &Catalog,
+    blob_id: i64,
+    path: &Path,
+    mtime: SystemTime,
+    shown: &Path,
+) -> Result<()> {
+    let file = std::fs::File::create(path).map_err(|e| Error::io(shown, e))?;
+    let mut writer = io::BufWriter::new(&file);
+    catalog.copy_blob(blob_id, &mut writer, &|e| Error::io(shown, e))?;
+    writer.flush().map_err(|e| Error::io(shown, e))?;
+    drop(writer);
+    file.set_modified(mtime).map_err(|e| Error::io(shown, e))
 }
 
 fn write_file(path: &Path, bytes: &[u8], mtime: SystemTime) -> io::Result<()> {

@@ -397,7 +397,8 @@ impl Catalog {
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
                 &format!(
-                    "SELECT count(*), coalesce(sum(length(body)), 0) FROM blobs WHERE id IN ({ORPHANS})"
+                    "SELECT count(*), coalesce(sum({}), 0) FROM blobs WHERE id IN ({ORPHANS})",
+                    crate::stored_len!("blobs")
                 ),
                 [],
                 |r| Ok((r.get(0)?, r.get(1)?)),
@@ -407,6 +408,14 @@ impl Catalog {
             .execute(&format!("DELETE FROM blobs WHERE id IN ({ORPHANS})"), [])
             .at(&path)?;
         debug_assert_eq!(deleted as i64, blobs_removed);
+        // The cascade took the chunks of the blobs just deleted; these are
+        // any whose blob was gone already (foreign keys off), found
+        // through the key index alone.
+        tx.execute(
+            "DELETE FROM chunks WHERE blob_id NOT IN (SELECT id FROM blobs)",
+            [],
+        )
+        .at(&path)?;
         let changed = removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0;
         if options.dry_run {
             tx.rollback().at(&path)?;

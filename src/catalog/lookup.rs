@@ -22,6 +22,7 @@
 //! over when it has that many.
 
 use super::SqliteResult;
+use super::chunks::{ChunkedBlob, is_chunked};
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
 use foldhash::fast::RandomState;
@@ -48,6 +49,10 @@ pub struct AssetRecord {
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
+    /// Where the bytes are when they are in chunks (a big file, whose
+    /// `body` is empty): read and checked a chunk at a time as they are
+    /// sent, never loaded whole.
+    pub chunks: Option<ChunkedBlob>,
 }
 
 /// A brotli stream beside a gzip body, with its recorded digests.
@@ -248,13 +253,25 @@ fn record(r: &rusqlite::Row<'_>, path: &str, row: VersionRow) -> rusqlite::Resul
         // ccc are served with today's table.
         content_type: content_type::for_path(path),
         published_at: row.published_at,
+        chunks: None,
     })
 }
 
 impl Catalog {
-    /// Looks up one asset of an exact version, body included: by the
-    /// version's row when this connection knows it, else by name.
+    /// Looks up one asset of an exact version, body included (or, for a
+    /// big file, where its chunks are): by the version's row when this
+    /// connection knows it, else by name.
     pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
+        let Some(mut found) = self.lookup_row(package, version, path)? else {
+            return Ok(None);
+        };
+        if is_chunked(found.body.len(), found.raw_size) {
+            found.chunks = self.chunked_asset(found.version_id, path)?;
+        }
+        Ok(Some(found))
+    }
+
+    fn lookup_row(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
         let known = &self.known_versions;
         if let Some(row) = known.get(package, version) {
             if let Some(found) = self.lookup_in(row, path)? {

@@ -16,6 +16,8 @@
 //! meta     (key PRIMARY KEY, value)       -- created_by, schema_version
 //! dist_tags (package_id -> packages, tag, version_id -> versions,
 //!           PRIMARY KEY(package_id, tag)) WITHOUT ROWID
+//! chunks   (blob_id -> blobs, seq, body, stored_xxh3 (16 bytes),
+//!           PRIMARY KEY(blob_id, seq))   -- big files: see [`chunks`]
 //! ```
 //!
 //! A blob is stored once however many versions use it; deleting a version
@@ -129,6 +131,7 @@
 
 pub mod archive;
 pub mod backup;
+pub mod chunks;
 pub mod content_type;
 pub mod diff;
 pub mod export;
@@ -150,12 +153,6 @@ use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
-
-/// The largest file a catalog holds: a body is one SQLite blob, and SQLite
-/// refuses a blob (and a row) longer than its length limit, 10^9 bytes in
-/// the bundled build (`tests::the_blob_limit_is_sqlites`); the margin is
-/// room for the row's other columns.
-pub const MAX_FILE_BYTES: u64 = 1_000_000_000 - (1 << 20);
 
 /// How long a command waits for another command's lock on the catalog,
 /// unless it says otherwise ([`wait_for_locks`]).
@@ -285,6 +282,17 @@ ALTER TABLE blobs ADD COLUMN stored_xxh3 BLOB
     CHECK (stored_xxh3 IS NULL OR length(stored_xxh3) = 16);
 ALTER TABLE brotli ADD COLUMN stored_xxh3 BLOB
     CHECK (stored_xxh3 IS NULL OR length(stored_xxh3) = 16);
+"#,
+    // 6 -> 7: big files in chunks (see `chunks`). A chunked blob's row
+    // has an empty body; its bytes are here, a checked piece per row.
+    r#"
+CREATE TABLE chunks (
+    blob_id     INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    body        BLOB NOT NULL,
+    stored_xxh3 BLOB NOT NULL CHECK (length(stored_xxh3) = 16),
+    PRIMARY KEY (blob_id, seq)
+);
 "#,
 ];
 
@@ -874,15 +882,6 @@ mod tests {
             .unwrap();
         assert_eq!(autocheckpoint, 0);
         drop(reader);
-    }
-
-    #[test]
-    fn the_blob_limit_is_sqlites() {
-        let conn = Connection::open_in_memory().unwrap();
-        let limit = conn
-            .limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH)
-            .unwrap();
-        assert_eq!(u64::try_from(limit).unwrap(), MAX_FILE_BYTES + (1 << 20));
     }
 
     /// A read-only catalog's connection can write to the file (so that its

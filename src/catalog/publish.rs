@@ -12,8 +12,12 @@
 //!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
 //! ```
 //!
-//! Memory is bounded by the workers' files in flight plus a short channel of
-//! compressed bodies, never by the size of the tree. Any error, or a kill at
+//! A file of `--chunked-from` bytes or more is only hashed by its worker,
+//! a chunk at a time, and stored in chunks by this thread, which reads it
+//! again (see [`super::chunks`]); an archive entry that big is copied to a
+//! temporary file first. Memory is bounded by the workers' files in flight
+//! (each under `--chunked-from`) plus a short channel of compressed bodies,
+//! never by the size of the tree or of its largest file. Any error, or a kill at
 //! any point, leaves the catalog exactly as it was: nothing is visible before
 //! the commit. Workers check for existing blobs through their own read-only
 //! connections; since this publish holds the write lock, what they see cannot
@@ -55,8 +59,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Instant;
 
-/// Default `--max-file-size`: 256 MiB.
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 256 << 20;
+/// Default `--max-file-size`: 4 GiB. Files of `--chunked-from` bytes or
+/// more are read a chunk at a time, so the limit is about disk, not
+/// memory.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 30;
 
 /// Gzip is kept only when it saves at least this share of the raw size;
 /// below that (fonts, images, archives) the raw bytes are cheaper to serve.
@@ -84,6 +90,9 @@ pub enum Source {
     /// Read from a stream (an archive entry): owned by the entry alone, and
     /// dropped once hashed and compressed.
     Read(Vec<u8>),
+    /// A big file read from a stream, copied to a temporary file that
+    /// goes away with the last clone (see [`super::chunks`]).
+    Spooled(Arc<tempfile::TempPath>),
 }
 
 /// One file to publish, with its `/`-separated path inside the version.
@@ -432,6 +441,8 @@ pub struct Options {
     pub jobs: usize,
     /// Largest file accepted, in bytes.
     pub max_file_size: u64,
+    /// Files of this size or more are stored in chunks (`chunks`).
+    pub chunked_from: u64,
     /// The dist-tag to point at the version (`--tag`); None moves `latest`
     /// only to a newest release (see [`super::tags`]).
     pub tag: Option<String>,
@@ -446,6 +457,7 @@ impl Default for Options {
             dry_run: false,
             jobs: 0,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
+            chunked_from: super::chunks::CHUNKED_FROM,
             tag: None,
         }
     }
@@ -474,6 +486,9 @@ pub struct Report {
     /// The brotli streams this publish added, against the gzip streams of
     /// the same files.
     pub brotli: BrotliGroup,
+    /// The new content stored as it is, in chunks (`--chunked-from`): a
+    /// part of `new_content`.
+    pub chunked: Group,
     /// Whether an existing version was replaced.
     pub replaced: bool,
     /// The dist-tags that name the version once published, `latest` first
@@ -544,6 +559,9 @@ struct Processed {
 enum Content {
     /// New to the catalog, compressed by this worker.
     New(NewBlob),
+    /// New to the catalog, and big: stored in chunks by the writer, read
+    /// again from its source (see [`super::chunks`]).
+    NewChunked(Source),
     /// Already in the catalog: the blob's id and stored size.
     Stored(i64, u64),
     /// New, but another file of this publish carries (or carried) it.
@@ -777,6 +795,7 @@ fn run(
         level: Compression::new(options.level.min(9)),
         brotli_quality: options.brotli_quality.min(11),
         max_file_size: options.max_file_size,
+        chunked_from: options.chunked_from,
     };
     let path = catalog.path().to_path_buf();
     let tx = catalog.write_transaction()?;
@@ -794,7 +813,7 @@ fn run(
     // A stream's totals are not known up front: 0 says so.
     progress.start(files.len() as u64, files.iter().map(|f| f.size).sum());
     let named = OnceLock::new();
-    let mut blobs = Blobs::new(&tx, &path)?;
+    let mut blobs = Blobs::new(&tx, &path, options.dry_run)?;
     let streamed = compress_all(&work, &files, stream, &named, &mut |batch| {
         for done in batch {
             progress.advance(done.raw_size);
@@ -844,6 +863,7 @@ fn run(
         already_stored: written.already_stored,
         repeated_in_version: written.repeated_in_version,
         brotli: written.brotli,
+        chunked: written.chunked,
         replaced: existing.is_some(),
         tags: written.tags,
         dry_run: options.dry_run,
@@ -862,6 +882,7 @@ struct Work {
     level: Compression,
     brotli_quality: u32,
     max_file_size: u64,
+    chunked_from: u64,
 }
 
 /// Hashes and compresses every file on [`Work::jobs`] workers, reading a
@@ -987,8 +1008,10 @@ impl Work {
             }
             let Some(file) = feed.next() else { break };
             let reader = reader.as_ref().map(|(path, conn)| (*path, conn));
-            let sent = match process(&file, reader, claimed, &mut deflate, self.max_file_size) {
-                Ok(new) if matches!(new.content, Content::New(_)) => done.send(Ok(vec![new])),
+            let sent = match process(&file, reader, claimed, &mut deflate, self) {
+                Ok(new) if matches!(new.content, Content::New(_) | Content::NewChunked(_)) => {
+                    done.send(Ok(vec![new]))
+                }
                 Ok(stored) => {
                     batch.push(stored);
                     match batch.len() >= 256 {
@@ -1017,6 +1040,8 @@ impl Work {
 struct Blobs<'t> {
     tx: &'t Connection,
     path: &'t Path,
+    /// A dry run hashes chunked files again but stores no chunk.
+    dry_run: bool,
     insert_blob: rusqlite::CachedStatement<'t>,
     insert_brotli: rusqlite::CachedStatement<'t>,
     collected: Collected,
@@ -1029,13 +1054,15 @@ struct Collected {
     rows: Vec<FileRow>,
     new_blobs: HashMap<[u8; 32], (i64, u64)>,
     brotli: BrotliGroup,
+    chunked: Group,
 }
 
 impl<'t> Blobs<'t> {
-    fn new(tx: &'t Connection, path: &'t Path) -> Result<Blobs<'t>> {
+    fn new(tx: &'t Connection, path: &'t Path, dry_run: bool) -> Result<Blobs<'t>> {
         Ok(Blobs {
             tx,
             path,
+            dry_run,
             insert_blob: tx
                 .prepare_cached(
                     "INSERT INTO blobs (sha256, raw_size, encoding, body, stored_sha256, stored_xxh3)
@@ -1057,6 +1084,7 @@ impl<'t> Blobs<'t> {
     fn add(&mut self, done: Processed) -> Result<()> {
         let (kind, known) = match &done.content {
             Content::New(blob) => (Kind::New, self.store(&done, blob)?),
+            Content::NewChunked(source) => (Kind::New, self.store_chunked(&done, source)?),
             &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
             Content::Repeated => (Kind::Repeated, None),
         };
@@ -1102,6 +1130,41 @@ impl<'t> Blobs<'t> {
         Ok(Some(entry))
     }
 
+    /// Inserts a new blob stored in chunks, reading its file again: its
+    /// id and stored size. A file that changed since it was hashed is
+    /// refused.
+    fn store_chunked(&mut self, done: &Processed, source: &Source) -> Result<Option<(i64, u64)>> {
+        let inserted = self
+            .insert_blob
+            .execute(params![
+                &done.sha256[..],
+                done.raw_size as i64,
+                Encoding::Identity,
+                &[] as &[u8],
+                // Stored as it is: the same bytes, the same digest.
+                &done.sha256[..],
+                None::<&[u8]>
+            ])
+            .at(self.path)?;
+        if inserted == 0 {
+            return Ok(None);
+        }
+        let id = self.tx.last_insert_rowid();
+        let (mut reader, name) = open_source(source, &done.path)?;
+        let (sha256, len) =
+            super::chunks::write(self.tx, self.path, id, &mut reader, !self.dry_run)?;
+        if sha256 != done.sha256 || len != done.raw_size {
+            return Err(Error::bad_input(
+                name,
+                "changed while it was being published",
+            ));
+        }
+        let entry = (id, done.raw_size);
+        self.collected.chunked.add(done.raw_size, done.raw_size);
+        self.collected.new_blobs.insert(done.sha256, entry);
+        Ok(Some(entry))
+    }
+
     fn finish(self) -> Collected {
         self.collected
     }
@@ -1116,6 +1179,7 @@ struct Written {
     already_stored: Group,
     repeated_in_version: Group,
     brotli: BrotliGroup,
+    chunked: Group,
     tags: Vec<String>,
 }
 
@@ -1154,13 +1218,17 @@ fn write_version(
         already_stored: Group::default(),
         repeated_in_version: Group::default(),
         brotli: collected.brotli,
+        chunked: collected.chunked,
         tags: Vec::new(),
     };
     let mut insert_asset = tx.prepare_cached(
         "INSERT INTO assets (version_id, path, blob_id, content_type) VALUES (?1, ?2, ?3, ?4)",
     )?;
-    let mut find_blob =
-        tx.prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")?;
+    let mut find_blob = tx.prepare_cached(concat!(
+        "SELECT id, ",
+        crate::stored_len!("blobs"),
+        " FROM blobs WHERE sha256 = ?1"
+    ))?;
     for (path, sha, raw_size, kind, known) in rows.iter() {
         // Content a sibling file of this publish stored, or (never in
         // practice) a blob whose insert found it already there.
@@ -1228,14 +1296,29 @@ fn open_reader(path: &Path) -> Result<Connection> {
     .at(path)
 }
 
-/// Reads, hashes and (when the content is new) compresses one file.
+/// Reads, hashes and (when the content is new) compresses one file; a big
+/// one is only hashed here, and stored in chunks by the writer.
 fn process(
     file: &FileEntry,
     reader: Option<(&Path, &Connection)>,
     claimed: &Mutex<HashSet<[u8; 32]>>,
     deflate: &mut Deflater,
-    max_file_size: u64,
+    work: &Work,
 ) -> Result<Processed> {
+    let max_file_size = work.max_file_size;
+    let chunked = file.size >= work.chunked_from || matches!(file.source, Source::Spooled(_));
+    if chunked {
+        let (sha256, raw_size) = hash_source(file, max_file_size)?;
+        let content = classify(sha256, reader, claimed, || {
+            Content::NewChunked(file.source.clone())
+        })?;
+        return Ok(Processed {
+            path: file.path.clone(),
+            sha256,
+            raw_size,
+            content,
+        });
+    }
     let owned;
     let bytes: &[u8] = match &file.source {
         Source::Disk(path) => {
@@ -1244,23 +1327,53 @@ fn process(
         }
         Source::Memory(bytes) => bytes,
         Source::Read(bytes) => bytes,
+        Source::Spooled(_) => unreachable!("spooled files are chunked"),
     };
-    // The walk left catalogs out; a file that became one since (or one
-    // handed over in memory) is refused, never stored.
-    if is_catalog_header(bytes) {
-        let name = match &file.source {
-            Source::Disk(path) => path.clone(),
-            Source::Memory(_) | Source::Read(_) => PathBuf::from(&file.path),
-        };
-        return Err(Error::bad_input(
-            name,
-            "is a ccc catalog, and catalogs are never published; leave it out with --exclude",
-        ));
-    }
+    refuse_catalog(file, bytes)?;
     let sha256: [u8; 32] = Sha256::digest(bytes).into();
+    let content = classify(sha256, reader, claimed, || {
+        Content::New(deflate.compress(bytes, sha256))
+    })?;
+    Ok(Processed {
+        path: file.path.clone(),
+        sha256,
+        raw_size: bytes.len() as u64,
+        content,
+    })
+}
+
+/// The walk left catalogs out; a file that became one since (or one
+/// handed over in memory) is refused, never stored. `head` is the file's
+/// first bytes.
+fn refuse_catalog(file: &FileEntry, head: &[u8]) -> Result<()> {
+    if !is_catalog_header(head) {
+        return Ok(());
+    }
+    let name = match &file.source {
+        Source::Disk(path) => path.clone(),
+        _ => PathBuf::from(&file.path),
+    };
+    Err(Error::bad_input(
+        name,
+        "is a ccc catalog, and catalogs are never published; leave it out with --exclude",
+    ))
+}
+
+/// Whether content `sha256` is stored already, carried by another file of
+/// this publish, or new to store (`new` makes it).
+fn classify(
+    sha256: [u8; 32],
+    reader: Option<(&Path, &Connection)>,
+    claimed: &Mutex<HashSet<[u8; 32]>>,
+    new: impl FnOnce() -> Content,
+) -> Result<Content> {
     let stored: Option<(i64, u64)> = match reader {
         Some((db, conn)) => conn
-            .prepare_cached("SELECT id, length(body) FROM blobs WHERE sha256 = ?1")
+            .prepare_cached(concat!(
+                "SELECT id, ",
+                crate::stored_len!("blobs"),
+                " FROM blobs WHERE sha256 = ?1"
+            ))
             .and_then(|mut s| {
                 s.query_row([&sha256[..]], |r| {
                     Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
@@ -1270,33 +1383,67 @@ fn process(
             .at(db)?,
         None => None,
     };
-    let content = match stored {
-        Some((id, stored)) => Content::Stored(id, stored),
-        None => {
-            let first_claim = claimed
-                .lock()
-                .map_err(|_| Error::Internal("a publish worker panicked".into()))?
-                .insert(sha256);
-            if first_claim {
-                Content::New(deflate.compress(bytes, sha256))
-            } else {
-                Content::Repeated
-            }
-        }
-    };
-    Ok(Processed {
-        path: file.path.clone(),
-        sha256,
-        raw_size: bytes.len() as u64,
-        content,
+    if let Some((id, stored)) = stored {
+        return Ok(Content::Stored(id, stored));
+    }
+    let first_claim = claimed
+        .lock()
+        .map_err(|_| Error::Internal("a publish worker panicked".into()))?
+        .insert(sha256);
+    Ok(if first_claim {
+        new()
+    } else {
+        Content::Repeated
     })
 }
 
-/// Reads a file without following a symlink at its name, so a file swapped
-/// for a link after the walk cannot pull in bytes from outside the tree; a
-/// file that grew past the limit since the walk is refused.
-fn read_no_follow(path: &Path, max_file_size: u64) -> Result<Vec<u8>> {
-    use std::io::Read;
+/// A big file's sha256 and size, read a chunk at a time.
+fn hash_source(file: &FileEntry, max_file_size: u64) -> Result<([u8; 32], u64)> {
+    let (source, name) = open_source(&file.source, &file.path)?;
+    let mut source = std::io::Read::take(source, max_file_size + 1);
+    let mut sha = Sha256::new();
+    let mut buf = vec![0; super::chunks::CHUNK_SIZE];
+    let mut total = 0u64;
+    loop {
+        crate::interrupt::check()?;
+        let n = super::chunks::read_full(&mut source, &mut buf).map_err(|e| Error::io(&name, e))?;
+        if total == 0 {
+            refuse_catalog(file, &buf[..n])?;
+        }
+        sha.update(&buf[..n]);
+        total += n as u64;
+        if n < buf.len() {
+            break;
+        }
+    }
+    if total > max_file_size {
+        return Err(Error::bad_input(
+            name,
+            "file grew past --max-file-size while publishing",
+        ));
+    }
+    Ok((sha.finalize().into(), total))
+}
+
+/// A reader of a file's bytes, and the name to give in errors: a file on
+/// disk opened without following a symlink at its name.
+fn open_source<'s>(
+    source: &'s Source,
+    path: &str,
+) -> Result<(Box<dyn std::io::Read + 's>, PathBuf)> {
+    Ok(match source {
+        Source::Disk(path) => (Box::new(open_no_follow(path)?), path.clone()),
+        Source::Spooled(temp) => {
+            let file =
+                std::fs::File::open(temp.as_ref()).map_err(|e| Error::io(temp.as_ref(), e))?;
+            (Box::new(file), PathBuf::from(path))
+        }
+        Source::Memory(bytes) => (Box::new(&bytes[..]), PathBuf::from(path)),
+        Source::Read(bytes) => (Box::new(&bytes[..]), PathBuf::from(path)),
+    })
+}
+
+fn open_no_follow(path: &Path) -> Result<std::fs::File> {
     let mut open = std::fs::OpenOptions::new();
     open.read(true);
     #[cfg(unix)]
@@ -1304,7 +1451,15 @@ fn read_no_follow(path: &Path, max_file_size: u64) -> Result<Vec<u8>> {
         use std::os::unix::fs::OpenOptionsExt;
         open.custom_flags(libc::O_NOFOLLOW);
     }
-    let file = open.open(path).map_err(|e| Error::io(path, e))?;
+    open.open(path).map_err(|e| Error::io(path, e))
+}
+
+/// Reads a file without following a symlink at its name, so a file swapped
+/// for a link after the walk cannot pull in bytes from outside the tree; a
+/// file that grew past the limit since the walk is refused.
+fn read_no_follow(path: &Path, max_file_size: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_no_follow(path)?;
     let mut bytes = Vec::new();
     file.take(max_file_size + 1)
         .read_to_end(&mut bytes)
@@ -1529,14 +1684,25 @@ mod tests {
             size: header.len() as u64,
             source: Source::Memory(Arc::from(header)),
         };
-        let claimed = Mutex::new(HashSet::new());
-        let mut deflate = Deflater::new(Compression::fast(), 0);
-        let Err(e) = process(&file, None, &claimed, &mut deflate, 1 << 20) else {
-            panic!("a catalog was processed for storing");
-        };
-        let message = e.to_string();
-        assert!(message.contains("data/cdn.db"), "{message}");
-        assert!(message.contains("never published"), "{message}");
+        // Read whole, and hashed a chunk at a time as a big file is.
+        for chunked_from in [1 << 20, 1024] {
+            let work = Work {
+                jobs: 1,
+                reader_path: None,
+                level: Compression::fast(),
+                brotli_quality: 0,
+                max_file_size: 1 << 20,
+                chunked_from,
+            };
+            let claimed = Mutex::new(HashSet::new());
+            let mut deflate = Deflater::new(Compression::fast(), 0);
+            let Err(e) = process(&file, None, &claimed, &mut deflate, &work) else {
+                panic!("a catalog was processed for storing");
+            };
+            let message = e.to_string();
+            assert!(message.contains("data/cdn.db"), "{message}");
+            assert!(message.contains("never published"), "{message}");
+        }
     }
 
     #[test]

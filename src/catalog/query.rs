@@ -171,14 +171,16 @@ impl Catalog {
     pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         let mut stmt = self
             .conn()
-            .prepare(
+            .prepare(concat!(
                 "SELECT p.name, p.created_at,
-                        (SELECT coalesce(sum(length(b.body)), 0) FROM blobs b
+                        (SELECT coalesce(sum(",
+                crate::stored_len!("b"),
+                "), 0) FROM blobs b
                           WHERE b.id IN (SELECT a.blob_id FROM assets a
                                            JOIN versions v ON v.id = a.version_id
                                           WHERE v.package_id = p.id))
-                   FROM packages p ORDER BY p.name LIMIT ?1 OFFSET ?2",
-            )
+                   FROM packages p ORDER BY p.name LIMIT ?1 OFFSET ?2"
+            ))
             .at(self)?;
         let rows = stmt
             .query_map(page.sql(), |r| {
@@ -523,10 +525,14 @@ impl Catalog {
     pub fn shared_bytes(&self, version_id: i64) -> Result<u64> {
         self.conn()
             .query_row(
-                "SELECT coalesce(sum(length(b.body)), 0) FROM blobs b
+                concat!(
+                    "SELECT coalesce(sum(",
+                    crate::stored_len!("b"),
+                    "), 0) FROM blobs b
                   WHERE b.id IN (SELECT blob_id FROM assets WHERE version_id = ?1)
                     AND EXISTS (SELECT 1 FROM assets o
-                                 WHERE o.blob_id = b.id AND o.version_id != ?1)",
+                                 WHERE o.blob_id = b.id AND o.version_id != ?1)"
+                ),
                 [version_id],
                 |r| r.get::<_, i64>(0),
             )
@@ -582,7 +588,11 @@ impl Catalog {
     pub fn blob_totals(&self) -> Result<(u64, u64)> {
         self.conn()
             .query_row(
-                "SELECT count(*), coalesce(sum(length(body)), 0) FROM blobs",
+                concat!(
+                    "SELECT count(*), coalesce(sum(",
+                    crate::stored_len!("blobs"),
+                    "), 0) FROM blobs"
+                ),
                 [],
                 |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
             )
@@ -608,7 +618,9 @@ impl Catalog {
 macro_rules! asset_select {
     ($brotli:literal) => {
         concat!(
-            "SELECT a.path, b.raw_size, length(b.body), b.encoding, b.sha256, b.id, ",
+            "SELECT a.path, b.raw_size, ",
+            crate::stored_len!("b"),
+            ", b.encoding, b.sha256, b.id, ",
             $brotli,
             "
    FROM assets a JOIN blobs b ON b.id = a.blob_id"

@@ -17,9 +17,10 @@
 //! verify does.
 
 use super::SqliteResult;
+use super::chunks::{ChunkCursor, is_chunked};
 use super::{Catalog, Encoding};
 use crate::catalog::lookup::{AssetRecord, StoredDigests};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -153,6 +154,35 @@ impl Catalog {
         Ok(problems)
     }
 
+    /// Checks a chunked blob: every chunk against its XXH3-128 and its
+    /// length, and all of them together against the file's sha256.
+    fn check_chunks(&self, id: i64, sha: &[u8], raw_size: u64) -> Result<Option<String>> {
+        let blob = match self.chunked_blob(id, raw_size) {
+            Ok(blob) => blob,
+            Err(Error::Corrupt { what, .. }) => return Ok(Some(what)),
+            Err(e) => return Err(e),
+        };
+        let mut digest = Sha256::new();
+        let read = ChunkCursor::new(blob, 0..raw_size).for_each(self, |piece| {
+            crate::interrupt::check()?;
+            digest.update(piece);
+            Ok(())
+        });
+        match read {
+            Ok(()) => {}
+            Err(Error::Corrupt { what, .. }) => return Ok(Some(what)),
+            Err(e) => return Err(e),
+        }
+        let digest: [u8; 32] = digest.finalize().into();
+        Ok((digest[..] != *sha).then(|| {
+            format!(
+                "its chunks hash to sha256 {}, recorded {}",
+                hex::encode(digest),
+                hex::encode(sha)
+            )
+        }))
+    }
+
     /// Reads the bodies `sql` selects, one row at a time, as `(blob id,
     /// sha256, raw size, encoding, body, stored sha256, stored XXH3)`, and
     /// checks each every way it can be wrong: it must decode to the raw
@@ -182,6 +212,15 @@ impl Catalog {
             let body = body.as_blob().unwrap_or_default();
             let stored_sha: Option<Vec<u8>> = row.get(5).at(self)?;
             let stored_xxh3: Option<Vec<u8>> = row.get(6).at(self)?;
+            if is_chunked(body.len(), raw_size as u64) {
+                if let Some(detail) = self.check_chunks(id, &sha, raw_size as u64)? {
+                    bad.push((id, hex::encode(&sha), format!("{prefix}{detail}")));
+                }
+                read.count += 1;
+                read.bytes += raw_size as u64;
+                progress(raw_size as u64);
+                continue;
+            }
             let details: Vec<String> = [
                 match encoding {
                     Ok(encoding) => check_blob(&sha, raw_size, encoding, body, poll)?,
@@ -212,14 +251,16 @@ impl Catalog {
     fn check_version_totals(&self, problems: &mut Vec<Problem>) -> Result<u64> {
         let mut stmt = self
             .conn()
-            .prepare(
+            .prepare(concat!(
                 "SELECT p.name, v.version, v.file_count, v.raw_bytes, v.stored_bytes,
-                        count(a.path), coalesce(sum(b.raw_size), 0), coalesce(sum(length(b.body)), 0)
+                        count(a.path), coalesce(sum(b.raw_size), 0), coalesce(sum(",
+                crate::stored_len!("b"),
+                "), 0)
                    FROM versions v JOIN packages p ON p.id = v.package_id
                    LEFT JOIN assets a ON a.version_id = v.id
                    LEFT JOIN blobs b ON b.id = a.blob_id
-                  GROUP BY v.id ORDER BY p.name, v.id",
-            )
+                  GROUP BY v.id ORDER BY p.name, v.id"
+            ))
             .at(self)?;
         // Row by row: a catalog's versions are checked without holding
         // them all (peak memory stays flat at a million assets).
@@ -266,6 +307,10 @@ impl AssetRecord {
     /// one (a blob older than the digest), the body must decode to the
     /// recorded size and sha256. `Err` says what is wrong.
     pub fn check(&self) -> std::result::Result<(), String> {
+        // Chunks are checked one by one as they are read.
+        if self.chunks.is_some() {
+            return Ok(());
+        }
         // Never interrupted: a server finishing its requests after SIGTERM
         // still checks what it sends.
         let never = || Ok(());

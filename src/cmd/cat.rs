@@ -20,23 +20,23 @@ pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
         ));
     };
     let asset = catalog.asset(&version, path)?;
-    let body = catalog.blob_body(asset.blob_id)?;
     let stdout = std::io::stdout().lock();
     let io = Error::Stdout;
+    let copy = |out: &mut dyn Write| catalog.copy_blob(asset.blob_id, out, &io);
     match (asset.encoding, args.gzip) {
         (Encoding::Gzip, false) => {
             let mut decoder = GzDecoder::new(stdout);
-            decoder.write_all(&body).map_err(io)?;
+            copy(&mut decoder)?;
             decoder.finish().map_err(io)?.flush().map_err(io)?;
         }
         (Encoding::Identity, true) => {
             let mut encoder = GzEncoder::new(stdout, Compression::best());
-            encoder.write_all(&body).map_err(io)?;
+            copy(&mut encoder)?;
             encoder.finish().map_err(io)?.flush().map_err(io)?;
         }
         _ => {
             let mut stdout = stdout;
-            stdout.write_all(&body).map_err(io)?;
+            copy(&mut stdout)?;
             stdout.flush().map_err(io)?;
         }
     }

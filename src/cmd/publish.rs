@@ -126,6 +126,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         dry_run: args.dry_run,
         jobs: args.jobs.unwrap_or(0),
         max_file_size: args.max_file_size,
+        chunked_from: args.chunked_from,
         tag: args.tag.clone(),
     };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
@@ -146,6 +147,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     let rules = Rules {
         excludes: args.exclude.clone(),
         max_file_size: args.max_file_size,
+        chunked_from: args.chunked_from,
         max_unpacked_size: args.max_unpacked_size,
         want_identity: identity.is_none(),
     };
@@ -313,6 +315,14 @@ fn summary(report: &publish::Report) -> String {
                 br.gzip_bytes
             ),
             human_size(br.gzip_bytes),
+        ));
+    }
+    let chunked = &report.chunked;
+    if chunked.file_count > 0 {
+        lines.push(format!(
+            "    {} of them ({}) stored uncompressed, in chunks: --chunked-from or larger",
+            chunked.file_count,
+            human_size(chunked.raw_bytes),
         ));
     }
     let stored = &report.already_stored;
@@ -542,6 +552,7 @@ mod tests {
             already_stored: group(2, 2000, 1000),
             repeated_in_version: group(1, 1000, 500),
             brotli: publish::BrotliGroup::default(),
+            chunked: publish::Group::default(),
             replaced: false,
             tags: vec!["latest".into()],
             dry_run: false,

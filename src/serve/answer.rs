@@ -8,6 +8,7 @@
 //! the target, the cache is searched with them, and the answer holds the
 //! cached entry for both its header lines and its body.
 
+use crate::catalog::chunks::ChunkCursor;
 use crate::catalog::query::Page;
 use crate::causal;
 use crate::encoding::Encoding;
@@ -159,17 +160,55 @@ impl Headers {
 }
 
 /// A response body: one coding of an asset shared with the cache (whole or
-/// a range of it), or owned.
+/// a range of it), owned, or a big file's range read as it is sent.
 pub enum Body {
     Empty,
     Shared(store::Asset, Encoding),
     Part(store::Asset, Encoding, std::ops::Range<usize>),
     Owned(Vec<u8>),
+    Chunks(Box<ChunkPieces>),
 }
 
 impl Body {
     pub(super) fn len(&self) -> usize {
-        self.as_ref().len()
+        match self {
+            Body::Chunks(pieces) => pieces
+                .cursor
+                .range
+                .end
+                .saturating_sub(pieces.cursor.range.start)
+                as usize,
+            _ => self.as_ref().len(),
+        }
+    }
+}
+
+/// A big file's range, read from the catalog a checked chunk at a time as
+/// the connection takes it (`catalog::chunks`).
+pub struct ChunkPieces {
+    store: store::Handle,
+    cursor: ChunkCursor,
+    /// `package@version/path`, for the log when a chunk fails.
+    name: String,
+}
+
+impl transport::Pieces for ChunkPieces {
+    fn next_piece(&mut self) -> Option<std::io::Result<Bytes>> {
+        match self.store.next_piece(&mut self.cursor) {
+            Ok(piece) => piece.map(Ok),
+            Err(e) => {
+                log::err(format_args!(
+                    "{}: {e}; the response was cut short",
+                    self.name
+                ));
+                self.cursor.range.start = self.cursor.range.end;
+                Some(Err(std::io::Error::other(e.to_string())))
+            }
+        }
+    }
+
+    fn remaining(&self) -> u64 {
+        self.cursor.range.end - self.cursor.range.start
     }
 }
 
@@ -184,11 +223,18 @@ fn coded(asset: &store::Asset, encoding: Encoding) -> &[u8] {
 }
 
 impl Body {
-    /// The bytes to send: a cached coding is shared with the cache, not
-    /// copied.
+    /// The body to send: a cached coding is shared with the cache, not
+    /// copied; a big file's chunks are read as they are sent.
+    fn into_payload(self) -> transport::Payload {
+        match self {
+            Body::Chunks(pieces) => transport::Payload::Pieces(pieces),
+            whole => transport::Payload::Whole(whole.into_bytes()),
+        }
+    }
+
     fn into_bytes(self) -> Bytes {
         match self {
-            Body::Empty => Bytes::new(),
+            Body::Empty | Body::Chunks(_) => Bytes::new(),
             Body::Owned(bytes) => Bytes::from(bytes),
             Body::Shared(..) => Bytes::from_owner(self),
             Body::Part(ref asset, encoding, ref part) => {
@@ -206,6 +252,8 @@ impl AsRef<[u8]> for Body {
             Body::Shared(asset, encoding) => coded(asset, *encoding),
             Body::Part(asset, encoding, part) => &coded(asset, *encoding)[part.clone()],
             Body::Owned(bytes) => bytes,
+            // Never in memory: sent as pieces.
+            Body::Chunks(_) => &[],
         }
     }
 }
@@ -214,8 +262,8 @@ impl Answer {
     /// The response as the transport sends it. Every body's length is
     /// known: `Content-Length` is always sent (with a HEAD or a 304 it is
     /// the length a GET would get), so no response is chunked.
-    pub(super) fn into_response(self) -> http::Response<Bytes> {
-        let mut response = http::Response::new(self.body.into_bytes());
+    pub(super) fn into_response(self) -> http::Response<transport::Payload> {
+        let mut response = http::Response::new(self.body.into_payload());
         *response.status_mut() = http::StatusCode::from_u16(self.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
@@ -610,6 +658,12 @@ fn asset(
     let decode = send == Encoding::Identity && prepared.stored.encoding == Encoding::Gzip;
     let body = if ask.method == "HEAD" {
         Body::Empty
+    } else if let Some(blob) = prepared.stored.chunks {
+        Body::Chunks(Box::new(ChunkPieces {
+            store: store.clone(),
+            cursor: ChunkCursor::new(blob, part.start as u64..part.end as u64),
+            name: format!("{package}@{version}/{path}"),
+        }))
     } else if decode {
         let mut raw = Vec::with_capacity(part.end);
         let decoded = {
@@ -898,7 +952,7 @@ mod tests {
         assert_eq!(first.headers.text(), second.headers.text());
         // The response sends the cache's bytes themselves, not a copy.
         let cached = one.value().stored.body.as_ptr();
-        let sent = second.into_response().into_body();
+        let sent = second.into_response().into_body().into_whole();
         assert_eq!(
             sent.as_ptr(),
             cached,
@@ -911,7 +965,7 @@ mod tests {
             &policy,
         );
         assert_eq!(ranged.status, 206);
-        let part = ranged.into_response().into_body();
+        let part = ranged.into_response().into_body().into_whole();
         assert_eq!(
             part.as_ptr(),
             cached.wrapping_add(10),

@@ -259,6 +259,7 @@ mod tests {
             content_type: "text/javascript; charset=utf-8".into(),
             raw_size: 40,
             published_at: 1_700_000_000,
+            chunks: None,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
 use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::store;
-use crate::transport::{Handler, Peer, limits};
+use crate::transport::{Handler, Payload, Peer, limits};
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Request, Response, Version, header};
@@ -35,7 +35,7 @@ pub(super) struct Service {
 }
 
 impl Handler for Service {
-    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Bytes> {
+    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Payload> {
         causal::check();
         causal::receive_external(Some(&peer.addr));
         let in_flight = causal::latency!(REQUEST);
@@ -52,7 +52,11 @@ impl Handler for Service {
     fn over_capacity(&self) -> Response<Bytes> {
         let mut refused = Answer::error(503, "too many connections; retry later").closing();
         refused.headers.push("Retry-After", "1");
-        refused.into_response()
+        // An error answer is always whole.
+        refused.into_response().map(|body| match body {
+            Payload::Whole(bytes) => bytes,
+            Payload::Pieces(_) => Bytes::new(),
+        })
     }
 
     fn record_refused(&self, status: u16) {
@@ -80,7 +84,7 @@ impl Service {
         answer: Answer,
         received: Instant,
         peer: &Peer,
-    ) -> Response<Bytes> {
+    ) -> Response<Payload> {
         let method = parts.method.as_str();
         let status = answer.status;
         let body_bytes = if method == "HEAD" || status == 304 {

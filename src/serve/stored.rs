@@ -6,6 +6,7 @@
 //! check, and [`Prepared`](crate::serve::prepared::Prepared) is built from
 //! it, so that the response side needs neither the catalog nor the store.
 
+use crate::catalog::chunks::ChunkedBlob;
 use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use std::sync::Arc;
@@ -26,6 +27,8 @@ pub struct StoredAsset {
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
+    /// A big file's chunks, sent as they are read (`body` is empty).
+    pub chunks: Option<ChunkedBlob>,
 }
 
 impl From<AssetRecord> for StoredAsset {
@@ -39,6 +42,7 @@ impl From<AssetRecord> for StoredAsset {
             content_type: row.content_type,
             raw_size: row.raw_size,
             published_at: row.published_at,
+            chunks: row.chunks,
         }
     }
 }

@@ -16,7 +16,7 @@
 use super::watch::{
     ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms,
 };
-use super::{ConnStats, Handler, Peer, Shared};
+use super::{ConnStats, Handler, Payload, Peer, Shared};
 use crate::causal;
 use bytes::{Buf, Bytes};
 use http::Response;
@@ -531,21 +531,33 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Watched<IO> {
 }
 
 /// A response body: the handler's bytes, handed over whole (shared with
-/// the cache, never copied), and what to do once it has left.
+/// the cache, never copied) or piece by piece, and what to do once it has
+/// left.
 struct Sent<F> {
-    data: Option<Bytes>,
+    data: Option<Payload>,
     _finished: F,
 }
 
 impl<F: Unpin> Body for Sent<F> {
     type Data = Bytes;
-    type Error = Infallible;
+    type Error = io::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        Poll::Ready(self.data.take().map(|data| Ok(Frame::data(data))))
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let next = match self.data.take() {
+            None => None,
+            Some(Payload::Whole(data)) => Some(Ok(data)),
+            Some(Payload::Pieces(mut pieces)) => {
+                let next = pieces.next_piece();
+                if pieces.remaining() > 0 {
+                    self.data = Some(Payload::Pieces(pieces));
+                }
+                next
+            }
+        };
+        Poll::Ready(next.map(|piece| piece.map(Frame::data)))
     }
 
     fn is_end_stream(&self) -> bool {
@@ -553,7 +565,11 @@ impl<F: Unpin> Body for Sent<F> {
     }
 
     fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
+        SizeHint::with_exact(match &self.data {
+            None => 0,
+            Some(Payload::Whole(data)) => data.len() as u64,
+            Some(Payload::Pieces(pieces)) => pieces.remaining(),
+        })
     }
 }
 

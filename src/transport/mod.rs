@@ -60,12 +60,50 @@ pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
 /// [`limits::MAX_HEADER_LINE`] is answered 431 by the handler.
 const MAX_HEAD: usize = limits::MAX_HEAD;
 
+/// A response body as the handler hands it over.
+pub enum Payload {
+    /// Bytes in memory, sent as they are (shared, never copied by the
+    /// transport).
+    Whole(Bytes),
+    /// Pieces read one at a time as the connection takes them, so that
+    /// memory holds about one piece per response however big the body.
+    Pieces(Box<dyn Pieces>),
+}
+
+/// A body read piece by piece (a big file's chunks). Each call reads one
+/// piece on the runtime thread, as a miss is read; an error ends the
+/// response short, which closes the connection (HTTP/1) or resets the
+/// stream (HTTP/2), so a client never takes a partial body for a whole.
+pub trait Pieces: Send + 'static {
+    /// The next piece, or None once `remaining` is 0.
+    fn next_piece(&mut self) -> Option<io::Result<Bytes>>;
+    /// The bytes still to come.
+    fn remaining(&self) -> u64;
+}
+
+impl Payload {
+    /// The bytes of a whole body (a test's view of what is sent).
+    #[cfg(test)]
+    pub fn into_whole(self) -> Bytes {
+        match self {
+            Payload::Whole(bytes) => bytes,
+            Payload::Pieces(_) => panic!("a body sent in pieces"),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Payload::Whole(bytes) => bytes.is_empty(),
+            Payload::Pieces(pieces) => pieces.remaining() == 0,
+        }
+    }
+}
+
 /// What answers requests: serve's routing, cache and store.
 pub trait Handler: Send + Sync + 'static {
     /// The response to one request, made on the runtime thread that read
-    /// it. Its body is sent as it is (shared bytes, never copied by the
-    /// transport).
-    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Bytes>;
+    /// it.
+    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Payload>;
 
     /// The answer to a connection past the cap: 503 with `Retry-After`.
     fn over_capacity(&self) -> Response<Bytes>;

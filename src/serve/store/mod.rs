@@ -60,6 +60,7 @@ pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK};
 
 use crate::actor::{self, Reply};
 use crate::catalog::Catalog;
+use crate::catalog::chunks::{ChunkCursor, ChunkedBlob};
 use crate::catalog::query::{PackageRow, PackageVersions, Page, VersionFiles};
 use crate::causal;
 use crate::error::Result;
@@ -158,6 +159,8 @@ enum Msg {
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
     /// Every package with its totals.
     Packages(Page, Reply<Result<Vec<PackageRow>>>),
+    /// One checked chunk of a big file's blob.
+    Chunk(ChunkedBlob, u64, Reply<Result<Vec<u8>>>),
     Stats(Reply<CacheStats>),
     Health(Reply<CatalogHealth>),
 }
@@ -284,6 +287,20 @@ impl Handle {
     /// The packages of `page` with their totals, by name.
     pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         self.read(|c| c.packages(page), |reply| Msg::Packages(page, reply))
+    }
+
+    /// The next piece of a big file's range, read and checked a chunk at
+    /// a time, each read its own short transaction (`catalog::chunks`).
+    pub fn next_piece(&self, cursor: &mut ChunkCursor) -> Result<Option<bytes::Bytes>> {
+        let Some(seq) = cursor.next_seq() else {
+            return Ok(None);
+        };
+        let blob = cursor.blob;
+        let chunk = self.read(
+            |c| c.read_chunk(&blob, seq),
+            |reply| Msg::Chunk(blob, seq, reply),
+        )?;
+        Ok(Some(cursor.take(chunk)))
     }
 
     /// The cache's counters.

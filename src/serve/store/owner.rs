@@ -192,6 +192,10 @@ impl Actor for Store {
                 let result = self.catalog().and_then(|c| c.packages(page));
                 reply.send(self.after_read(result))
             }
+            Msg::Chunk(blob, seq, reply) => {
+                let result = self.catalog().and_then(|c| c.read_chunk(&blob, seq));
+                reply.send(self.after_read(result))
+            }
             Msg::Stats(reply) => {
                 // Counters that count what workers read: admitted.
                 self.take_offers();
