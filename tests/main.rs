@@ -47,7 +47,7 @@ mod serve_h2_limits;
 mod serve_limits;
 mod serve_logs;
 #[cfg(target_os = "linux")]
-mod serve_memory;
+pub mod serve_memory;
 mod serve_protocol;
 mod serve_ranges;
 mod tags;

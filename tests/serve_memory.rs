@@ -25,7 +25,7 @@ fn small_file(rng: &mut Rng, i: usize) -> Vec<u8> {
 }
 
 /// A `/proc/PID/status` field of `pid` in bytes (`RssAnon`, `RssFile`).
-fn memory(pid: u32, field: &str) -> u64 {
+pub fn memory(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
     let kb: u64 = status
         .lines()
