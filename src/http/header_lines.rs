@@ -167,16 +167,36 @@ impl KeptHead {
 /// entries, its index, and the values' text with its allocation's
 /// overhead (constants counted as if copied: an upper bound).
 pub fn map_heap_bytes(map: &HeaderMap) -> usize {
+    heap_bytes(
+        map.len(),
+        map.capacity(),
+        map.values().map(HeaderValue::len).sum(),
+    )
+}
+
+/// [`map_heap_bytes`] of the head [`KeptHead::build`] would make of
+/// `lines` lines whose values take `text` bytes, without building it.
+pub fn built_heap_bytes(lines: usize, text: usize) -> usize {
+    // A built head's capacity is that of a map made for its line count.
+    static CAPACITY: std::sync::OnceLock<[usize; 33]> = std::sync::OnceLock::new();
+    let capacity = CAPACITY.get_or_init(|| {
+        std::array::from_fn(|n| HeaderMap::<HeaderValue>::with_capacity(n).capacity())
+    });
+    let capacity = match capacity.get(lines) {
+        Some(&known) => known,
+        None => HeaderMap::<HeaderValue>::with_capacity(lines).capacity(),
+    };
+    heap_bytes(lines, capacity, text)
+}
+
+fn heap_bytes(lines: usize, capacity: usize, text: usize) -> usize {
     // http's entry: the name, the value, a hash and the links of repeated
     // names.
     const ENTRY: usize = size_of::<HeaderName>() + size_of::<HeaderValue>() + 32;
     // Its index: four bytes a slot, a quarter of the slots kept free.
     const SLOT: usize = 4;
     const SHARED_TEXT: usize = 32;
-    map.len() * ENTRY
-        + map.capacity().div_ceil(3) * 4 * SLOT
-        + map.values().map(HeaderValue::len).sum::<usize>()
-        + SHARED_TEXT
+    lines * ENTRY + capacity.div_ceil(3) * 4 * SLOT + text + SHARED_TEXT
 }
 
 /// The name, shared when it is a standard one or one of ccc's own.

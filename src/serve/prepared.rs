@@ -18,7 +18,7 @@
 use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
-use crate::http::header_lines::{KeptHead, map_heap_bytes};
+use crate::http::header_lines::{KeptHead, built_heap_bytes};
 use crate::serve::stored::StoredAsset;
 use crate::transport::SERVER;
 use http::header::{self, HeaderMap, HeaderName};
@@ -82,10 +82,9 @@ impl<'a> std::ops::Deref for Tags<'a> {
 }
 
 impl Prepared {
-    /// Computes the validators. The store builds the 200 header lines of
-    /// the representation nearly every client gets (the smallest coding)
-    /// when the asset enters the cache; the other lists are built by the
-    /// first response that needs them, once.
+    /// Computes the validators. The 200 header lines of each
+    /// representation are built by the first response that needs them,
+    /// once.
     pub fn new(stored: StoredAsset) -> Prepared {
         let mut hex = [0u8; 64];
         // Cannot fail: 64 bytes hold 32 in hex, and hex digits are UTF-8.
@@ -201,17 +200,15 @@ impl Prepared {
 
     /// What the asset holds on the heap, for the cache's byte budget: the
     /// bodies, the validators and content type, and every set of header
-    /// lines it may come to hold. The 200 lines of the smallest coding are
-    /// built here if they are not yet (an asset entering the cache needs
-    /// them); each set built later (another coding's) is at most 8 bytes
-    /// longer than those (`Content-Encoding: gzip` against `br`), and is
-    /// charged now, as that bound: the cache's bytes then bound its memory
-    /// however the asset is asked for later.
+    /// lines it may come to hold, none of which is built here. Each set is
+    /// at most 8 bytes longer than the smallest coding's (`Content-Encoding:
+    /// gzip` against `br`), and is charged now, as that bound: the cache's
+    /// bytes then bound its memory however the asset is asked for later.
     pub fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         let arc = |body: &[u8]| allocation(body.len() + 16);
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_deref().map_or(0, arc);
-        let built = map_heap_bytes(self.lines(self.smallest()));
+        let built = self.lines_heap_bytes(self.representation(self.smallest()));
         let later = (self.held.len() as u64 - 1) * allocation(built + 8);
         let texts =
             allocation(self.validators.len()) + allocation(self.stored.content_type.capacity());
@@ -224,29 +221,66 @@ impl Prepared {
             14,
             self.stored.content_type.len() + self.validators.len() + 20,
         );
-        head.constant(header::SERVER, SERVER)
-            .text(header::CONTENT_TYPE, &self.stored.content_type)
-            .constant(header::VARY, "Accept-Encoding")
-            .constant(header::CACHE_CONTROL, IMMUTABLE)
-            .text(header::ETAG, self.tag(r.encoding))
-            .text(header::LAST_MODIFIED, self.last_modified());
-        for (name, value) in cors::EVERY_RESPONSE_NAMED.iter() {
-            head.constant(name.clone(), value);
-        }
-        head.constant(header::ACCEPT_RANGES, "bytes");
-        if r.encoding != Encoding::Identity {
-            head.constant(header::CONTENT_ENCODING, r.encoding.as_str());
-        }
-        head.text(header::CONTENT_LENGTH, &r.length.to_string());
+        self.each_line(r, |name, value| {
+            match value {
+                Line::Constant(value) => head.constant(name, value),
+                Line::Text(value) => head.text(name, value),
+            };
+        });
         // Kept as long as the asset is cached, and charged to its budget.
         head.build()
     }
+
+    /// What [`map_heap_bytes`](crate::http::header_lines::map_heap_bytes)
+    /// would count for the lines of `r` once built,
+    /// worked out from their values: a miss that may never be cached does
+    /// not build lines it does not send.
+    fn lines_heap_bytes(&self, r: &Representation) -> usize {
+        let (mut lines, mut text) = (0, 0);
+        self.each_line(r, |_, value| {
+            lines += 1;
+            text += match value {
+                Line::Constant(value) => value.len(),
+                Line::Text(value) => value.len(),
+            };
+        });
+        built_heap_bytes(lines, text)
+    }
+
+    /// The lines of a 200 of `r`, in order: `Server` first,
+    /// `Content-Length` last.
+    fn each_line(&self, r: &Representation, mut line: impl FnMut(HeaderName, Line<'_>)) {
+        line(header::SERVER, Line::Constant(SERVER));
+        line(header::CONTENT_TYPE, Line::Text(&self.stored.content_type));
+        line(header::VARY, Line::Constant("Accept-Encoding"));
+        line(header::CACHE_CONTROL, Line::Constant(IMMUTABLE));
+        line(header::ETAG, Line::Text(self.tag(r.encoding)));
+        line(header::LAST_MODIFIED, Line::Text(self.last_modified()));
+        for (name, value) in cors::EVERY_RESPONSE_NAMED.iter() {
+            line(name.clone(), Line::Constant(value));
+        }
+        line(header::ACCEPT_RANGES, Line::Constant("bytes"));
+        if r.encoding != Encoding::Identity {
+            line(
+                header::CONTENT_ENCODING,
+                Line::Constant(r.encoding.as_str()),
+            );
+        }
+        line(header::CONTENT_LENGTH, Line::Text(&r.length.to_string()));
+    }
+}
+
+/// A line's value: a constant, shared, or text copied into the head.
+enum Line<'a> {
+    Constant(&'static str),
+    Text(&'a str),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
+    use crate::http::header_lines::map_heap_bytes;
     use std::sync::Arc;
 
     fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
@@ -348,6 +382,19 @@ mod tests {
         // date, the content type and three short vectors.
         let held = bodies + lines + texts;
         assert!(weight < held + 1024, "{weight} charged, {held} held");
+    }
+
+    #[test]
+    fn the_heap_of_lines_is_known_before_they_are_built() {
+        for (encoding, brotli) in [(Gzip, true), (Gzip, false), (Identity, false)] {
+            let p = Prepared::new(stored(encoding, brotli));
+            for sent in p.offered().to_vec() {
+                let r = p.representation(sent);
+                let before = p.lines_heap_bytes(r);
+                assert!(r.ok.get().is_none(), "weighing built nothing");
+                assert_eq!(before, map_heap_bytes(p.lines(sent)), "{sent:?}");
+            }
+        }
     }
 
     #[test]

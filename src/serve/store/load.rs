@@ -69,10 +69,9 @@ pub(super) fn load(
     }
     let _s = causal::site!(CACHE_INSERT);
     let prepared = Prepared::new(StoredAsset::from(row));
-    // Builds the common response's lines now, once, before a worker's hit
-    // would: the weight counts them (see `Prepared::weight`). With the
-    // cache off nothing is kept, and the response builds the lines of the
-    // coding it sends.
+    // With the cache off nothing is kept. Either way the response builds
+    // the lines of the coding it sends, and only those (`Prepared::weight`
+    // charges every set without building one).
     let weight = if shared.cache.is_on() {
         prepared.weight() + key.weight()
     } else {
