@@ -365,11 +365,7 @@ impl Catalog {
         let path = self.path().to_path_buf();
         // The write lock first, then the choice: what is judged is exactly
         // what this transaction changes, whatever other processes publish.
-        let tx = rusqlite::Transaction::new_unchecked(
-            self.conn(),
-            rusqlite::TransactionBehavior::Immediate,
-        )
-        .at(&path)?;
+        let tx = self.write_transaction()?;
         let (removed_version_count, kept_version_count, packages_removed) =
             self.prune_versions(options, reporter)?;
         // Brotli streams of the blobs about to go, and any whose blob is

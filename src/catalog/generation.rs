@@ -72,7 +72,7 @@ mod tests {
     #[test]
     fn every_stamp_raises_the_generation_by_one() {
         let dir = tempfile::tempdir().unwrap();
-        let mut catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
+        let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
         assert_eq!(catalog.generation().unwrap(), None);
         for n in 1..=3 {
             let tx = catalog.write_transaction().unwrap();

@@ -546,11 +546,13 @@ impl Catalog {
     /// (`BEGIN IMMEDIATE`): a writer waits for another one at its start,
     /// through the busy handler, instead of failing at its first write on
     /// a snapshot the other moved. What publish, gc, rm and tag write in.
-    pub fn write_transaction(&mut self) -> Result<rusqlite::Transaction<'_>> {
-        let path = self.path.clone();
-        self.conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .at(&path)
+    /// It borrows the catalog shared, so that the writer can still call
+    /// the catalog's own reads on the same connection (gc judges versions
+    /// inside its transaction); one connection runs one transaction at a
+    /// time, which SQLite enforces (a nested BEGIN fails).
+    pub fn write_transaction(&self) -> Result<rusqlite::Transaction<'_>> {
+        rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
+            .at(&self.path)
     }
 
     /// Makes every statement of this connection stop with
@@ -847,7 +849,7 @@ mod tests {
     /// how long the whole took.
     fn one_change(db: &Path) -> Duration {
         let started = std::time::Instant::now();
-        let mut catalog = Catalog::open(db, Access::ReadWrite).unwrap();
+        let catalog = Catalog::open(db, Access::ReadWrite).unwrap();
         let tx = catalog.write_transaction().unwrap();
         generation::stamp(&tx).unwrap();
         tx.commit().unwrap();
