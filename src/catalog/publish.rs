@@ -1093,24 +1093,37 @@ impl<'t> Blobs<'t> {
         Ok(())
     }
 
-    /// Inserts a new blob: its id and stored size, or None when the
-    /// catalog had it already (never in practice: the worker looked).
-    fn store(&mut self, done: &Processed, blob: &NewBlob) -> Result<Option<(i64, u64)>> {
+    /// Inserts a blob's row: its id, or None when the catalog had the
+    /// content already (never in practice: the worker looked).
+    fn insert(
+        &mut self,
+        done: &Processed,
+        encoding: Encoding,
+        body: &[u8],
+        stored_sha256: &[u8; 32],
+        stored_xxh3: Option<&[u8; 16]>,
+    ) -> Result<Option<i64>> {
         let inserted = self
             .insert_blob
             .execute(params![
                 &done.sha256[..],
                 done.raw_size as i64,
-                blob.encoding,
-                &blob.body,
-                &blob.stored_sha256[..],
-                &blob.stored_xxh3[..]
+                encoding,
+                body,
+                &stored_sha256[..],
+                stored_xxh3.map(|d| &d[..])
             ])
             .at(self.path)?;
-        if inserted == 0 {
+        Ok((inserted > 0).then(|| self.tx.last_insert_rowid()))
+    }
+
+    /// Inserts a new blob and its brotli stream: its id and stored size.
+    fn store(&mut self, done: &Processed, blob: &NewBlob) -> Result<Option<(i64, u64)>> {
+        let (sha, xxh3) = (&blob.stored_sha256, Some(&blob.stored_xxh3));
+        let Some(id) = self.insert(done, blob.encoding, &blob.body, sha, xxh3)? else {
             return Ok(None);
-        }
-        let entry = (self.tx.last_insert_rowid(), blob.body.len() as u64);
+        };
+        let entry = (id, blob.body.len() as u64);
         if let Some(br) = &blob.brotli {
             self.insert_brotli
                 .execute(params![
@@ -1131,25 +1144,13 @@ impl<'t> Blobs<'t> {
     }
 
     /// Inserts a new blob stored in chunks, reading its file again: its
-    /// id and stored size. A file that changed since it was hashed is
-    /// refused.
+    /// id and stored size. Its row has an empty body and, stored as it is,
+    /// the file's own digest; each chunk has its XXH3. A file that changed
+    /// since it was hashed is refused.
     fn store_chunked(&mut self, done: &Processed, source: &Source) -> Result<Option<(i64, u64)>> {
-        let inserted = self
-            .insert_blob
-            .execute(params![
-                &done.sha256[..],
-                done.raw_size as i64,
-                Encoding::Identity,
-                &[] as &[u8],
-                // Stored as it is: the same bytes, the same digest.
-                &done.sha256[..],
-                None::<&[u8]>
-            ])
-            .at(self.path)?;
-        if inserted == 0 {
+        let Some(id) = self.insert(done, Encoding::Identity, &[], &done.sha256, None)? else {
             return Ok(None);
-        }
-        let id = self.tx.last_insert_rowid();
+        };
         let (mut reader, name) = open_source(source, &done.path)?;
         let (sha256, len) =
             super::chunks::write(self.tx, self.path, id, &mut reader, !self.dry_run)?;
