@@ -36,6 +36,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
@@ -218,6 +219,15 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ccc;check' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ccc;backup' {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace OUT if it exists')
@@ -326,6 +336,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
+            [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
@@ -370,6 +381,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;verify' {
+            break
+        }
+        'ccc;help;check' {
             break
         }
         'ccc;help;backup' {

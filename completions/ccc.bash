@@ -25,6 +25,9 @@ _ccc() {
             ccc,causal)
                 cmd="ccc__subcmd__causal"
                 ;;
+            ccc,check)
+                cmd="ccc__subcmd__check"
+                ;;
             ccc,diff)
                 cmd="ccc__subcmd__diff"
                 ;;
@@ -69,6 +72,9 @@ _ccc() {
                 ;;
             ccc__subcmd__help,causal)
                 cmd="ccc__subcmd__help__subcmd__causal"
+                ;;
+            ccc__subcmd__help,check)
+                cmd="ccc__subcmd__help__subcmd__check"
                 ;;
             ccc__subcmd__help,diff)
                 cmd="ccc__subcmd__help__subcmd__diff"
@@ -143,7 +149,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify backup serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -358,6 +364,24 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__check)
+            opts="-h -V --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__diff)
             opts="-h -V --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -433,7 +457,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify backup serve export causal help"
+            opts="publish ls inspect diff cat tag rm gc verify check backup serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -475,6 +499,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__causal)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__check)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -33,6 +33,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand check 'Check that every reference of a version''s files resolves inside it'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
@@ -196,6 +197,14 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;check'= {
+            cand --db 'The catalog file'
+            cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;backup'= {
             cand --db 'The catalog file'
             cand --force 'Replace OUT if it exists'
@@ -300,6 +309,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
+            cand check 'Check that every reference of a version''s files resolves inside it'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
@@ -332,6 +342,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;gc'= {
         }
         &'ccc;help;verify'= {
+        }
+        &'ccc;help;check'= {
         }
         &'ccc;help;backup'= {
         }

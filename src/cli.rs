@@ -63,6 +63,7 @@ pub enum Command {
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
+    Check(ReferencesArgs),
     Backup(BackupArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
@@ -531,6 +532,30 @@ pub struct VerifyArgs {
     /// Print no progress.
     #[arg(long, short)]
     pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Check that every reference of a version's files resolves inside it.
+///
+/// Reads each script (static and dynamic `import`, `export ... from`, `new
+/// URL(..., import.meta.url)`, `importScripts`, relative `require`),
+/// stylesheet (`url()`, `@import`), page (`src`, `srcset`, the `<link>`s it
+/// loads, an import map), web manifest (icons), `sourceMappingURL` comment
+/// and the root `package.json` (`main`, `module`, `browser`, `exports`), and
+/// resolves each reference against the file's place in the version. Each
+/// is found, missing, found only under another case, leaving the version
+/// (`../` above its root), external (a URL, a bare specifier such as
+/// `react`) or built at runtime (never guessed). Exits 1 when any is
+/// missing, a case mismatch or leaving the version.
+#[derive(Debug, Args)]
+pub struct ReferencesArgs {
+    /// A build folder, a tarball (.tgz, .tar), or PKG@VERSION in the
+    /// catalog.
+    #[arg(value_name = "DIR|FILE|PKG@VERSION")]
+    pub target: String,
 
     /// Print the report as JSON.
     #[arg(long)]

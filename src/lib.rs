@@ -39,6 +39,7 @@ pub mod interrupt;
 pub mod log;
 pub mod output;
 pub mod purge;
+pub mod refs;
 pub mod rng;
 pub mod serve;
 pub mod spec;
@@ -66,6 +67,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish(_)
             | Command::Gc(_)
             | Command::Verify(_)
+            | Command::Check(_)
             | Command::Backup(_)
             | Command::Serve(_)
             | Command::Export(_)
@@ -83,6 +85,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
+        Command::Check(args) => cmd::check::run(db, args),
         Command::Backup(args) => cmd::backup::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),

@@ -177,6 +177,14 @@ fn run(ws: &Workspace, name: &str) -> Value {
         "ccc export [PKG[@VERSION]] DIR --json" => {
             ws.json(&["export", "app", &format!("{out}/export"), "--json"])
         }
+        "ccc check DIR|FILE|PKG@VERSION --json" => {
+            // A problem of each shape the page shows first: a case mismatch.
+            let dir = format!("{out}/check");
+            ws.write(&format!("{dir}/js/app.js"), "import './Util.js';\n");
+            ws.write(&format!("{dir}/js/util.js"), "export {};\n");
+            let out = ws.fails(&["check", &dir, "--json"], 1);
+            serde_json::from_slice(&out.stdout).expect("check --json")
+        }
         "ccc verify --json" => {
             // Last: it damages the catalog.
             ws.conn()
@@ -337,6 +345,7 @@ fn the_documented_json_is_the_printed_json() {
         ("ccc gc --json", "versions"),
         ("ccc gc --json", "kept"),
         ("ccc verify --json", "problems"),
+        ("ccc check DIR|FILE|PKG@VERSION --json", "problems"),
         ("ccc export [PKG[@VERSION]] DIR --json", "siblings_skipped"),
         ("ccc inspect PKG@VERSION/PATH --json", "same_content"),
         ("ccc diff PKG@VERSION [PKG@]VERSION --json", "added"),

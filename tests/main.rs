@@ -22,6 +22,7 @@ mod causal_off;
 mod causal_smoke;
 #[cfg(feature = "causal")]
 mod causal_validation;
+mod check;
 mod churn;
 mod completion;
 mod deploy_replicas;

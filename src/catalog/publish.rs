@@ -619,7 +619,13 @@ pub struct Sink<'a> {
     named: &'a OnceLock<Identity>,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    /// A sink sending files to `files` and the identity to `named`: for a
+    /// reader of an archive other than publish (`ccc check`).
+    pub fn new(files: mpsc::SyncSender<FileEntry>, named: &'a OnceLock<Identity>) -> Sink<'a> {
+        Sink { files, named }
+    }
+
     /// Hands a file to the workers. Fails once the publish has stopped (an
     /// error elsewhere); the stream then returns that error.
     pub fn send(&self, file: FileEntry) -> Result<()> {

@@ -4,6 +4,7 @@
 pub mod backup;
 pub mod cat;
 pub mod causal;
+pub mod check;
 pub mod diff;
 pub mod export;
 pub mod gc;

@@ -51,8 +51,8 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[("4", "ccc causal --strict: the ledger audit found an error.")],
         see_also: &[
-            "publish", "ls", "inspect", "diff", "cat", "tag", "rm", "gc", "verify", "backup",
-            "export", "serve", "causal",
+            "publish", "ls", "inspect", "diff", "cat", "tag", "rm", "gc", "verify", "check",
+            "backup", "export", "serve", "causal",
         ],
     },
     Page {
@@ -195,6 +195,28 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[],
         see_also: &["gc", "backup"],
+    },
+    Page {
+        command: "check",
+        examples: &[
+            (
+                "ccc check dist/",
+                "Check a build before publishing it: every import, url() and src resolves.",
+            ),
+            (
+                "ccc check app-1.4.0.tgz",
+                "Check an npm tarball, read as publish reads it.",
+            ),
+            (
+                "ccc check app@1.4.0 --json",
+                "Check a published version; every problem with its file, line and column.",
+            ),
+        ],
+        exits: &[(
+            "1",
+            "A reference is missing, matches a file only under another case, or leaves the version.",
+        )],
+        see_also: &["publish", "inspect"],
     },
     Page {
         command: "backup",

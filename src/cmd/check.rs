@@ -1,0 +1,208 @@
+//! `ccc check TARGET`: whether every reference of a version's files
+//! resolves inside the version, before (or after) it is published. TARGET
+//! is a build folder, an npm tarball, or `PKG@VERSION` in the catalog.
+//! Exits 1 when any reference is missing, matches only under another case
+//! or leaves the version.
+
+use crate::catalog::publish::{self, CatalogFiles, NoProgress, Sink, Source};
+use crate::catalog::query::Page;
+use crate::catalog::{Access, Catalog, Encoding, archive, chunks};
+use crate::cli::ReferencesArgs;
+use crate::error::{Error, Result};
+use crate::output;
+use crate::refs::check::{self, Report, is_read};
+use crate::spec::{Part, Target};
+use std::io::Read;
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Problems listed in the table before "and N more" (all are in --json).
+const SHOWN: usize = 20;
+
+pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
+    let target = Path::new(&args.target);
+    let (name, report) = if target.is_dir() {
+        (args.target.clone(), check_dir(db, target)?)
+    } else if target.exists() {
+        (args.target.clone(), check_archive(target)?)
+    } else {
+        let wanted = Target::parse_as(&args.target, Part::Required, Part::Refused, "PKG@VERSION")
+            .map_err(|_| {
+            Error::Usage(format!(
+                "`{}` is neither a folder, an archive nor PKG@VERSION",
+                args.target
+            ))
+        })?;
+        check_catalog(db, &wanted)?
+    };
+    let code = if report.ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    };
+    if args.json {
+        output::print_json(&report)?;
+    } else {
+        println!("{}", summary(&name, &report));
+    }
+    Ok(code)
+}
+
+/// The summary, then the first problems, one a line.
+fn summary(name: &str, report: &Report) -> String {
+    let r = &report.references;
+    let classes = [
+        (r.found, "found"),
+        (r.missing, "missing"),
+        (r.case_mismatch, "case mismatch"),
+        (r.leaves_version, "leaving the version"),
+        (r.external, "external"),
+        (r.unresolvable, "built at runtime"),
+    ];
+    let counted: Vec<String> = classes
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+    let mut lines = vec![format!(
+        "Checked {name}: {}, {} read, {}",
+        output::count(report.file_count, "file"),
+        report.files_read,
+        output::count(r.total(), "reference"),
+    )];
+    if !counted.is_empty() {
+        lines.push(format!("  {}", counted.join(", ")));
+    }
+    for p in report.problems.iter().take(SHOWN) {
+        let what = match (p.class, &p.actual) {
+            ("case_mismatch", Some(actual)) => {
+                format!("the file is {actual}: paths are case-sensitive once served")
+            }
+            ("leaves_version", _) => "leaves the version".to_string(),
+            _ => "missing".to_string(),
+        };
+        lines.push(format!(
+            "  {}:{}:{}  {} {}: {what}",
+            p.file,
+            p.line,
+            p.column,
+            p.kind.words(),
+            p.reference
+        ));
+    }
+    if report.problems.len() > SHOWN {
+        lines.push(format!(
+            "  and {} more (--json lists them all)",
+            report.problems.len() - SHOWN
+        ));
+    }
+    lines.join("\n")
+}
+
+/// A build folder, as publish would walk it.
+fn check_dir(db: &Path, dir: &Path) -> Result<Report> {
+    let plan = publish::plan_dir(
+        dir,
+        &[],
+        publish::DEFAULT_MAX_FILE_SIZE,
+        CatalogFiles::of(db),
+        &NoProgress,
+    )?;
+    let (package, version) = identity_at(dir);
+    let paths: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
+    check::check(&package, &version, &paths, |path| {
+        let full = dir.join(path);
+        std::fs::read(&full)
+            .map(Some)
+            .map_err(|e| Error::io(full, e))
+    })
+}
+
+/// The package and version the folder's package.json names, for URLs
+/// under its own `/assets/PKG/VER/`; empty when there is none.
+fn identity_at(dir: &Path) -> (String, String) {
+    let manifest = dir.join("package.json");
+    std::fs::read(&manifest)
+        .ok()
+        .and_then(|bytes| crate::catalog::manifest::identity(&bytes, &manifest).ok())
+        .map(|(package, version)| (package, version.to_string()))
+        .unwrap_or_default()
+}
+
+/// An npm tarball (or any tar archive), read as publish reads it.
+fn check_archive(path: &Path) -> Result<Report> {
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let rules = archive::Rules {
+        excludes: Vec::new(),
+        max_file_size: publish::DEFAULT_MAX_FILE_SIZE,
+        chunked_from: chunks::CHUNKED_FROM,
+        max_unpacked_size: archive::DEFAULT_MAX_UNPACKED_SIZE,
+        want_identity: false,
+    };
+    let (tx, rx) = std::sync::mpsc::sync_channel(16);
+    let named = std::sync::OnceLock::new();
+    let mut files: Vec<(String, Option<Vec<u8>>)> = Vec::new();
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| archive::read(path, file, &rules, &Sink::new(tx, &named)));
+        for entry in rx {
+            let bytes = match (&entry.source, is_read(&entry.path)) {
+                (Source::Read(bytes), true) => Some(bytes.clone()),
+                (Source::Spooled(temp), true) => std::fs::read(temp.as_ref()).ok(),
+                _ => None,
+            };
+            files.push((entry.path, bytes));
+        }
+        reader
+            .join()
+            .map_err(|_| Error::Internal("the archive reader panicked".into()))?
+    })?;
+    let manifest = files
+        .iter()
+        .find(|(p, _)| p == "package.json")
+        .and_then(|(_, b)| b.as_deref())
+        .and_then(|b| crate::catalog::manifest::identity(b, path).ok());
+    let (package, version) = manifest
+        .map(|(p, v)| (p, v.to_string()))
+        .unwrap_or_default();
+    let paths: Vec<String> = files.iter().map(|(p, _)| p.clone()).collect();
+    let mut bytes: std::collections::HashMap<String, Vec<u8>> = files
+        .into_iter()
+        .filter_map(|(p, b)| b.map(|b| (p, b)))
+        .collect();
+    check::check(&package, &version, &paths, |p| Ok(bytes.remove(p)))
+}
+
+/// A version in the catalog, each file read decoded.
+fn check_catalog(db: &Path, target: &Target) -> Result<(String, Report)> {
+    let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let version = super::resolve_version(&catalog, target)?;
+    let files = catalog.files(version.id, Page::ALL)?;
+    let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let by_path: std::collections::HashMap<&str, _> =
+        files.iter().map(|f| (f.path.as_str(), f)).collect();
+    let exact = version.version.to_string();
+    let report = check::check(&target.package, &exact, &paths, |path| {
+        let Some(file) = by_path.get(path) else {
+            return Ok(None);
+        };
+        let mut stored = Vec::new();
+        catalog.copy_blob(file.blob_id, &mut stored, &|e| {
+            Error::Internal(e.to_string())
+        })?;
+        let bytes = match file.encoding {
+            Encoding::Gzip => {
+                let mut raw = Vec::with_capacity(file.raw_bytes as usize);
+                flate2::read::MultiGzDecoder::new(&stored[..])
+                    .read_to_end(&mut raw)
+                    .map_err(|e| Error::Corrupt {
+                        path: db.to_path_buf(),
+                        what: format!("{}: does not decode: {e}", file.path),
+                    })?;
+                raw
+            }
+            _ => stored,
+        };
+        Ok(Some(bytes))
+    })?;
+    Ok((format!("{}@{exact}", target.package), report))
+}

@@ -1,0 +1,141 @@
+//! A version checked as a whole: every file's references resolved
+//! against all the version's paths, counted by [`Class`], and the
+//! problems listed where they are written.
+
+use super::{Class, Kind, Reference, Version};
+use serde::Serialize;
+
+/// How many references fell in each class.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub found: u64,
+    pub missing: u64,
+    pub case_mismatch: u64,
+    pub leaves_version: u64,
+    pub external: u64,
+    pub unresolvable: u64,
+}
+
+impl Counts {
+    fn add(&mut self, class: &Class) {
+        *match class {
+            Class::Found(_) => &mut self.found,
+            Class::Missing => &mut self.missing,
+            Class::CaseMismatch(_) => &mut self.case_mismatch,
+            Class::LeavesVersion => &mut self.leaves_version,
+            Class::External => &mut self.external,
+            Class::Unresolvable => &mut self.unresolvable,
+        } += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.found
+            + self.missing
+            + self.case_mismatch
+            + self.leaves_version
+            + self.external
+            + self.unresolvable
+    }
+
+    /// References that break the version.
+    pub fn problems(&self) -> u64 {
+        self.missing + self.case_mismatch + self.leaves_version
+    }
+}
+
+/// A reference that resolves nowhere inside the version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    /// The file that holds it.
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: Kind,
+    /// As written.
+    pub reference: String,
+    /// `missing`, `case_mismatch` or `leaves_version`.
+    pub class: &'static str,
+    /// For a case mismatch, the path that exists.
+    pub actual: Option<String>,
+}
+
+/// What checking a version found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    /// Files in the version.
+    pub file_count: u64,
+    /// Files read for references (scripts, styles, pages, manifests).
+    pub files_read: u64,
+    pub references: Counts,
+    /// Every problem, by file, line and column.
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    pub fn ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Whether files at `path` are read for references: the types
+/// [`super::extract`] knows.
+pub fn is_read(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name
+        .rsplit_once('.')
+        .map_or("", |(_, e)| e)
+        .to_ascii_lowercase();
+    matches!(
+        extension.as_str(),
+        "js" | "mjs" | "cjs" | "jsx" | "css" | "html" | "htm" | "webmanifest"
+    ) || name == "manifest.json"
+        || path == "package.json"
+}
+
+/// Checks the version `package@version` whose files are at `paths`;
+/// `read(path)` gives the bytes of a file [`is_read`] accepts (None when
+/// it cannot be read, which then names nothing).
+pub fn check(
+    package: &str,
+    version: &str,
+    paths: &[String],
+    mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
+) -> crate::error::Result<Report> {
+    let files = Version::new(package, version, paths.iter().map(String::as_str));
+    let mut report = Report {
+        file_count: paths.len() as u64,
+        ..Report::default()
+    };
+    for path in paths.iter().filter(|p| is_read(p)) {
+        crate::interrupt::check()?;
+        let Some(bytes) = read(path)? else { continue };
+        report.files_read += 1;
+        for reference in super::extract(path, &bytes) {
+            let class = files.resolve(path, &reference);
+            report.references.add(&class);
+            if class.is_problem() {
+                report.problems.push(problem(path, reference, class));
+            }
+        }
+    }
+    // By place, whatever order the files came in (a walk, a tarball).
+    report
+        .problems
+        .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    Ok(report)
+}
+
+fn problem(file: &str, reference: Reference, class: Class) -> Problem {
+    Problem {
+        file: file.to_string(),
+        line: reference.line,
+        column: reference.column,
+        kind: reference.kind,
+        reference: reference.written,
+        class: class.name(),
+        actual: match class {
+            Class::CaseMismatch(actual) => Some(actual),
+            _ => None,
+        },
+    }
+}

@@ -1,0 +1,125 @@
+//! References in JSON: a web manifest's icons, and the entry points of
+//! the version's `package.json` (`main`, `module`, `browser`, `exports`).
+
+use super::{Kind, Reference};
+use serde_json::Value;
+
+/// The `src` of every icon (and screenshot) of a web manifest.
+pub fn manifest_icons(text: &str) -> Vec<Reference> {
+    let Ok(manifest) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut refs = Vec::new();
+    for list in ["icons", "screenshots"] {
+        for icon in manifest[list].as_array().into_iter().flatten() {
+            if let Some(src) = icon["src"].as_str() {
+                refs.push(at(text, src, Kind::ManifestIcon));
+            }
+        }
+    }
+    refs
+}
+
+/// The files `package.json` names as entry points: `main`, `module`,
+/// `browser` (a path, or a map whose values are paths or `false`), and
+/// every path in `exports`, conditions and subpaths included. Subpath
+/// patterns (`./*`) name no one file and are left out.
+pub fn package_entries(text: &str) -> Vec<Reference> {
+    let Ok(manifest) = serde_json::from_str::<Value>(text) else {
+        return Vec::new();
+    };
+    let mut paths = Vec::new();
+    for field in ["main", "module"] {
+        if let Some(path) = manifest[field].as_str() {
+            paths.push(path.to_string());
+        }
+    }
+    match &manifest["browser"] {
+        Value::String(path) => paths.push(path.clone()),
+        Value::Object(map) => {
+            paths.extend(map.values().filter_map(|v| v.as_str()).map(String::from))
+        }
+        _ => {}
+    }
+    exports(&manifest["exports"], &mut paths);
+    paths
+        .into_iter()
+        // An empty `main` (a package of types only) names no file.
+        .filter(|p| !p.is_empty() && !p.contains('*'))
+        .map(|path| {
+            // Entry points are relative to the package's root, with or
+            // without `./`.
+            let written = if path.starts_with("./") || path.starts_with("../") {
+                path
+            } else {
+                format!("./{path}")
+            };
+            at(text, &written, Kind::PackageEntry)
+        })
+        .collect()
+}
+
+fn exports(value: &Value, paths: &mut Vec<String>) {
+    match value {
+        Value::String(path) => paths.push(path.clone()),
+        Value::Array(list) => list.iter().for_each(|v| exports(v, paths)),
+        Value::Object(map) => map.values().for_each(|v| exports(v, paths)),
+        _ => {}
+    }
+}
+
+/// A reference to `written`, at its first appearance in `text` (JSON
+/// keeps no positions; the first string equal to it is where it is
+/// written in every manifest but a contrived one).
+fn at(text: &str, written: &str, kind: Kind) -> Reference {
+    let bare = written.strip_prefix("./").unwrap_or(written);
+    let offset = text
+        .find(&format!("\"{written}\""))
+        .or_else(|| text.find(&format!("\"{bare}\"")));
+    let (line, column) = offset.map_or((1, 1), |o| super::Lines::of(text).at(o + 1));
+    Reference {
+        kind,
+        written: written.to_string(),
+        line,
+        column,
+        runtime: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_entry_points_are_read() {
+        let text = r#"{
+  "name": "lib", "main": "index.js", "module": "./esm/index.js",
+  "browser": {"./node.js": "./browser.js", "fs": false},
+  "exports": {".": {"import": "./esm/index.js", "require": "./cjs/index.js"}, "./feature/*": "./feature/*.js", "./package.json": "./package.json"}
+}"#;
+        let written: Vec<String> = package_entries(text)
+            .into_iter()
+            .map(|r| r.written)
+            .collect();
+        assert_eq!(
+            written,
+            [
+                "./index.js",
+                "./esm/index.js",
+                "./browser.js",
+                "./esm/index.js",
+                "./cjs/index.js",
+                "./package.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn manifest_icons_are_read() {
+        let text =
+            r#"{"name": "app", "icons": [{"src": "icons/192.png"}, {"src": "/icons/512.png"}]}"#;
+        let refs = manifest_icons(text);
+        assert_eq!(refs.len(), 2);
+        assert_eq!(refs[0].written, "icons/192.png");
+    }
+}

@@ -1,0 +1,405 @@
+//! What a version's files reference, and whether each reference resolves
+//! inside the version: the check `ccc check` runs before anything is
+//! served, so a missing chunk, a font that was not copied, a path whose
+//! case only a developer's Mac forgives or a dangling source map is found
+//! at publish time instead of by users.
+//!
+//! Each file is read by a real parser for its type ([`js`] with oxc,
+//! [`css`] with cssparser, [`html`] with lol_html, [`json`] with serde for
+//! `package.json` and web manifests), never by regular expressions, so a
+//! reference in a comment or a string that only looks like one is not
+//! taken for one. Each reference is then resolved against the file's
+//! place in the version ([`resolve`]) and put in one [`Class`]. A
+//! reference built at runtime (a template literal with expressions, a
+//! variable) is counted as [`Class::Unresolvable`], never guessed.
+
+pub mod check;
+pub mod css;
+pub mod html;
+pub mod js;
+pub mod json;
+
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// How a file names another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// `import … from '…'`, `export … from '…'`.
+    Import,
+    /// `import('…')`.
+    DynamicImport,
+    /// `new URL('…', import.meta.url)`.
+    NewUrl,
+    /// `importScripts('…')`.
+    ImportScripts,
+    /// `require('./…')`.
+    Require,
+    /// CSS `url(…)`.
+    CssUrl,
+    /// CSS `@import`.
+    CssImport,
+    /// An HTML attribute: `src`, `href`, `srcset`.
+    HtmlAttribute,
+    /// A path in an HTML `<script type=importmap>`.
+    ImportMap,
+    /// A `sourceMappingURL` comment.
+    SourceMap,
+    /// An icon of a web manifest.
+    ManifestIcon,
+    /// `main`, `module`, `browser` or `exports` of `package.json`.
+    PackageEntry,
+}
+
+impl Kind {
+    /// How a report names it, before the reference.
+    pub fn words(self) -> &'static str {
+        match self {
+            Kind::Import => "import",
+            Kind::DynamicImport => "import()",
+            Kind::NewUrl => "new URL",
+            Kind::ImportScripts => "importScripts",
+            Kind::Require => "require",
+            Kind::CssUrl => "url()",
+            Kind::CssImport => "@import",
+            Kind::HtmlAttribute => "loads",
+            Kind::ImportMap => "import map",
+            Kind::SourceMap => "source map",
+            Kind::ManifestIcon => "icon",
+            Kind::PackageEntry => "entry point",
+        }
+    }
+}
+
+/// One reference as written, where it is written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Reference {
+    pub kind: Kind,
+    /// As written; for a reference built at runtime, the expression's
+    /// source text.
+    pub written: String,
+    /// 1-based line and column (in bytes) of the reference in its file.
+    pub line: u32,
+    pub column: u32,
+    /// Built at runtime: cannot be resolved without running the code.
+    pub runtime: bool,
+}
+
+/// What a reference turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "class", content = "path")]
+pub enum Class {
+    /// A file of the version (its path).
+    Found(String),
+    /// No file of the version, in any case.
+    Missing,
+    /// A file of the version only under another case (its path).
+    CaseMismatch(String),
+    /// `../` above the version's root.
+    LeavesVersion,
+    /// A URL, a bare specifier (`react`), a root path outside the
+    /// version's own `/assets/PKG/VER/`.
+    External,
+    /// Built at runtime.
+    Unresolvable,
+}
+
+impl Class {
+    /// Whether the version is broken by it: a reference that resolves
+    /// nowhere inside it.
+    pub fn is_problem(&self) -> bool {
+        matches!(
+            self,
+            Class::Missing | Class::CaseMismatch(_) | Class::LeavesVersion
+        )
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Class::Found(_) => "found",
+            Class::Missing => "missing",
+            Class::CaseMismatch(_) => "case_mismatch",
+            Class::LeavesVersion => "leaves_version",
+            Class::External => "external",
+            Class::Unresolvable => "unresolvable",
+        }
+    }
+}
+
+/// The references of the file at `path` (in the version) whose bytes are
+/// `bytes`, by its type; none for a type that names no file or bytes that
+/// do not parse.
+pub fn extract(path: &str, bytes: &[u8]) -> Vec<Reference> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Vec::new();
+    };
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name.rsplit_once('.').map_or("", |(_, e)| e);
+    match extension.to_ascii_lowercase().as_str() {
+        "js" | "mjs" | "cjs" | "jsx" => js::references(path, text),
+        "css" => css::references(text),
+        "html" | "htm" => html::references(text),
+        "webmanifest" => json::manifest_icons(text),
+        "json" if name == "manifest.json" => json::manifest_icons(text),
+        "json" if path == "package.json" => json::package_entries(text),
+        _ => Vec::new(),
+    }
+}
+
+/// Byte offsets to 1-based (line, column).
+pub(crate) struct Lines {
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    pub(crate) fn of(text: &str) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(newlines(text.as_bytes()).map(|i| i + 1));
+        Lines { starts }
+    }
+
+    pub(crate) fn at(&self, offset: usize) -> (u32, u32) {
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let column = offset - self.starts[line - 1] + 1;
+        (line as u32, column as u32)
+    }
+}
+
+fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i)
+}
+
+/// The files of one version, for resolving references: by path, and by
+/// path in lower case for the case check.
+pub struct Version<'a> {
+    /// `PKG` and `VER` of `/assets/PKG/VER/`, whose URLs are this version.
+    package: &'a str,
+    version: &'a str,
+    paths: HashSet<&'a str>,
+    folded: HashMap<String, &'a str>,
+}
+
+impl<'a> Version<'a> {
+    pub fn new(package: &'a str, version: &'a str, paths: impl Iterator<Item = &'a str>) -> Self {
+        let paths: HashSet<&str> = paths.collect();
+        let folded = paths.iter().map(|p| (p.to_lowercase(), *p)).collect();
+        Version {
+            package,
+            version,
+            paths,
+            folded,
+        }
+    }
+
+    /// What `reference`, written in the file at `from`, names.
+    pub fn resolve(&self, from: &str, reference: &Reference) -> Class {
+        if reference.runtime {
+            return Class::Unresolvable;
+        }
+        let written = reference.written.trim();
+        // The part that names a file: no query, no fragment.
+        let target = written.split(['?', '#']).next().unwrap_or("");
+        if target.is_empty() {
+            // `#top`, `?v=2`: the file itself.
+            return Class::Found(from.to_string());
+        }
+        let own = format!("/assets/{}/{}/", self.package, self.version);
+        let relative = if let Some(inside) = target.strip_prefix(&own) {
+            inside.to_string()
+        } else if target.starts_with('/') || has_scheme(target) || is_bare(reference.kind, target) {
+            return Class::External;
+        } else {
+            let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
+            match join(folder, target) {
+                Some(path) => path,
+                None => return Class::LeavesVersion,
+            }
+        };
+        let relative = percent_encoding::percent_decode_str(&relative)
+            .decode_utf8_lossy()
+            .into_owned();
+        for candidate in candidates(reference.kind, &relative) {
+            if self.paths.contains(candidate.as_str()) {
+                return Class::Found(candidate);
+            }
+        }
+        for candidate in candidates(reference.kind, &relative) {
+            if let Some(actual) = self.folded.get(&candidate.to_lowercase()) {
+                return Class::CaseMismatch(actual.to_string());
+            }
+        }
+        Class::Missing
+    }
+}
+
+/// `scheme:` at the start (`https:`, `data:`, `mailto:`, `node:`).
+fn has_scheme(target: &str) -> bool {
+    target.split_once(':').is_some_and(|(scheme, _)| {
+        !scheme.is_empty()
+            && scheme
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            && scheme
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic())
+    }) || target.starts_with("//")
+}
+
+/// A module specifier that names a package, not a path (`react`,
+/// `@scope/pkg/sub`): only import-like references have them; CSS, HTML
+/// and manifests name paths relative to the file.
+fn is_bare(kind: Kind, target: &str) -> bool {
+    let module = matches!(
+        kind,
+        Kind::Import | Kind::DynamicImport | Kind::Require | Kind::ImportMap
+    );
+    module
+        && !target.starts_with("./")
+        && !target.starts_with("../")
+        && target != "."
+        && target != ".."
+}
+
+/// `target` joined to `folder`, `.` and `..` applied; None when it climbs
+/// above the version's root.
+fn join(folder: &str, target: &str) -> Option<String> {
+    let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
+    for part in target.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The paths a reference may name: itself; for a module without an
+/// extension, what bundlers and Node try (`.js`, `.mjs`, `.cjs`, `.json`,
+/// `index.js`); for a folder, its `index.html` or `index.js`.
+fn candidates(kind: Kind, path: &str) -> Vec<String> {
+    let mut all = vec![path.to_string()];
+    let module = matches!(kind, Kind::Import | Kind::DynamicImport | Kind::Require);
+    let base = path.trim_end_matches('/');
+    if module {
+        for ext in ["js", "mjs", "cjs", "json"] {
+            all.push(format!("{base}.{ext}"));
+        }
+        all.push(format!("{base}/index.js"));
+        all.push(format!("{base}/index.mjs"));
+    } else if path.is_empty() || path.ends_with('/') {
+        all.push(format!("{}index.html", path));
+    }
+    all.retain(|p| !p.is_empty());
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reference(kind: Kind, written: &str) -> Reference {
+        Reference {
+            kind,
+            written: written.into(),
+            line: 1,
+            column: 1,
+            runtime: false,
+        }
+    }
+
+    #[test]
+    fn references_resolve_against_the_file_s_folder() {
+        let files = [
+            "index.html",
+            "js/app.js",
+            "js/chunk-A1.js",
+            "fonts/Icons.woff2",
+            "lib/util/index.js",
+        ];
+        let v = Version::new("app", "1.0.0", files.into_iter());
+        let r = |kind, written: &str, from: &str| v.resolve(from, &reference(kind, written));
+        assert_eq!(
+            r(Kind::DynamicImport, "./chunk-A1.js", "js/app.js"),
+            Class::Found("js/chunk-A1.js".into())
+        );
+        assert_eq!(
+            r(Kind::Import, "./chunk-a1.js", "js/app.js"),
+            Class::CaseMismatch("js/chunk-A1.js".into())
+        );
+        assert_eq!(r(Kind::Import, "./gone.js", "js/app.js"), Class::Missing);
+        assert_eq!(
+            r(Kind::Import, "../../x.js", "js/app.js"),
+            Class::LeavesVersion
+        );
+        assert_eq!(r(Kind::Import, "react", "js/app.js"), Class::External);
+        assert_eq!(
+            r(Kind::Import, "https://esm.sh/react", "js/app.js"),
+            Class::External
+        );
+        assert_eq!(
+            r(Kind::Require, "../lib/util", "js/app.js"),
+            Class::Found("lib/util/index.js".into())
+        );
+        assert_eq!(
+            r(Kind::CssUrl, "../fonts/icons.woff2", "css/a.css"),
+            Class::CaseMismatch("fonts/Icons.woff2".into())
+        );
+        assert_eq!(
+            r(Kind::CssUrl, "../fonts/Icons.woff2?v=2#iefix", "css/a.css"),
+            Class::Found("fonts/Icons.woff2".into())
+        );
+        assert_eq!(
+            r(Kind::HtmlAttribute, "js/app.js", "index.html"),
+            Class::Found("js/app.js".into())
+        );
+        assert_eq!(
+            r(
+                Kind::HtmlAttribute,
+                "/assets/app/1.0.0/js/app.js",
+                "index.html"
+            ),
+            Class::Found("js/app.js".into())
+        );
+        assert_eq!(
+            r(
+                Kind::HtmlAttribute,
+                "/assets/app/2.0.0/js/app.js",
+                "index.html"
+            ),
+            Class::External
+        );
+        assert_eq!(
+            r(
+                Kind::HtmlAttribute,
+                "data:image/png;base64,AAAA",
+                "index.html"
+            ),
+            Class::External
+        );
+        assert_eq!(
+            r(Kind::HtmlAttribute, "#main", "index.html"),
+            Class::Found("index.html".into())
+        );
+        let mut runtime = reference(Kind::DynamicImport, "`./locale/${lang}.js`");
+        runtime.runtime = true;
+        assert_eq!(v.resolve("js/app.js", &runtime), Class::Unresolvable);
+    }
+
+    #[test]
+    fn lines_and_columns_are_one_based() {
+        let lines = Lines::of("ab\ncd\n\nef");
+        assert_eq!(lines.at(0), (1, 1));
+        assert_eq!(lines.at(1), (1, 2));
+        assert_eq!(lines.at(3), (2, 1));
+        assert_eq!(lines.at(7), (4, 1));
+    }
+}

@@ -1,0 +1,172 @@
+//! `ccc check`: every reference of a build resolves inside it, or the
+//! problem is named where it is written. A fixture app is checked whole,
+//! then broken the ways that only a browser finds: a deleted chunk, a
+//! path's case, a font that was not copied, a dangling source map, a page
+//! naming a missing script.
+
+use crate::util::Workspace;
+use serde_json::Value;
+
+/// A small app whose every reference resolves.
+fn app(ws: &Workspace, dir: &str) {
+    let files: &[(&str, &str)] = &[
+        (
+            "index.html",
+            "<!doctype html>\n<link rel=\"stylesheet\" href=\"css/app.css\">\n\
+             <link rel=\"manifest\" href=\"app.webmanifest\">\n\
+             <script type=\"module\" src=\"js/app.js\"></script>\n",
+        ),
+        (
+            "js/app.js",
+            "import { util } from './util.js';\n\
+             export const load = () => import('./chunk-A1.js');\n\
+             const lang = (l) => import(`./locale/${l}.js`);\n\
+             import React from 'react';\n\
+             //# sourceMappingURL=app.js.map\n",
+        ),
+        ("js/util.js", "export const util = 1;\n"),
+        ("js/chunk-A1.js", "export default 2;\n"),
+        (
+            "js/app.js.map",
+            "{\"version\":3,\"sources\":[],\"mappings\":\"\"}",
+        ),
+        (
+            "css/app.css",
+            "@font-face { src: url(../fonts/Icons.woff2) format('woff2'); }\n\
+             .logo { background: url(\"../img/logo.png\"); }\n",
+        ),
+        ("fonts/Icons.woff2", "wOF2"),
+        ("img/logo.png", "PNG"),
+        (
+            "app.webmanifest",
+            "{\"name\": \"app\", \"icons\": [{\"src\": \"img/logo.png\"}]}",
+        ),
+    ];
+    for (path, text) in files {
+        ws.write(&format!("{dir}/{path}"), text);
+    }
+}
+
+fn check_json(ws: &Workspace, target: &str, code: i32) -> Value {
+    let out = ws.fails(&["check", target, "--json"], code);
+    serde_json::from_slice(&out.stdout).expect("check --json")
+}
+
+#[test]
+fn a_whole_build_checks_clean() {
+    let ws = Workspace::new();
+    app(&ws, "dist");
+    let report = check_json(&ws, "dist", 0);
+    let refs = &report["references"];
+    assert_eq!(refs["found"], 9, "{report}");
+    assert_eq!(refs["external"], 1, "react: {report}");
+    assert_eq!(refs["unresolvable"], 1, "the locale chunk: {report}");
+    assert_eq!(report["problems"], serde_json::json!([]));
+    let out = ws.ok(&["check", "dist"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("Checked dist: 9 files, 6 read, 11 references"),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_kind_of_broken_build_is_caught_where_it_is_written() {
+    let ws = Workspace::new();
+    app(&ws, "dist");
+    // A deleted chunk, a path in another case, a font not copied, a
+    // dangling source map, a page naming a missing script.
+    std::fs::remove_file(ws.path().join("dist/js/chunk-A1.js")).expect("rm chunk");
+    ws.write(
+        "dist/js/app.js",
+        "import { util } from './Util.js';\n\
+             export const load = () => import('./chunk-A1.js');\n\
+             //# sourceMappingURL=gone.js.map\n",
+    );
+    ws.write(
+        "dist/css/app.css",
+        "@font-face { src: url(../fonts/Missing.woff2); }\n",
+    );
+    ws.write(
+        "dist/about.html",
+        "<p>about</p>\n<script src=\"js/about.js\"></script>\n",
+    );
+    let report = check_json(&ws, "dist", 1);
+    let problems: Vec<(String, String, String, u64, u64)> = report["problems"]
+        .as_array()
+        .expect("problems")
+        .iter()
+        .map(|p| {
+            (
+                p["file"].as_str().unwrap_or_default().to_string(),
+                p["reference"].as_str().unwrap_or_default().to_string(),
+                p["class"].as_str().unwrap_or_default().to_string(),
+                p["line"].as_u64().unwrap_or_default(),
+                p["column"].as_u64().unwrap_or_default(),
+            )
+        })
+        .collect();
+    let expect = |file: &str, reference: &str, class: &str, line: u64| {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.0 == file && p.1 == reference && p.2 == class && p.3 == line),
+            "{file}: {reference} ({class}, line {line}) in {problems:?}"
+        );
+    };
+    expect("about.html", "js/about.js", "missing", 2);
+    expect("css/app.css", "../fonts/Missing.woff2", "missing", 1);
+    expect("js/app.js", "./Util.js", "case_mismatch", 1);
+    expect("js/app.js", "./chunk-A1.js", "missing", 2);
+    expect("js/app.js", "gone.js.map", "missing", 3);
+    assert_eq!(problems.len(), 5, "{problems:?}");
+    let case = report["problems"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["class"] == "case_mismatch"))
+        .expect("the case mismatch");
+    assert_eq!(case["actual"], "js/util.js");
+
+    let out = ws.fails(&["check", "dist"], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("js/app.js:1:22  import ./Util.js: the file is js/util.js"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_published_version_and_a_tarball_are_checked_alike() {
+    let ws = Workspace::new();
+    app(&ws, "package");
+    std::fs::remove_file(ws.path().join("package/img/logo.png")).expect("rm logo");
+    ws.write(
+        "package/package.json",
+        r#"{"name": "app", "version": "1.0.0", "main": "js/app.js"}"#,
+    );
+    ws.publish("app@1.0.0", "package", &[]);
+    let from_catalog = check_json(&ws, "app@1.0.0", 1);
+    let status = std::process::Command::new("tar")
+        .args(["czf", "app.tgz", "package"])
+        .current_dir(ws.path())
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let from_tarball = check_json(&ws, "app.tgz", 1);
+    let from_folder = check_json(&ws, "package", 1);
+    for report in [&from_tarball, &from_folder] {
+        assert_eq!(report["problems"], from_catalog["problems"]);
+        assert_eq!(report["references"], from_catalog["references"]);
+    }
+    // The logo: from the stylesheet and the manifest; main resolves.
+    assert_eq!(from_catalog["references"]["missing"], 2, "{from_catalog}");
+
+    let out = ws.fails(&["check", "app@9.9.9"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("9.9.9"), "{err}");
+    let out = ws.fails(&["check", "no-such-folder/"], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("neither a folder, an archive nor PKG@VERSION"),
+        "{err}"
+    );
+}
