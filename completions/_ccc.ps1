@@ -60,6 +60,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the version if it exists, atomically (its dist-tags stay on it)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything except commit, and report what would be stored')
+            [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)')
+            [CompletionResult]::new('--no-check', '--no-check', [CompletionResultType]::ParameterName, 'Do not read the references of scripts, stylesheets and pages')
             [CompletionResult]::new('--no-create', '--no-create', [CompletionResultType]::ParameterName, 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no progress and no summary')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no progress and no summary')

@@ -56,6 +56,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --db 'The catalog file'
             cand --force 'Replace the version if it exists, atomically (its dist-tags stay on it)'
             cand --dry-run 'Do everything except commit, and report what would be stored'
+            cand --strict 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)'
+            cand --no-check 'Do not read the references of scripts, stylesheets and pages'
             cand --no-create 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
             cand -q 'Print no progress and no summary'
             cand --quiet 'Print no progress and no summary'

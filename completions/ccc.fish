@@ -57,6 +57,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand publish" -l wait -d 'Give up aft
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically (its dist-tags stay on it)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l strict -d 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l no-check -d 'Do not read the references of scripts, stylesheets and pages'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l no-create -d 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s q -l quiet -d 'Print no progress and no summary'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l json -d 'Print the summary as JSON'

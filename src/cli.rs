@@ -140,6 +140,16 @@ pub struct PublishArgs {
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_chunked_from)]
     pub chunked_from: u64,
 
+    /// Refuse the version, publishing nothing, when a reference of its
+    /// files is missing, matches a file only under another case, or
+    /// leaves it (what `ccc check` reports).
+    #[arg(long, conflicts_with = "no_check")]
+    pub strict: bool,
+
+    /// Do not read the references of scripts, stylesheets and pages.
+    #[arg(long)]
+    pub no_check: bool,
+
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]

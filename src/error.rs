@@ -107,6 +107,17 @@ pub enum Error {
     #[error("{package}@{version} is already published")]
     VersionExists { package: String, version: String },
 
+    /// `publish --strict` found references that do not resolve.
+    #[error(
+        "{package}@{version} was not published: {count} reference(s) do not resolve inside it, first {first}"
+    )]
+    BrokenReferences {
+        package: String,
+        version: String,
+        count: usize,
+        first: String,
+    },
+
     /// A version to publish equals a published one but for build metadata
     /// (`1.0.0+build.5` and `1.0.0`), which semver leaves out of precedence.
     #[error(
@@ -259,6 +270,10 @@ impl Error {
             Error::VersionExists { .. } => {
                 Some("versions are immutable; pass --force to replace it atomically".into())
             }
+            Error::BrokenReferences { .. } => Some(
+                "`ccc check DIR` lists them all; without --strict the version is published and they are reported"
+                    .into(),
+            ),
             Error::BuildMetadataTwin {
                 package, existing, ..
             } => Some(format!(

@@ -170,3 +170,30 @@ fn a_published_version_and_a_tarball_are_checked_alike() {
         "{err}"
     );
 }
+
+#[test]
+fn publish_reports_references_and_strict_refuses_a_broken_version() {
+    let ws = Workspace::new();
+    app(&ws, "dist");
+    ws.publish("app@0.9.0", "dist", &["--strict"]);
+    std::fs::remove_file(ws.path().join("dist/js/chunk-A1.js")).expect("rm chunk");
+    let out = ws.fails(&["publish", "app@1.0.0", "dist", "--strict"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("app@1.0.0 was not published: 1 reference(s) do not resolve")
+            && err.contains("js/app.js:2:34  import() ./chunk-A1.js: missing"),
+        "{err}"
+    );
+    assert_eq!(ws.versions("app"), ["0.9.0"], "nothing published");
+
+    let out = ws.ok(&["publish", "app@1.0.0", "dist"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("  references: 8 found, 1 missing, 1 external, 1 built at runtime\n    js/app.js:2:34  import() ./chunk-A1.js: missing"),
+        "{text}"
+    );
+    let report = ws.publish_json("app@2.0.0", "dist", &[]);
+    assert_eq!(report["references"]["references"]["missing"], 1, "{report}");
+    let report = ws.publish_json("app@3.0.0", "dist", &["--no-check"]);
+    assert_eq!(report["references"], Value::Null, "{report}");
+}

@@ -443,6 +443,11 @@ pub struct Options {
     pub max_file_size: u64,
     /// Files of this size or more are stored in chunks (`chunks`).
     pub chunked_from: u64,
+    /// Read the references of scripts, stylesheets and pages (`refs`).
+    pub check: bool,
+    /// Refuse the version when a reference is missing, in another case
+    /// or leaves it (`--strict`).
+    pub strict: bool,
     /// The dist-tag to point at the version (`--tag`); None moves `latest`
     /// only to a newest release (see [`super::tags`]).
     pub tag: Option<String>,
@@ -458,6 +463,8 @@ impl Default for Options {
             jobs: 0,
             max_file_size: DEFAULT_MAX_FILE_SIZE,
             chunked_from: super::chunks::CHUNKED_FROM,
+            check: true,
+            strict: false,
             tag: None,
         }
     }
@@ -486,6 +493,9 @@ pub struct Report {
     /// The brotli streams this publish added, against the gzip streams of
     /// the same files.
     pub brotli: BrotliGroup,
+    /// Whether the version's references resolve inside it (`ccc
+    /// check`'s report); None with `--no-check`.
+    pub references: Option<crate::refs::check::Report>,
     /// The new content stored as it is, in chunks (`--chunked-from`): a
     /// part of `new_content`.
     pub chunked: Group,
@@ -553,6 +563,10 @@ struct Processed {
     sha256: [u8; 32],
     raw_size: u64,
     content: Content,
+    /// What the file references, read while its bytes were in memory
+    /// (`refs`); resolved once every path of the version is known. None
+    /// for a file not read for references.
+    references: Option<Vec<crate::refs::Reference>>,
 }
 
 /// Where a file's content comes from.
@@ -802,6 +816,7 @@ fn run(
         brotli_quality: options.brotli_quality.min(11),
         max_file_size: options.max_file_size,
         chunked_from: options.chunked_from,
+        check: options.check,
     };
     let path = catalog.path().to_path_buf();
     let tx = catalog.write_transaction()?;
@@ -832,7 +847,7 @@ fn run(
         }
         Ok(())
     })?;
-    let collected = blobs.finish();
+    let mut collected = blobs.finish();
     let mut stripped_folder = None;
     if let Some(streamed) = streamed {
         skipped = streamed.skipped;
@@ -848,6 +863,10 @@ fn run(
     crate::spec::package_name(&identity.0)?;
     progress.finish();
     crate::interrupt::check()?;
+    let references = options
+        .check
+        .then(|| check_references(&identity, &mut collected, options.strict))
+        .transpose()?;
 
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
@@ -876,7 +895,30 @@ fn run(
         elapsed_ms: started.elapsed().as_millis() as u64,
         skipped,
         stripped_folder,
+        references,
     })
+}
+
+/// Resolves the references the workers read against every path of the
+/// version; with `strict`, a reference that does not resolve refuses it
+/// (the caller's transaction then rolls back).
+fn check_references(
+    (package, version): &Identity,
+    collected: &mut Collected,
+    strict: bool,
+) -> Result<crate::refs::check::Report> {
+    let paths: Vec<String> = collected.rows.iter().map(|row| row.0.clone()).collect();
+    let read = std::mem::take(&mut collected.references);
+    let report = crate::refs::check::resolve_all(package, &version.to_string(), &paths, read);
+    if strict && let Some(first) = report.problems.first() {
+        return Err(Error::BrokenReferences {
+            package: package.clone(),
+            version: version.to_string(),
+            count: report.problems.len(),
+            first: first.to_string(),
+        });
+    }
+    Ok(report)
 }
 
 /// What the workers need to know, the same for every file.
@@ -889,6 +931,8 @@ struct Work {
     brotli_quality: u32,
     max_file_size: u64,
     chunked_from: u64,
+    /// Read each file's references (`Options::check`).
+    check: bool,
 }
 
 /// Hashes and compresses every file on [`Work::jobs`] workers, reading a
@@ -1061,6 +1105,8 @@ struct Collected {
     new_blobs: HashMap<[u8; 32], (i64, u64)>,
     brotli: BrotliGroup,
     chunked: Group,
+    /// The references of each file that has any.
+    references: Vec<(String, Vec<crate::refs::Reference>)>,
 }
 
 impl<'t> Blobs<'t> {
@@ -1094,6 +1140,11 @@ impl<'t> Blobs<'t> {
             &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
             Content::Repeated => (Kind::Repeated, None),
         };
+        if let Some(references) = done.references {
+            self.collected
+                .references
+                .push((done.path.clone(), references));
+        }
         let row = (done.path, done.sha256, done.raw_size, kind, known);
         self.collected.rows.push(row);
         Ok(())
@@ -1324,6 +1375,8 @@ fn process(
             sha256,
             raw_size,
             content,
+            // Never read whole, so never parsed.
+            references: None,
         });
     }
     let owned;
@@ -1341,11 +1394,14 @@ fn process(
     let content = classify(sha256, reader, claimed, || {
         Content::New(deflate.compress(bytes, sha256))
     })?;
+    let references = (work.check && crate::refs::check::is_read(&file.path))
+        .then(|| crate::refs::extract(&file.path, bytes));
     Ok(Processed {
         path: file.path.clone(),
         sha256,
         raw_size: bytes.len() as u64,
         content,
+        references,
     })
 }
 
@@ -1700,6 +1756,7 @@ mod tests {
                 brotli_quality: 0,
                 max_file_size: 1 << 20,
                 chunked_from,
+                check: true,
             };
             let claimed = Mutex::new(HashSet::new());
             let mut deflate = Deflater::new(Compression::fast(), 0);

@@ -51,6 +51,30 @@ pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
 /// The summary, then the first problems, one a line.
 fn summary(name: &str, report: &Report) -> String {
     let r = &report.references;
+    let mut lines = vec![format!(
+        "Checked {name}: {}, {} read, {}",
+        output::count(report.file_count, "file"),
+        report.files_read,
+        output::count(r.total(), "reference"),
+    )];
+    if r.total() > 0 {
+        lines.push(format!("  {}", counted(report)));
+    }
+    for problem in report.problems.iter().take(SHOWN) {
+        lines.push(format!("  {problem}"));
+    }
+    if report.problems.len() > SHOWN {
+        lines.push(format!(
+            "  and {} more (--json lists them all)",
+            report.problems.len() - SHOWN
+        ));
+    }
+    lines.join("\n")
+}
+
+/// The classes references fell in, those with any: `12 found, 1 missing`.
+pub(super) fn counted(report: &Report) -> String {
+    let r = &report.references;
     let classes = [
         (r.found, "found"),
         (r.missing, "missing"),
@@ -64,39 +88,10 @@ fn summary(name: &str, report: &Report) -> String {
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{n} {what}"))
         .collect();
-    let mut lines = vec![format!(
-        "Checked {name}: {}, {} read, {}",
-        output::count(report.file_count, "file"),
-        report.files_read,
-        output::count(r.total(), "reference"),
-    )];
-    if !counted.is_empty() {
-        lines.push(format!("  {}", counted.join(", ")));
+    match counted.is_empty() {
+        true => "none".to_string(),
+        false => counted.join(", "),
     }
-    for p in report.problems.iter().take(SHOWN) {
-        let what = match (p.class, &p.actual) {
-            ("case_mismatch", Some(actual)) => {
-                format!("the file is {actual}: paths are case-sensitive once served")
-            }
-            ("leaves_version", _) => "leaves the version".to_string(),
-            _ => "missing".to_string(),
-        };
-        lines.push(format!(
-            "  {}:{}:{}  {} {}: {what}",
-            p.file,
-            p.line,
-            p.column,
-            p.kind.words(),
-            p.reference
-        ));
-    }
-    if report.problems.len() > SHOWN {
-        lines.push(format!(
-            "  and {} more (--json lists them all)",
-            report.problems.len() - SHOWN
-        ));
-    }
-    lines.join("\n")
 }
 
 /// A build folder, as publish would walk it.

@@ -127,6 +127,8 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         jobs: args.jobs.unwrap_or(0),
         max_file_size: args.max_file_size,
         chunked_from: args.chunked_from,
+        check: !args.no_check,
+        strict: args.strict,
         tag: args.tag.clone(),
     };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
@@ -346,6 +348,20 @@ fn summary(report: &publish::Report) -> String {
             human_size(repeated.raw_bytes),
         ));
     }
+    if let Some(checked) = &report.references {
+        lines.push(format!("  references: {}", super::check::counted(checked)));
+        for problem in checked.problems.iter().take(PROBLEMS_SHOWN) {
+            lines.push(format!("    {problem}"));
+        }
+        if checked.problems.len() > PROBLEMS_SHOWN {
+            lines.push(format!(
+                "    and {} more: `ccc check {}@{}` lists them all",
+                checked.problems.len() - PROBLEMS_SHOWN,
+                report.package,
+                report.version
+            ));
+        }
+    }
     if !report.skipped.is_empty() {
         lines.push(format!(
             "  {} skipped",
@@ -361,6 +377,9 @@ fn summary(report: &publish::Report) -> String {
     }
     lines.join("\n")
 }
+
+/// Problems a publish's summary lists under its references.
+const PROBLEMS_SHOWN: usize = 5;
 
 fn remove_catalog_files(db: &Path) {
     for suffix in ["", "-wal", "-shm"] {
@@ -553,6 +572,7 @@ mod tests {
             repeated_in_version: group(1, 1000, 500),
             brotli: publish::BrotliGroup::default(),
             chunked: publish::Group::default(),
+            references: None,
             replaced: false,
             tags: vec!["latest".into()],
             dry_run: false,

@@ -71,6 +71,28 @@ pub struct Report {
     pub problems: Vec<Problem>,
 }
 
+impl std::fmt::Display for Problem {
+    /// `FILE:LINE:COLUMN  KIND REFERENCE: WHAT`, as reports list it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = match (self.class, &self.actual) {
+            ("case_mismatch", Some(actual)) => {
+                format!("the file is {actual}: paths are case-sensitive once served")
+            }
+            ("leaves_version", _) => "leaves the version".to_string(),
+            _ => "missing".to_string(),
+        };
+        write!(
+            f,
+            "{}:{}:{}  {} {}: {what}",
+            self.file,
+            self.line,
+            self.column,
+            self.kind.words(),
+            self.reference
+        )
+    }
+}
+
 impl Report {
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
@@ -101,20 +123,35 @@ pub fn check(
     paths: &[String],
     mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
 ) -> crate::error::Result<Report> {
-    let files = Version::new(package, version, paths.iter().map(String::as_str));
-    let mut report = Report {
-        file_count: paths.len() as u64,
-        ..Report::default()
-    };
+    let mut read_files = Vec::new();
     for path in paths.iter().filter(|p| is_read(p)) {
         crate::interrupt::check()?;
         let Some(bytes) = read(path)? else { continue };
-        report.files_read += 1;
-        for reference in super::extract(path, &bytes) {
-            let class = files.resolve(path, &reference);
+        read_files.push((path.clone(), super::extract(path, &bytes)));
+    }
+    Ok(resolve_all(package, version, paths, read_files))
+}
+
+/// Resolves the references `read` found in each file read (by path)
+/// against every path of the version `package@version`.
+pub fn resolve_all(
+    package: &str,
+    version: &str,
+    paths: &[String],
+    read: Vec<(String, Vec<Reference>)>,
+) -> Report {
+    let files = Version::new(package, version, paths.iter().map(String::as_str));
+    let mut report = Report {
+        file_count: paths.len() as u64,
+        files_read: read.len() as u64,
+        ..Report::default()
+    };
+    for (path, references) in read {
+        for reference in references {
+            let class = files.resolve(&path, &reference);
             report.references.add(&class);
             if class.is_problem() {
-                report.problems.push(problem(path, reference, class));
+                report.problems.push(problem(&path, reference, class));
             }
         }
     }
@@ -122,7 +159,7 @@ pub fn check(
     report
         .problems
         .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
-    Ok(report)
+    report
 }
 
 fn problem(file: &str, reference: Reference, class: Class) -> Problem {
