@@ -24,10 +24,15 @@ use oxc_span::{GetSpan, SourceType, Span};
 /// reports it through the count of files read).
 pub fn references(path: &str, text: &str) -> Vec<Reference> {
     let allocator = Allocator::default();
-    let source_type = SourceType::from_path(path)
-        .unwrap_or_default()
-        .with_unambiguous(true);
-    let parsed = Parser::new(&allocator, text, source_type).parse();
+    // As a module first, the goal of today's front-end code; a file that
+    // only parses as a script (CommonJS with sloppy-mode syntax) is read
+    // again as one. Errors a parser recovers from (strict-mode rules) still
+    // leave the tree whole, so most scripts are read once.
+    let module = SourceType::from_path(path).unwrap_or_default();
+    let mut parsed = Parser::new(&allocator, text, module).parse();
+    if parsed.panicked {
+        parsed = Parser::new(&allocator, text, module.with_script(true)).parse();
+    }
     if parsed.panicked {
         return Vec::new();
     }
