@@ -197,3 +197,97 @@ fn publish_reports_references_and_strict_refuses_a_broken_version() {
     let report = ws.publish_json("app@3.0.0", "dist", &["--no-check"]);
     assert_eq!(report["references"], Value::Null, "{report}");
 }
+
+/// Real npm tarballs: every problem `check` reports is one confirmed by
+/// hand (the reason beside it), and nothing else is reported. Needs the
+/// tarballs: `npm pack lodash-es@4.17.21 rxjs@7.8.1
+/// @fortawesome/fontawesome-free@6.5.2 typescript@5.6.3 react-dom@18.3.1
+/// monaco-editor@0.52.2` in a folder named by `CCC_NPM_TARBALLS`
+/// (bench/PUBLISH.md, "The reference check").
+#[test]
+#[ignore = "needs npm tarballs in CCC_NPM_TARBALLS"]
+fn real_packages_report_only_confirmed_problems() {
+    let dir = std::env::var("CCC_NPM_TARBALLS").expect("CCC_NPM_TARBALLS names the tarballs");
+    let source_maps = |files: &[&str]| -> Vec<(String, String)> {
+        files
+            .iter()
+            .map(|f| {
+                (
+                    f.to_string(),
+                    format!("{}.map", f.rsplit('/').next().unwrap_or(f)),
+                )
+            })
+            .collect()
+    };
+    let nls = |lang: &str| {
+        (
+            format!("min/vs/nls.messages.{lang}.js"),
+            format!("../min-maps/nls.messages.{lang}.js.map"),
+        )
+    };
+    // (tarball, references found, (file, reference) of each problem)
+    type Expected = (&'static str, u64, Vec<(String, String)>);
+    let expected: Vec<Expected> = vec![
+        ("lodash-es-4.17.21.tgz", 2310, vec![]),
+        // The tarball has no dist/package/.
+        (
+            "rxjs-7.8.1.tgz",
+            3486,
+            vec![("src/Rx.global.js".into(), "../dist/package/Rx".into())],
+        ),
+        ("fortawesome-fontawesome-free-6.5.2.tgz", 81, vec![]),
+        // lib/*.js name source maps the tarball does not ship.
+        (
+            "typescript-5.6.3.tgz",
+            5,
+            source_maps(&[
+                "lib/cancellationToken.js",
+                "lib/tsc.js",
+                "lib/tsserver.js",
+                "lib/typescript.js",
+                "lib/typingsInstaller.js",
+                "lib/watchGuard.js",
+            ]),
+        ),
+        ("react-dom-18.3.1.tgz", 28, vec![]),
+        // The nls maps are at min-maps/, not min/min-maps/; marked's map
+        // is not shipped.
+        (
+            "monaco-editor-0.52.2.tgz",
+            5427,
+            std::iter::once((
+                "esm/vs/base/common/marked/marked.js".to_string(),
+                "marked.umd.js.map".to_string(),
+            ))
+            .chain(["de", "es", "fr", "it", "ja", "ko", "ru", "zh-cn", "zh-tw"].map(nls))
+            .collect(),
+        ),
+    ];
+    let ws = Workspace::new();
+    for (tarball, found, problems) in expected {
+        let path = std::path::Path::new(&dir).join(tarball);
+        let out = ws
+            .ccc()
+            .args(["check", "--json"])
+            .arg(&path)
+            .output()
+            .expect("run check");
+        let report: Value = serde_json::from_slice(&out.stdout).expect("check --json");
+        let mut reported: Vec<(String, String)> = report["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .map(|p| {
+                (
+                    p["file"].as_str().unwrap_or_default().to_string(),
+                    p["reference"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect();
+        reported.sort();
+        let mut problems = problems;
+        problems.sort();
+        assert_eq!(reported, problems, "{tarball}");
+        assert_eq!(report["references"]["found"], found, "{tarball}: {report}");
+    }
+}
