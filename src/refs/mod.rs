@@ -177,20 +177,20 @@ fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 /// The files of one version, for resolving references: by path, and by
 /// path in lower case for the case check.
 pub struct Version<'a> {
-    /// `PKG` and `VER` of `/assets/PKG/VER/`, whose URLs are this version.
-    package: &'a str,
-    version: &'a str,
+    /// `/assets/PKG/VER/`, whose URLs are this version's files; None when
+    /// the version is not named (a folder without a `package.json`).
+    own: Option<String>,
     paths: HashSet<&'a str>,
     folded: HashMap<String, &'a str>,
 }
 
 impl<'a> Version<'a> {
-    pub fn new(package: &'a str, version: &'a str, paths: impl Iterator<Item = &'a str>) -> Self {
+    pub fn new(package: &str, version: &str, paths: impl Iterator<Item = &'a str>) -> Self {
         let paths: HashSet<&str> = paths.collect();
         let folded = paths.iter().map(|p| (p.to_lowercase(), *p)).collect();
         Version {
-            package,
-            version,
+            own: (!package.is_empty() && !version.is_empty())
+                .then(|| format!("/assets/{package}/{version}/")),
             paths,
             folded,
         }
@@ -208,8 +208,8 @@ impl<'a> Version<'a> {
             // `#top`, `?v=2`: the file itself.
             return Class::Found(from.to_string());
         }
-        let own = format!("/assets/{}/{}/", self.package, self.version);
-        let relative = if let Some(inside) = target.strip_prefix(&own) {
+        let inside = self.own.as_deref().and_then(|own| target.strip_prefix(own));
+        let relative = if let Some(inside) = inside {
             inside.to_string()
         } else if target.starts_with('/') || has_scheme(target) || is_bare(reference.kind, target) {
             return Class::External;
