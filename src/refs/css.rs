@@ -103,10 +103,7 @@ mod tests {
                     .logo { background: image-set(url(a.png) 1x, url('b.png') 2x); }\n\
                     /* url(not-this.png) */ .q::after { content: 'url(nor-this.png)'; }\n\
                     /*# sourceMappingURL=app.css.map */\n";
-        let refs: Vec<(Kind, String, u32)> = references(text)
-            .into_iter()
-            .map(|r| (r.kind, r.written, r.line))
-            .collect();
+        let refs = super::super::kinds_and_lines(references(text));
         assert_eq!(
             refs,
             vec![

@@ -146,10 +146,7 @@ mod tests {
 <!-- <script src="commented.js"></script> -->
 <script type="module" src="js/app.js"></script>
 </body></html>"#;
-        let refs: Vec<(Kind, String, u32)> = references(page)
-            .into_iter()
-            .map(|r| (r.kind, r.written, r.line))
-            .collect();
+        let refs = super::super::kinds_and_lines(references(page));
         assert_eq!(
             refs,
             vec![

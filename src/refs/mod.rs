@@ -302,6 +302,14 @@ fn candidates(kind: Kind, path: &str) -> Vec<String> {
     all
 }
 
+/// What a test compares of each reference: kind, text and line.
+#[cfg(test)]
+pub(crate) fn kinds_and_lines(refs: Vec<Reference>) -> Vec<(Kind, String, u32)> {
+    refs.into_iter()
+        .map(|r| (r.kind, r.written, r.line))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
