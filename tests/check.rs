@@ -291,3 +291,47 @@ fn real_packages_report_only_confirmed_problems() {
         assert_eq!(report["references"]["found"], found, "{tarball}: {report}");
     }
 }
+
+#[test]
+fn inspect_lists_what_a_file_references_and_what_references_it() {
+    let ws = Workspace::new();
+    app(&ws, "dist");
+    ws.publish("app@1.0.0", "dist", &[]);
+    let detail = ws.json(&["inspect", "app@1.0.0/js/app.js", "--json"]);
+    let outgoing: Vec<(String, Value)> = detail["references"]
+        .as_array()
+        .expect("references")
+        .iter()
+        .map(|l| {
+            (
+                l["reference"].as_str().unwrap_or_default().to_string(),
+                l["target"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outgoing,
+        vec![
+            ("./util.js".to_string(), Value::from("js/util.js")),
+            ("./chunk-A1.js".to_string(), Value::from("js/chunk-A1.js")),
+            ("`./locale/${l}.js`".to_string(), Value::Null),
+            ("react".to_string(), Value::Null),
+            ("app.js.map".to_string(), Value::from("js/app.js.map")),
+        ],
+        "{detail}"
+    );
+    let incoming = &detail["referenced_by"];
+    assert_eq!(incoming[0]["file"], "index.html", "{detail}");
+    assert_eq!(incoming[0]["line"], 4, "{detail}");
+    let logo = ws.json(&["inspect", "app@1.0.0/img/logo.png", "--json"]);
+    let by: Vec<&str> = logo["referenced_by"]
+        .as_array()
+        .expect("referenced_by")
+        .iter()
+        .filter_map(|l| l["file"].as_str())
+        .collect();
+    assert_eq!(by, ["app.webmanifest", "css/app.css"]);
+    let text =
+        String::from_utf8_lossy(&ws.ok(&["inspect", "app@1.0.0/js/app.js"]).stdout).into_owned();
+    assert!(text.contains("1:22 ./util.js -> js/util.js"), "{text}");
+}

@@ -18,6 +18,8 @@
 //!           PRIMARY KEY(package_id, tag)) WITHOUT ROWID
 //! chunks   (blob_id -> blobs, seq, body, stored_xxh3 (16 bytes),
 //!           PRIMARY KEY(blob_id, seq))   -- big files: see [`chunks`]
+//! refs     (version_id -> versions, path, line, col, kind, written, class,
+//!           target)                      -- what files reference: `crate::refs`
 //! ```
 //!
 //! A blob is stored once however many versions use it; deleting a version
@@ -294,6 +296,23 @@ CREATE TABLE chunks (
     PRIMARY KEY (blob_id, seq)
 );
 "#,
+    // 7 -> 8: what each file of a version references, resolved at publish
+    // (`refs`): `inspect` lists a file's references and what references
+    // it. Versions published before keep none.
+    r#"
+CREATE TABLE refs (
+    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    path       TEXT NOT NULL,
+    line       INTEGER NOT NULL,
+    col        INTEGER NOT NULL,
+    kind       TEXT NOT NULL,
+    written    TEXT NOT NULL,
+    class      TEXT NOT NULL,
+    target     TEXT
+);
+CREATE INDEX refs_by_file ON refs(version_id, path);
+CREATE INDEX refs_by_target ON refs(version_id, target);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -317,6 +336,9 @@ pub const BROTLI_INDEX_SCHEMA: i64 = 5;
 
 /// The first schema with `stored_xxh3` in `blobs` and `brotli`.
 pub const CHECK_DIGEST_SCHEMA: i64 = 6;
+
+/// The first schema with `refs`.
+pub const REFS_SCHEMA: i64 = 8;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -530,6 +552,11 @@ impl Catalog {
     }
 
     /// Whether the catalog has the `brotli` table (empty or not).
+    /// Whether the catalog stores references (schema 8).
+    pub fn has_refs(&self) -> bool {
+        self.schema >= REFS_SCHEMA
+    }
+
     pub fn has_brotli(&self) -> bool {
         self.schema >= BROTLI_SCHEMA
     }

@@ -870,6 +870,9 @@ fn run(
 
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
+    if let Some(checked) = &references {
+        write_links(&tx, written.version_id, &checked.links).at(&path)?;
+    }
     // The last moment to stop: after the commit the version is published.
     crate::interrupt::check()?;
     if options.dry_run {
@@ -1228,8 +1231,34 @@ impl<'t> Blobs<'t> {
     }
 }
 
+/// Stores what each file of version `version_id` references (`refs`).
+fn write_links(
+    tx: &Connection,
+    version_id: i64,
+    links: &[crate::refs::check::Link],
+) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO refs (version_id, path, line, col, kind, written, class, target)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?;
+    for link in links {
+        insert.execute(params![
+            version_id,
+            link.file,
+            link.line,
+            link.column,
+            link.kind.name(),
+            link.reference,
+            link.class,
+            link.target
+        ])?;
+    }
+    Ok(())
+}
+
 /// The version's rows as [`write_version`] wrote them.
 struct Written {
+    version_id: i64,
     file_count: u64,
     raw_bytes: u64,
     stored_bytes: u64,
@@ -1269,6 +1298,7 @@ fn write_version(
     let rows = &mut collected.rows;
     rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut written = Written {
+        version_id,
         file_count: rows.len() as u64,
         raw_bytes: 0,
         stored_bytes: 0,

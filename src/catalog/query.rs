@@ -614,6 +614,55 @@ impl Catalog {
     }
 }
 
+/// A reference publish stored (`refs`): where it is written, as written,
+/// and what it resolved to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredLink {
+    /// The file that holds it.
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: String,
+    pub reference: String,
+    pub class: String,
+    /// The file of the version it names, when found (or found only under
+    /// another case).
+    pub target: Option<String>,
+}
+
+impl Catalog {
+    /// What file `path` of version `version_id` references (`outgoing`),
+    /// or what references it; empty for a catalog or a version published
+    /// before references were stored.
+    pub fn links(&self, version_id: i64, path: &str, outgoing: bool) -> Result<Vec<StoredLink>> {
+        if !self.has_refs() {
+            return Ok(Vec::new());
+        }
+        let sql = if outgoing {
+            "SELECT path, line, col, kind, written, class, target FROM refs
+              WHERE version_id = ?1 AND path = ?2 ORDER BY line, col"
+        } else {
+            "SELECT path, line, col, kind, written, class, target FROM refs
+              WHERE version_id = ?1 AND target = ?2 ORDER BY path, line, col"
+        };
+        let mut stmt = self.conn().prepare_cached(sql).at(self)?;
+        stmt.query_map(rusqlite::params![version_id, path], |r| {
+            Ok(StoredLink {
+                file: r.get(0)?,
+                line: r.get(1)?,
+                column: r.get(2)?,
+                kind: r.get(3)?,
+                reference: r.get(4)?,
+                class: r.get(5)?,
+                target: r.get(6)?,
+            })
+        })
+        .at(self)?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .at(self)
+    }
+}
+
 /// `$brotli`: the size of the blob's brotli stream, or NULL.
 macro_rules! asset_select {
     ($brotli:literal) => {

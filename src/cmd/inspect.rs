@@ -2,7 +2,7 @@
 //! sharing with a file table, or one file in full detail.
 
 use super::{resolve_version, version_title};
-use crate::catalog::query::{AssetRow, Page, VersionFiles};
+use crate::catalog::query::{AssetRow, Page, StoredLink, VersionFiles};
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog, Encoding};
 use crate::cli::InspectArgs;
@@ -32,6 +32,10 @@ struct AssetDetail<'a> {
     asset: &'a AssetRow,
     /// Every other file in the catalog with the same content.
     same_content: Vec<String>,
+    /// What the file references, as publish resolved it.
+    references: Vec<StoredLink>,
+    /// The references of the version's files that name this one.
+    referenced_by: Vec<StoredLink>,
 }
 
 pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
@@ -111,12 +115,16 @@ fn asset(
 ) -> Result<ExitCode> {
     let a = catalog.asset(v, path)?;
     let same_content = catalog.same_content(v, &a)?;
+    let references = catalog.links(v.id, &a.path, true)?;
+    let referenced_by = catalog.links(v.id, &a.path, false)?;
     if json {
         output::print_json(&AssetDetail {
             package: &v.package,
             version: v.version.to_string(),
             asset: &a,
             same_content,
+            references,
+            referenced_by,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -158,6 +166,27 @@ fn asset(
         same_content.join("\n")
     };
     table.add_row(["same content".into(), others]);
+    if !references.is_empty() {
+        let lines: Vec<String> = references
+            .iter()
+            .map(|l| {
+                let to = match (&l.target, l.class.as_str()) {
+                    (Some(target), "found") => target.clone(),
+                    (Some(target), _) => format!("{target} (case mismatch)"),
+                    (None, class) => class.replace('_', " "),
+                };
+                format!("{}:{} {} -> {to}", l.line, l.column, l.reference)
+            })
+            .collect();
+        table.add_row(["references".into(), lines.join("\n")]);
+    }
+    if !referenced_by.is_empty() {
+        let lines: Vec<String> = referenced_by
+            .iter()
+            .map(|l| format!("{}:{}:{}", l.file, l.line, l.column))
+            .collect();
+        table.add_row(["referenced by".into(), lines.join("\n")]);
+    }
     output::print(table)?;
     Ok(ExitCode::SUCCESS)
 }

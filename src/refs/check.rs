@@ -59,6 +59,21 @@ pub struct Problem {
     pub actual: Option<String>,
 }
 
+/// One reference with what it resolved to, as publish stores it (so that
+/// `inspect` can list what a file references and what references it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub kind: Kind,
+    pub reference: String,
+    pub class: &'static str,
+    /// The file of the version it names (found, or found under another
+    /// case).
+    pub target: Option<String>,
+}
+
 /// What checking a version found.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Report {
@@ -69,6 +84,9 @@ pub struct Report {
     pub references: Counts,
     /// Every problem, by file, line and column.
     pub problems: Vec<Problem>,
+    /// Every reference, resolved (not printed: publish stores them).
+    #[serde(skip)]
+    pub links: Vec<Link>,
 }
 
 impl std::fmt::Display for Problem {
@@ -150,6 +168,18 @@ pub fn resolve_all(
         for reference in references {
             let class = files.resolve(&path, &reference);
             report.references.add(&class);
+            report.links.push(Link {
+                file: path.clone(),
+                line: reference.line,
+                column: reference.column,
+                kind: reference.kind,
+                reference: reference.written.clone(),
+                class: class.name(),
+                target: match &class {
+                    Class::Found(p) | Class::CaseMismatch(p) => Some(p.clone()),
+                    _ => None,
+                },
+            });
             if class.is_problem() {
                 report.problems.push(problem(&path, reference, class));
             }

@@ -53,6 +53,24 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Its name in JSON and in the catalog.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Import => "import",
+            Kind::DynamicImport => "dynamic_import",
+            Kind::NewUrl => "new_url",
+            Kind::ImportScripts => "import_scripts",
+            Kind::Require => "require",
+            Kind::CssUrl => "css_url",
+            Kind::CssImport => "css_import",
+            Kind::HtmlAttribute => "html_attribute",
+            Kind::ImportMap => "import_map",
+            Kind::SourceMap => "source_map",
+            Kind::ManifestIcon => "manifest_icon",
+            Kind::PackageEntry => "package_entry",
+        }
+    }
+
     /// How a report names it, before the reference.
     pub fn words(self) -> &'static str {
         match self {
