@@ -140,8 +140,8 @@ fn check_archive(path: &Path) -> Result<Report> {
     std::thread::scope(|scope| {
         let reader = scope.spawn(|| archive::read(path, file, &rules, &Sink::new(tx, &named)));
         for entry in rx {
-            let bytes = match (&entry.source, is_read(&entry.path)) {
-                (Source::Read(bytes), true) => Some(bytes.clone()),
+            let bytes = match (entry.source, is_read(&entry.path)) {
+                (Source::Read(bytes), true) => Some(bytes),
                 (Source::Spooled(temp), true) => std::fs::read(temp.as_ref()).ok(),
                 _ => None,
             };

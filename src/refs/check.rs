@@ -36,11 +36,6 @@ impl Counts {
             + self.external
             + self.unresolvable
     }
-
-    /// References that break the version.
-    pub fn problems(&self) -> u64 {
-        self.missing + self.case_mismatch + self.leaves_version
-    }
 }
 
 /// A reference that resolves nowhere inside the version.
@@ -168,21 +163,23 @@ pub fn resolve_all(
         for reference in references {
             let class = files.resolve(&path, &reference);
             report.references.add(&class);
-            report.links.push(Link {
+            let problem = class.is_problem();
+            let link = Link {
                 file: path.clone(),
                 line: reference.line,
                 column: reference.column,
                 kind: reference.kind,
-                reference: reference.written.clone(),
+                reference: reference.written,
                 class: class.name(),
-                target: match &class {
-                    Class::Found(p) | Class::CaseMismatch(p) => Some(p.clone()),
+                target: match class {
+                    Class::Found(p) | Class::CaseMismatch(p) => Some(p),
                     _ => None,
                 },
-            });
-            if class.is_problem() {
-                report.problems.push(problem(&path, reference, class));
+            };
+            if problem {
+                report.problems.push(Problem::from(&link));
             }
+            report.links.push(link);
         }
     }
     // By place, whatever order the files came in (a walk, a tarball).
@@ -192,17 +189,18 @@ pub fn resolve_all(
     report
 }
 
-fn problem(file: &str, reference: Reference, class: Class) -> Problem {
-    Problem {
-        file: file.to_string(),
-        line: reference.line,
-        column: reference.column,
-        kind: reference.kind,
-        reference: reference.written,
-        class: class.name(),
-        actual: match class {
-            Class::CaseMismatch(actual) => Some(actual),
-            _ => None,
-        },
+impl From<&Link> for Problem {
+    /// A link that resolves nowhere inside the version; the path a case
+    /// mismatch found is its `actual`.
+    fn from(link: &Link) -> Problem {
+        Problem {
+            file: link.file.clone(),
+            line: link.line,
+            column: link.column,
+            kind: link.kind,
+            reference: link.reference.clone(),
+            class: link.class,
+            actual: link.target.clone(),
+        }
     }
 }

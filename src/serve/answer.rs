@@ -172,12 +172,7 @@ pub enum Body {
 impl Body {
     pub(super) fn len(&self) -> usize {
         match self {
-            Body::Chunks(pieces) => pieces
-                .cursor
-                .range
-                .end
-                .saturating_sub(pieces.cursor.range.start)
-                as usize,
+            Body::Chunks(pieces) => transport::Pieces::remaining(&**pieces) as usize,
             _ => self.as_ref().len(),
         }
     }
