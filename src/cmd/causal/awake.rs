@@ -209,6 +209,12 @@ mod tests {
         expected.sort_by(|a, b| a.1.cmp(&b.1));
         assert_eq!(found, expected);
         drop(awake);
+        // A joined thread's entry leaves /proc a moment after the join
+        // returns (the kernel wakes the joiner before it reaps the task).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while !spinners().is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         assert!(spinners().is_empty(), "spinners outlived their guard");
     }
 }
