@@ -35,6 +35,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
+            cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
@@ -218,6 +219,17 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;follow'= {
+            cand --interval 'How often to look for new transactions'
+            cand --db 'The catalog file'
+            cand --once 'Bring the catalog up to date once and exit (0 when it is the replica''s newest)'
+            cand -q 'Print nothing but errors'
+            cand --quiet 'Print nothing but errors'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;serve'= {
             cand --bind 'Address or host name to listen on; a name (`localhost`) listens on every address it resolves to'
             cand --port 'Port to listen on; 0 picks a free one (the first line of output names it) [default: 8333 for `serve`, a free one for `causal`, whose server only its own load reaches]'
@@ -313,6 +325,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
+            cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
@@ -348,6 +361,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;check'= {
         }
         &'ccc;help;backup'= {
+        }
+        &'ccc;help;follow'= {
         }
         &'ccc;help;serve'= {
         }

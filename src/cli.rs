@@ -65,6 +65,7 @@ pub enum Command {
     Verify(VerifyArgs),
     Check(ReferencesArgs),
     Backup(BackupArgs),
+    Follow(FollowArgs),
     Serve(ServeArgs),
     Export(ExportArgs),
     Causal(Box<Checked<CausalArgs>>),
@@ -597,6 +598,40 @@ pub struct BackupArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Keep the catalog a copy of a writer's, from its Litestream replica.
+///
+/// For a replica server: run `ccc serve` on --db and `ccc follow REPLICA`
+/// beside it. Each round (every --interval) reads the replica's LTX files
+/// newer than the copy and writes their pages into the catalog in one
+/// SQLite transaction, so the server moves to the new state at once, and a
+/// round costs the pages a change touched, not the catalog's size. Without
+/// a catalog, or when the files after it are gone, the copy is taken from
+/// Litestream's newest snapshot. After each round that leaves the copy at
+/// the replica's newest, the transaction id is written to DB.follow,
+/// whose age `ccc serve --max-lag` reports. A failed round changes
+/// nothing; the next try waits twice as long (at most 64 intervals).
+/// REPLICA is the directory of a Litestream `file` replica, as a path or a
+/// file:// URL; it must exist.
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// The replica's directory (path or file:// URL).
+    #[arg(value_name = "REPLICA")]
+    pub replica: String,
+
+    /// How often to look for new transactions.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive_duration)]
+    pub interval: Duration,
+
+    /// Bring the catalog up to date once and exit (0 when it is the
+    /// replica's newest).
+    #[arg(long)]
+    pub once: bool,
+
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Serve the catalog over HTTP.

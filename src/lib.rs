@@ -34,6 +34,7 @@ pub mod cmd;
 pub mod encoding;
 pub mod error;
 pub mod file_id;
+pub mod follow;
 pub mod http;
 pub mod interrupt;
 pub mod log;
@@ -69,6 +70,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             | Command::Verify(_)
             | Command::Check(_)
             | Command::Backup(_)
+            | Command::Follow(_)
             | Command::Serve(_)
             | Command::Export(_)
             | Command::Causal(_)
@@ -87,6 +89,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Check(args) => cmd::check::run(db, args),
         Command::Backup(args) => cmd::backup::run(db, args),
+        Command::Follow(args) => cmd::follow::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, args.0),

@@ -1,7 +1,8 @@
 //! Many origins from one catalog: a writer publishes, Litestream
 //! replicates its `cdn.db` to a file target, and two `ccc serve` replicas
-//! serve copies that `examples/deploy/ccc-follow` keeps restored and
-//! renamed into place, all on 127.0.0.1. What README "Running ccc in
+//! serve copies, one kept by `ccc follow` (the replica's changed pages,
+//! one transaction a change), the other by examples/deploy/ccc-follow
+//! (a full restore renamed into place), all on 127.0.0.1. What README "Running ccc in
 //! production" promises of replicas:
 //!
 //! - new versions, removals, forced republishes and a gc reach both
@@ -127,24 +128,32 @@ fn reader(base: String, published: Published, seen: Arc<Seen>, stop: Arc<AtomicB
     }
 }
 
+/// How a replica's follower keeps its catalog.
+#[derive(Clone, Copy, Debug)]
+enum Follow {
+    /// `ccc follow`: the replica's changed pages, in one transaction.
+    Pages,
+    /// examples/deploy/ccc-follow: a full restore through litestream,
+    /// renamed into place (for remote replicas).
+    Restore,
+}
+
 /// A replica: its follower and its server.
 struct Replica {
+    how: Follow,
     server: Server,
-    _follower: Daemon,
+    db: PathBuf,
+    follower: Option<Daemon>,
+    log: PathBuf,
 }
 
 impl Replica {
-    fn start(ws: &Workspace, name: &str, replica_url: &str) -> Replica {
+    fn start(ws: &Workspace, name: &str, replica_url: &str, how: Follow) -> Replica {
         let dir = ws.path().join(name);
         std::fs::create_dir_all(&dir).expect("mkdir");
         let db = dir.join("cdn.db");
-        let follower = Daemon::spawn(
-            Command::new(repo_root().join("examples/deploy/ccc-follow"))
-                .arg(replica_url)
-                .arg(&db)
-                .arg(FOLLOW_INTERVAL),
-            &dir.join("follow.log"),
-        );
+        let log = dir.join("follow.log");
+        let follower = Some(Daemon::spawn(&mut follower(how, replica_url, &db), &log));
         poll_until(STARTUP, || db.exists()).expect("the first restore");
         let server = Server::start_with(ws.ccc_std().args([
             "serve",
@@ -156,8 +165,43 @@ impl Replica {
             "20s",
         ]));
         Replica {
+            how,
             server,
-            _follower: follower,
+            db,
+            follower,
+            log,
+        }
+    }
+
+    /// Kills the follower at once (SIGKILL) and starts another, which
+    /// logs to `follow-again.log`; returns that log's path.
+    fn restart_follower(&mut self, how: Follow, replica_url: &str) -> PathBuf {
+        if let Some(mut old) = self.follower.take() {
+            let _ = old.0.kill();
+            let _ = old.0.wait();
+        }
+        let log = self.log.with_file_name("follow-again.log");
+        self.follower = Some(Daemon::spawn(
+            &mut follower(how, replica_url, &self.db),
+            &log,
+        ));
+        log
+    }
+}
+
+fn follower(how: Follow, replica_url: &str, db: &Path) -> Command {
+    match how {
+        Follow::Pages => {
+            let mut cmd = Command::new(ccc_path());
+            cmd.arg("--db")
+                .arg(db)
+                .args(["follow", replica_url, "--interval", "1s"]);
+            cmd
+        }
+        Follow::Restore => {
+            let mut cmd = Command::new(repo_root().join("examples/deploy/ccc-follow"));
+            cmd.arg(replica_url).arg(db).arg(FOLLOW_INTERVAL);
+            cmd
         }
     }
 }
@@ -301,9 +345,11 @@ fn replicas_follow_the_writer_through_litestream() {
             .arg(&replica_url),
         &ws.path().join("litestream.log"),
     );
-    let replicas = [
-        Replica::start(&ws, "edge1", &replica_url),
-        Replica::start(&ws, "edge2", &replica_url),
+    // One replica of each kind: `ccc follow` for a replica on a file
+    // system, the script's full restore for a remote one.
+    let mut replicas = [
+        Replica::start(&ws, "edge1", &replica_url, Follow::Pages),
+        Replica::start(&ws, "edge2", &replica_url, Follow::Restore),
     ];
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -346,6 +392,10 @@ fn replicas_follow_the_writer_through_litestream() {
             .all(|(p, _)| body(s, &format!("/assets/app/1.0.0/{p}")).is_none())
     }));
 
+    // edge1's follower is killed and another started: it goes on from
+    // the position it recorded, with the pages changed since.
+    let restarted_log = replicas[0].restart_follower(Follow::Pages, &replica_url);
+
     // A forced republish: the same URLs, other bytes.
     let v2b = files(&mut rng, "1.1.0 again", 12);
     publish(&ws, &published, "1.1.0", &v2b, &["--force"]);
@@ -386,12 +436,34 @@ fn replicas_follow_the_writer_through_litestream() {
         let health = Client::new().get(&replica.server.url("/healthz"), &[]);
         assert_eq!(health.status, 200, "{}", health.text());
         let catalog = &health.json()["catalog"];
-        assert!(catalog["reloads"].as_u64() >= Some(4));
+        // A restore replaces the file, which the server reopens; `ccc
+        // follow` changes it in place, which the server sees as it sees a
+        // local publish.
+        let reloads = catalog["reloads"].as_u64();
+        match replica.how {
+            Follow::Restore => assert!(reloads >= Some(4), "{catalog}"),
+            Follow::Pages => assert_eq!(reloads, Some(0), "{catalog}"),
+        }
         // Its follower keeps confirming the catalog (`--max-lag`).
         let follower = &catalog["follower"];
         assert_eq!(follower["stale"], false, "{catalog}");
         assert!(follower["seen_secs_ago"].as_u64() <= Some(5), "{catalog}");
     }
+
+    // `ccc follow` took one snapshot, to make the catalog, and followed
+    // page by page from then on, through its restart.
+    let first = std::fs::read_to_string(&replicas[0].log).expect("edge1's log");
+    let again = std::fs::read_to_string(&restarted_log).expect("edge1's second log");
+    print!("edge1, ccc follow:\n{first}edge1, ccc follow after kill -9:\n{again}");
+    assert_eq!(first.matches("from a snapshot").count(), 1, "{first}");
+    assert!(
+        first.contains("made") && first.contains("from transaction"),
+        "{first}"
+    );
+    assert!(
+        !again.contains("from a snapshot") && again.contains("from transaction"),
+        "{again}"
+    );
 
     let wrong = seen.wrong.lock().expect("wrong");
     let requests = seen.requests.load(Ordering::Relaxed);

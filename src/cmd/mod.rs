@@ -7,6 +7,7 @@ pub mod causal;
 pub mod check;
 pub mod diff;
 pub mod export;
+pub mod follow;
 pub mod gc;
 pub mod generate;
 pub mod inspect;

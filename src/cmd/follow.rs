@@ -1,0 +1,148 @@
+//! `ccc follow REPLICA`: runs [`crate::follow::Follower`] rounds every
+//! interval until SIGINT or SIGTERM, which end it with 0 as they end a
+//! server. A failed round prints its error to stderr and the next try
+//! waits twice as long, up to 64 intervals; a good round goes back to the
+//! interval. A replica whose directory is not in an existing directory
+//! ends it at once with exit 1, so a service manager shows a wrong path
+//! instead of a follower that waits forever; a replica Litestream has not
+//! made yet is waited for, and said so once.
+
+use crate::cli::FollowArgs;
+use crate::error::{Error, Result};
+use crate::follow::{Applied, Follower, Round};
+use crate::output::{self, count};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// The longest wait after failures, in intervals.
+const MAX_BACKOFF: u32 = 64;
+
+pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
+    let follower = Follower {
+        replica: replica_dir(&args.replica)?,
+        served: db.to_path_buf(),
+    };
+    let mut delay = args.interval;
+    let mut said_waiting = false;
+    loop {
+        let started = Instant::now();
+        match follower.round() {
+            Ok(Round::Waiting) => {
+                if args.once {
+                    return Err(no_snapshot(&follower.replica));
+                }
+                if !said_waiting && !args.quiet {
+                    eprintln!("ccc follow: {}; waiting", no_snapshot(&follower.replica));
+                }
+                said_waiting = true;
+                delay = args.interval;
+            }
+            Ok(Round::Current { .. }) => delay = args.interval,
+            Ok(Round::Applied(applied)) => {
+                if !args.quiet {
+                    output::print(describe(&follower, &applied, started.elapsed()))?;
+                }
+                delay = args.interval;
+            }
+            Err(e) if args.once => return Err(e),
+            Err(e) => {
+                delay = (delay * 2).min(args.interval * MAX_BACKOFF);
+                eprintln!(
+                    "ccc follow: {e}; next try in {}",
+                    seconds(delay.as_secs_f64())
+                );
+            }
+        }
+        if args.once || !sleep_unless_stopped(delay) {
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+/// The replica's directory from a path or a file:// URL. Remote replicas
+/// (s3:// and the like) are for examples/deploy/ccc-follow, which restores
+/// through Litestream.
+fn replica_dir(replica: &str) -> Result<PathBuf> {
+    let path = match replica.split_once("://") {
+        None => PathBuf::from(replica),
+        Some(("file", rest)) => PathBuf::from(rest),
+        Some((scheme, _)) => {
+            return Err(Error::Usage(format!(
+                "ccc follow reads a replica on a file system (a path or file:// URL), not {scheme}://; \
+                 for a remote replica use examples/deploy/ccc-follow, which restores through litestream"
+            )));
+        }
+    };
+    match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_dir() => Ok(path),
+        Ok(_) => Err(Error::BadInput {
+            path,
+            what: "not a directory: REPLICA is the directory of a Litestream file replica".into(),
+        }),
+        // Litestream makes the directory at its first sync: one that is
+        // not there yet, in a directory that is, is waited for.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent_is_dir(&path) => Ok(path),
+        Err(source) => Err(Error::Io { path, source }),
+    }
+}
+
+fn parent_is_dir(path: &Path) -> bool {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.is_dir(),
+        _ => true,
+    }
+}
+
+fn no_snapshot(replica: &Path) -> Error {
+    Error::BadInput {
+        path: replica.to_path_buf(),
+        what: "no snapshot to start from yet (is Litestream replicating to it?)".into(),
+    }
+}
+
+/// One line per round that changed the catalog.
+fn describe(follower: &Follower, applied: &Applied, took: Duration) -> String {
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let behind = now_ms.saturating_sub(applied.committed_ms) as f64 / 1000.0;
+    let how = if applied.created {
+        format!("made {} from a snapshot", follower.served.display())
+    } else if applied.from_snapshot {
+        "started over from a snapshot".to_string()
+    } else {
+        format!("from transaction {:016x}", applied.from.unwrap_or_default())
+    };
+    format!(
+        "transaction {:016x}: {how}, {} and {} in {}, {} after the writer's commit",
+        applied.txid,
+        count(applied.files as u64, "file"),
+        count(applied.pages, "page"),
+        seconds(took.as_secs_f64()),
+        seconds(behind),
+    )
+}
+
+fn seconds(s: f64) -> String {
+    if s < 1.0 {
+        format!("{:.0} ms", s * 1000.0)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// Sleeps `delay`, waking early on SIGINT or SIGTERM: false when one came.
+fn sleep_unless_stopped(delay: Duration) -> bool {
+    let until = Instant::now() + delay;
+    loop {
+        if crate::interrupt::requested().is_some() {
+            return false;
+        }
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(100)));
+    }
+}
