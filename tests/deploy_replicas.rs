@@ -528,6 +528,42 @@ fn the_follower_fails_loudly_and_cleans_up_after_itself() {
     assert!(said.is_some(), "{}", log());
 }
 
+/// `ccc follow` refuses what it cannot follow at once, naming it: a remote
+/// URL (exit 2, pointing at the script), a path in a directory that does
+/// not exist (exit 1); with `--once`, a replica with no snapshot yet is an
+/// error too. None of them makes a catalog.
+#[test]
+fn ccc_follow_refuses_what_it_cannot_follow() {
+    let ws = Workspace::new();
+    let db = ws.path().join("edge.db");
+    let follow = |replica: &str| {
+        Command::new(ccc_path())
+            .arg("--db")
+            .arg(&db)
+            .args(["follow", replica, "--once"])
+            .output()
+            .expect("ccc runs")
+    };
+    let out = follow("s3://bucket/cdn");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("examples/deploy/ccc-follow"));
+
+    let missing = ws.path().join("no/such/replica");
+    let out = follow(missing.to_str().expect("UTF-8"));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/replica"));
+
+    let empty = ws.path().join("replica");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let out = follow(&format!("file://{}", empty.display()));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no snapshot"),
+        "{out:?}"
+    );
+    assert!(!db.exists());
+}
+
 /// The systemd units in examples/deploy are ones systemd accepts: the
 /// origin's socket and service, the writer's Litestream and each replica's
 /// follower. (The programs they start are not installed here; that is the

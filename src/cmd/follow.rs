@@ -106,7 +106,7 @@ fn describe(follower: &Follower, applied: &Applied, took: Duration) -> String {
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let behind = now_ms.saturating_sub(applied.committed_ms) as f64 / 1000.0;
+    let behind = now_ms.saturating_sub(applied.shipped_ms) as f64 / 1000.0;
     let how = if applied.created {
         format!("made {} from a snapshot", follower.served.display())
     } else if applied.from_snapshot {
@@ -115,7 +115,7 @@ fn describe(follower: &Follower, applied: &Applied, took: Duration) -> String {
         format!("from transaction {:016x}", applied.from.unwrap_or_default())
     };
     format!(
-        "transaction {:016x}: {how}, {} and {} in {}, {} after the writer's commit",
+        "transaction {:016x}: {how}, {} and {} in {}, {} after Litestream shipped it",
         applied.txid,
         count(applied.files as u64, "file"),
         count(applied.pages, "page"),

@@ -38,7 +38,8 @@ pub struct Header {
     pub commit: u32,
     pub min_txid: u64,
     pub max_txid: u64,
-    /// When the newest transaction was written, in ms since the epoch.
+    /// When Litestream took the newest transaction from the writer, in ms
+    /// since the epoch.
     pub timestamp_ms: u64,
 }
 

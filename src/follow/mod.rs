@@ -70,8 +70,9 @@ pub struct Applied {
     pub from_snapshot: bool,
     /// The served catalog did not exist and was made.
     pub created: bool,
-    /// When the writer committed the newest transaction, ms since the epoch.
-    pub committed_ms: u64,
+    /// When Litestream took the newest transaction from the writer, ms
+    /// since the epoch (the LTX timestamp).
+    pub shipped_ms: u64,
 }
 
 impl Follower {
@@ -115,7 +116,7 @@ impl Follower {
             pages: written.pages,
             from_snapshot,
             created,
-            committed_ms: written.committed_ms,
+            shipped_ms: written.shipped_ms,
         }))
     }
 
@@ -189,7 +190,7 @@ fn side(path: &Path, suffix: &str) -> PathBuf {
 
 struct Written {
     pages: u64,
-    committed_ms: u64,
+    shipped_ms: u64,
 }
 
 /// Writes the pages of `steps`, in order, into the database at `db` in one
@@ -261,7 +262,7 @@ fn apply(db: &Path, steps: &[&plan::LtxFile], fresh: bool) -> Result<Written> {
     transaction.commit().map_err(sql)?;
     Ok(Written {
         pages,
-        committed_ms: last.timestamp_ms,
+        shipped_ms: last.timestamp_ms,
     })
 }
 
