@@ -122,9 +122,7 @@ impl Follower {
 
     /// The heartbeat and position file beside the served catalog.
     pub fn position_path(&self) -> PathBuf {
-        let mut path = self.served.as_os_str().to_os_string();
-        path.push(".follow");
-        PathBuf::from(path)
+        side(&self.served, ".follow")
     }
 
     /// The transaction the served catalog holds, as last recorded; None
@@ -141,9 +139,7 @@ impl Follower {
     /// modification time is the heartbeat.
     fn record(&self, txid: u64) -> Result<()> {
         let path = self.position_path();
-        let mut temporary = path.clone().into_os_string();
-        temporary.push(".tmp");
-        let temporary = PathBuf::from(temporary);
+        let temporary = side(&path, ".tmp");
         std::fs::write(&temporary, format!("{txid:016x}\n"))
             .and_then(|()| std::fs::rename(&temporary, &path))
             .map_err(|e| Error::io(&path, e))
@@ -153,9 +149,7 @@ impl Follower {
     /// snapshot first): built beside it and renamed into place once
     /// committed, so that a server waiting for the path never sees half.
     fn create(&self, steps: &[&plan::LtxFile]) -> Result<Written> {
-        let mut building = self.served.as_os_str().to_os_string();
-        building.push(".building");
-        let building = PathBuf::from(building);
+        let building = side(&self.served, ".building");
         for stale in [
             &building,
             &side(&building, "-journal"),
@@ -181,7 +175,7 @@ impl Follower {
     }
 }
 
-/// `path` with `suffix` appended (SQLite's side files).
+/// `path` with `suffix` appended: SQLite's side files, and the follower's.
 fn side(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(suffix);
