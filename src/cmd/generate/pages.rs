@@ -52,7 +52,7 @@ pub const PAGES: &[Page] = &[
         exits: &[("4", "ccc causal --strict: the ledger audit found an error.")],
         see_also: &[
             "publish", "ls", "inspect", "diff", "cat", "tag", "rm", "gc", "verify", "check",
-            "backup", "export", "serve", "causal",
+            "backup", "follow", "export", "serve", "causal",
         ],
     },
     Page {
@@ -234,6 +234,24 @@ pub const PAGES: &[Page] = &[
         see_also: &["verify", "export"],
     },
     Page {
+        command: "follow",
+        examples: &[
+            (
+                "ccc --db /srv/ccc/cdn.db follow /mnt/replica",
+                "Keep /srv/ccc/cdn.db a copy of the writer's, from the Litestream file replica at /mnt/replica.",
+            ),
+            (
+                "ccc --db /srv/ccc/cdn.db follow file:///mnt/replica --once",
+                "Bring the copy up to date once, then exit.",
+            ),
+        ],
+        exits: &[(
+            "0",
+            "Stopped by SIGINT or SIGTERM (between rounds), or, with --once, the copy is the replica's newest.",
+        )],
+        see_also: &["serve", "backup"],
+    },
+    Page {
         command: "export",
         examples: &[
             (
@@ -262,7 +280,7 @@ pub const PAGES: &[Page] = &[
             "0",
             "Success, also when stopped by SIGINT or SIGTERM, after the requests in flight: that is how a server ends.",
         )],
-        see_also: &["causal", "export"],
+        see_also: &["causal", "export", "follow"],
     },
     Page {
         command: "causal",
