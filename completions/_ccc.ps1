@@ -37,6 +37,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
+            [CompletionResult]::new('importmap', 'importmap', [CompletionResultType]::ParameterValue, 'Write the import map that loads a version and what it imports from the catalog, without a bundler')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Keep the catalog a copy of a writer''s, from its Litestream replica')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
@@ -231,6 +232,17 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'ccc;importmap' {
+            [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Where the URLs start, like https://cdn.example.com (an http or https URL, optionally with a path); default: none, so URLs are root-relative (/assets/...) for pages served by the same ccc')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--integrity', '--integrity', [CompletionResultType]::ParameterName, 'Pin every module the map can reach to its bytes: `integrity` with each file''s `sha256-...` Subresource Integrity value, which browsers check before running it')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the map with what went into it (the versions it pins, the specifiers left unresolved) as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'ccc;backup' {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace OUT if it exists')
@@ -352,6 +364,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
+            [CompletionResult]::new('importmap', 'importmap', [CompletionResultType]::ParameterValue, 'Write the import map that loads a version and what it imports from the catalog, without a bundler')
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Keep the catalog a copy of a writer''s, from its Litestream replica')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
@@ -400,6 +413,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;check' {
+            break
+        }
+        'ccc;help;importmap' {
             break
         }
         'ccc;help;backup' {

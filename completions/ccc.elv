@@ -34,6 +34,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
+            cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
@@ -208,6 +209,16 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;importmap'= {
+            cand --base 'Where the URLs start, like https://cdn.example.com (an http or https URL, optionally with a path); default: none, so URLs are root-relative (/assets/...) for pages served by the same ccc'
+            cand --db 'The catalog file'
+            cand --integrity 'Pin every module the map can reach to its bytes: `integrity` with each file''s `sha256-...` Subresource Integrity value, which browsers check before running it'
+            cand --json 'Print the map with what went into it (the versions it pins, the specifiers left unresolved) as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;backup'= {
             cand --db 'The catalog file'
             cand --force 'Replace OUT if it exists'
@@ -324,6 +335,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
+            cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
@@ -359,6 +371,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;verify'= {
         }
         &'ccc;help;check'= {
+        }
+        &'ccc;help;importmap'= {
         }
         &'ccc;help;backup'= {
         }

@@ -64,6 +64,7 @@ pub enum Command {
     Gc(Checked<GcArgs>),
     Verify(VerifyArgs),
     Check(ReferencesArgs),
+    Importmap(ImportmapArgs),
     Backup(BackupArgs),
     Follow(FollowArgs),
     Serve(ServeArgs),
@@ -569,6 +570,48 @@ pub struct ReferencesArgs {
     pub target: String,
 
     /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Write the import map that loads a version and what it imports from the
+/// catalog, without a bundler.
+///
+/// The map (JSON, as browsers read it, on stdout) sends the version's own
+/// entry points (package.json `exports`, with the `browser`, `import`,
+/// `module` and `default` conditions and `./*` patterns, else `module` or
+/// `main`) and every bare specifier its files import (`rxjs`,
+/// `lodash-es/debounce.js`) to exact-version URLs under /assets/. Each
+/// package imported is the newest version in the catalog that the range
+/// of the version's `dependencies` or `peerDependencies` allows (npm's
+/// rules; an undeclared one takes the newest release), and what it
+/// imports is resolved the same way, into `scopes` where two versions
+/// need different answers. `ccc serve` answers
+/// /assets/PKG/VERSION/?importmap with the same map.
+///
+/// A specifier nothing satisfies is left out of the map and listed on
+/// stderr (with --json, in `unresolved`); the map is still written, and
+/// the exit code is 1, as for `ccc check`.
+#[derive(Debug, Args)]
+pub struct ImportmapArgs {
+    /// The version, like `app@1.4.0` (or `app@latest`, `app@^1`).
+    #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
+    pub target: Target,
+
+    /// Where the URLs start, like https://cdn.example.com (an http or https
+    /// URL, optionally with a path); default: none, so URLs are
+    /// root-relative (/assets/...) for pages served by the same ccc.
+    #[arg(long, value_name = "URL", value_parser = parse_base)]
+    pub base: Option<crate::importmap::Base>,
+
+    /// Pin every module the map can reach to its bytes: `integrity` with
+    /// each file's `sha256-...` Subresource Integrity value, which browsers
+    /// check before running it.
+    #[arg(long)]
+    pub integrity: bool,
+
+    /// Print the map with what went into it (the versions it pins, the
+    /// specifiers left unresolved) as JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -1352,6 +1395,10 @@ fn parse_package_or_version(s: &str) -> Result<Target, String> {
 fn parse_version(s: &str) -> Result<Target, String> {
     let form = "PKG@VERSION, like app@1.4.0 or app@latest";
     Target::parse_as(s, Part::Required, Part::Refused, form).map_err(spec_error)
+}
+
+fn parse_base(s: &str) -> Result<crate::importmap::Base, String> {
+    crate::importmap::Base::parse(s)
 }
 
 /// `PKG@VERSION` when there is an `@` after a scope's, else a version of

@@ -142,6 +142,16 @@ pub enum Error {
     #[error("{}", version_not_found(package, version))]
     VersionNotFound { package: String, version: String },
 
+    /// `ccc importmap` on a version without a readable `package.json`.
+    #[error(
+        "{package}@{version} has no import map: {why} (its package.json names the entry points and the ranges of its dependencies)"
+    )]
+    NoManifest {
+        package: String,
+        version: String,
+        why: String,
+    },
+
     #[error("{path} is not a file of {package}@{version}")]
     AssetNotFound {
         package: String,

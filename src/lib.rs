@@ -36,6 +36,7 @@ pub mod error;
 pub mod file_id;
 pub mod follow;
 pub mod http;
+pub mod importmap;
 pub mod interrupt;
 pub mod log;
 pub mod output;
@@ -88,6 +89,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Check(args) => cmd::check::run(db, args),
+        Command::Importmap(args) => cmd::importmap::run(db, args),
         Command::Backup(args) => cmd::backup::run(db, args),
         Command::Follow(args) => cmd::follow::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),

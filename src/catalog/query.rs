@@ -12,6 +12,7 @@ use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
 use serde::Serialize;
+use std::io::Read;
 
 /// One package with its totals: an element of `ccc ls --json`.
 ///
@@ -460,8 +461,7 @@ impl Catalog {
 
     /// The `package.json` at a version's root, decoded, if it has one no
     /// larger than [`super::manifest::MAX_MANIFEST_SIZE`].
-    fn manifest(&self, version_id: i64) -> Result<Option<Vec<u8>>> {
-        use std::io::Read;
+    pub fn manifest(&self, version_id: i64) -> Result<Option<Vec<u8>>> {
         let found: Option<(Vec<u8>, Encoding)> = self
             .conn()
             .prepare_cached(
@@ -646,21 +646,78 @@ impl Catalog {
               WHERE version_id = ?1 AND target = ?2 ORDER BY path, line, col"
         };
         let mut stmt = self.conn().prepare_cached(sql).at(self)?;
-        stmt.query_map(rusqlite::params![version_id, path], |r| {
-            Ok(StoredLink {
-                file: r.get(0)?,
-                line: r.get(1)?,
-                column: r.get(2)?,
-                kind: r.get(3)?,
-                reference: r.get(4)?,
-                class: r.get(5)?,
-                target: r.get(6)?,
-            })
-        })
-        .at(self)?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .at(self)
+        stmt.query_map(rusqlite::params![version_id, path], stored_link)
+            .at(self)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(self)
     }
+}
+
+impl Catalog {
+    /// Every static and dynamic `import` of version `version_id`'s files
+    /// as publish stored them, by file, line and column; empty for a
+    /// catalog or a version published without references.
+    pub fn module_links(&self, version_id: i64) -> Result<Vec<StoredLink>> {
+        if !self.has_refs() {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self
+            .conn()
+            .prepare_cached(
+                "SELECT path, line, col, kind, written, class, target FROM refs
+                  WHERE version_id = ?1 AND kind IN ('import', 'dynamic_import')
+                  ORDER BY path, line, col",
+            )
+            .at(self)?;
+        stmt.query_map([version_id], stored_link)
+            .at(self)?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .at(self)
+    }
+
+    /// Whether publish stored any reference of version `version_id`: a
+    /// version published with `--no-check`, or before references were
+    /// stored, has none.
+    pub fn has_stored_links(&self, version_id: i64) -> Result<bool> {
+        if !self.has_refs() {
+            return Ok(false);
+        }
+        self.conn()
+            .prepare_cached("SELECT 1 FROM refs WHERE version_id = ?1 LIMIT 1")
+            .and_then(|mut s| s.exists([version_id]))
+            .at(self)
+    }
+
+    /// The original bytes of a file: its stored body, decoded.
+    pub fn decoded(&self, file: &AssetRow) -> Result<Vec<u8>> {
+        let mut stored = Vec::new();
+        self.copy_blob(file.blob_id, &mut stored, &|e| {
+            Error::Internal(e.to_string())
+        })?;
+        if file.encoding != Encoding::Gzip {
+            return Ok(stored);
+        }
+        let mut raw = Vec::with_capacity(file.raw_bytes as usize);
+        flate2::read::MultiGzDecoder::new(&stored[..])
+            .read_to_end(&mut raw)
+            .map_err(|e| Error::Corrupt {
+                path: self.path().to_path_buf(),
+                what: format!("{}: does not decode: {e}", file.path),
+            })?;
+        Ok(raw)
+    }
+}
+
+fn stored_link(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredLink> {
+    Ok(StoredLink {
+        file: r.get(0)?,
+        line: r.get(1)?,
+        column: r.get(2)?,
+        kind: r.get(3)?,
+        reference: r.get(4)?,
+        class: r.get(5)?,
+        target: r.get(6)?,
+    })
 }
 
 /// `$brotli`: the size of the blob's brotli stream, or NULL.

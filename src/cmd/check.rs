@@ -6,13 +6,12 @@
 
 use crate::catalog::publish::{self, CatalogFiles, NoProgress, Sink, Source};
 use crate::catalog::query::Page;
-use crate::catalog::{Access, Catalog, Encoding, archive, chunks};
+use crate::catalog::{Access, Catalog, archive, chunks};
 use crate::cli::ReferencesArgs;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::refs::check::{self, Report, is_read};
 use crate::spec::{Part, Target};
-use std::io::Read;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -177,27 +176,10 @@ fn check_catalog(db: &Path, target: &Target) -> Result<(String, Report)> {
         files.iter().map(|f| (f.path.as_str(), f)).collect();
     let exact = version.version.to_string();
     let report = check::check(&target.package, &exact, &paths, |path| {
-        let Some(file) = by_path.get(path) else {
-            return Ok(None);
-        };
-        let mut stored = Vec::new();
-        catalog.copy_blob(file.blob_id, &mut stored, &|e| {
-            Error::Internal(e.to_string())
-        })?;
-        let bytes = match file.encoding {
-            Encoding::Gzip => {
-                let mut raw = Vec::with_capacity(file.raw_bytes as usize);
-                flate2::read::MultiGzDecoder::new(&stored[..])
-                    .read_to_end(&mut raw)
-                    .map_err(|e| Error::Corrupt {
-                        path: db.to_path_buf(),
-                        what: format!("{}: does not decode: {e}", file.path),
-                    })?;
-                raw
-            }
-            _ => stored,
-        };
-        Ok(Some(bytes))
+        match by_path.get(path) {
+            Some(file) => catalog.decoded(file).map(Some),
+            None => Ok(None),
+        }
     })?;
     Ok((format!("{}@{exact}", target.package), report))
 }

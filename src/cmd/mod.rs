@@ -10,6 +10,7 @@ pub mod export;
 pub mod follow;
 pub mod gc;
 pub mod generate;
+pub mod importmap;
 pub mod inspect;
 pub mod ls;
 pub mod publish;

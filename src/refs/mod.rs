@@ -256,7 +256,7 @@ impl<'a> Version<'a> {
 }
 
 /// `scheme:` at the start (`https:`, `data:`, `mailto:`, `node:`).
-fn has_scheme(target: &str) -> bool {
+pub(crate) fn has_scheme(target: &str) -> bool {
     target.split_once(':').is_some_and(|(scheme, _)| {
         !scheme.is_empty()
             && scheme

@@ -51,8 +51,22 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[("4", "ccc causal --strict: the ledger audit found an error.")],
         see_also: &[
-            "publish", "ls", "inspect", "diff", "cat", "tag", "rm", "gc", "verify", "check",
-            "backup", "follow", "export", "serve", "causal",
+            "publish",
+            "ls",
+            "inspect",
+            "diff",
+            "cat",
+            "tag",
+            "rm",
+            "gc",
+            "verify",
+            "check",
+            "importmap",
+            "backup",
+            "follow",
+            "export",
+            "serve",
+            "causal",
         ],
     },
     Page {
@@ -216,7 +230,29 @@ pub const PAGES: &[Page] = &[
             "1",
             "A reference is missing, matches a file only under another case, or leaves the version.",
         )],
-        see_also: &["publish", "inspect"],
+        see_also: &["publish", "inspect", "importmap"],
+    },
+    Page {
+        command: "importmap",
+        examples: &[
+            (
+                "ccc importmap app@1.4.0 > importmap.json",
+                "The import map of app 1.4.0 and the packages it imports, root-relative URLs.",
+            ),
+            (
+                "ccc importmap app@1.4.0 --integrity --base https://cdn.example.com",
+                "Every module pinned to its sha256, URLs on the CDN's origin.",
+            ),
+            (
+                "ccc importmap app@latest --json",
+                "The map with the versions it pins and every specifier left unresolved.",
+            ),
+        ],
+        exits: &[(
+            "1",
+            "A specifier could not be resolved (the map is still written, each one named on stderr), or the version has no package.json.",
+        )],
+        see_also: &["check", "publish", "serve"],
     },
     Page {
         command: "backup",
