@@ -6,6 +6,7 @@
 //! ```text
 //! /assets/<pkg>/<version>/<path...>   an asset (pkg may be @scope/name)
 //! /assets/<pkg>/<version>/            the version's file list (JSON, or HTML)
+//! /assets/<pkg>/<version>/?importmap  the version's import map
 //! /assets/<pkg>/<version>             -> redirect to the version's entry file
 //! /assets/<pkg>/                      the package's versions and tags (JSON, or HTML)
 //! /assets/<pkg>                       -> redirect to `latest`'s entry file
@@ -21,7 +22,9 @@
 //! `rewrite` does: cache-busting and tracking parameters survive the hop
 //! from `latest` or a range to the exact version. The listings (every
 //! package, a package's versions, a version's files) read `limit` and
-//! `offset` from it ([`listing_page`]); every other parameter is left alone.
+//! `offset` from it ([`listing_page`]), and a version's listing answers its
+//! import map instead when asked `?importmap` ([`import_map_asked`]);
+//! every other parameter is left alone.
 //!
 //! Routing allocates nothing for a target without percent-escapes: the
 //! route's names are slices of the target. Only a decoded target is copied
@@ -283,6 +286,21 @@ pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> S
     url
 }
 
+/// Whether `target`, a version's listing, asks for its import map
+/// instead (`?importmap`), and then whether with integrity
+/// (`?importmap&integrity`): None when the query names no `importmap`.
+/// The parameters' values are not read.
+pub fn import_map_asked(target: &str) -> Option<bool> {
+    let before_fragment = target.split('#').next().unwrap_or("");
+    let (_, query) = before_fragment.split_once('?')?;
+    let keys: Vec<&str> = query
+        .split('&')
+        .map(|pair| pair.split_once('=').map_or(pair, |(key, _)| key))
+        .collect();
+    keys.contains(&"importmap")
+        .then(|| keys.contains(&"integrity"))
+}
+
 /// The page of a listing that `target` asks for with `?limit=N&offset=M`
 /// (both optional, whole numbers; `limit=0` or none: every row). The error names the parameter and the value at fault.
 pub fn listing_page(target: &str) -> Result<Page, String> {
@@ -447,6 +465,19 @@ mod tests {
             Err("the query parameter `limit` must be a whole number, not `-1`".into())
         );
         assert!(listing_page("/assets/a/1.0.0/?offset").is_err());
+    }
+
+    #[test]
+    fn the_import_map_is_asked_by_the_query() {
+        assert_eq!(import_map_asked("/assets/a/1.0.0/"), None);
+        assert_eq!(import_map_asked("/assets/a/1.0.0/?limit=3"), None);
+        assert_eq!(import_map_asked("/assets/a/1.0.0/?importmap"), Some(false));
+        assert_eq!(
+            import_map_asked("/assets/a/1.0.0/?v=2&importmap=1&integrity"),
+            Some(true)
+        );
+        assert_eq!(import_map_asked("/assets/a/1.0.0/#?importmap"), None);
+        assert_eq!(import_map_asked("/assets/a/1.0.0/?importmaps"), None);
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::log;
 use crate::serve::alias;
 use crate::serve::browse;
 use crate::serve::counters::{Counters, RouteClass};
+use crate::serve::import_map;
 use crate::serve::metrics;
 use crate::serve::prepared::{self, IMMUTABLE};
 use crate::serve::store::{self, AssetKeyRef, CatalogState};
@@ -293,10 +294,20 @@ impl Answer {
     }
 
     pub(super) fn json_bytes(status: u16, cache_control: &str, body: Vec<u8>) -> Answer {
+        Answer::typed(status, "application/json", cache_control, body)
+    }
+
+    /// A body of `content_type` that is not an asset.
+    pub(super) fn typed(
+        status: u16,
+        content_type: &str,
+        cache_control: &str,
+        body: Vec<u8>,
+    ) -> Answer {
         Answer {
             status,
             headers: with_cors([
-                ("Content-Type", "application/json"),
+                ("Content-Type", content_type),
                 ("Cache-Control", cache_control),
             ]),
             body: Body::Owned(body),
@@ -724,6 +735,9 @@ fn listing(
     let Ok(exact) = semver::Version::parse(version) else {
         return alias::redirect(ask, store, policy, package, version, "");
     };
+    if let Some(integrity) = route::import_map_asked(ask.target) {
+        return import_map::answer(ask, store, policy, package, &exact, integrity);
+    }
     let page = match route::listing_page(ask.target) {
         Ok(page) => page,
         Err(why) => return Ok(Answer::error(400, &why)),
@@ -800,7 +814,7 @@ fn index(ask: &Ask<'_>, store: &store::Handle, policy: &alias::Policy) -> Result
 }
 
 /// The 404 of a listing: JSON, or a page for a browser.
-fn missing_listing(
+pub(super) fn missing_listing(
     ask: &Ask<'_>,
     format: Format,
     store: &store::Handle,

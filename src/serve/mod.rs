@@ -34,6 +34,7 @@ pub mod browse;
 pub mod cache;
 pub mod counters;
 mod frequency;
+mod import_map;
 pub mod metrics;
 pub mod prepared;
 mod service;

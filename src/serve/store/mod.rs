@@ -64,6 +64,7 @@ use crate::catalog::chunks::{ChunkCursor, ChunkedBlob};
 use crate::catalog::query::{PackageRow, PackageVersions, Page, VersionFiles};
 use crate::causal;
 use crate::error::Result;
+use crate::importmap::ImportMap;
 use crate::serve::cache::{Cache, Reader};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
@@ -155,6 +156,8 @@ enum Msg {
     /// The exact version a selector picks, if any.
     Resolve(String, Selector, Reply<Result<Option<Resolved>>>),
     List(String, String, Page, Reply<Result<Option<VersionFiles>>>),
+    /// An exact version's import map, with integrity or without.
+    ImportMap(String, String, bool, Reply<Result<Option<ImportMap>>>),
     Package(String, Page, Reply<Result<Option<PackageVersions>>>),
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
     /// Every package with its totals.
@@ -281,6 +284,20 @@ impl Handle {
         self.read(
             |c| queries::list(c, &package, &version, page),
             |reply| Msg::List(package.clone(), version.clone(), page, reply),
+        )
+    }
+
+    /// The import map of `package@version` (root-relative, with
+    /// `integrity` if asked), if that exact version exists.
+    pub fn import_map(
+        &self,
+        package: String,
+        version: String,
+        integrity: bool,
+    ) -> Result<Option<ImportMap>> {
+        self.read(
+            |c| queries::import_map(c, &package, &version, integrity),
+            |reply| Msg::ImportMap(package.clone(), version.clone(), integrity, reply),
         )
     }
 

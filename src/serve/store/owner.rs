@@ -178,6 +178,12 @@ impl Actor for Store {
                     .and_then(|c| queries::list(c, &package, &version, page));
                 reply.send(self.after_read(result))
             }
+            Msg::ImportMap(package, version, integrity, reply) => {
+                let result = self
+                    .catalog()
+                    .and_then(|c| queries::import_map(c, &package, &version, integrity));
+                reply.send(self.after_read(result))
+            }
             Msg::Package(package, page, reply) => {
                 let result = self
                     .catalog()

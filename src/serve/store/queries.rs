@@ -5,6 +5,7 @@ use super::{Resolved, Shared};
 use crate::catalog::Catalog;
 use crate::catalog::query::{Page, VersionFiles};
 use crate::error::{Error, Result};
+use crate::importmap::{self, ImportMap};
 use crate::spec::Selector;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -31,6 +32,30 @@ pub(super) fn resolve(
         ) => Ok(None),
         Err(e) => Err(e),
     }
+}
+
+/// The import map of `package@version` with root-relative URLs (and
+/// `integrity` if asked), if that exact version exists: what `ccc
+/// importmap` prints for it.
+pub(super) fn import_map(
+    catalog: &Catalog,
+    package: &str,
+    version: &str,
+    integrity: bool,
+) -> Result<Option<ImportMap>> {
+    let Ok(exact) = semver::Version::parse(version) else {
+        return Ok(None);
+    };
+    let row = match catalog.resolve(package, &Selector::Exact(exact)) {
+        Ok(row) => row,
+        Err(Error::PackageNotFound { .. } | Error::VersionNotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let options = importmap::Options {
+        base: importmap::Base::default(),
+        integrity,
+    };
+    Ok(Some(importmap::generate(catalog, row, &options)?.importmap))
 }
 
 /// The files of `package@version` in `page`, if that exact version exists.
