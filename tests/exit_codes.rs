@@ -36,6 +36,10 @@ fn workspace(setup: Setup) -> Workspace {
     let ws = Workspace::new();
     ws.write("dist/index.html", "<p>hello</p>\n");
     ws.write("dist/app.js", "console.log(1);\n");
+    ws.write(
+        "dist/package.json",
+        "{\"name\": \"app\", \"main\": \"app.js\"}\n",
+    );
     ws.write("a-file", "not a directory\n");
     if let Setup::Catalog = setup {
         ws.publish("app@1.0.0", "dist", &[]);
@@ -102,6 +106,16 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
         (Catalog, vec!["verify", "-q"], Code(0)),
         (Catalog, vec!["verify", "--fast"], Code(2)),
         (Empty, vec!["verify"], Code(1)),
+        // importmap (1 also when a specifier is unresolved: tests/importmap.rs)
+        (Catalog, vec!["importmap", "app@1.0.0"], Code(0)),
+        (Catalog, vec!["importmap", "app"], Code(2)),
+        (
+            Catalog,
+            vec!["importmap", "app@1.0.0", "--base", "cdn.example.com"],
+            Code(2),
+        ),
+        (Catalog, vec!["importmap", "nope@1.0.0"], Code(1)),
+        (Empty, vec!["importmap", "app@1.0.0"], Code(1)),
         // backup
         (Catalog, vec!["backup", "-q", "copy.db"], Code(0)),
         (Catalog, vec!["backup"], Code(2)),

@@ -32,6 +32,7 @@ mod exit_codes;
 mod export;
 mod gc;
 mod generated;
+mod importmap;
 mod integrity;
 mod json_docs;
 mod ls_inspect;

@@ -235,20 +235,25 @@ impl Manifest {
     /// What the package itself offers an importer, for the top of its
     /// own import map: each exact subpath of `exports` that leads to a
     /// file; each pattern as a folder where both sides end in `/*`, else
-    /// as every file of `files` it matches; without `exports`, `.` and
-    /// the whole package as a folder. The second list says why each
+    /// as every file of `files` it matches; without `exports`, `.` (if
+    /// `module`, `main` or index.js gives one) and the whole package as
+    /// a folder. The second list says why each
     /// subpath that leads nowhere does so.
     pub fn entries(&self, files: &[&str]) -> (Vec<Entry>, Vec<(String, String)>) {
         let has = |p: &str| files.binary_search(&p).is_ok();
         let mut entries = Vec::new();
         let mut failed = Vec::new();
         if self.exports.is_none() {
+            // A version that names no entry (an app's build) has no `.`,
+            // and that is no failure; one that names a missing file is.
+            let named = self.module.is_some() || self.main.is_some();
             match self.resolve(".", has) {
                 Ok(file) => entries.push(Entry::File {
                     subpath: ".".into(),
                     file,
                 }),
-                Err(why) => failed.push((".".to_string(), why)),
+                Err(why) if named => failed.push((".".to_string(), why)),
+                Err(_) => {}
             }
             entries.push(Entry::Folder {
                 prefix: "./".into(),

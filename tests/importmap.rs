@@ -1,0 +1,391 @@
+//! `ccc importmap` and `GET /assets/PKG/VERSION/?importmap`: small
+//! packages published into a temporary catalog, and the map checked
+//! entry by entry: a version's own entry points (exports conditions,
+//! subpath patterns), dependencies chosen by range (newest match first),
+//! followed transitively into scopes, what cannot be resolved reported,
+//! integrity equal to the bytes the server sends, and the server's map
+//! equal to the command's.
+
+use crate::serve_util::{Server, get};
+use crate::util::{Workspace, gunzip};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// Publishes `files` (with `package.json` holding `manifest` plus the
+/// name and version) as `package@version`.
+fn publish(ws: &Workspace, package: &str, version: &str, manifest: Value, files: &[(&str, &str)]) {
+    let dir = format!("src/{}-{version}", package.replace('/', "+"));
+    let mut manifest = manifest;
+    manifest["name"] = json!(package);
+    manifest["version"] = json!(version);
+    ws.write(&format!("{dir}/package.json"), manifest.to_string());
+    for (path, text) in files {
+        ws.write(&format!("{dir}/{path}"), text);
+    }
+    ws.publish(&format!("{package}@{version}"), &dir, &[]);
+}
+
+/// `ccc importmap ARGS --json`, whatever its exit code (0, or 1 with
+/// unresolved specifiers).
+fn generated(ws: &Workspace, args: &[&str], code: i32) -> Value {
+    let mut all = vec!["importmap"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let out = ws.fails(&all, code);
+    serde_json::from_slice(&out.stdout).expect("importmap --json")
+}
+
+#[test]
+fn a_version_s_own_entries_follow_exports_conditions_and_patterns() {
+    let ws = Workspace::new();
+    publish(
+        &ws,
+        "lib",
+        "1.0.0",
+        json!({
+            "exports": {
+                ".": {"types": "./index.d.ts", "node": "./cjs/index.js",
+                      "require": "./cjs/index.js", "default": "./esm/index.js"},
+                "./feature/*": "./esm/feature/*",
+                "./icons/*": {"import": "./esm/icons/*.js"},
+                "./server": {"node": "./cjs/server.js"},
+                "./package.json": "./package.json"
+            },
+            "main": "./cjs/index.js"
+        }),
+        &[
+            ("esm/index.js", "export const lib = 1;\n"),
+            ("cjs/index.js", "exports.lib = 1;\n"),
+            ("cjs/server.js", "exports.server = 1;\n"),
+            ("esm/feature/a.js", "export const a = 1;\n"),
+            ("esm/icons/add.js", "export default 'add';\n"),
+            ("esm/icons/cut.js", "export default 'cut';\n"),
+        ],
+    );
+    let out = generated(&ws, &["lib@1.0.0"], 0);
+    assert_eq!(
+        out["importmap"],
+        json!({"imports": {
+            "lib": "/assets/lib/1.0.0/esm/index.js",
+            "lib/feature/": "/assets/lib/1.0.0/esm/feature/",
+            "lib/icons/add": "/assets/lib/1.0.0/esm/icons/add.js",
+            "lib/icons/cut": "/assets/lib/1.0.0/esm/icons/cut.js",
+            "lib/package.json": "/assets/lib/1.0.0/package.json"
+        }}),
+        "`./server` is only for Node: {out}"
+    );
+    assert_eq!(out["unresolved"], json!([]));
+
+    // Without exports: `module` before `main`, and the whole version.
+    publish(
+        &ws,
+        "old",
+        "2.0.0",
+        json!({"main": "old.js", "module": "es/index"}),
+        &[
+            ("old.js", "module.exports = 1;\n"),
+            ("es/index.js", "export default 1;\n"),
+        ],
+    );
+    let out = ws.ok(&["importmap", "old@latest", "--base", "https://cdn.example/"]);
+    let map: Value = serde_json::from_slice(&out.stdout).expect("a map");
+    assert_eq!(
+        map,
+        json!({"imports": {
+            "old": "https://cdn.example/assets/old/2.0.0/es/index.js",
+            "old/": "https://cdn.example/assets/old/2.0.0/"
+        }})
+    );
+}
+
+#[test]
+fn dependencies_are_the_newest_version_in_range_followed_into_scopes() {
+    let ws = Workspace::new();
+    for version in ["1.0.0", "1.4.0", "1.5.0-beta.1", "2.0.0"] {
+        publish(
+            &ws,
+            "shared",
+            version,
+            json!({"exports": {".": "./index.js", "./util.js": "./util.js"}}),
+            &[
+                ("index.js", &format!("export const v = '{version}';\n")),
+                ("util.js", "export const u = 1;\n"),
+            ],
+        );
+    }
+    // widget needs shared 1.x; it imports shared through a file of its
+    // own, and `tiny`, which nothing else imports.
+    publish(
+        &ws,
+        "@ui/widget",
+        "3.1.0",
+        json!({"module": "w.js", "dependencies": {"shared": "^1.0.0", "tiny": "~0.1.0"}}),
+        &[
+            ("w.js", "export * from './inner.js';\nimport 'tiny';\n"),
+            ("inner.js", "export { v } from 'shared';\n"),
+            ("test/w.test.js", "import 'never-published';\n"),
+        ],
+    );
+    publish(
+        &ws,
+        "tiny",
+        "0.1.3",
+        json!({}),
+        &[("index.js", "export {};\n")],
+    );
+    publish(
+        &ws,
+        "tiny",
+        "0.2.0",
+        json!({}),
+        &[("index.js", "export {};\n")],
+    );
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"dependencies": {"shared": "^2.0.0 || ^1.0.0", "@ui/widget": "3.x"}}),
+        &[(
+            "js/main.js",
+            "import { v } from 'shared';\nimport 'shared/util.js';\n\
+             import '@ui/widget';\nconsole.log(v);\n",
+        )],
+    );
+    let out = generated(&ws, &["app@1.0.0"], 0);
+    assert_eq!(
+        out["importmap"],
+        json!({
+            "imports": {
+                "app/": "/assets/app/1.0.0/",
+                "shared": "/assets/shared/2.0.0/index.js",
+                "shared/util.js": "/assets/shared/2.0.0/util.js",
+                "@ui/widget": "/assets/@ui/widget/3.1.0/w.js",
+                "tiny": "/assets/tiny/0.1.3/index.js"
+            },
+            "scopes": {
+                "/assets/@ui/widget/3.1.0/": {
+                    "shared": "/assets/shared/1.4.0/index.js"
+                }
+            }
+        }),
+        "newest in range, not the prerelease; a test file's import is not traced: {out}"
+    );
+    assert_eq!(
+        out["dependencies"],
+        json!([
+            {"package": "@ui/widget", "version": "3.1.0"},
+            {"package": "shared", "version": "1.4.0"},
+            {"package": "shared", "version": "2.0.0"},
+            {"package": "tiny", "version": "0.1.3"}
+        ])
+    );
+}
+
+#[test]
+fn what_cannot_be_resolved_is_reported_and_the_map_still_written() {
+    let ws = Workspace::new();
+    publish(
+        &ws,
+        "dep",
+        "1.0.0",
+        json!({"exports": {".": "./i.js"}}),
+        &[("i.js", "export {};\n")],
+    );
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"dependencies": {"dep": "^1.0.0", "gone": "^1.0.0", "later": "^2.0.0"},
+               "module": "main.js"}),
+        &[(
+            "main.js",
+            "import 'dep';\nimport 'dep/private.js';\nimport 'gone';\nimport 'later';\n",
+        )],
+    );
+    publish(
+        &ws,
+        "later",
+        "1.9.0",
+        json!({}),
+        &[("index.js", "export {};\n")],
+    );
+    let out = ws.fails(&["importmap", "app@1.0.0"], 1);
+    let map: Value = serde_json::from_slice(&out.stdout).expect("the map, written anyway");
+    assert_eq!(map["imports"]["dep"], "/assets/dep/1.0.0/i.js");
+    assert_eq!(
+        map["imports"].as_object().map(|m| m.len()),
+        Some(3),
+        "{map}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for needle in [
+        "warning: unresolved: app@1.0.0 main.js: dep/private.js (^1.0.0): dep@1.0.0: its `exports` has no `./private.js`",
+        "warning: unresolved: app@1.0.0 main.js: gone (^1.0.0): gone is not in the catalog",
+        "later (^2.0.0): no version of later in the catalog satisfies ^2.0.0 (it has 1.9.0)",
+        "3 specifiers left out of the map",
+    ] {
+        assert!(stderr.contains(needle), "{needle}\n{stderr}");
+    }
+    let out = generated(&ws, &["app@1.0.0"], 1);
+    let specifiers: Vec<&str> = out["unresolved"]
+        .as_array()
+        .expect("unresolved")
+        .iter()
+        .map(|u| u["specifier"].as_str().expect("specifier"))
+        .collect();
+    assert_eq!(specifiers, ["dep/private.js", "gone", "later"]);
+    assert_eq!(out["unresolved"][1]["range"], "^1.0.0");
+    assert_eq!(out["unresolved"][1]["file"], "main.js");
+}
+
+#[test]
+fn bad_input_is_named() {
+    let ws = Workspace::new();
+    ws.write("site/index.html", "<p>hi</p>\n");
+    ws.publish("site@1.0.0", "site", &[]);
+    let out = ws.fails(&["importmap", "site@1.0.0"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: site@1.0.0 has no import map: it has no package.json"),
+        "{stderr}"
+    );
+    let out = ws.fails(&["importmap", "sight@1.0.0"], 1);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("package sight is not in the catalog"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for base in [
+        "cdn.example.com",
+        "ftp://cdn.example.com",
+        "https://cdn.example.com/?v=1",
+    ] {
+        let out = ws.fails(&["importmap", "site@1.0.0", "--base", base], 2);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("`{base}`")), "{stderr}");
+    }
+}
+
+fn sri(bytes: &[u8]) -> String {
+    format!("sha256-{}", STANDARD.encode(Sha256::digest(bytes)))
+}
+
+#[test]
+fn integrity_is_what_the_server_sends_and_the_server_sends_the_same_map() {
+    let ws = Workspace::new();
+    // Big enough to be stored gzipped: integrity is of the decoded bytes.
+    let big = format!("export const words = `{}`;\n", "lorem ipsum ".repeat(2000));
+    publish(
+        &ws,
+        "dep",
+        "1.0.0",
+        json!({"exports": {".": "./index.js"}}),
+        &[
+            ("index.js", "export * from './words.js';\n"),
+            ("words.js", &big),
+        ],
+    );
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"dependencies": {"dep": "1.0.0"}}),
+        &[
+            (
+                "main.js",
+                "import { words } from 'dep';\nconsole.log(words);\n",
+            ),
+            ("page.css", ""),
+        ],
+    );
+    let cli = ws.ok(&["importmap", "app@1.0.0", "--integrity"]).stdout;
+    let map: Value = serde_json::from_slice(&cli).expect("a map");
+    let integrity = map["integrity"].as_object().expect("integrity");
+    let urls: Vec<&String> = integrity.keys().collect();
+    assert_eq!(
+        urls,
+        [
+            "/assets/app/1.0.0/main.js",
+            "/assets/dep/1.0.0/index.js",
+            "/assets/dep/1.0.0/words.js"
+        ],
+        "every module, the one only a relative import reaches too"
+    );
+    let server = Server::start(&ws, &[]);
+    let mut coded = false;
+    for (url, value) in integrity {
+        for encoding in ["identity", "gzip"] {
+            let served = get(&server.url(url), &[("Accept-Encoding", encoding)]);
+            assert_eq!(served.status, 200, "{url}");
+            // Decoded, as a browser decodes a body before checking it.
+            let body = match served.header("content-encoding") {
+                Some("gzip") => gunzip(&served.body),
+                _ => served.body.clone(),
+            };
+            assert_eq!(value, &sri(&body), "{url} ({encoding})");
+        }
+        coded |= get(&server.url(url), &[("Accept-Encoding", "gzip")])
+            .header("content-encoding")
+            .is_some();
+    }
+
+    assert!(coded, "words.js is sent gzipped");
+
+    let served = get(&server.url("/assets/app/1.0.0/?importmap&integrity"), &[]);
+    assert_eq!(served.status, 200, "{}", served.text());
+    assert_eq!(served.must("content-type"), "application/importmap+json");
+    assert_eq!(
+        served.body, cli,
+        "the server's map is the command's, byte for byte"
+    );
+    let plain = get(&server.url("/assets/app/1.0.0/?importmap"), &[]);
+    assert_eq!(plain.body, ws.ok(&["importmap", "app@1.0.0"]).stdout);
+    // It moves when a newer dependency is published: cached as aliases
+    // are, and revalidated by its ETag.
+    assert_eq!(plain.must("cache-control"), "public, max-age=60");
+    let etag = plain.must("etag").to_string();
+    let again = get(
+        &server.url("/assets/app/1.0.0/?importmap"),
+        &[("If-None-Match", &etag)],
+    );
+    assert_eq!(again.status, 304);
+    // A range is sent to the exact version's map.
+    let alias = get(&server.url("/assets/app/latest/?importmap"), &[]);
+    assert_eq!(alias.status, 302);
+    assert_eq!(alias.must("location"), "/assets/app/1.0.0/?importmap");
+    let missing = get(&server.url("/assets/app/9.9.9/?importmap"), &[]);
+    assert_eq!(missing.status, 404);
+}
+
+#[test]
+fn a_dependency_published_without_its_references_is_read_now() {
+    let ws = Workspace::new();
+    publish(
+        &ws,
+        "leaf",
+        "1.0.0",
+        json!({}),
+        &[("index.js", "export {};\n")],
+    );
+    ws.write(
+        "src/mid/package.json",
+        r#"{"name": "mid", "version": "1.0.0", "dependencies": {"leaf": "1"}}"#,
+    );
+    ws.write("src/mid/index.js", "export * from './lib.js';\n");
+    ws.write("src/mid/lib.js", "import 'leaf';\n");
+    ws.publish("mid@1.0.0", "src/mid", &["--no-check"]);
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"dependencies": {"mid": "^1.0.0"}}),
+        &[("a.js", "import 'mid';\n")],
+    );
+    let out = generated(&ws, &["app@1.0.0"], 0);
+    assert_eq!(
+        out["importmap"]["imports"]["leaf"], "/assets/leaf/1.0.0/index.js",
+        "{out}"
+    );
+}
