@@ -30,6 +30,11 @@
 //!   `scopes`, under the URL prefix of each dependency whose answer
 //!   differs (`/assets/dep/1.2.0/`), so that two versions of one package
 //!   can each have theirs.
+//! - A relative import that a bundler completes but a browser takes as
+//!   written (`./internal/Observable` for `Observable.js`, a folder for
+//!   its `index.js`; rxjs's builds are full of them) is mapped URL to URL,
+//!   the path as written to the file it names, in the scope of its
+//!   version: import maps remap resolved URLs as well as bare names.
 //! - With integrity: `sha256-…` of every JavaScript file the map can lead
 //!   a browser to (the version's own files, and each traced file of a
 //!   dependency), from the digest the catalog holds of the original
@@ -248,6 +253,9 @@ struct Walk<'a> {
     asked: HashSet<(usize, String)>,
     /// Importer node, specifier, URL.
     resolved: Vec<(usize, String, String)>,
+    /// Relative imports that name a file other than their own path (no
+    /// extension, a folder): node, the path as written, the file.
+    renamed: Vec<(usize, String, String)>,
     unresolved: Vec<Unresolved>,
 }
 
@@ -262,6 +270,7 @@ impl<'a> Walk<'a> {
             pending: VecDeque::new(),
             asked: HashSet::new(),
             resolved: Vec::new(),
+            renamed: Vec::new(),
             unresolved: Vec::new(),
         }
     }
@@ -383,7 +392,14 @@ impl<'a> Walk<'a> {
             };
             for link in links {
                 match (link.class.as_str(), &link.target) {
-                    ("found", Some(target)) => stack.push(target.clone()),
+                    ("found", Some(target)) => {
+                        if let Some(written) = as_written(&file, &link.reference)
+                            && written != *target
+                        {
+                            self.renamed.push((node, written, target.clone()));
+                        }
+                        stack.push(target.clone());
+                    }
                     ("external", _) if is_bare(&link.reference) => {
                         self.pending.push_back(Import {
                             importer: node,
@@ -519,6 +535,14 @@ impl<'a> Walk<'a> {
                 }
             }
         }
+        for (node, written, file) in std::mem::take(&mut self.renamed) {
+            let version = &self.nodes[node];
+            let (package, exact) = (&version.row.package, version.version());
+            scopes.entry(self.prefix(node)).or_default().insert(
+                self.base.url(package, &exact, &written),
+                self.base.url(package, &exact, &file),
+            );
+        }
         let integrity = integrity.then(|| self.integrity());
         let root = &self.nodes[0];
         let mut dependencies: Vec<Pinned> = self.nodes[1..]
@@ -596,6 +620,24 @@ fn split(specifier: &str) -> Option<(&str, String)> {
     Some((name, subpath))
 }
 
+/// The path a relative import in `file` names as written (`./a` in
+/// `lib/b.js` is `lib/a`), which a browser asks for; None for any other
+/// reference.
+fn as_written(file: &str, reference: &str) -> Option<String> {
+    let reference = reference.trim();
+    if !reference.starts_with("./") && !reference.starts_with("../") {
+        return None;
+    }
+    let path = reference.split(['?', '#']).next().unwrap_or("");
+    let folder = file.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let joined = crate::refs::join(folder, path)?;
+    Some(
+        percent_encoding::percent_decode_str(&joined)
+            .decode_utf8_lossy()
+            .into_owned(),
+    )
+}
+
 /// Whether a reference classed external is a bare specifier (`react`,
 /// `@scope/pkg/sub`), not a URL or a root path.
 fn is_bare(reference: &str) -> bool {
@@ -623,6 +665,21 @@ mod tests {
         );
         assert_eq!(split("@scope"), None);
         assert_eq!(split("Bad Name"), None);
+    }
+
+    #[test]
+    fn relative_imports_are_taken_as_written() {
+        assert_eq!(
+            as_written("dist/esm5/index.js", "./internal/Observable"),
+            Some("dist/esm5/internal/Observable".into())
+        );
+        assert_eq!(
+            as_written("a/b/c.js", "../x%20y.js?v=1"),
+            Some("a/x y.js".into())
+        );
+        assert_eq!(as_written("a.js", "../../x.js"), None);
+        assert_eq!(as_written("a.js", "/assets/p/1.0.0/x.js"), None);
+        assert_eq!(as_written("a.js", "lodash-es"), None);
     }
 
     #[test]

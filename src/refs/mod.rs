@@ -286,7 +286,7 @@ fn is_bare(kind: Kind, target: &str) -> bool {
 
 /// `target` joined to `folder`, `.` and `..` applied; None when it climbs
 /// above the version's root.
-fn join(folder: &str, target: &str) -> Option<String> {
+pub(crate) fn join(folder: &str, target: &str) -> Option<String> {
     let mut parts: Vec<&str> = folder.split('/').filter(|p| !p.is_empty()).collect();
     for part in target.split('/') {
         match part {
