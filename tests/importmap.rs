@@ -6,12 +6,13 @@
 //! integrity equal to the bytes the server sends, and the server's map
 //! equal to the command's.
 
-use crate::serve_util::{Server, get};
+use crate::serve_util::{Server, get, poll_until};
 use crate::util::{Workspace, gunzip};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use std::time::Duration;
 
 /// Publishes `files` (with `package.json` holding `manifest` plus the
 /// name and version) as `package@version`.
@@ -123,7 +124,9 @@ fn dependencies_are_the_newest_version_in_range_followed_into_scopes() {
         "3.1.0",
         json!({"module": "w.js", "dependencies": {"shared": "^1.0.0", "tiny": "~0.1.0"}}),
         &[
-            ("w.js", "export * from './inner.js';\nimport 'tiny';\n"),
+            // As written, a browser would ask for `inner`: the map sends
+            // it to inner.js.
+            ("w.js", "export * from './inner';\nimport 'tiny';\n"),
             ("inner.js", "export { v } from 'shared';\n"),
             ("test/w.test.js", "import 'never-published';\n"),
         ],
@@ -166,11 +169,13 @@ fn dependencies_are_the_newest_version_in_range_followed_into_scopes() {
             },
             "scopes": {
                 "/assets/@ui/widget/3.1.0/": {
-                    "shared": "/assets/shared/1.4.0/index.js"
+                    "shared": "/assets/shared/1.4.0/index.js",
+                    "/assets/@ui/widget/3.1.0/inner": "/assets/@ui/widget/3.1.0/inner.js"
                 }
             }
         }),
-        "newest in range, not the prerelease; a test file's import is not traced: {out}"
+        "newest in range, not the prerelease; a test file's import is not traced; \
+         an import without its extension mapped to the file: {out}"
     );
     assert_eq!(
         out["dependencies"],
@@ -387,5 +392,167 @@ fn a_dependency_published_without_its_references_is_read_now() {
     assert_eq!(
         out["importmap"]["imports"]["leaf"], "/assets/leaf/1.0.0/index.js",
         "{out}"
+    );
+}
+
+/// The npm tarball `var` names (.ci/run packs them).
+fn tarball(var: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| panic!("{var}: the path of an `npm pack` tarball"))
+}
+
+/// Changes one byte of the file at `path` of `package@version` in the
+/// catalog, and the digests the server checks the stored body by, as
+/// someone who can write the catalog could: the server then sends the
+/// changed bytes. Its brotli stream goes, so every client gets them.
+fn tamper(ws: &Workspace, package: &str, version: &str, path: &str, at: &[u8]) {
+    use std::io::Write;
+    let conn = ws.conn();
+    let (id, body, encoding): (i64, Vec<u8>, String) = conn
+        .query_row(
+            "SELECT b.id, b.body, b.encoding FROM assets a
+               JOIN versions v ON v.id = a.version_id JOIN packages p ON p.id = v.package_id
+               JOIN blobs b ON b.id = a.blob_id
+              WHERE p.name = ?1 AND v.version = ?2 AND a.path = ?3",
+            [package, version, path],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .expect("the file's blob");
+    let mut bytes = match encoding.as_str() {
+        "gzip" => gunzip(&body),
+        _ => body,
+    };
+    let offset = bytes
+        .windows(at.len())
+        .position(|w| w == at)
+        .unwrap_or_else(|| panic!("{path} has no {:?}", String::from_utf8_lossy(at)));
+    bytes[offset] ^= 0x20;
+    let stored = match encoding.as_str() {
+        "gzip" => {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&bytes).expect("gzip");
+            gz.finish().expect("gzip")
+        }
+        _ => bytes,
+    };
+    conn.execute(
+        "UPDATE blobs SET body = ?1, stored_sha256 = ?2, stored_xxh3 = ?3 WHERE id = ?4",
+        rusqlite::params![
+            stored,
+            Sha256::digest(&stored).to_vec(),
+            ccc::catalog::verify::xxh3_digest(&stored).to_vec(),
+            id
+        ],
+    )
+    .expect("rewrite the blob");
+    conn.execute("DELETE FROM brotli WHERE blob_id = ?1", [id])
+        .expect("drop its brotli stream");
+}
+
+/// A page whose only scripts are `map` and a module importing `app`.
+fn page_with(ws: &Workspace, map: &str) {
+    ws.write(
+        "page/index.html",
+        format!(
+            "<!doctype html><meta charset=utf-8><title>app</title><link rel=icon href=\"data:,\">\n\
+             <script type=importmap>\n{map}</script>\n\
+             <script type=module>import 'app';</script>\n"
+        ),
+    );
+    ws.publish("page@1.0.0", "page", &[]);
+}
+
+#[test]
+#[ignore = "needs Chromium and the npm tarballs of lodash-es, rxjs and tslib (CCC_TEST_LODASH_ES, CCC_TEST_RXJS, CCC_TEST_TSLIB); .ci/run provides them"]
+fn chromium_runs_an_app_from_its_import_map_and_refuses_a_tampered_module() {
+    let started = std::time::Instant::now();
+    let ws = Workspace::new();
+    for var in ["CCC_TEST_LODASH_ES", "CCC_TEST_RXJS", "CCC_TEST_TSLIB"] {
+        ws.ok(&["publish", &tarball(var), "--quiet"]);
+    }
+    ws.write(
+        "app/package.json",
+        r#"{"name": "app", "version": "1.0.0", "module": "js/main.js",
+            "dependencies": {"lodash-es": "^4.17.21", "rxjs": "^7.8.1"}}"#,
+    );
+    ws.write(
+        "app/js/main.js",
+        "import debounce from 'lodash-es/debounce.js';\n\
+         import { kebabCase } from 'lodash-es';\n\
+         import { of, firstValueFrom } from 'rxjs';\n\
+         import { map, toArray } from 'rxjs/operators';\n\
+         const doubled = await firstValueFrom(of(1, 2, 3).pipe(map((n) => n * 2), toArray()));\n\
+         window.result = `${kebabCase('Loaded From CCC')} ${doubled} ${typeof debounce}`;\n",
+    );
+    ws.publish("app@1.0.0", "app", &[]);
+    ws.ok(&["check", "app@1.0.0"]);
+    let map = ws.ok(&["importmap", "app@1.0.0", "--integrity"]).stdout;
+    let map = String::from_utf8(map).expect("UTF-8");
+    let parsed: Value = serde_json::from_str(&map).expect("a map");
+    assert_eq!(
+        parsed["imports"]["tslib"], "/assets/tslib/2.8.1/tslib.es6.mjs",
+        "rxjs's own dependency, for its esm5 build"
+    );
+    let debounce = "/assets/lodash-es/4.17.21/debounce.js";
+    let pinned = parsed["integrity"][debounce]
+        .as_str()
+        .expect("debounce.js pinned");
+    page_with(&ws, &map);
+
+    let run = |browser: &mut crate::chromium::Browser, server: &Server| {
+        let reports = browser.goto(&server.url("/assets/page/1.0.0/index.html"));
+        let mut result = Value::Null;
+        poll_until(Duration::from_secs(20), || {
+            result = browser.eval("window.result || null");
+            !result.is_null()
+        });
+        // What the page said after it ran, too.
+        browser.drain(Duration::from_millis(300));
+        (result, [reports, browser.reports()].concat())
+    };
+
+    let server = Server::start(&ws, &[]);
+    let mut browser = crate::chromium::Browser::launch();
+    let (result, reports) = run(&mut browser, &server);
+    let problems: Vec<_> = reports
+        .iter()
+        .filter(|r| matches!(r.level.as_str(), "error" | "exception" | "warning"))
+        .collect();
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(result, "loaded-from-ccc 2,4,6 function");
+    drop(browser);
+    drop(server);
+
+    // One byte of debounce.js changed in the catalog: the server sends
+    // it, the browser (a fresh one, no cached copy) refuses it.
+    tamper(&ws, "lodash-es", "4.17.21", "debounce.js", b"Error message");
+    let server = Server::start(&ws, &[]);
+    let served = get(&server.url(debounce), &[]);
+    assert_eq!(served.status, 200, "the server sends the changed bytes");
+    assert_ne!(sri(&served.body), pinned);
+    let mut browser = crate::chromium::Browser::launch();
+    browser.goto(&server.url("/assets/page/1.0.0/index.html"));
+    let refused = |r: &crate::chromium::Report| {
+        r.text.contains("integrity") && r.text.contains("debounce.js")
+    };
+    poll_until(Duration::from_secs(20), || {
+        browser.drain(Duration::from_millis(100));
+        browser.reports().iter().any(refused)
+    });
+    let reports = browser.reports();
+    let refusal = reports.iter().find(|r| refused(r));
+    assert!(
+        refusal.is_some(),
+        "no integrity failure for debounce.js: {reports:?}"
+    );
+    println!("refused: {refusal:?}");
+    let result = browser.eval("window.result || null");
+    assert!(
+        result.is_null(),
+        "the app ran on a tampered module: {result}"
+    );
+    println!(
+        "importmap in chromium: {} entries pinned, run and refusal in {:.1} s",
+        parsed["integrity"].as_object().map_or(0, |m| m.len()),
+        started.elapsed().as_secs_f64()
     );
 }
