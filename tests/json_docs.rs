@@ -145,7 +145,74 @@ fn fixture() -> Workspace {
     ws.publish("app@1.0.0", "v1", &[]);
     ws.write("old/a.txt", "old\n");
     ws.publish("old-app@0.1.0", "old", &[]);
+    import_map_fixture(&ws);
     ws
+}
+
+/// `web@1.0.0`, whose import map has a scope (rxjs needs another tslib
+/// than web), a relative import without its extension and a specifier
+/// nothing satisfies.
+fn import_map_fixture(ws: &Workspace) {
+    let packages: [(&str, &[(&str, &str)]); 4] = [
+        (
+            "tslib@1.14.1",
+            &[
+                (
+                    "package.json",
+                    r#"{"name": "tslib", "version": "1.14.1", "module": "tslib.es6.js"}"#,
+                ),
+                ("tslib.es6.js", "export function __extends() {}\n"),
+            ],
+        ),
+        (
+            "tslib@2.8.1",
+            &[
+                (
+                    "package.json",
+                    r#"{"name": "tslib", "version": "2.8.1",
+                        "exports": {".": {"module": "./tslib.es6.mjs", "default": "./tslib.js"}}}"#,
+                ),
+                ("tslib.es6.mjs", "export function __extends() {}\n"),
+                ("tslib.js", "exports.__extends = 1;\n"),
+            ],
+        ),
+        (
+            "rxjs@7.8.1",
+            &[
+                (
+                    "package.json",
+                    r#"{"name": "rxjs", "version": "7.8.1", "module": "index.js",
+                        "dependencies": {"tslib": "^1.9.0"}}"#,
+                ),
+                (
+                    "index.js",
+                    "import 'tslib';\nexport * from './internal/of';\n",
+                ),
+                ("internal/of.js", "export const of = 1;\n"),
+            ],
+        ),
+        (
+            "web@1.0.0",
+            &[
+                (
+                    "package.json",
+                    r#"{"name": "web", "version": "1.0.0", "module": "js/main.js",
+                        "dependencies": {"rxjs": "^7.8.0", "tslib": "^2.1.0", "left-pad": "^1.0.0"}}"#,
+                ),
+                (
+                    "js/main.js",
+                    "import 'rxjs';\nimport 'tslib';\nimport 'left-pad';\n",
+                ),
+            ],
+        ),
+    ];
+    for (spec, files) in packages {
+        let dir = format!("importmap/{spec}");
+        for (path, text) in files {
+            ws.write(&format!("{dir}/{path}"), text);
+        }
+        ws.publish(spec, &dir, &[]);
+    }
 }
 
 /// Runs what the heading `name` documents.
@@ -185,6 +252,10 @@ fn run(ws: &Workspace, name: &str) -> Value {
             let out = ws.fails(&["check", &dir, "--json"], 1);
             serde_json::from_slice(&out.stdout).expect("check --json")
         }
+        "ccc importmap PKG@VERSION --json" => {
+            let out = ws.fails(&["importmap", "web@1.0.0", "--integrity", "--json"], 1);
+            serde_json::from_slice(&out.stdout).expect("importmap --json")
+        }
         "ccc verify --json" => {
             // Last: it damages the catalog.
             ws.conn()
@@ -213,6 +284,9 @@ fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
     let listing = get(&server.url("/assets/app/1.1.0/"), &[]);
     assert_eq!(listing.status, 200, "{}", listing.text());
     out.insert("GET /assets/PKG/VERSION/".into(), listing.json());
+    let map = get(&server.url("/assets/web/1.0.0/?importmap&integrity"), &[]);
+    assert_eq!(map.status, 200, "{}", map.text());
+    out.insert("GET /assets/PKG/VERSION/?importmap".into(), map.json());
     let from_a_page = [
         ("Referer", "https://example.com/"),
         ("User-Agent", "Mozilla/5.0"),
@@ -346,6 +420,8 @@ fn the_documented_json_is_the_printed_json() {
         ("ccc gc --json", "kept"),
         ("ccc verify --json", "problems"),
         ("ccc check DIR|FILE|PKG@VERSION --json", "problems"),
+        ("ccc importmap PKG@VERSION --json", "dependencies"),
+        ("ccc importmap PKG@VERSION --json", "unresolved"),
         ("ccc export [PKG[@VERSION]] DIR --json", "siblings_skipped"),
         ("ccc inspect PKG@VERSION/PATH --json", "same_content"),
         ("ccc diff PKG@VERSION [PKG@]VERSION --json", "added"),
@@ -368,6 +444,11 @@ fn the_documented_json_is_the_printed_json() {
     assert_eq!(
         real["GET /assets/PKG/"]["tags"],
         real["ccc tag ls PKG --json"]
+    );
+    // The server's import map is the one the command writes.
+    assert_eq!(
+        real["GET /assets/PKG/VERSION/?importmap"],
+        real["ccc importmap PKG@VERSION --json"]["importmap"]
     );
     let published = &real["ccc ls PKG --json"][0]["published_at"];
     assert!(unix_time(published) > 0);
