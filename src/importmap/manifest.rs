@@ -196,6 +196,8 @@ impl Manifest {
             ));
         };
         let path = match star {
+            // A folder (`"./": "./"`, which older packages still write).
+            Some(star) if !path.contains('*') && path.ends_with('/') => format!("{path}{star}"),
             Some(star) => path.replace('*', star),
             None => path.to_string(),
         };
@@ -269,6 +271,11 @@ impl Manifest {
                 entries.extend(pattern_entries(key, path, files));
                 continue;
             }
+            if key.ends_with('/') {
+                let (key, path) = (format!("{key}*"), format!("{path}*"));
+                entries.extend(pattern_entries(&key, &path, files));
+                continue;
+            }
             match self.resolve(key, has) {
                 Ok(file) => entries.push(Entry::File {
                     subpath: key.to_string(),
@@ -318,9 +325,9 @@ fn pattern_entries(key: &str, path: &str, files: &[&str]) -> Vec<Entry> {
         .collect()
 }
 
-/// The pattern of `subpaths` that matches `subpath` best (Node's order:
-/// the longest part before `*`, then the longest key), with what its `*`
-/// stands for.
+/// The pattern (or folder) of `subpaths` that matches `subpath` best
+/// (Node's order: the longest part before `*`, then the longest key),
+/// with what its `*` (or the rest after the folder) stands for.
 fn best_pattern<'a, 's>(
     subpaths: &[(&str, &'a Target)],
     subpath: &'s str,
@@ -328,7 +335,13 @@ fn best_pattern<'a, 's>(
     subpaths
         .iter()
         .filter_map(|(key, target)| {
-            let (start, end) = key.split_once('*')?;
+            // A key ending in `/` maps a folder: a pattern with its `*`
+            // at the end.
+            let (start, end) = match key.split_once('*') {
+                Some(parts) => parts,
+                None if key.ends_with('/') => (*key, ""),
+                None => return None,
+            };
             if end.contains('*') || subpath.len() < start.len() + end.len() {
                 return None;
             }
@@ -417,6 +430,24 @@ mod tests {
         assert_eq!(m.resolve("./a.js", |_| true), Ok("dist/a.js".into()));
         assert!(m.resolve("./internal/hidden", |_| true).is_err());
         assert!(m.resolve(".", |_| true).is_err(), "no `.`");
+        let m = manifest(r#"{"exports": {".": "./index.js", "./": "./", "./lib/": "./dist/"}}"#);
+        assert_eq!(m.resolve("./lib/a.js", |_| true), Ok("dist/a.js".into()));
+        assert_eq!(m.resolve("./x.js", |_| true), Ok("x.js".into()));
+        let (entries, failed) = m.entries(&["dist/a.js", "index.js"]);
+        assert!(failed.is_empty(), "{failed:?}");
+        assert_eq!(
+            entries[1..],
+            [
+                Entry::Folder {
+                    prefix: "./".into(),
+                    folder: String::new()
+                },
+                Entry::Folder {
+                    prefix: "./lib/".into(),
+                    folder: "dist/".into()
+                }
+            ]
+        );
     }
 
     #[test]
