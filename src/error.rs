@@ -144,7 +144,7 @@ pub enum Error {
 
     /// `ccc importmap` on a version without a readable `package.json`.
     #[error(
-        "{package}@{version} has no import map: {why} (its package.json names the entry points and the ranges of its dependencies)"
+        "{package}@{version} has no import map: {why}, and an import map takes the entry points and the dependencies' ranges from it"
     )]
     NoManifest {
         package: String,

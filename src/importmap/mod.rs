@@ -506,43 +506,9 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// The map: the root's own entries and imports at the top, the
-    /// dependencies' where they agree, scoped where they differ.
+    /// The map and what went into it.
     fn finish(mut self, integrity: bool) -> Generated {
-        let mut imports: BTreeMap<String, String> = BTreeMap::new();
-        let mut theirs: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
-        for (node, specifier, url) in std::mem::take(&mut self.resolved) {
-            if node == 0 {
-                imports.entry(specifier).or_insert(url);
-            } else {
-                theirs.entry(specifier).or_default().push((node, url));
-            }
-        }
-        let mut scopes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
-        for (specifier, answers) in theirs {
-            let agreed = answers.iter().all(|(_, url)| *url == answers[0].1);
-            let top = imports.get(&specifier).cloned();
-            if top.is_none() && agreed {
-                imports.insert(specifier, answers[0].1.clone());
-                continue;
-            }
-            for (node, url) in answers {
-                if top.as_ref() != Some(&url) {
-                    scopes
-                        .entry(self.prefix(node))
-                        .or_default()
-                        .insert(specifier.clone(), url);
-                }
-            }
-        }
-        for (node, written, file) in std::mem::take(&mut self.renamed) {
-            let version = &self.nodes[node];
-            let (package, exact) = (&version.row.package, version.version());
-            scopes.entry(self.prefix(node)).or_default().insert(
-                self.base.url(package, &exact, &written),
-                self.base.url(package, &exact, &file),
-            );
-        }
+        let (imports, scopes) = self.layout();
         let integrity = integrity.then(|| self.integrity());
         let root = &self.nodes[0];
         let mut dependencies: Vec<Pinned> = self.nodes[1..]
@@ -567,6 +533,52 @@ impl<'a> Walk<'a> {
             dependencies,
             unresolved: self.unresolved,
         }
+    }
+
+    /// Where each resolution goes: the root's own entries and imports at
+    /// the top, the dependencies' there too where they agree and the top
+    /// has no other answer, else in the scope of each dependency whose
+    /// answer differs; relative imports mapped to their files in their
+    /// version's scope.
+    fn layout(
+        &mut self,
+    ) -> (
+        BTreeMap<String, String>,
+        BTreeMap<String, BTreeMap<String, String>>,
+    ) {
+        let mut imports: BTreeMap<String, String> = BTreeMap::new();
+        let mut theirs: BTreeMap<String, Vec<(usize, String)>> = BTreeMap::new();
+        for (node, specifier, url) in std::mem::take(&mut self.resolved) {
+            if node == 0 {
+                imports.entry(specifier).or_insert(url);
+            } else {
+                theirs.entry(specifier).or_default().push((node, url));
+            }
+        }
+        let mut scopes: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for (specifier, answers) in theirs {
+            let agreed = answers.iter().all(|(_, url)| *url == answers[0].1);
+            let top = imports.get(&specifier).cloned();
+            if top.is_none() && agreed {
+                imports.insert(specifier, answers[0].1.clone());
+                continue;
+            }
+            for (node, url) in answers {
+                if top.as_ref() != Some(&url) {
+                    let scope = scopes.entry(self.prefix(node)).or_default();
+                    scope.insert(specifier.clone(), url);
+                }
+            }
+        }
+        for (node, written, file) in std::mem::take(&mut self.renamed) {
+            let version = &self.nodes[node];
+            let (package, exact) = (&version.row.package, version.version());
+            scopes.entry(self.prefix(node)).or_default().insert(
+                self.base.url(package, &exact, &written),
+                self.base.url(package, &exact, &file),
+            );
+        }
+        (imports, scopes)
     }
 
     /// The URL prefix of a node's files: the key of its scope.
