@@ -34,6 +34,9 @@ _ccc() {
             ccc,export)
                 cmd="ccc__subcmd__export"
                 ;;
+            ccc,follow)
+                cmd="ccc__subcmd__follow"
+                ;;
             ccc,gc)
                 cmd="ccc__subcmd__gc"
                 ;;
@@ -84,6 +87,9 @@ _ccc() {
                 ;;
             ccc__subcmd__help,export)
                 cmd="ccc__subcmd__help__subcmd__export"
+                ;;
+            ccc__subcmd__help,follow)
+                cmd="ccc__subcmd__help__subcmd__follow"
                 ;;
             ccc__subcmd__help,gc)
                 cmd="ccc__subcmd__help__subcmd__gc"
@@ -155,7 +161,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -424,6 +430,28 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__follow)
+            opts="-q -h -V --interval --once --quiet --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__gc)
             opts="-q -h -V --keep --keep-prereleases --delete-all-versions --older-than --dry-run --quiet --json --purge --purge-delay --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -463,7 +491,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify check importmap backup serve export causal help"
+            opts="publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -547,6 +575,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__export)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__follow)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1163,7 +1205,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
+        --alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1173,7 +1215,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
+            --alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac
