@@ -655,11 +655,17 @@ pub struct BackupArgs {
 /// the replica's newest, the transaction id is written to DB.follow,
 /// whose age `ccc serve --max-lag` reports. A failed round changes
 /// nothing; the next try waits twice as long (at most 64 intervals).
-/// REPLICA is the directory of a Litestream `file` replica, as a path or a
-/// file:// URL; it must exist.
+///
+/// REPLICA is where Litestream replicates to: the directory of a `file`
+/// replica (a path or file:// URL), or an `s3` replica, s3://BUCKET/PATH
+/// (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or
+/// Litestream's LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY;
+/// the region from ?region= or AWS_REGION; another S3 service from
+/// ?endpoint=URL or AWS_ENDPOINT_URL). A replica that cannot be read at
+/// the start ends the command with exit 1.
 #[derive(Debug, Args)]
 pub struct FollowArgs {
-    /// The replica's directory (path or file:// URL).
+    /// The replica: a directory (path or file:// URL) or s3://BUCKET/PATH.
     #[arg(value_name = "REPLICA")]
     pub replica: String,
 

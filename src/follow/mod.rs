@@ -32,6 +32,7 @@
 
 pub mod ltx;
 pub mod plan;
+pub mod source;
 
 use crate::catalog::sqlite_err;
 use crate::error::{Error, Result};
@@ -43,9 +44,8 @@ use std::time::Duration;
 const BUSY_WAIT: Duration = Duration::from_secs(10);
 
 /// A follower: a replica to read and the catalog it keeps.
-#[derive(Debug, Clone)]
 pub struct Follower {
-    pub replica: PathBuf,
+    pub replica: source::Source,
     pub served: PathBuf,
 }
 
@@ -78,10 +78,7 @@ pub struct Applied {
 impl Follower {
     /// Brings the served catalog to the replica's newest transaction.
     pub fn round(&self) -> Result<Round> {
-        let files = plan::list(&self.replica).map_err(|e| Error::Io {
-            path: self.replica.clone(),
-            source: e,
-        })?;
+        let files = self.replica.list()?;
         let position = self.position();
         let Some(target) = plan::newest(&files) else {
             return Ok(Round::Waiting);
@@ -89,7 +86,7 @@ impl Follower {
         let Some(steps) = plan::plan(&files, position) else {
             if files.iter().any(|f| f.level == plan::SNAPSHOT_LEVEL) {
                 return Err(Error::BadInput {
-                    path: self.replica.clone(),
+                    path: PathBuf::from(self.replica.describe()),
                     what: format!(
                         "no chain of LTX files reaches its newest transaction {target:016x} (files are missing)"
                     ),
@@ -103,10 +100,19 @@ impl Follower {
         }
         let from_snapshot = steps[0].level == plan::SNAPSHOT_LEVEL;
         let created = !self.served.exists();
+        let beside = match self.served.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let local = steps
+            .iter()
+            .map(|step| self.replica.fetch(step, beside))
+            .collect::<Result<Vec<_>>>()?;
+        let paths: Vec<&Path> = local.iter().map(|l| l.path.as_path()).collect();
         let written = if created {
-            self.create(&steps)?
+            self.create(&paths)?
         } else {
-            apply(&self.served, &steps, false)?
+            apply(&self.served, &paths, false)?
         };
         self.record(target)?;
         Ok(Round::Applied(Applied {
@@ -148,7 +154,7 @@ impl Follower {
     /// Makes the served catalog, which does not exist, from `steps` (a
     /// snapshot first): built beside it and renamed into place once
     /// committed, so that a server waiting for the path never sees half.
-    fn create(&self, steps: &[&plan::LtxFile]) -> Result<Written> {
+    fn create(&self, steps: &[&Path]) -> Result<Written> {
         let building = side(&self.served, ".building");
         for stale in [
             &building,
@@ -190,7 +196,7 @@ struct Written {
 /// Writes the pages of `steps`, in order, into the database at `db` in one
 /// transaction, and cuts it to the last file's size. `fresh`: `db` is a new
 /// file, whose page size is set from the files.
-fn apply(db: &Path, steps: &[&plan::LtxFile], fresh: bool) -> Result<Written> {
+fn apply(db: &Path, steps: &[&Path], fresh: bool) -> Result<Written> {
     let sql = |e| sqlite_err(db, e);
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -228,13 +234,13 @@ fn apply(db: &Path, steps: &[&plan::LtxFile], fresh: bool) -> Result<Written> {
             .prepare("INSERT INTO sqlite_dbpage(pgno, data) VALUES (?1, ?2)")
             .map_err(sql)?;
         for step in steps {
-            let header = ltx::read(&step.path, |pgno, image| {
+            let header = ltx::read(step, |pgno, image| {
                 insert.execute((pgno, image)).map_err(sql)?;
                 pages += 1;
                 Ok(())
             })
             .map_err(|stop| match stop {
-                ltx::Stop::File(e) => damaged(&step.path, e),
+                ltx::Stop::File(e) => damaged(step, e),
                 ltx::Stop::Page(e) => e,
             })?;
             last = Some(header);
@@ -261,14 +267,14 @@ fn apply(db: &Path, steps: &[&plan::LtxFile], fresh: bool) -> Result<Written> {
 }
 
 /// The one page size of the files of `steps`.
-fn page_size_of(steps: &[&plan::LtxFile]) -> Result<u32> {
+fn page_size_of(steps: &[&Path]) -> Result<u32> {
     let mut size = None;
     for step in steps {
-        let header = ltx::header(&step.path).map_err(|e| damaged(&step.path, e))?;
+        let header = ltx::header(step).map_err(|e| damaged(step, e))?;
         match size {
             Some(size) if size != header.page_size => {
                 return Err(Error::BadInput {
-                    path: step.path.clone(),
+                    path: step.to_path_buf(),
                     what: format!(
                         "its pages are {} bytes, the files before it {size}",
                         header.page_size
@@ -337,7 +343,7 @@ mod tests {
 
         fn follower(&self) -> Follower {
             Follower {
-                replica: self.replica(),
+                replica: source::Source::Dir(self.replica()),
                 served: self.served(),
             }
         }

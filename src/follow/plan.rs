@@ -18,8 +18,6 @@
 //! (the files after it were merged away while the follower was down) starts
 //! again from a snapshot.
 
-use std::path::{Path, PathBuf};
-
 /// The level Litestream keeps snapshots at.
 pub const SNAPSHOT_LEVEL: u8 = 9;
 
@@ -29,51 +27,24 @@ pub struct LtxFile {
     pub level: u8,
     pub min_txid: u64,
     pub max_txid: u64,
-    pub path: PathBuf,
+    /// Where it is: a path for a replica in a directory, the object's key
+    /// in S3 (`source`).
+    pub key: String,
 }
 
-/// The files of the replica at `root` (the directory Litestream's `file`
-/// replica writes to); none while Litestream has not made it. Fails when
-/// it cannot be read.
-pub fn list(root: &Path) -> std::io::Result<Vec<LtxFile>> {
-    let ltx = root.join("ltx");
-    let levels = match std::fs::read_dir(&ltx) {
-        Ok(levels) => levels,
-        // A replica Litestream has not written to yet.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(Vec::new());
-        }
-        Err(e) => return Err(e),
-    };
-    let mut files = Vec::new();
-    for level in levels {
-        let level = level?;
-        let Some(number) = level
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<u8>().ok())
-        else {
-            continue;
-        };
-        for entry in std::fs::read_dir(level.path())? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if let Some((min_txid, max_txid)) = name.to_str().and_then(parse_name) {
-                files.push(LtxFile {
-                    level: number,
-                    min_txid,
-                    max_txid,
-                    path: entry.path(),
-                });
-            }
+impl LtxFile {
+    pub fn new(level: u8, (min_txid, max_txid): (u64, u64), key: String) -> LtxFile {
+        LtxFile {
+            level,
+            min_txid,
+            max_txid,
+            key,
         }
     }
-    files.sort_by_key(|f| (f.level, f.min_txid, f.max_txid));
-    Ok(files)
 }
 
 /// `MIN-MAX.ltx`, each 16 hex digits.
-fn parse_name(name: &str) -> Option<(u64, u64)> {
+pub fn parse_name(name: &str) -> Option<(u64, u64)> {
     let (min, max) = name.strip_suffix(".ltx")?.split_once('-')?;
     if min.len() != 16 || max.len() != 16 {
         return None;
@@ -128,12 +99,11 @@ mod tests {
     use super::*;
 
     fn file(level: u8, min_txid: u64, max_txid: u64) -> LtxFile {
-        LtxFile {
+        LtxFile::new(
             level,
-            min_txid,
-            max_txid,
-            path: PathBuf::from(format!("{level}/{min_txid}-{max_txid}")),
-        }
+            (min_txid, max_txid),
+            format!("{level}/{min_txid}-{max_txid}"),
+        )
     }
 
     fn ranges(steps: Option<Vec<&LtxFile>>) -> Option<Vec<(u8, u64, u64)>> {

@@ -273,12 +273,12 @@ pub const PAGES: &[Page] = &[
         command: "follow",
         examples: &[
             (
-                "ccc --db /srv/ccc/cdn.db follow /mnt/replica",
-                "Keep /srv/ccc/cdn.db a copy of the writer's, from the Litestream file replica at /mnt/replica.",
+                "ccc --db /srv/ccc/cdn.db follow s3://bucket/cdn",
+                "Keep /srv/ccc/cdn.db a copy of the writer's, from the Litestream replica in bucket/cdn.",
             ),
             (
-                "ccc --db /srv/ccc/cdn.db follow file:///mnt/replica --once",
-                "Bring the copy up to date once, then exit.",
+                "ccc --db /srv/ccc/cdn.db follow /mnt/replica --once",
+                "From a file replica: bring the copy up to date once, then exit.",
             ),
         ],
         exits: &[(
