@@ -29,6 +29,10 @@ pub enum Error {
     #[error("{} is empty (0 bytes), not a catalog", .0.display())]
     EmptyCatalog(PathBuf),
 
+    /// A write into a replica's catalog, which its follower overwrites.
+    #[error("{} is a replica's copy, kept by a follower (it writes {}.follow): it takes no writes of its own", .0.display(), .0.display())]
+    ReplicaCopy(PathBuf),
+
     #[error("{} is not a SQLite database", .0.display())]
     NotSqlite(PathBuf),
 
@@ -265,6 +269,10 @@ impl Error {
     /// A line that tells the user what to do next, where there is one.
     pub fn hint(&self) -> Option<String> {
         match self {
+            Error::ReplicaCopy(_) => Some(
+                "write into the writer's catalog: its changes reach every replica through Litestream"
+                    .into(),
+            ),
             Error::WontCreate(_) => Some(
                 "point --db / CCC_DB_PATH at the catalog; a first publish without --no-create (and CCC_NO_CREATE) creates one"
                     .into(),

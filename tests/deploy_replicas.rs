@@ -659,6 +659,33 @@ fn ccc_follow_refuses_what_it_cannot_follow() {
     assert!(!db.exists());
 }
 
+/// A replica's copy (a follower writes `DB.follow` beside it) takes no
+/// writes of its own, which the next change from the writer would
+/// overwrite: every write command refuses it with a hint, reads work.
+#[test]
+fn a_replicas_copy_refuses_writes() {
+    let ws = Workspace::new();
+    let mut rng = Rng::new(9);
+    ws.write_tree("src", &files(&mut rng, "1.0.0", 3));
+    ws.ok(&["publish", "app@1.0.0", "src"]);
+    std::fs::write(ws.path().join("cdn.db.follow"), "0000000000000001\n").expect("heartbeat");
+    for args in [
+        &["publish", "app@1.0.1", "src"][..],
+        &["rm", "app@1.0.0"],
+        &["tag", "add", "app@1.0.0", "next"],
+        &["gc"],
+    ] {
+        let out = ws.fails(args, 1);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is a replica's copy") && stderr.contains("writer's catalog"),
+            "{args:?}: {stderr}"
+        );
+    }
+    ws.ok(&["ls", "app"]);
+    ws.ok(&["verify"]);
+}
+
 /// The systemd units in examples/deploy are ones systemd accepts: the
 /// origin's socket and service, the writer's Litestream and each replica's
 /// follower. (The programs they start are not installed here; that is the

@@ -405,6 +405,9 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
+        if exists && access != Access::ReadOnly && crate::follow::heartbeat_path(path).exists() {
+            return Err(Error::ReplicaCopy(path.to_path_buf()));
+        }
         // An empty file is no catalog yet: the commands that read one say
         // so, and publish (`Access::Create`) makes one in it, as where there
         // is no file at all.

@@ -128,7 +128,7 @@ impl Follower {
 
     /// The heartbeat and position file beside the served catalog.
     pub fn position_path(&self) -> PathBuf {
-        side(&self.served, ".follow")
+        heartbeat_path(&self.served)
     }
 
     /// The transaction the served catalog holds, as last recorded; None
@@ -179,6 +179,14 @@ impl Follower {
         }
         Ok(written)
     }
+}
+
+/// The file a follower writes beside the catalog at `db` each time it has
+/// checked it against the replica: its heartbeat (`ccc serve --max-lag`),
+/// its position (`ccc follow`), and the mark of a replica's copy, which
+/// write commands refuse (`Catalog::open`).
+pub fn heartbeat_path(db: &Path) -> PathBuf {
+    side(db, ".follow")
 }
 
 /// `path` with `suffix` appended: SQLite's side files, and the follower's.

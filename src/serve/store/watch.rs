@@ -169,17 +169,10 @@ pub struct FollowerHealth {
     pub stale: bool,
 }
 
-/// The heartbeat file of the follower that keeps the catalog at `db`.
-fn heartbeat_path(db: &Path) -> PathBuf {
-    let mut path = db.as_os_str().to_os_string();
-    path.push(".follow");
-    PathBuf::from(path)
-}
-
 impl FollowerHealth {
     /// The follower of the catalog at `db`, judged against `max_lag`.
     fn of(db: &Path, max_lag: std::time::Duration) -> FollowerHealth {
-        let seen = std::fs::metadata(heartbeat_path(db))
+        let seen = std::fs::metadata(crate::follow::heartbeat_path(db))
             .and_then(|m| m.modified())
             .ok()
             .map(|at| at.elapsed().unwrap_or_default());
