@@ -7,6 +7,8 @@
 //! credentials) ends it at once with exit 1, so a service manager shows
 //! the mistake instead of a follower that retries forever; a replica
 //! Litestream has not written to yet is waited for, and said so once.
+//! What a follower killed mid-round left beside the catalog (a catalog
+//! being made, downloads) is removed at the start, and said so.
 
 use crate::cli::FollowArgs;
 use crate::error::{Error, Result};
@@ -25,6 +27,12 @@ pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
         replica: open_replica(&args.replica)?,
         served: db.to_path_buf(),
     };
+    for leftover in follower.remove_leftovers()? {
+        eprintln!(
+            "ccc follow: removed {}, left by a follower that was stopped",
+            leftover.display()
+        );
+    }
     let mut delay = args.interval;
     let mut said_waiting = false;
     let mut first = true;

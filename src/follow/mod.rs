@@ -100,13 +100,9 @@ impl Follower {
         }
         let from_snapshot = steps[0].level == plan::SNAPSHOT_LEVEL;
         let created = !self.served.exists();
-        let beside = match self.served.parent() {
-            Some(dir) if !dir.as_os_str().is_empty() => dir,
-            _ => Path::new("."),
-        };
         let local = steps
             .iter()
-            .map(|step| self.replica.fetch(step, beside))
+            .map(|step| self.replica.fetch(step, &self.served))
             .collect::<Result<Vec<_>>>()?;
         let paths: Vec<&Path> = local.iter().map(|l| l.path.as_path()).collect();
         let written = if created {
@@ -124,6 +120,35 @@ impl Follower {
             created,
             shipped_ms: written.shipped_ms,
         }))
+    }
+
+    /// Removes what a follower killed mid-round left beside the served
+    /// catalog (a catalog being made, downloads); returns their paths.
+    pub fn remove_leftovers(&self) -> Result<Vec<PathBuf>> {
+        let building = side(&self.served, ".building");
+        let mut leftovers = vec![
+            side(&building, "-journal"),
+            building,
+            side(&self.position_path(), ".tmp"),
+        ];
+        let downloads = source::download_prefix(&self.served);
+        let folder = source::folder_of(&self.served);
+        if let Ok(entries) = std::fs::read_dir(folder) {
+            leftovers.extend(entries.flatten().map(|e| e.path()).filter(|path| {
+                path.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&downloads))
+            }));
+        }
+        let mut removed = Vec::new();
+        for path in leftovers {
+            match std::fs::remove_file(&path) {
+                Ok(()) => removed.push(path),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&path, e)),
+            }
+        }
+        Ok(removed)
     }
 
     /// The heartbeat and position file beside the served catalog.
@@ -497,6 +522,36 @@ mod tests {
         let size = std::fs::metadata(w.served()).expect("meta").len() as usize;
         let checkpointed = size == w.image.len();
         assert!(checkpointed, "{size} bytes, the writer's {}", w.image.len());
+    }
+
+    #[test]
+    fn what_a_killed_follower_left_is_removed_and_nothing_else() {
+        let mut w = Writer::new();
+        w.change("INSERT INTO t VALUES (1, x'01');");
+        let follower = w.follower();
+        follower.round().expect("first round");
+        let dir = w.dir.path();
+        let left = [
+            dir.join("served.db.building"),
+            dir.join("served.db.building-journal"),
+            dir.join("served.db.follow.tmp"),
+            dir.join(".served.db.download-x1y2.ltx"),
+        ];
+        for path in &left {
+            std::fs::write(path, b"partial").expect("leftover");
+        }
+        let kept = [
+            dir.join(".other.db.download-x1y2.ltx"),
+            follower.position_path(),
+        ];
+        std::fs::write(&kept[0], b"another catalog's").expect("write");
+        let mut removed = follower.remove_leftovers().expect("removed");
+        removed.sort();
+        let mut expected = left.to_vec();
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(kept.iter().all(|p| p.exists()));
+        assert_eq!(rows(&w.served()), writer_rows(&w));
     }
 
     #[test]

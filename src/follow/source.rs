@@ -90,16 +90,35 @@ impl Source {
         Ok(files)
     }
 
-    /// `file` on this machine, downloaded into the directory `beside` when
-    /// the replica is remote.
-    pub fn fetch(&self, file: &LtxFile, beside: &Path) -> Result<Local> {
+    /// `file` on this machine: when the replica is remote, downloaded
+    /// beside `served` under the name [`download_prefix`] gives.
+    pub fn fetch(&self, file: &LtxFile, served: &Path) -> Result<Local> {
         match self {
             Source::Dir(_) => Ok(Local {
                 path: PathBuf::from(&file.key),
                 _downloaded: None,
             }),
-            Source::S3(s3) => s3.download(file, beside),
+            Source::S3(s3) => s3.download(file, served),
         }
+    }
+}
+
+/// The start of the names of files downloaded for the catalog at `served`
+/// (`.cdn.db.download-`): hidden, and named after the catalog, so that a
+/// follower left by a kill can find its own.
+pub fn download_prefix(served: &Path) -> String {
+    let name = served
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!(".{name}.download-")
+}
+
+/// The folder of `path` (`.` for a bare file name).
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     }
 }
 
@@ -289,7 +308,7 @@ impl S3 {
         Some(LtxFile::new(level, range, key))
     }
 
-    fn download(&self, file: &LtxFile, beside: &Path) -> Result<Local> {
+    fn download(&self, file: &LtxFile, served: &Path) -> Result<Local> {
         use rusty_s3::S3Action;
         let url = self
             .bucket
@@ -298,8 +317,9 @@ impl S3 {
         let fetching =
             |e: &dyn std::fmt::Display| self.failed(&format!("cannot download {}", file.key), e);
         let mut body = self.get(&url).map_err(|e| fetching(&e))?;
+        let beside = folder_of(served);
         let mut local = tempfile::Builder::new()
-            .prefix(".ccc-follow-")
+            .prefix(&download_prefix(served))
             .suffix(".ltx")
             .tempfile_in(beside)
             .map_err(|e| Error::io(beside, e))?;
