@@ -279,7 +279,7 @@ fn churn(ws: &Workspace, timeline: &Mutex<Timeline>, stop: &AtomicBool) -> Churn
             publish(&mut done, n - 1, g, true);
             done.forced += 1;
         }
-        if n >= 2 && n % 3 == 0 {
+        if n >= 2 && n.is_multiple_of(3) {
             let gone = n - 2;
             timeline
                 .lock()

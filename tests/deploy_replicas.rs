@@ -90,7 +90,7 @@ fn reader(base: String, published: Published, seen: Arc<Seen>, stop: Arc<AtomicB
             .map(|(u, s)| (u.clone(), s.clone()))
             .collect();
         for (i, (path, contents)) in urls.iter().enumerate() {
-            let gzip = (i + round) % 2 == 0;
+            let gzip = (i + round).is_multiple_of(2);
             let headers: &[(&str, &str)] = if gzip {
                 &[("Accept-Encoding", "gzip")]
             } else {

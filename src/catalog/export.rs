@@ -120,10 +120,10 @@ pub fn export(catalog: &Catalog, versions: &[VersionRow], dir: &Path) -> Result<
 /// Lists every version's files and checks, before anything is written,
 /// that each can be a plain file and that nothing in DIR is in the way.
 fn plan<'a>(catalog: &Catalog, versions: &'a [VersionRow], dir: &Path) -> Result<Vec<Planned<'a>>> {
-    if let Ok(meta) = std::fs::metadata(dir) {
-        if !meta.is_dir() {
-            return Err(Error::bad_input(dir, "is not a folder to export into"));
-        }
+    if let Ok(meta) = std::fs::metadata(dir)
+        && !meta.is_dir()
+    {
+        return Err(Error::bad_input(dir, "is not a folder to export into"));
     }
     let mut plan = Vec::with_capacity(versions.len());
     for version in versions {

@@ -229,7 +229,7 @@ fn foreign_catalog_reason(path: &Path, size: u64) -> Result<Option<String>> {
 /// for almost every file; a file of another size that starts like a catalog
 /// (a truncated copy) is refused by the worker that reads it (`process`).
 fn may_be_database(size: u64) -> bool {
-    size >= 512 && size % 512 == 0
+    size >= 512 && size.is_multiple_of(512)
 }
 
 /// Whether the file at `path` starts with a ccc catalog's header. Reads
