@@ -16,8 +16,8 @@
 //!
 //! Cells of a scenario are interleaved at random within each round; the
 //! checks compare medians over rounds, so a slow or noisy machine moves both
-//! sides. A scenario that fails reruns once with twice the rounds and fails
-//! only if both runs fail. These tests take about a minute in release mode
+//! sides. A scenario that fails reruns with 10 rounds, then 20, and fails
+//! only if all three runs fail. These tests take about a minute in release mode
 //! and are `#[ignore]`d; CI runs them in their own step:
 //! `cargo test --release --test main causal_validation -- --ignored --test-threads=1`.
 
@@ -343,15 +343,22 @@ fn show(label: &str, kinds: &[Kind], rates: &[Vec<f64>]) {
     }
 }
 
-/// Runs a scenario's check; on failure, once more with twice the rounds.
+/// Runs a scenario's check with 5 rounds; on failure again with 10, then
+/// 20: a shared machine's noise fades with more rounds, a wrong prediction
+/// does not. Fails when all three fail.
 fn with_retry(name: &str, mut attempt: impl FnMut(usize) -> Result<(), String>) {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if let Err(first) = attempt(5) {
-        eprintln!("{name}: first run failed ({first}); rerunning with 10 rounds");
-        if let Err(second) = attempt(10) {
-            panic!("{name} failed twice:\n  {first}\n  {second}");
+    let mut failures = Vec::new();
+    for rounds in [5, 10, 20] {
+        match attempt(rounds) {
+            Ok(()) => return,
+            Err(why) => {
+                eprintln!("{name}: the run with {rounds} rounds failed ({why})");
+                failures.push(format!("{rounds} rounds: {why}"));
+            }
         }
     }
+    panic!("{name} failed three times:\n  {}", failures.join("\n  "));
 }
 
 fn within(pred: f64, act: f64, rel: f64, abs_pp: f64) -> bool {
