@@ -12,7 +12,7 @@
 
 use crate::cli::FollowArgs;
 use crate::error::{Error, Result};
-use crate::follow::source::Source;
+use crate::follow::source::{Source, folder_of};
 use crate::follow::{Applied, Follower, Round};
 use crate::output::{self, count};
 use std::path::{Path, PathBuf};
@@ -87,18 +87,13 @@ fn open_replica(replica: &str) -> Result<Source> {
         }),
         // Litestream makes the directory at its first sync: one that is
         // not there yet, in a directory that is, is waited for.
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && parent_is_dir(path) => Ok(source),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && folder_of(path).is_dir() => {
+            Ok(source)
+        }
         Err(source) => Err(Error::Io {
             path: path.clone(),
             source,
         }),
-    }
-}
-
-fn parent_is_dir(path: &Path) -> bool {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent.is_dir(),
-        _ => true,
     }
 }
 

@@ -142,10 +142,8 @@ impl Follower {
         }
         let mut removed = Vec::new();
         for path in leftovers {
-            match std::fs::remove_file(&path) {
-                Ok(()) => removed.push(path),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&path, e)),
+            if remove_if_there(&path)? {
+                removed.push(path);
             }
         }
         Ok(removed)
@@ -187,21 +185,16 @@ impl Follower {
             &side(&self.served, "-wal"),
             &side(&self.served, "-shm"),
         ] {
-            match std::fs::remove_file(stale) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(stale, e)),
-            }
+            remove_if_there(stale)?;
         }
         let written = apply(&building, steps, true).inspect_err(|_| {
             let _ = std::fs::remove_file(&building);
         })?;
         std::fs::rename(&building, &self.served).map_err(|e| Error::io(&self.served, e))?;
-        if let Some(dir) = self.served.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::File::open(dir)
-                .and_then(|d| d.sync_all())
-                .map_err(|e| Error::io(dir, e))?;
-        }
+        let dir = source::folder_of(&self.served);
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| Error::io(dir, e))?;
         Ok(written)
     }
 }
@@ -212,6 +205,15 @@ impl Follower {
 /// write commands refuse (`Catalog::open`).
 pub fn heartbeat_path(db: &Path) -> PathBuf {
     side(db, ".follow")
+}
+
+/// Removes the file at `path` if there is one; whether there was.
+fn remove_if_there(path: &Path) -> Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(Error::io(path, e)),
+    }
 }
 
 /// `path` with `suffix` appended: SQLite's side files, and the follower's.
