@@ -26,6 +26,12 @@
 # $WORK/instructions.tsv: label, config, instructions per request,
 # requests, hits, misses, evictions. Knobs: WORK, LOAD (15), WARMUP (5),
 # FILL (40), CONNS (10), THREADS (4), PORT (18343).
+#
+# CACHE_SIM=1 also simulates the data caches (callgrind's --cache-sim: a
+# 48 KiB L1 and a 2 MiB last level, as one core of the AMD EPYC host in
+# bench/RPS.md has) and appends last-level read and write misses per
+# request to each line; the dumps keep function names whole, so
+# bench/lib/callgrind_self.py can compare two of them function by function.
 
 set -euo pipefail
 
@@ -79,6 +85,9 @@ load() { # seconds list mode [seed]
         | sed -n 's/^RESULT .*requests=\([0-9]*\).*/\1/p'
 }
 
+SIM=()
+[ "${CACHE_SIM:-0}" = 1 ] && SIM=(--cache-sim=yes --D1=49152,12,64 --LL=2097152,16,64 --compress-strings=no --compress-pos=no)
+
 for config in "${CONFIGS[@]}"; do
     list=urls_hot.txt mode=seq warmup=$WARMUP
     case $config in
@@ -97,7 +106,7 @@ for config in "${CONFIGS[@]}"; do
         ceiling*) cmd=("$WORK/bin/${config/-/_}" --port "$PORT" --threads "$THREADS" --size "$MEDIAN_SIZE") ;;
         *) cmd=("$CCC" --db "$WORK/data/cdn.db" serve --port "$PORT" --threads "$THREADS" "${args[@]}") ;;
     esac
-    valgrind --tool=callgrind --callgrind-out-file="$OUT/$config.%p" "${cmd[@]}" \
+    valgrind --tool=callgrind "${SIM[@]}" --callgrind-out-file="$OUT/$config.%p" "${cmd[@]}" \
         >"$OUT/$config.log" 2>&1 &
     pid=$!
     base="http://127.0.0.1:$PORT"
@@ -114,6 +123,11 @@ for config in "${CONFIGS[@]}"; do
     [ -n "$total" ] && [ "${requests:-0}" -gt 0 ] || die "$config: no dump or no requests"
     line=$(printf '%s\t%s\t%d\t%d\t%d\t%d\t%d' "$LABEL" "$config" $((total / requests)) \
         "$requests" $((hits1 - hits0)) $((misses1 - misses0)) $((evictions1 - evictions0)))
+    if [ ${#SIM[@]} -gt 0 ]; then
+        # summary: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw
+        line+=$(awk -v r="$requests" '/^summary:/ { printf "\t%.1f\t%.1f", $9 / r, $10 / r; exit }' \
+            "$OUT/$config.$pid.2")
+    fi
     echo "$line"
     echo "$line" >>"$WORK/instructions.tsv"
 done
