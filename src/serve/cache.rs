@@ -232,6 +232,9 @@ pub struct Cache<K, V> {
     rejections: u64,
     invalidations: u64,
     drained: Vec<u64>,
+    /// The hit count when the read buffers were last drained: while it
+    /// has not moved, they hold nothing new and a replay has nothing to do.
+    replayed_at: u64,
 }
 
 impl<K: Hash + Eq, V> Cache<K, V> {
@@ -274,6 +277,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             rejections: 0,
             invalidations: 0,
             drained: Vec::with_capacity(capacity),
+            replayed_at: 0,
         }
     }
 
@@ -297,7 +301,17 @@ impl<K: Hash + Eq, V> Cache<K, V> {
 
     /// Applies the hits the workers recorded since the last replay, oldest
     /// stripe content first. Ids of entries evicted meanwhile are skipped.
+    /// Without a hit since the last replay the buffers are not even looked
+    /// at: a miss-heavy load admits at every miss, and trying eight locks
+    /// each time was most of what it did under the owner side's lock. A
+    /// record pushed just after the count was read waits for the next hit's
+    /// replay; the buffers are lossy anyway.
     pub fn replay(&mut self) {
+        let hits = self.reader.hits();
+        if hits == self.replayed_at {
+            return;
+        }
+        self.replayed_at = hits;
         for stripe in self.reader.stripes.iter() {
             {
                 let mut ids = match stripe.ids.try_lock() {
