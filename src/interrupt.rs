@@ -17,7 +17,13 @@
 //! catalog registers its files ([`discard_on_exit`]), and the handler
 //! removes them before it exits, so no empty catalog is left. A commit in
 //! progress is waited for ([`commit`]): a second signal during it is only
-//! recorded, and the commit ends the registration.
+//! recorded, and the commit ends the registration. A commit is one append
+//! to the write-ahead log and its fsync: the catalog's automatic
+//! checkpoints are off, so copying the log into the file is left to the
+//! closing checkpoint, after the commit (see `catalog`). Once the commit is
+//! done, what it committed stays: a signal during the closing checkpoint
+//! abandons it (a second one exits at once) with code 0, and the second
+//! signal's message says the commit is kept.
 //!
 //! A signal that was ignored when ccc started stays ignored: a shell
 //! ignores SIGINT for the background jobs of a script, so that Ctrl-C
@@ -46,6 +52,9 @@ static WATCHING: Mutex<bool> = Mutex::new(false);
 static DISCARD: AtomicPtr<Vec<CString>> = AtomicPtr::new(std::ptr::null_mut());
 /// Set while a commit is in progress: a second signal waits for it.
 static COMMITTING: AtomicBool = AtomicBool::new(false);
+/// Set once a commit succeeded: the work is done, and a second signal
+/// exits 0 saying so.
+static COMMITTED: AtomicBool = AtomicBool::new(false);
 /// Whether stderr was a terminal when the handlers were installed: the
 /// second signal's message then first clears the progress line.
 static TERMINAL: AtomicBool = AtomicBool::new(false);
@@ -95,7 +104,11 @@ fn exit_on_second(signal: i32) {
     if !STOP.load(Ordering::SeqCst) || COMMITTING.load(Ordering::SeqCst) {
         return;
     }
-    let message = stop_message(signal);
+    let committed = COMMITTED.load(Ordering::SeqCst);
+    let (message, code) = match committed {
+        true => (AFTER_COMMIT_MESSAGE, 0),
+        false => (stop_message(signal), i32::from(exit_code(signal))),
+    };
     // SAFETY: write, unlink and _exit are async-signal-safe; the buffers
     // are static or leaked, so they outlive the calls.
     unsafe {
@@ -109,9 +122,14 @@ fn exit_on_second(signal: i32) {
                 libc::unlink(file.as_ptr());
             }
         }
-        libc::_exit(i32::from(exit_code(signal)));
+        libc::_exit(code);
     }
 }
+
+/// What a second signal after a commit (only publish commits through
+/// [`commit`]) says: the process ends at once, before the log is folded
+/// into the catalog, and the version stays published.
+const AFTER_COMMIT_MESSAGE: &[u8] = b"stopped after the commit: the version is published; the catalog's write-ahead log\n  holds it until the next command folds it in\n";
 
 /// The line ccc prints when `signal` stopped it, as `main` prints
 /// [`Error::Interrupted`] (a test checks they agree); the handler cannot
@@ -155,7 +173,7 @@ impl Drop for Discard {
 /// Runs a commit with second signals held off: one that arrives meanwhile
 /// is recorded, and exits at the next signal. A commit that succeeds ends
 /// [`discard_on_exit`]'s registration: the catalog now holds what was
-/// committed.
+/// committed, and a second signal from then on exits 0.
 pub fn commit<T, E>(
     commit: impl FnOnce() -> std::result::Result<T, E>,
 ) -> std::result::Result<T, E> {
@@ -163,6 +181,7 @@ pub fn commit<T, E>(
     let committed = commit();
     if committed.is_ok() {
         DISCARD.store(std::ptr::null_mut(), Ordering::SeqCst);
+        COMMITTED.store(true, Ordering::SeqCst);
     }
     COMMITTING.store(false, Ordering::SeqCst);
     committed

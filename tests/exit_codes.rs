@@ -403,6 +403,110 @@ fn publish_wait_bounds_the_wait_for_the_lock() {
     assert_eq!(ws.snapshot(), before, "nothing written");
 }
 
+/// Holds the catalog's write lock (`BEGIN IMMEDIATE`, as another writer
+/// does) until dropped; readers go on.
+fn hold_write_lock(ws: &Workspace) -> Connection {
+    let conn = ws.conn();
+    conn.execute_batch("BEGIN IMMEDIATE;")
+        .expect("take the write lock");
+    conn
+}
+
+#[test]
+fn publish_wait_is_one_deadline_for_the_whole_publish() {
+    let ws = workspace(Setup::Catalog);
+    ws.write("dist2/app.js", "console.log(2);\n");
+    let before = ws.snapshot();
+    let lock = hold_write_lock(&ws);
+    let started = Instant::now();
+    let mut child = spawn(&ws, &["publish", "app@2.0.0", "dist2", "--wait", "1s"]);
+    let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("gives up");
+    let took = started.elapsed();
+    let stderr = stderr_of(&mut child);
+    drop(lock);
+    assert_eq!(end_of(status), End::Code(1), "{stderr}");
+    // Said even when the bound is a second or less.
+    assert!(
+        stderr.contains("Blocking: waiting for up to 1s"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is busy"), "{stderr}");
+    assert!(took >= Duration::from_secs(1), "{took:?}");
+    // Not a second wait after the first (the closing checkpoint's).
+    assert!(took < Duration::from_millis(1800), "{took:?}");
+    assert_eq!(ws.snapshot(), before, "nothing written");
+}
+
+#[test]
+fn a_publish_whose_wait_ends_before_its_deadline_publishes() {
+    let ws = workspace(Setup::Catalog);
+    ws.write("dist2/app.js", "console.log(2);\n");
+    let lock = hold_write_lock(&ws);
+    let started = Instant::now();
+    let mut child = spawn(&ws, &["publish", "app@2.0.0", "dist2", "--wait", "3s"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    lock.execute_batch("COMMIT;")
+        .expect("release the write lock");
+    let status = wait_timeout(&mut child, Duration::from_secs(30)).expect("publishes");
+    let took = started.elapsed();
+    let stderr = stderr_of(&mut child);
+    assert_eq!(end_of(status), End::Code(0), "{stderr}");
+    assert!(
+        stderr.contains("Blocking: waiting for up to 3s"),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(ws.versions("app").contains(&"2.0.0".to_string()));
+}
+
+#[test]
+fn ctrl_c_after_the_commit_ends_the_closing_checkpoint_and_exits_0() {
+    let ws = workspace(Setup::Catalog);
+    ws.write("dist2/app.js", "console.log(2);\n");
+    // A reader on the catalog as it was: the publish's closing checkpoint
+    // waits for it to leave the log (a second), as it would for a long
+    // copy of a big publish's log into the file.
+    let reader = ws.conn();
+    reader
+        .execute_batch("BEGIN; SELECT count(*) FROM versions;")
+        .expect("read transaction");
+    let mut child = spawn(&ws, &["publish", "app@2.0.0", "dist2"]);
+    let pid = child.id();
+    let watcher = ws.conn();
+    let started = Instant::now();
+    // The commit is seen by a new read: the publish is now past it.
+    loop {
+        let committed: bool = watcher
+            .query_row(
+                "SELECT count(*) > 0 FROM versions WHERE version = '2.0.0'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("read versions");
+        if committed {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no commit in 20 s"
+        );
+        assert!(child.try_wait().expect("try_wait").is_none(), "ended early");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    send(pid, "INT");
+    send(pid, "INT");
+    let signalled = Instant::now();
+    let status = wait_timeout(&mut child, Duration::from_secs(20)).expect("exits");
+    let took = signalled.elapsed();
+    let stderr = stderr_of(&mut child);
+    drop(reader);
+    assert_eq!(end_of(status), End::Code(0), "{stderr}");
+    assert!(!stderr.contains("error:"), "{stderr}");
+    // The checkpoint's wait for the reader is a second.
+    assert!(took < Duration::from_millis(500), "{took:?}: {stderr}");
+    assert!(ws.versions("app").contains(&"2.0.0".to_string()));
+}
+
 #[test]
 fn a_second_ctrl_c_during_a_first_publish_says_so_and_leaves_no_catalog() {
     let ws = workspace(Setup::Empty);

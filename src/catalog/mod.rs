@@ -110,8 +110,17 @@
 //! when they do not. [`read_only`] says when each way applies.
 //!
 //! A writer that is not the last (`ccc serve` has the file open) leaves the
-//! log behind, so writers also empty it as they close (a `TRUNCATE`
-//! checkpoint). SQLite ties `cdn.db-wal` to the file by name only: a file
+//! log behind, so writers also empty it as they close (a `PASSIVE`
+//! checkpoint, which lets another writer in meanwhile, then a `TRUNCATE`
+//! one). Writers turn SQLite's automatic checkpoints off
+//! (`wal_autocheckpoint = 0`): SQLite runs one inside the commit that
+//! grows the log past 1000 pages, so a big publish's commit would copy the
+//! whole log into the file before returning, seconds during which Ctrl-C
+//! cannot stop it. The closing checkpoint is where that copy happens
+//! instead, after the commit, and Ctrl-C abandons it within milliseconds
+//! (the log keeps what was committed; the next writer's close folds it
+//! in). So does a writer that gave up waiting for another's lock: it leaves
+//! at once. SQLite ties `cdn.db-wal` to the file by name only: a file
 //! renamed over `cdn.db` while the server runs would otherwise be read
 //! through the old file's leftover log, a mix of two catalogs. An empty log
 //! is harmless. See `store` for how the server follows a replaced file.
@@ -121,11 +130,12 @@
 //! copied, and checkpoints itself. A `TRUNCATE` checkpoint would wait that
 //! transaction out for nothing (a second per command) and race Litestream's
 //! own, so a writer that finds Litestream's tables (`_litestream_seq`) does
-//! neither its closing checkpoint nor SQLite's automatic ones
-//! (`wal_autocheckpoint = 0`), as Litestream's documentation asks, and
-//! leaves the log to it.
+//! no closing checkpoint (and, like every writer, no automatic one), as
+//! Litestream's documentation asks, and leaves the log to it.
 //!
-//! A command waits up to [`LOCK_PATIENCE`] for another one's lock, and stops
+//! A command waits up to [`LOCK_PATIENCE`] for another one's lock (`publish`
+//! as long as it takes, or `--wait`, one deadline for all its waits:
+//! [`wait_for_locks`]), and stops
 //! waiting at once on Ctrl-C (see `interrupt`); [`Catalog::stop_on_interrupt`]
 //! also cuts a long statement short (gc's `VACUUM`, verify's integrity
 //! check). Either way the error is [`Error::Interrupted`] and SQLite rolls the
@@ -153,26 +163,40 @@ use crate::error::{Error, Result};
 use read_only::ReadWay;
 use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a command waits for another command's lock on the catalog,
 /// unless it says otherwise ([`wait_for_locks`]).
 pub const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 /// How long this process waits for a lock, in ms (`u64::MAX`: no bound).
 static LOCK_WAIT_MS: AtomicU64 = AtomicU64::new(LOCK_PATIENCE.as_millis() as u64);
-/// A command still waiting for a lock after this long says so, once.
+/// Whether the bound covers every wait of this process together, from
+/// the first ([`wait_for_locks`]), rather than each wait on its own.
+static ONE_WAIT: AtomicBool = AtomicBool::new(false);
+/// When the current wait began (for [`ONE_WAIT`], the first one).
+static WAIT_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
+/// Set once a wait ran out: the lock is someone else's, and this process
+/// is giving up.
+static GAVE_UP: AtomicBool = AtomicBool::new(false);
+/// A command still waiting for a lock after this long (or half its bound,
+/// when that is shorter) says so, once.
 const ANNOUNCE_WAIT_AFTER: Duration = Duration::from_secs(1);
 static ANNOUNCED: AtomicBool = AtomicBool::new(false);
 
 /// Sets how long this process's commands wait for another command's lock
 /// on the catalog: `None` for as long as it takes (`publish`, whose work
-/// would otherwise be lost), else at most `bound` (`publish --wait`).
+/// would otherwise be lost), else at most `bound` (`publish --wait`). One
+/// clock then governs every wait of the process, from the first: however
+/// many steps find the catalog locked (opening it, its write lock), the
+/// waits add up to `bound` at most.
 pub fn wait_for_locks(bound: Option<Duration>) {
     let ms = bound.map_or(u64::MAX, |b| {
         u64::try_from(b.as_millis()).unwrap_or(u64::MAX)
     });
     LOCK_WAIT_MS.store(ms, Ordering::Relaxed);
+    ONE_WAIT.store(true, Ordering::Relaxed);
 }
 
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
@@ -382,15 +406,45 @@ const CLOSING_CHECKPOINT_WAIT: Duration = Duration::from_secs(1);
 
 impl Drop for Catalog {
     fn drop(&mut self) {
-        if !self.writer || self.replicated || !self.is_file() {
+        // A writer that gave up waiting for another's lock leaves at once:
+        // the other writer's close empties the log.
+        if !self.writer
+            || self.replicated
+            || !self.is_file()
+            || GAVE_UP.load(Ordering::Relaxed)
+            || crate::interrupt::requested().is_some()
+        {
             return;
         }
         // Best effort: a reader in the middle of a long read (`ccc verify`)
         // makes it give up after the wait, and the next writer tries again.
-        let _ = self.conn.busy_timeout(CLOSING_CHECKPOINT_WAIT);
-        let _ = self
-            .conn
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+        // The log is copied first without the write lock (`PASSIVE`), so
+        // that another writer waiting for it goes ahead meanwhile, then
+        // emptied (`TRUNCATE`). Ctrl-C abandons the copy within
+        // milliseconds: what was committed is in the log already.
+        let _ = self.conn.busy_handler(Some(wait_to_close));
+        let interrupt = self.conn.get_interrupt_handle();
+        let done = AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if crate::interrupt::requested().is_some() {
+                        interrupt.interrupt();
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            });
+            for mode in ["PASSIVE", "TRUNCATE"] {
+                let sql = format!("PRAGMA wal_checkpoint({mode})");
+                if self.conn.query_row(&sql, [], |_| Ok(())).is_err()
+                    || crate::interrupt::requested().is_some()
+                {
+                    break;
+                }
+            }
+            done.store(true, Ordering::Relaxed);
+        });
     }
 }
 
@@ -680,11 +734,15 @@ impl Catalog {
                 |r| r.get(0),
             )
             .at(&path)?;
-        if self.replicated {
-            self.conn
-                .pragma_update(None, "wal_autocheckpoint", 0)
-                .at(&path)?;
-        }
+        // No automatic checkpoint: SQLite would run one inside the commit
+        // that grows the log past 1000 pages, copying all of a big
+        // publish into the file before the commit returns, with Ctrl-C
+        // held off. A writer empties the log as it closes instead (`Drop`),
+        // where Ctrl-C may cut it short; with Litestream, the replicator
+        // checkpoints (module doc).
+        self.conn
+            .pragma_update(None, "wal_autocheckpoint", 0)
+            .at(&path)?;
         self.migrate(user_version)?;
         self.schema = SCHEMA_VERSION;
         Ok(())
@@ -743,32 +801,52 @@ impl Catalog {
     }
 }
 
-/// SQLite's busy handler: retry every 10 ms for as long as this process
-/// waits ([`wait_for_locks`], [`LOCK_PATIENCE`] unless set), saying so on
-/// stderr once it has waited a second, as cargo does for its locks; give
-/// up at once when the user asks ccc to stop.
+/// SQLite's busy handler: retry every 10 ms until this process has waited
+/// its bound ([`wait_for_locks`], [`LOCK_PATIENCE`] unless set), measured
+/// on the clock, not in attempts (each attempt also costs SQLite's own
+/// work), saying so on stderr once it has waited a second (half the bound
+/// when that is shorter), as cargo does for its locks; give up at once
+/// when the user asks ccc to stop.
 fn wait_for_lock(attempt: i32) -> bool {
     const STEP: Duration = Duration::from_millis(10);
     if crate::interrupt::requested().is_some() {
         return false;
     }
-    let waited = STEP.as_millis() as u64 * u64::try_from(attempt).unwrap_or(0);
-    let bound = LOCK_WAIT_MS.load(Ordering::Relaxed);
+    let now = Instant::now();
+    let started = {
+        let mut started = WAIT_STARTED.lock().unwrap_or_else(|e| e.into_inner());
+        match *started {
+            Some(at) if attempt > 0 || ONE_WAIT.load(Ordering::Relaxed) => at,
+            _ => *started.insert(now),
+        }
+    };
+    let waited = now.saturating_duration_since(started);
+    let bound = Duration::from_millis(LOCK_WAIT_MS.load(Ordering::Relaxed));
     if waited >= bound {
+        GAVE_UP.store(true, Ordering::Relaxed);
         return false;
     }
-    if waited >= ANNOUNCE_WAIT_AFTER.as_millis() as u64 && !ANNOUNCED.swap(true, Ordering::Relaxed)
-    {
-        let until = match bound {
+    if waited >= ANNOUNCE_WAIT_AFTER.min(bound / 2) && !ANNOUNCED.swap(true, Ordering::Relaxed) {
+        let until = match LOCK_WAIT_MS.load(Ordering::Relaxed) {
             u64::MAX => String::new(),
-            ms => format!(
-                " for up to {}",
-                humantime::format_duration(Duration::from_millis(ms))
-            ),
+            _ => format!(" for up to {}", humantime::format_duration(bound)),
         };
         crate::log::err(format_args!(
             "Blocking: waiting{until} for another ccc to release its lock on the catalog (Ctrl-C stops)"
         ));
+    }
+    std::thread::sleep(STEP.min(bound - waited));
+    true
+}
+
+/// The busy handler of a writer's closing checkpoint: wait up to
+/// [`CLOSING_CHECKPOINT_WAIT`] for readers to leave the log, unless the
+/// user asks ccc to stop.
+fn wait_to_close(attempt: i32) -> bool {
+    const STEP: Duration = Duration::from_millis(10);
+    let waited = STEP * u32::try_from(attempt).unwrap_or(u32::MAX);
+    if crate::interrupt::requested().is_some() || waited >= CLOSING_CHECKPOINT_WAIT {
+        return false;
     }
     std::thread::sleep(STEP);
     true
@@ -914,6 +992,41 @@ mod tests {
             .unwrap();
         assert_eq!(autocheckpoint, 0);
         drop(reader);
+    }
+
+    /// A writer's commit never copies the log into the file on its own
+    /// (SQLite's automatic checkpoint would, inside a big publish's commit,
+    /// with Ctrl-C held off): the closing checkpoint does, where Ctrl-C may
+    /// end it.
+    #[test]
+    fn writers_leave_the_log_to_their_closing_checkpoint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("cdn.db");
+        let catalog = Catalog::open(&db, Access::Create).expect("create");
+        let autocheckpoint: i64 = catalog
+            .conn()
+            .pragma_query_value(None, "wal_autocheckpoint", |r| r.get(0))
+            .expect("wal_autocheckpoint");
+        assert_eq!(autocheckpoint, 0);
+        // More than the 1000 pages of SQLite's default: all still in the log.
+        let tx = catalog.write_transaction().expect("begin");
+        tx.execute(
+            "CREATE TABLE filler AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000) SELECT randomblob(4000) AS b FROM n",
+            [],
+        )
+        .expect("fill");
+        tx.commit().expect("commit");
+        let mut wal = db.as_os_str().to_owned();
+        wal.push("-wal");
+        let logged = std::fs::metadata(&wal).expect("the log").len();
+        assert!(logged > 4 << 20, "{logged} bytes in the log");
+        let file = std::fs::metadata(&db).expect("the catalog").len();
+        assert!(
+            file < 1 << 20,
+            "the commit copied {file} bytes into the file"
+        );
+        drop(catalog);
+        assert!(!Path::new(&wal).exists(), "the close empties the log");
     }
 
     /// A read-only catalog's connection can write to the file (so that its

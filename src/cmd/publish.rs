@@ -5,7 +5,7 @@ use crate::catalog::archive::{self, Rules};
 use crate::catalog::manifest;
 use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::rows::Identity;
-use crate::catalog::{Access, Catalog};
+use crate::catalog::{Access, Catalog, SqliteResult};
 use crate::cli::{Checked, PublishArgs};
 use crate::error::{Error, Result};
 use crate::output::{self, count};
@@ -193,6 +193,13 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             return Err(e);
         }
     };
+    // Committed: the version is published whatever comes next, so Ctrl-C
+    // no longer cuts the reads that follow short (it still ends the
+    // closing checkpoint, see `catalog`).
+    catalog
+        .conn_mut()
+        .progress_handler(0, None::<fn() -> bool>)
+        .at(db)?;
     // A replaced version's files, old and new, leave the caches.
     let (purged, outcome) = match replaced {
         Some(((package, version), mut files)) if report.replaced => {
