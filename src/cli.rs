@@ -348,7 +348,8 @@ pub struct CatArgs {
 /// `PKG@TAG` on the command line and /assets/PKG/TAG/... on the server
 /// resolve to it. Tag names are npm's: letters, digits and `-_.!~*'()`,
 /// never a version or a range. Without a `latest` tag, `latest` is the
-/// newest release; a `latest` tag overrides that until removed.
+/// newest release; a `latest` tag overrides that until removed or a newer
+/// release is published without `--tag`.
 #[derive(Debug, Args)]
 pub struct TagArgs {
     #[command(subcommand)]

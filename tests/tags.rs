@@ -116,20 +116,22 @@ fn tag_add_moves_tags_and_refuses_what_npm_refuses() {
     assert!(text.contains("app@beta: 1.0.0 -> 1.1.0"), "{text}");
     assert_eq!(resolves(&ws, "app@beta"), "1.1.0");
     assert_eq!(ws.cat("app@beta/v.txt"), b"1.1.0\n");
-    // Pinning `latest` to an older release rolls it back.
+    // Pointing `latest` at an older release rolls it back, and says what
+    // moves it again: not a pin, as npm's `dist-tag add` is not.
     let out = ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "app@latest is pinned: it stays at 1.0.0 when newer releases are published, \
-             until `ccc tag rm app latest`"
+            "app@latest stays at 1.0.0 through prereleases, older releases and `publish --tag`; \
+             publishing a release newer than every other moves it there, as npm publish does"
         ),
         "{text}"
     );
+    assert!(!text.contains("pinned"), "{text}");
     assert_eq!(tags(&ws, "app"), ["latest*=1.0.0", "beta*=1.1.0"]);
-    // Another tag is not pinned.
+    // Another tag gets no such line.
     let out = ws.ok(&["tag", "add", "app@1.0.0", "beta"]);
-    assert!(!String::from_utf8_lossy(&out.stdout).contains("pinned"));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("stays at"));
     ws.ok(&["tag", "add", "app@1.1.0", "beta"]);
 
     for (tag, why) in [
@@ -286,4 +288,20 @@ fn a_catalog_without_tags_works_until_a_writer_upgrades_it() {
     ws.ok(&["tag", "add", "app@1.0.0", "old"]);
     assert_eq!(version(&ws), ccc::catalog::SCHEMA_VERSION);
     assert_eq!(tags(&ws, "app"), ["latest=1.1.0", "old*=1.0.0"]);
+}
+
+#[test]
+fn tag_add_latest_is_moved_by_a_newer_release_as_its_message_says() {
+    let ws = Workspace::new();
+    publish(&ws, "1.0.0", &[]);
+    publish(&ws, "2.0.0", &[]);
+    let out = ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("moves it there"), "{text}");
+    publish(&ws, "2.1.0-rc.1", &[]);
+    publish(&ws, "1.1.0", &[]);
+    assert_eq!(resolves(&ws, "app@latest"), "1.0.0");
+    let report = publish(&ws, "3.0.0", &[]);
+    assert_eq!(report["tags"], serde_json::json!(["latest"]));
+    assert_eq!(resolves(&ws, "app@latest"), "3.0.0");
 }

@@ -68,11 +68,13 @@ fn report(change: &TagChange) -> Result<ExitCode> {
         _ => format!("{name}: nothing changed"),
     };
     output::print(line)?;
-    // A `latest` set by hand no longer follows new releases.
+    // A `latest` set by hand stays through prereleases, backports and
+    // `publish --tag`; as with npm, publishing a release newer than every
+    // other without `--tag` moves it.
     if let ("latest", Some(to), false) = (tag.as_str(), to, removed) {
         output::print(format_args!(
-            "{name} is pinned: it stays at {to} when newer releases are published, \
-             until `ccc tag rm {package} latest`"
+            "{name} stays at {to} through prereleases, older releases and `publish --tag`; \
+             publishing a release newer than every other moves it there, as npm publish does"
         ))?;
     }
     Ok(ExitCode::SUCCESS)
