@@ -250,3 +250,35 @@ fn a_damaged_gzip_body_fails_both_digests() {
         "{detail}"
     );
 }
+
+/// `cat` checks a body against its recorded digest before writing a byte,
+/// as `serve` does, and reports the damage as the catalog's, naming the
+/// file, not as a failure to write to stdout.
+#[test]
+fn cat_writes_nothing_of_a_damaged_body_and_names_the_file() {
+    let f = fixture();
+    damage_body(&f.ws, &f.text);
+    damage_body(&f.ws, &f.noise);
+    for (target, flags) in [
+        ("app@1.1.0/js/app.js", &[][..]),
+        ("app@1.1.0/js/app.js", &["--gzip"][..]),
+        ("app@1.0.0/img/noise.bin", &[][..]),
+        ("app@1.0.0/img/noise.bin", &["--gzip"][..]),
+    ] {
+        let mut args = vec!["cat", target];
+        args.extend(flags);
+        let out = f.ws.fails(&args, 1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.stdout.is_empty(),
+            "{target} {flags:?}: wrote {} bytes",
+            out.stdout.len()
+        );
+        assert!(err.contains("is damaged"), "{target}: {err}");
+        assert!(err.contains(target), "{target}: {err}");
+        assert!(!err.contains("standard output"), "{target}: {err}");
+        assert!(err.contains("ccc verify"), "{target}: {err}");
+    }
+    // The undamaged file still reads.
+    assert_eq!(f.ws.cat("app@1.1.0/index.html"), b"<p>2</p>\n");
+}
