@@ -335,3 +335,33 @@ fn inspect_lists_what_a_file_references_and_what_references_it() {
         String::from_utf8_lossy(&ws.ok(&["inspect", "app@1.0.0/js/app.js"]).stdout).into_owned();
     assert!(text.contains("1:22 ./util.js -> js/util.js"), "{text}");
 }
+
+/// `require('./')` and `require('../')` name a folder, as Node loads it:
+/// the `main` of the root `package.json`, else its `index.js` (JSONStream's
+/// bin.js and tests), in `check` and in publish's check alike.
+#[test]
+fn require_of_a_folder_loads_its_main_or_index() {
+    let ws = Workspace::new();
+    for (path, text) in [
+        (
+            "package.json",
+            r#"{"name": "app", "version": "1.0.0", "main": "lib/main.js"}"#,
+        ),
+        ("lib/main.js", "module.exports = 1;\n"),
+        ("bin.js", "#!/usr/bin/env node\nvar m = require('./');\n"),
+        ("test/a.js", "require('../'); require('..');\n"),
+        ("util/index.js", "require('.'); require('../util/');\n"),
+    ] {
+        ws.write(&format!("pkg/{path}"), text);
+    }
+    let report = check_json(&ws, "pkg", 0);
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        report["references"]["found"], 6,
+        "main and 5 requires: {report}"
+    );
+    let report = ws.publish_json("app@1.0.0", "pkg", &["--strict"]);
+    assert_eq!(report["references"]["references"]["missing"], 0, "{report}");
+    let links = ws.json(&["inspect", "app@1.0.0/bin.js", "--json"]);
+    assert!(links.to_string().contains("lib/main.js"), "{links}");
+}

@@ -567,6 +567,8 @@ struct Processed {
     /// (`refs`); resolved once every path of the version is known. None
     /// for a file not read for references.
     references: Option<Vec<crate::refs::Reference>>,
+    /// The `main` of the version's `package.json`, when this file is it.
+    main: Option<String>,
 }
 
 /// Where a file's content comes from.
@@ -912,7 +914,8 @@ fn check_references(
 ) -> Result<crate::refs::check::Report> {
     let paths: Vec<String> = collected.rows.iter().map(|row| row.0.clone()).collect();
     let read = std::mem::take(&mut collected.references);
-    let report = crate::refs::check::resolve_all(package, &version.to_string(), &paths, read);
+    let main = collected.main.take();
+    let report = crate::refs::check::resolve_all(package, &version.to_string(), &paths, read, main);
     if strict && let Some(first) = report.problems.first() {
         return Err(Error::BrokenReferences {
             package: package.clone(),
@@ -1110,6 +1113,8 @@ struct Collected {
     chunked: Group,
     /// The references of each file that has any.
     references: Vec<(String, Vec<crate::refs::Reference>)>,
+    /// The `main` of the version's `package.json` (`require('./')`).
+    main: Option<String>,
 }
 
 impl<'t> Blobs<'t> {
@@ -1143,6 +1148,9 @@ impl<'t> Blobs<'t> {
             &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
             Content::Repeated => (Kind::Repeated, None),
         };
+        if done.main.is_some() {
+            self.collected.main = done.main;
+        }
         if let Some(references) = done.references {
             self.collected
                 .references
@@ -1407,6 +1415,7 @@ fn process(
             content,
             // Never read whole, so never parsed.
             references: None,
+            main: None,
         });
     }
     let owned;
@@ -1426,12 +1435,17 @@ fn process(
     })?;
     let references = (work.check && crate::refs::check::is_read(&file.path))
         .then(|| crate::refs::extract(&file.path, bytes));
+    let main = work
+        .check
+        .then(|| crate::refs::check::main_of(&file.path, bytes))
+        .flatten();
     Ok(Processed {
         path: file.path.clone(),
         sha256,
         raw_size: bytes.len() as u64,
         content,
         references,
+        main,
     })
 }
 

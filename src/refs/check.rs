@@ -137,23 +137,34 @@ pub fn check(
     mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
 ) -> crate::error::Result<Report> {
     let mut read_files = Vec::new();
+    let mut main = None;
     for path in paths.iter().filter(|p| is_read(p)) {
         crate::interrupt::check()?;
         let Some(bytes) = read(path)? else { continue };
+        main = main.or_else(|| main_of(path, &bytes));
         read_files.push((path.clone(), super::extract(path, &bytes)));
     }
-    Ok(resolve_all(package, version, paths, read_files))
+    Ok(resolve_all(package, version, paths, read_files, main))
+}
+
+/// The `main` of the version's `package.json`, when `path` is it.
+pub fn main_of(path: &str, bytes: &[u8]) -> Option<String> {
+    (path == "package.json")
+        .then(|| std::str::from_utf8(bytes).ok().and_then(super::json::main))
+        .flatten()
 }
 
 /// Resolves the references `read` found in each file read (by path)
-/// against every path of the version `package@version`.
+/// against every path of the version `package@version`, whose
+/// `package.json` names `main` (what `require('./')` at the root loads).
 pub fn resolve_all(
     package: &str,
     version: &str,
     paths: &[String],
     read: Vec<(String, Vec<Reference>)>,
+    main: Option<String>,
 ) -> Report {
-    let files = Version::new(package, version, paths.iter().map(String::as_str));
+    let files = Version::new(package, version, paths.iter().map(String::as_str)).with_main(main);
     let mut report = Report {
         file_count: paths.len() as u64,
         files_read: read.len() as u64,

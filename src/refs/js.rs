@@ -180,7 +180,12 @@ impl<'a> Visit<'a> for Found<'_> {
             // Only a relative literal names a file of the version; a
             // package name is Node's to find, a variable a plugin's.
             match literal(path) {
-                Some(value) if value.starts_with("./") || value.starts_with("../") => {
+                Some(value)
+                    if value.starts_with("./")
+                        || value.starts_with("../")
+                        || value == "."
+                        || value == ".." =>
+                {
                     self.push_at(Kind::Require, value, path.span().start as usize, false)
                 }
                 _ => {}
@@ -239,13 +244,17 @@ const s = "import('./in-a-string.js')";
     #[test]
     fn scripts_name_files_through_require_and_import_scripts() {
         let text = "importScripts('./sw-lib.js', base + 'x.js');\n\
-                    const util = require('./util');\nconst react = require('react');\n";
+                    const util = require('./util');\nconst react = require('react');\n\
+                    require('.'); require('..'); require('./'); require('.x');\n";
         assert_eq!(
             written("sw.js", text),
             vec![
                 (Kind::ImportScripts, "./sw-lib.js".into(), false),
                 (Kind::ImportScripts, "base + 'x.js'".into(), true),
                 (Kind::Require, "./util".into(), false),
+                (Kind::Require, ".".into(), false),
+                (Kind::Require, "..".into(), false),
+                (Kind::Require, "./".into(), false),
             ]
         );
     }

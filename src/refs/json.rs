@@ -59,6 +59,14 @@ pub fn package_entries(text: &str) -> Vec<Reference> {
         .collect()
 }
 
+/// The `main` of a `package.json`: what Node loads for `require('./')`
+/// in the package's root folder. None without one, or an empty one.
+pub fn main(text: &str) -> Option<String> {
+    let manifest = serde_json::from_str::<Value>(text).ok()?;
+    let main = manifest["main"].as_str()?;
+    (!main.is_empty()).then(|| main.to_string())
+}
+
 fn exports(value: &Value, paths: &mut Vec<String>) {
     match value {
         Value::String(path) => paths.push(path.clone()),
@@ -89,6 +97,14 @@ fn at(text: &str, written: &str, kind: Kind) -> Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn main_is_read_when_it_names_a_file() {
+        assert_eq!(main(r#"{"main": "lib/a.js"}"#), Some("lib/a.js".into()));
+        assert_eq!(main(r#"{"main": ""}"#), None);
+        assert_eq!(main(r#"{"module": "a.js"}"#), None);
+        assert_eq!(main("not json"), None);
+    }
 
     #[test]
     fn package_entry_points_are_read() {

@@ -200,6 +200,8 @@ pub struct Version<'a> {
     own: Option<String>,
     paths: HashSet<&'a str>,
     folded: HashMap<String, &'a str>,
+    /// The `main` of the root `package.json`, as written.
+    main: Option<String>,
 }
 
 impl<'a> Version<'a> {
@@ -211,7 +213,15 @@ impl<'a> Version<'a> {
                 .then(|| format!("/assets/{package}/{version}/")),
             paths,
             folded,
+            main: None,
         }
+    }
+
+    /// With the root `package.json`'s `main`, which `require('./')` (or
+    /// `'..'`) loads when it names the root folder.
+    pub fn with_main(mut self, main: Option<String>) -> Self {
+        self.main = main;
+        self
     }
 
     /// What `reference`, written in the file at `from`, names.
@@ -241,12 +251,18 @@ impl<'a> Version<'a> {
         let relative = percent_encoding::percent_decode_str(&relative)
             .decode_utf8_lossy()
             .into_owned();
-        for candidate in candidates(reference.kind, &relative) {
+        let all = candidates(
+            reference.kind,
+            &relative,
+            names_folder(target),
+            self.main.as_deref(),
+        );
+        for candidate in &all {
             if self.paths.contains(candidate.as_str()) {
-                return Class::Found(candidate);
+                return Class::Found(candidate.clone());
             }
         }
-        for candidate in candidates(reference.kind, &relative) {
+        for candidate in &all {
             if let Some(actual) = self.folded.get(&candidate.to_lowercase()) {
                 return Class::CaseMismatch(actual.to_string());
             }
@@ -300,19 +316,52 @@ pub(crate) fn join(folder: &str, target: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
+/// Whether a path as written can only name a folder: it ends in `/`, or
+/// its last segment is `.` or `..` (`./`, `..`, `../lib/.`).
+fn names_folder(target: &str) -> bool {
+    target.ends_with('/') || matches!(target.rsplit('/').next(), Some("." | ".."))
+}
+
 /// The paths a reference may name: itself; for a module without an
 /// extension, what bundlers and Node try (`.js`, `.mjs`, `.cjs`, `.json`,
-/// `index.js`); for a folder, its `index.html` or `index.js`.
-fn candidates(kind: Kind, path: &str) -> Vec<String> {
+/// `.node`), then the folder of that name as Node loads it (its
+/// `index.js`, `index.mjs`, `index.json`, `index.node`; at the version's
+/// root, first the `main` of its `package.json`); for a module written as
+/// a folder (`./`, `../`, `.`, `..`), only the folder. Otherwise, for a
+/// folder, its `index.html`.
+fn candidates(kind: Kind, path: &str, folder: bool, main: Option<&str>) -> Vec<String> {
     let mut all = vec![path.to_string()];
     let module = matches!(kind, Kind::Import | Kind::DynamicImport | Kind::Require);
     let base = path.trim_end_matches('/');
     if module {
-        for ext in ["js", "mjs", "cjs", "json"] {
-            all.push(format!("{base}.{ext}"));
+        if folder {
+            all.clear();
+        } else {
+            for ext in ["js", "mjs", "cjs", "json", "node"] {
+                all.push(format!("{base}.{ext}"));
+            }
         }
-        all.push(format!("{base}/index.js"));
-        all.push(format!("{base}/index.mjs"));
+        let prefix = if base.is_empty() {
+            String::new()
+        } else {
+            format!("{base}/")
+        };
+        // `main`, as Node loads it: a file, with an extension added, or
+        // a folder's index. Only the root's `package.json` is read.
+        if let Some(main) = main.filter(|_| base.is_empty())
+            && let Some(main) = join("", main).filter(|m| !m.is_empty())
+        {
+            all.push(main.clone());
+            for ext in ["js", "json", "node"] {
+                all.push(format!("{main}.{ext}"));
+            }
+            for index in ["index.js", "index.json", "index.node"] {
+                all.push(format!("{main}/{index}"));
+            }
+        }
+        for index in ["index.js", "index.mjs", "index.json", "index.node"] {
+            all.push(format!("{prefix}{index}"));
+        }
     } else if path.is_empty() || path.ends_with('/') {
         all.push(format!("{}index.html", path));
     }
@@ -418,6 +467,91 @@ mod tests {
         let mut runtime = reference(Kind::DynamicImport, "`./locale/${lang}.js`");
         runtime.runtime = true;
         assert_eq!(v.resolve("js/app.js", &runtime), Class::Unresolvable);
+    }
+
+    #[test]
+    fn a_module_written_as_a_folder_loads_its_index_as_node_does() {
+        // JSONStream@1.3.5: `require('./')` in bin.js, `require('../')` in
+        // test/*.js, and index.js at the root.
+        let files = [
+            "index.js",
+            "bin.js",
+            "test/a.js",
+            "lib/x.js",
+            "data/index.json",
+        ];
+        let v = Version::new("app", "1.0.0", files.into_iter());
+        let r = |written: &str, from: &str| v.resolve(from, &reference(Kind::Require, written));
+        for (written, from) in [
+            ("./", "bin.js"),
+            (".", "bin.js"),
+            ("../", "test/a.js"),
+            ("..", "test/a.js"),
+            ("../.", "lib/x.js"),
+        ] {
+            assert_eq!(
+                r(written, from),
+                Class::Found("index.js".into()),
+                "{written}"
+            );
+        }
+        assert_eq!(
+            r("../data/", "lib/x.js"),
+            Class::Found("data/index.json".into())
+        );
+        assert_eq!(r("./", "test/a.js"), Class::Missing, "test/ has no index");
+        assert_eq!(r("../../", "test/a.js"), Class::LeavesVersion);
+        // A trailing `/` names the folder, never a file beside it.
+        let v = Version::new("app", "1.0.0", ["lib.js", "a.js"].into_iter());
+        let r = |written: &str| v.resolve("a.js", &reference(Kind::Require, written));
+        assert_eq!(r("./lib"), Class::Found("lib.js".into()));
+        assert_eq!(r("./lib/"), Class::Missing);
+        assert_eq!(r("./"), Class::Missing);
+    }
+
+    #[test]
+    fn the_root_folder_loads_the_main_of_package_json_first() {
+        let files = [
+            "package.json",
+            "index.js",
+            "dist/main.js",
+            "dist/cli.js",
+            "lib/index.js",
+        ];
+        let with = |main: &str| {
+            Version::new("app", "1.0.0", files.into_iter()).with_main(Some(main.to_string()))
+        };
+        let found = |v: &Version<'_>, written: &str, from: &str| {
+            v.resolve(from, &reference(Kind::Require, written))
+        };
+        let v = with("./dist/main.js");
+        assert_eq!(
+            found(&v, "../", "dist/cli.js"),
+            Class::Found("dist/main.js".into())
+        );
+        assert_eq!(
+            found(&v, "./", "index.js"),
+            Class::Found("dist/main.js".into())
+        );
+        // Only the root's `main`: a folder below has its own package.json.
+        assert_eq!(
+            found(&v, "../lib/", "dist/cli.js"),
+            Class::Found("lib/index.js".into())
+        );
+        // Without an extension, or naming a folder.
+        let v = with("dist/main");
+        assert_eq!(
+            found(&v, "..", "dist/cli.js"),
+            Class::Found("dist/main.js".into())
+        );
+        let v = with("lib");
+        assert_eq!(
+            found(&v, ".", "index.js"),
+            Class::Found("lib/index.js".into())
+        );
+        // A `main` naming nothing falls back to index.js, as in Node.
+        let v = with("gone.js");
+        assert_eq!(found(&v, "./", "index.js"), Class::Found("index.js".into()));
     }
 
     #[test]
