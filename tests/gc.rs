@@ -702,3 +702,33 @@ fn gc_of_a_catalog_litestream_replicates_leaves_it_the_log_and_reports_true_size
     conn.execute_batch("COMMIT;").expect("end the read");
     assert_eq!(ws.versions("app"), ["2.0.0"]);
 }
+
+/// A bare `gc` judges no version: its summary says what it removed (blobs
+/// no version uses) and that every version stays, never "kept 0 versions".
+#[test]
+fn a_bare_gc_says_it_only_drops_unused_blobs() {
+    let ws = Workspace::new();
+    for version in ["1.0.0", "1.1.0", "2.0.0"] {
+        ws.write(&format!("v{version}/v.txt"), format!("{version}\n"));
+        ws.publish(&format!("app@{version}"), &format!("v{version}"), &[]);
+    }
+    ws.ok(&["rm", "app@1.1.0"]);
+    let out = ws.ok(&["gc"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "Removed 1 blob no version uses (6 B stored); every version stays: \
+             without --keep or --older-than gc removes no version"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("kept 0"), "{text}");
+    assert_eq!(ws.versions("app"), ["2.0.0", "1.0.0"]);
+    let out = ws.ok(&["gc", "--keep", "1", "--dry-run"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Would remove 1 version, 0 packages"),
+        "{text}"
+    );
+    assert!(text.contains("kept 1 version"), "{text}");
+}

@@ -123,14 +123,24 @@ impl<'a> Listing<'a> {
         } else {
             String::new()
         };
-        output::print(format_args!(
-            "{verb} {}, {}, {} ({} stored{brotli}); kept {}",
-            output::count(report.removed_version_count, "version"),
-            output::count(report.packages_removed.len() as u64, "package"),
-            output::count(report.removed_blob_count, "blob"),
-            human_size(report.removed_stored_bytes),
-            output::count(report.kept_version_count, "version"),
-        ))?;
+        if self.options.keep.is_none() && self.options.older_than.is_none() {
+            // No rule judged any version: none was kept or removed by one.
+            output::print(format_args!(
+                "{verb} {} no version uses ({} stored{brotli}); every version stays: \
+                 without --keep or --older-than gc removes no version",
+                output::count(report.removed_blob_count, "blob"),
+                human_size(report.removed_stored_bytes),
+            ))?;
+        } else {
+            output::print(format_args!(
+                "{verb} {}, {}, {} ({} stored{brotli}); kept {}",
+                output::count(report.removed_version_count, "version"),
+                output::count(report.packages_removed.len() as u64, "package"),
+                output::count(report.removed_blob_count, "blob"),
+                human_size(report.removed_stored_bytes),
+                output::count(report.kept_version_count, "version"),
+            ))?;
+        }
         if !report.dry_run {
             output::print(format_args!(
                 "Catalog file: {} -> {}",
