@@ -415,6 +415,30 @@ fn a_backup_that_cannot_be_written_names_its_destination_and_leaves_nothing() {
     assert!(!stderr.contains("partial"), "{stderr}");
     assert_eq!(left_of(ws.path(), "copy.db"), Vec::<String>::new());
 
+    // A file where the folder should be is named as such.
+    ws.write("npm.db", "not a folder\n");
+    for dest in ["npm.db/copy.db", "npm.db/sub/copy.db"] {
+        let out = ws.fails(&["backup", dest], 1);
+        let stderr = stderr_of(&out);
+        assert!(
+            stderr.contains(&format!(
+                "error: cannot write the backup {dest}: npm.db is not a folder"
+            )),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("os error"), "{stderr}");
+    }
+    // A folder that exists but takes no files is not said to be missing.
+    let out = ws.fails(&["backup", "/proc/copy.db"], 1);
+    let stderr = stderr_of(&out);
+    assert!(
+        stderr.contains(
+            "error: cannot write the backup /proc/copy.db: cannot create a file in /proc: \
+             its file system takes no new files"
+        ),
+        "{stderr}"
+    );
+
     // The catalog and the copy are still good once there is room.
     ws.ok(&["backup", "--quiet", "copy.db"]);
     ws.ok(&["--db", "copy.db", "verify", "--quiet"]);

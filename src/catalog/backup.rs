@@ -151,6 +151,12 @@ fn check_destination(source: &Path, out: &Path, replace: bool) -> Result<bool> {
     let meta = match std::fs::metadata(out) {
         Ok(meta) => meta,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(e) if e.kind() == std::io::ErrorKind::NotADirectory => {
+            return Err(Error::BackupFailed {
+                path: out.to_path_buf(),
+                why: not_a_folder(out),
+            });
+        }
         Err(e) => return Err(Error::io(out, e)),
     };
     if meta.is_dir() {
@@ -171,14 +177,42 @@ fn check_destination(source: &Path, out: &Path, replace: bool) -> Result<bool> {
 /// Why no file can be made in `dir`, in words that name the folder (the
 /// temporary file's name means nothing to the user).
 fn folder_trouble(dir: &Path, e: &std::io::Error) -> String {
+    use std::io::ErrorKind;
     match (e.kind(), e.raw_os_error()) {
-        (std::io::ErrorKind::NotFound, _) => format!("folder {} does not exist", dir.display()),
+        // Said only when it is so: creating a file in /proc fails with
+        // ENOENT too.
+        (ErrorKind::NotFound, _) => match std::fs::metadata(dir) {
+            Err(m) if m.kind() == ErrorKind::NotFound => {
+                format!("folder {} does not exist", dir.display())
+            }
+            Err(m) if m.kind() == ErrorKind::NotADirectory => not_a_folder(dir),
+            Ok(meta) if !meta.is_dir() => format!("{} is not a folder", dir.display()),
+            _ => format!(
+                "cannot create a file in {}: its file system takes no new files",
+                dir.display()
+            ),
+        },
+        (ErrorKind::NotADirectory, _) => not_a_folder(dir),
         (_, Some(code)) => format!(
             "cannot create a file in {}: {}",
             dir.display(),
             std::io::Error::from_raw_os_error(code)
         ),
         _ => format!("cannot create a file in {}: {}", dir.display(), e.kind()),
+    }
+}
+
+/// Which part of `path` is a file where a folder is needed (`npm.db` of
+/// `npm.db/x.db`), in words.
+fn not_a_folder(path: &Path) -> String {
+    let file = path
+        .ancestors()
+        .skip(1)
+        .filter(|a| !a.as_os_str().is_empty())
+        .find(|a| std::fs::metadata(a).is_ok_and(|m| !m.is_dir()));
+    match file {
+        Some(file) => format!("{} is not a folder", file.display()),
+        None => format!("a part of {} is not a folder", path.display()),
     }
 }
 
