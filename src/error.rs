@@ -175,6 +175,12 @@ pub enum Error {
     #[error("{}: {what}", path.display())]
     BadInput { path: PathBuf, what: String },
 
+    /// No file or folder could be made in `dir` (the name of the one
+    /// that was to be made, often a hidden temporary one, means nothing
+    /// to the user); `why` in words ([`Error::no_files_in`]).
+    #[error("cannot create files in {}: {why}", dir.display())]
+    CannotCreate { dir: PathBuf, why: String },
+
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,
@@ -371,6 +377,25 @@ impl Error {
         Error::PackageNotFound {
             package: package.into(),
             similar: Vec::new(),
+        }
+    }
+
+    /// Creating a file or folder in `dir` failed with `e`.
+    pub(crate) fn no_files_in(dir: impl Into<PathBuf>, e: &std::io::Error) -> Self {
+        use std::io::ErrorKind;
+        let why = match e.kind() {
+            ErrorKind::PermissionDenied => "permission denied".to_string(),
+            ErrorKind::ReadOnlyFilesystem => "the file system is read-only".to_string(),
+            ErrorKind::StorageFull => "no space left on the device".to_string(),
+            ErrorKind::QuotaExceeded => "the disk quota is exceeded".to_string(),
+            _ => match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code).to_string(),
+                None => e.kind().to_string(),
+            },
+        };
+        Error::CannotCreate {
+            dir: dir.into(),
+            why,
         }
     }
 

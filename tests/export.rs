@@ -480,3 +480,37 @@ fn an_export_replaces_its_version_folders_and_nothing_else() {
         "no staging folder left behind"
     );
 }
+
+/// Exporting into a folder this user may not write names the folder and
+/// says why in words, not the hidden staging folder's os error.
+#[test]
+fn a_folder_that_takes_no_files_is_named_with_the_reason() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = Workspace::new();
+    ws.write("v1/a.js", "let a = 1;\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    let ro = ws.path().join("ro");
+    std::fs::create_dir(&ro).expect("mkdir");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).expect("chmod");
+    for dir in ["ro", "ro/sub"] {
+        let Some(mut cmd) = crate::util::ccc_as(crate::util::RunAs::BoundByPermissions) else {
+            println!("note: skipped: running as root without setpriv");
+            return;
+        };
+        let out = cmd
+            .current_dir(ws.path())
+            .env("CCC_DB_PATH", ws.db())
+            .args(["export", "app", dir])
+            .output()
+            .expect("run ccc");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains("error: cannot create files in ro: permission denied"),
+            "{dir}: {stderr}"
+        );
+        assert!(!stderr.contains("os error"), "{dir}: {stderr}");
+        assert!(!stderr.contains(".ccc-export-"), "{dir}: {stderr}");
+    }
+    assert_eq!(std::fs::read_dir(&ro).expect("ls").count(), 0);
+}

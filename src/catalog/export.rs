@@ -196,7 +196,7 @@ fn stage_and_commit(catalog: &Catalog, plan: &[Planned<'_>], dir: &Path) -> Resu
     let staging = tempfile::Builder::new()
         .prefix(".ccc-export-")
         .tempdir_in(dir)
-        .map_err(|e| Error::io(dir, e))?;
+        .map_err(|e| Error::no_files_in(dir, &e))?;
     let mut report = Report::default();
     for planned in plan {
         stage_version(catalog, planned, staging.path(), dir, &mut report)?;
@@ -480,7 +480,19 @@ fn create_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
     for (i, path) in missing.iter().enumerate() {
         if let Err(e) = std::fs::create_dir(path) {
             remove_created(&missing[..i]);
-            return Err(Error::io(path, e));
+            return Err(match path.parent() {
+                Some(parent) if e.kind() == std::io::ErrorKind::NotADirectory => {
+                    Error::bad_input(parent, "is not a folder")
+                }
+                Some(parent) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                    let parent = match parent.as_os_str().is_empty() {
+                        true => Path::new("."),
+                        false => parent,
+                    };
+                    Error::no_files_in(parent, &e)
+                }
+                _ => Error::io(path, e),
+            });
         }
     }
     Ok(missing)
