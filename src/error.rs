@@ -66,6 +66,11 @@ pub enum Error {
     #[error("cannot write the backup {}: {why}", path.display())]
     BackupFailed { path: PathBuf, why: String },
 
+    /// A command that writes met a catalog (or folder) this user may only
+    /// read.
+    #[error("catalog {} is read-only for this user: it cannot be changed", .0.display())]
+    ReadOnlyCatalog(PathBuf),
+
     #[error("catalog {} is busy: another ccc is writing to it", .0.display())]
     Busy(PathBuf),
 
@@ -314,6 +319,10 @@ impl Error {
                     .into(),
             ),
             Error::Busy(_) => Some("wait for the other ccc to finish, then retry".into()),
+            Error::ReadOnlyCatalog(_) => Some(
+                "run the command as a user who may write the catalog and its folder, such as its owner"
+                    .into(),
+            ),
             Error::InvalidVersion { .. } => {
                 Some("versions are semver, like 1.4.0 or 2.0.0-rc.1 (no leading `v`)".into())
             }

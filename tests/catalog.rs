@@ -899,3 +899,49 @@ fn uid(raw: u32) -> rustix::fs::Uid {
 fn gid(raw: u32) -> rustix::fs::Gid {
     rustix::fs::Gid::from_raw(raw)
 }
+
+/// A catalog another user owns, mode 444, in a folder this user may write:
+/// every writing command says the catalog is read-only for this user and
+/// names it, instead of SQLite's "attempt to write a readonly database".
+#[test]
+fn writing_to_another_users_read_only_catalog_names_it() {
+    let (ws, folder) = catalog_in_a_folder_of_its_own();
+    let db = folder.join("cdn.db");
+    chmod(&db, 0o444);
+    chmod(&folder, 0o777);
+    let v3 = ws.path().join("v3");
+    ws.write("v3/a.js", "let a = 3;\n");
+    chmod(&v3, 0o755);
+    let Some(mut cmd) = ccc_as(RunAs::User(65534)) else {
+        println!("note: skipped: needs root and setpriv to run as another user");
+        return;
+    };
+    let before = std::fs::read(&db).expect("read the catalog");
+    let publish = ["publish", "app@2.0.0", v3.to_str().expect("UTF-8")];
+    for args in [
+        &publish[..],
+        &["tag", "add", "app@1.0.0", "beta"],
+        &["gc"],
+        &["rm", "app@1.0.0"],
+    ] {
+        let out = cmd
+            .current_dir(&folder)
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .output()
+            .expect("run ccc");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "error: catalog {} is read-only for this user: it cannot be changed",
+                db.display()
+            )),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("database error"), "{args:?}: {stderr}");
+        cmd = ccc_as(RunAs::User(65534)).expect("as above");
+    }
+    assert_eq!(std::fs::read(&db).expect("read the catalog"), before);
+}

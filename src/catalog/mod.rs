@@ -934,6 +934,9 @@ pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 return Error::Busy(path.to_path_buf());
             }
+            // The file, or the folder its log goes in, is not this user's
+            // to write.
+            ErrorCode::ReadOnly => return Error::ReadOnlyCatalog(path.to_path_buf()),
             ErrorCode::DatabaseCorrupt => {
                 return Error::Corrupt {
                     path: path.to_path_buf(),
