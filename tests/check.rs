@@ -163,7 +163,15 @@ fn a_published_version_and_a_tarball_are_checked_alike() {
     let out = ws.fails(&["check", "app@9.9.9"], 1);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("9.9.9"), "{err}");
-    let out = ws.fails(&["check", "no-such-folder/"], 2);
+    // A path that is not there is a failure (1), as for publish; a word
+    // that is neither a path nor PKG@VERSION is a wrong command line (2).
+    for missing in ["no-such-folder/", "./gone", "gone.tgz", "/no/such"] {
+        let out = ws.fails(&["check", missing], 1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("no such folder or archive"), "{err}");
+        assert!(err.contains(missing), "{err}");
+    }
+    let out = ws.fails(&["check", "nope"], 2);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("neither a folder, an archive nor PKG@VERSION"),

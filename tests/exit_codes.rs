@@ -78,6 +78,12 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
         ),
         (Empty, vec!["publish", "app@1.0.0", "no-such-dir"], Code(1)),
         (Catalog, vec!["publish", "app@1.0.0", "dist"], Code(1)),
+        // check
+        (Empty, vec!["check", "dist"], Code(0)),
+        (Empty, vec!["check", "no-such-dir/"], Code(1)),
+        (Empty, vec!["check", "no-such.tgz"], Code(1)),
+        (Empty, vec!["check", "nope"], Code(2)),
+        (Catalog, vec!["check", "app@9.9.9"], Code(1)),
         // ls
         (Catalog, vec!["ls", "app@latest"], Code(0)),
         (Catalog, vec!["ls", "@App/app"], Code(2)),

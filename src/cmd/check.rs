@@ -15,6 +15,18 @@ use crate::spec::{Part, Target};
 use std::path::Path;
 use std::process::ExitCode;
 
+/// Whether a TARGET that is not PKG@VERSION was meant as a path: it has a
+/// `/`, starts with `.` or `~`, or ends as an archive's name does.
+fn looks_like_a_path(target: &str) -> bool {
+    let lower = target.to_ascii_lowercase();
+    target.contains('/')
+        || target.starts_with('.')
+        || target.starts_with('~')
+        || [".tgz", ".tar", ".tar.gz"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+}
+
 /// Problems listed in the table before "and N more" (all are in --json).
 const SHOWN: usize = 20;
 
@@ -27,10 +39,17 @@ pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
     } else {
         let wanted = Target::parse_as(&args.target, Part::Required, Part::Refused, "PKG@VERSION")
             .map_err(|_| {
-            Error::Usage(format!(
-                "`{}` is neither a folder, an archive nor PKG@VERSION",
-                args.target
-            ))
+            if looks_like_a_path(&args.target) {
+                // A folder or archive that is not there: a failure (exit
+                // 1), as publish's missing source is, not a wrong command
+                // line.
+                Error::bad_input(target, "no such folder or archive")
+            } else {
+                Error::Usage(format!(
+                    "`{}` is neither a folder, an archive nor PKG@VERSION",
+                    args.target
+                ))
+            }
         })?;
         check_catalog(db, &wanted)?
     };

@@ -228,7 +228,7 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[(
             "1",
-            "A reference is missing, matches a file only under another case, or leaves the version.",
+            "A reference is missing, matches a file only under another case, or leaves the version; or the command failed (a folder or archive that is not there, a version not in the catalog), and the line starting with error: says what failed.",
         )],
         see_also: &["publish", "inspect", "importmap"],
     },
