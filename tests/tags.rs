@@ -116,18 +116,17 @@ fn tag_add_moves_tags_and_refuses_what_npm_refuses() {
     assert!(text.contains("app@beta: 1.0.0 -> 1.1.0"), "{text}");
     assert_eq!(resolves(&ws, "app@beta"), "1.1.0");
     assert_eq!(ws.cat("app@beta/v.txt"), b"1.1.0\n");
-    // Pointing `latest` at an older release rolls it back, and says what
-    // moves it again: not a pin, as npm's `dist-tag add` is not.
+    // Pointing `latest` at an older release rolls it back and pins it
+    // there, and says what moves it again, as npm's `dist-tag add` does.
     let out = ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains(
-            "app@latest stays at 1.0.0 through prereleases, older releases and `publish --tag`; \
-             publishing a release newer than every other moves it there, as npm publish does"
+            "app@latest is pinned at 1.0.0: prereleases, older releases and `publish --tag` \
+             leave it there; a release newer than every other moves it, as npm publish does"
         ),
         "{text}"
     );
-    assert!(!text.contains("pinned"), "{text}");
     assert_eq!(tags(&ws, "app"), ["latest*=1.0.0", "beta*=1.1.0"]);
     // Another tag gets no such line.
     let out = ws.ok(&["tag", "add", "app@1.0.0", "beta"]);
@@ -297,7 +296,10 @@ fn tag_add_latest_is_moved_by_a_newer_release_as_its_message_says() {
     publish(&ws, "2.0.0", &[]);
     let out = ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("moves it there"), "{text}");
+    assert!(
+        text.contains("a release newer than every other moves it"),
+        "{text}"
+    );
     publish(&ws, "2.1.0-rc.1", &[]);
     publish(&ws, "1.1.0", &[]);
     assert_eq!(resolves(&ws, "app@latest"), "1.0.0");

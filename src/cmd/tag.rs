@@ -68,13 +68,13 @@ fn report(change: &TagChange) -> Result<ExitCode> {
         _ => format!("{name}: nothing changed"),
     };
     output::print(line)?;
-    // A `latest` set by hand stays through prereleases, backports and
-    // `publish --tag`; as with npm, publishing a release newer than every
-    // other without `--tag` moves it.
+    // A `latest` set by hand is pinned against the highest-release rule:
+    // prereleases, backports and `publish --tag` leave it; as with npm,
+    // publishing a release newer than every other without `--tag` moves it.
     if let ("latest", Some(to), false) = (tag.as_str(), to, removed) {
         output::print(format_args!(
-            "{name} stays at {to} through prereleases, older releases and `publish --tag`; \
-             publishing a release newer than every other moves it there, as npm publish does"
+            "{name} is pinned at {to}: prereleases, older releases and `publish --tag` leave it \
+             there; a release newer than every other moves it, as npm publish does"
         ))?;
     }
     Ok(ExitCode::SUCCESS)
