@@ -11,10 +11,14 @@
 //! no limit (a pipe into grep gets whole lines). When a table is too wide,
 //! its widest shrinkable columns give way first: paths and digests are
 //! shortened in the middle with `…` (their start and end say the most),
-//! prose is wrapped, numbers and dates never change. A table whose fixed
-//! columns alone are wider than the terminal (the profiler's) leaves out
-//! the columns marked optional, rightmost first, and says which under it:
-//! a table that fits with a note beats lines the terminal breaks anywhere.
+//! but never into a start and an end that another path of the column also
+//! has (`svgs/…/x.svg` beside `svgs-full/…/x.svg`): the cut moves, or the
+//! column keeps the room it needs. Prose is wrapped, numbers and dates
+//! never change. A table that cannot fit so (the profiler's, `inspect`'s
+//! beside long paths) leaves out the columns marked optional, rightmost
+//! first, and says which under it: a table that fits with a note beats
+//! lines the terminal breaks anywhere. Paths that still cannot be
+//! shortened clearly in the room left are wrapped whole.
 
 use crate::error::{Error, Result};
 use comfy_table::{
@@ -173,6 +177,15 @@ impl Table {
                 }
             }
         }
+        // Paths that cannot be shortened clearly in the room left are
+        // wrapped whole instead.
+        if total_width(&shown.floors(&shown.natural_widths())) > width {
+            for column in &mut shown.columns {
+                if column.fit == Fit::Shorten {
+                    column.fit = Fit::Wrap;
+                }
+            }
+        }
         let mut out = shown.render_columns(Some(width));
         if !left_out.is_empty() {
             let note = format!(
@@ -326,21 +339,16 @@ impl Table {
     }
 
     /// The narrowest width from `low` to `natural` at which column `i`'s
-    /// shortened cells ([`shorten_apart`]) are as distinct as the cells
-    /// themselves: two paths that differ never read alike.
+    /// shortened cells ([`shorten_apart`]) are clear: none reads as
+    /// another cell of the column.
     fn distinct_width(&self, i: usize, low: usize, natural: usize) -> usize {
         let cells = self.cell_lines(i);
-        let distinct = cells.iter().collect::<HashSet<_>>().len();
-        let apart = |width: usize| {
-            let shortened = shorten_apart(&cells, width);
-            shortened.iter().collect::<HashSet<_>>().len() == distinct
-        };
         // By bisection; the width returned always keeps them apart (at
         // `natural` nothing is shortened).
         let (mut lo, mut hi) = (low, natural.max(low));
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if apart(mid) {
+            if clear_at(&cells, mid) {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -449,66 +457,158 @@ pub fn shorten_middle(text: &str, max: usize) -> String {
 }
 
 /// Every line of `lines` at most `width` columns wide, as
-/// [`shorten_middle`] does, except where that would make two lines alike:
-/// such a line keeps its first columns, then from where it differs from
-/// the lines nearest it in sorted order as much as fits, then its end
-/// (`js/v…0-a-long-nam…c0.min.js` and `js/v…1-a-long-nam…c0.min.js`, where
-/// both ends alone read `js/v…long-name.4f2a91c0.min.js`).
+/// [`shorten_middle`] does, except where that would leave a shortened
+/// line that reads as another line of `lines` too; see [`shorten_clear`].
+/// A line that cannot be told apart at `width` is shortened plainly.
 pub fn shorten_apart(lines: &[&str], width: usize) -> Vec<String> {
+    let index = Lines::new(lines);
+    lines
+        .iter()
+        .map(|line| {
+            shorten_clear(line, width, &index).unwrap_or_else(|| shorten_middle(line, width))
+        })
+        .collect()
+}
+
+/// Whether every line of `lines` can be shortened to `width` columns
+/// without reading as another of them.
+fn clear_at(lines: &[&str], width: usize) -> bool {
+    let index = Lines::new(lines);
+    lines
+        .iter()
+        .all(|line| shorten_clear(line, width, &index).is_some())
+}
+
+/// `line` at most `width` columns wide, shortened so that no other line
+/// of `index` fits what it shows: a start and an end around `…` stand for
+/// every line that starts and ends so. The form [`shorten_middle`] gives
+/// is taken when it is clear, else the split between start and end that
+/// is nearest it and clear and keeps some of the end, else the start, the part from where `line`
+/// differs from the lines nearest it in sorted order, and the end
+/// (`js/v…0-a-long-nam…c0.min.js` beside `js/v…1-a-long-nam…c0.min.js`).
+/// `None` when no such form is clear.
+fn shorten_clear(line: &str, width: usize, index: &Lines) -> Option<String> {
     const HEAD: usize = 4;
     const TAIL: usize = 10;
-    let plain: Vec<String> = lines.iter().map(|l| shorten_middle(l, width)).collect();
-    let distinct = lines.iter().collect::<HashSet<_>>().len();
-    if plain.iter().collect::<HashSet<_>>().len() == distinct {
-        return plain;
+    if line.width() <= width {
+        return Some(line.to_string());
     }
-    let mut sorted: Vec<&str> = lines.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let common = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    let apart = |line: &str| -> Option<String> {
-        let at = sorted.binary_search(&line).ok()?;
-        let before = at.checked_sub(1).map_or(0, |j| common(sorted[j], line));
-        let after = sorted.get(at + 1).map_or(0, |next| common(next, line));
-        let differs = before.max(after);
-        let head = take_width(line.chars().take(differs.min(HEAD)), HEAD);
-        let rest: String = line
-            .chars()
-            .skip(differs.max(head.chars().count()))
-            .collect();
-        let room = width.checked_sub(head.width() + 1)?;
-        if rest.width() <= room {
-            return Some(format!("{head}…{rest}"));
-        }
-        // The end keeps up to TAIL columns, leaving the middle at least one.
-        let tail_room = TAIL.min(room.checked_sub(2)?);
-        let tail: String = take_width(rest.chars().rev(), tail_room)
+    let room = width.checked_sub(1)?;
+    let split = |head_room: usize| -> (String, String) {
+        let head = take_width(line.chars(), head_room);
+        let tail: String = take_width(line.chars().rev(), room - head.width())
             .chars()
             .rev()
             .collect();
-        let middle = take_width(rest.chars(), room.checked_sub(tail.width() + 1)?);
-        (!middle.is_empty()).then(|| format!("{head}…{middle}…{tail}"))
+        (head, tail)
     };
-    // Only lines whose plain form another line shares take the other form.
-    let mut seen: std::collections::HashMap<&str, HashSet<&str>> = Default::default();
-    for (line, short) in lines.iter().zip(&plain) {
-        seen.entry(short.as_str()).or_default().insert(line);
+    let plain = shorten_middle(line, width);
+    let plain_head = plain.split('…').next().map_or(0, UnicodeWidthStr::width);
+    let mut tried = HashSet::new();
+    for step in 0..=2 * room {
+        // plain_head, then one more, one less, two more, …
+        let head_room = if step % 2 == 1 {
+            plain_head + step.div_ceil(2)
+        } else {
+            match plain_head.checked_sub(step / 2) {
+                Some(h) => h,
+                None => continue,
+            }
+        };
+        if head_room > room {
+            continue;
+        }
+        let (head, tail) = split(head_room);
+        // An end shorter than that says too little of a name.
+        if tail.width() < TAIL.min(room / 2) || !tried.insert(head.len()) {
+            continue;
+        }
+        if index.only(line, &head, "", &tail) {
+            return Some(format!("{head}…{tail}"));
+        }
     }
-    let alike: Vec<bool> = plain
-        .iter()
-        .map(|short| seen[short.as_str()].len() > 1)
+    // Start, the part where it differs, end.
+    let differs = index.differs(line);
+    let head = take_width(line.chars().take(differs.min(HEAD)), HEAD);
+    let rest: String = line
+        .chars()
+        .skip(differs.max(head.chars().count()))
         .collect();
-    lines
-        .iter()
-        .zip(plain)
-        .zip(alike)
-        .map(
-            |((line, plain), alike)| match alike && line.width() > width {
-                true => apart(line).unwrap_or(plain),
-                false => plain,
-            },
-        )
-        .collect()
+    let room = width.checked_sub(head.width() + 1)?;
+    let tail_room = TAIL.min(room.checked_sub(2)?);
+    let tail: String = take_width(rest.chars().rev(), tail_room)
+        .chars()
+        .rev()
+        .collect();
+    let middle = take_width(rest.chars(), room.checked_sub(tail.width() + 1)?);
+    (!middle.is_empty() && index.only(line, &head, &middle, &tail))
+        .then(|| format!("{head}…{middle}…{tail}"))
+}
+
+/// The distinct lines of a column, sorted by their start and by their
+/// end, to find which of them a shortened line could stand for.
+struct Lines<'a> {
+    by_start: Vec<&'a str>,
+    /// Each line reversed, and the line.
+    by_end: Vec<(String, &'a str)>,
+}
+
+impl<'a> Lines<'a> {
+    fn new(lines: &[&'a str]) -> Lines<'a> {
+        let mut by_start = lines.to_vec();
+        by_start.sort_unstable();
+        by_start.dedup();
+        let mut by_end: Vec<(String, &str)> = by_start
+            .iter()
+            .map(|l| (l.chars().rev().collect(), *l))
+            .collect();
+        by_end.sort_unstable();
+        Lines { by_start, by_end }
+    }
+
+    /// Whether `line` is the only line that starts with `head`, ends with
+    /// `tail` and has `middle` between them, with something left out.
+    fn only(&self, line: &str, head: &str, middle: &str, tail: &str) -> bool {
+        let from = self.by_start.partition_point(|l| *l < head);
+        let starting = &self.by_start[from..];
+        let starting = &starting[..starting.partition_point(|l| l.starts_with(head))];
+        let reversed: String = tail.chars().rev().collect();
+        let from = self
+            .by_end
+            .partition_point(|(r, _)| r.as_str() < reversed.as_str());
+        let ending = &self.by_end[from..];
+        let ending = &ending[..ending.partition_point(|(r, _)| r.starts_with(&reversed))];
+        let fits = |other: &str| {
+            other.len() > head.len() + middle.len() + tail.len()
+                && other.starts_with(head)
+                && other.ends_with(tail)
+                && other[head.len()..other.len() - tail.len()].contains(middle)
+        };
+        let others = |other: &&str| *other != line && fits(other);
+        if starting.len() <= ending.len() {
+            !starting.iter().any(others)
+        } else {
+            !ending.iter().map(|(_, l)| l).any(others)
+        }
+    }
+
+    /// The characters `line` shares with the lines nearest it in sorted
+    /// order.
+    fn differs(&self, line: &str) -> usize {
+        let common =
+            |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        let Ok(at) = self.by_start.binary_search(&line) else {
+            return 0;
+        };
+        let before = at
+            .checked_sub(1)
+            .map_or(0, |j| common(self.by_start[j], line));
+        let after = self
+            .by_start
+            .get(at + 1)
+            .map_or(0, |next| common(next, line));
+        before.max(after)
+    }
 }
 
 /// The longest run of `chars` at most `max` columns wide.
@@ -795,5 +895,97 @@ mod tests {
         let out = narrow.render(Some(30));
         assert!(out.contains("123.4 KiB"), "{out}");
         assert!(widest_line(&out) <= 30, "{out}");
+    }
+
+    /// The paths of `all` that `short` could stand for.
+    fn read_as<'a>(short: &str, all: &[&'a str]) -> Vec<&'a str> {
+        all.iter()
+            .copied()
+            .filter(|path| match short.split_once('…') {
+                None => *path == short,
+                Some((head, tail)) => {
+                    path.len() > head.len() + tail.len()
+                        && path.starts_with(head)
+                        && path.ends_with(tail)
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_shortened_path_stands_for_one_path_only() {
+        let mut owned = Vec::new();
+        for tree in ["svgs", "svgs-full"] {
+            for style in ["regular", "solid"] {
+                for name in [
+                    "hands-american-sign-language-interpreting",
+                    "hands-asl-interpreting",
+                ] {
+                    owned.push(format!("{tree}/{style}/{name}.svg"));
+                }
+            }
+        }
+        for name in ["react-jsx-dev-runtime", "react-jsx-runtime"] {
+            owned.push(format!("cjs/{name}.react-server.development.js"));
+            owned.push(format!("cjs/{name}.development.js"));
+        }
+        let lines: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let mut table = Table::new(vec![Column::path("path"), Column::text("type")]);
+        for line in &lines {
+            table.add_row([*line, "image/svg+xml"]);
+        }
+        for width in [30, 40, 50] {
+            let out = table.render(Some(width));
+            assert!(widest_line(&out) <= width, "{out}");
+            if !out.contains('…') {
+                continue;
+            }
+            for row in out.lines().skip(2) {
+                let short = row.split_whitespace().next().expect("a path");
+                assert_eq!(read_as(short, &lines).len(), 1, "{short}:\n{out}");
+            }
+        }
+        // Where the start and end alone read alike, the cut moves.
+        let short = shorten_apart(&lines, 30);
+        for (line, short) in lines.iter().zip(&short) {
+            if clear_at(&lines, 30) {
+                assert_eq!(read_as(short, &lines), [*line], "{short:?}");
+            }
+        }
+        assert!(clear_at(&lines, 40));
+    }
+
+    #[test]
+    fn paths_that_cannot_be_told_apart_in_the_room_left_are_wrapped_whole() {
+        let mut table = Table::new(vec![
+            Column::text("kind"),
+            Column::path("path"),
+            Column::number("size"),
+        ]);
+        let paths = [
+            "cjs/react-jsx-dev-runtime.react-server.development.js",
+            "cjs/react-jsx-runtime.react-server.development.js",
+        ];
+        for path in paths {
+            table.add_row(["a-rather-long-kind-of-change", path, "13.7 KiB"]);
+        }
+        let out = table.render(Some(60));
+        assert!(widest_line(&out) <= 60, "{out}");
+        assert!(!out.contains('…'), "{out}");
+        // Each path is still there, in pieces on consecutive lines.
+        let joined: String = out
+            .lines()
+            .skip(2)
+            .map(|l| {
+                l.get(31..)
+                    .unwrap_or("")
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or("")
+            })
+            .collect();
+        for path in paths {
+            assert!(joined.contains(path), "{path}:\n{out}");
+        }
     }
 }
