@@ -218,3 +218,87 @@ fn tables_fit_the_width_in_columns() {
     let whole = stdout(ws.ccc().arg("verify").output().expect("verify"));
     assert!(widest(&whole) > 120, "the unfitted table is wide:\n{whole}");
 }
+
+/// Every path a fitted table shows, shortened or not, stands for one
+/// path only: a shortened `head…tail` matches no other path of `all`.
+fn assert_clear(shown: &[String], all: &[String], table: &str) {
+    for short in shown {
+        let matches: Vec<&String> = all
+            .iter()
+            .filter(|path| match short.split_once('…') {
+                None => *path == short,
+                Some((head, tail)) => {
+                    path.len() > head.len() + tail.len()
+                        && path.starts_with(head)
+                        && path.ends_with(tail)
+                }
+            })
+            .collect();
+        assert_eq!(matches.len(), 1, "{short} reads as {matches:?}:\n{table}");
+    }
+}
+
+#[test]
+fn twin_trees_and_long_names_fit_80_columns_and_read_clearly() {
+    let ws = Workspace::new();
+    // Like an icon font's package: the same long names under svgs/ and
+    // svgs-full/, in several styles, and names that differ in the middle.
+    let mut paths = Vec::new();
+    for tree in ["svgs", "svgs-full"] {
+        for style in ["brands", "regular", "solid"] {
+            for name in [
+                "hands-american-sign-language-interpreting",
+                "hands-asl-interpreting",
+                "person-walking-dashed-line-arrow-right",
+                "house-flood-water-circle-arrow-right",
+            ] {
+                paths.push(format!("{tree}/{style}/{name}.svg"));
+            }
+        }
+    }
+    for name in ["react-jsx-dev-runtime", "react-jsx-runtime"] {
+        for build in ["development", "production", "profiling"] {
+            paths.push(format!("cjs/{name}.{build}.js"));
+            paths.push(format!("cjs/{name}.react-server.{build}.js"));
+        }
+    }
+    for (i, path) in paths.iter().enumerate() {
+        ws.write(&format!("one/{path}"), format!("<svg>{i}</svg>\n"));
+    }
+    ws.write("two/cjs/other.js", "1;\n");
+    let package = "@a-long-scope-name/an-icon-font-package-with-a-long-name";
+    ws.publish(&format!("{package}@7.3.1"), "one", &[]);
+    ws.publish(&format!("{package}@7.3.2-beta.1"), "two", &[]);
+    let one = format!("{package}@7.3.1");
+    let two = format!("{package}@7.3.2-beta.1");
+    for args in [
+        &["ls", one.as_str()][..],
+        &["ls", one.as_str(), "--limit", "0"],
+        &["inspect", one.as_str()],
+        &["diff", one.as_str(), two.as_str()],
+    ] {
+        let out = stdout(
+            ws.ccc()
+                .env("COLUMNS", "80")
+                .args(args)
+                .output()
+                .expect("run ccc"),
+        );
+        assert!(widest(&out) <= 80, "ccc {args:?} at 80 columns:\n{out}");
+        let shown: Vec<String> = out
+            .lines()
+            .filter_map(|l| {
+                l.split_whitespace()
+                    .find(|w| w.starts_with("svgs") || w.starts_with("cjs/r"))
+            })
+            .map(str::to_string)
+            .collect();
+        assert!(shown.len() >= paths.len(), "ccc {args:?}:\n{out}");
+        assert!(out.contains('…'), "ccc {args:?}:\n{out}");
+        assert_clear(&shown, &paths, &out);
+        // Media types stay whole.
+        if args[0] != "diff" {
+            assert!(out.contains("image/svg+xml"), "ccc {args:?}:\n{out}");
+        }
+    }
+}

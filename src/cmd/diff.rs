@@ -41,7 +41,19 @@ pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
 
 /// The table: one row per file that differs, then a summary line.
 fn render(header: &str, diff: &Diff) -> String {
-    let mut out = format!("{header}\n");
+    let mut out = String::new();
+    // Two long versions break after the arrow rather than past the edge.
+    let lines = match output::terminal_width() {
+        Some(width) => output::wrap_words(header, width)
+            .iter()
+            .map(|line| output::shorten_middle(line, width))
+            .collect(),
+        None => vec![header.to_string()],
+    };
+    for line in lines {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if diff.is_empty() {
         out.push_str(&format!(
             "same files, same content ({})",
@@ -54,8 +66,10 @@ fn render(header: &str, diff: &Diff) -> String {
         Column::path("path"),
         Column::number("size"),
         Column::number("change"),
-        Column::number("stored"),
-        Column::number("change"),
+        // The stored side is detail a narrow terminal can spare (--json
+        // has it).
+        Column::number("stored").optional(),
+        Column::number("stored change").optional(),
     ]);
     // The size a file has now (before, for a removed file) and the
     // change: two narrow numbers, where `old -> new` would not fit a

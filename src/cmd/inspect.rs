@@ -86,9 +86,9 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
         Column::text("type"),
         Column::number("raw"),
         Column::number("stored"),
-        Column::number("ratio"),
+        Column::number("ratio").optional(),
         // What a client that accepts `br` is sent, where it differs.
-        Column::number("brotli"),
+        Column::number("brotli").optional(),
         Column::text("sha256").optional(),
     ]);
     for a in &listing.files {

@@ -66,8 +66,9 @@ pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
         Column::path("path"),
         Column::text("type"),
         Column::number("size"),
-        Column::number("stored"),
-        Column::number("ratio"),
+        // Detail a narrow terminal can spare for the paths (--json has it).
+        Column::number("stored").optional(),
+        Column::number("ratio").optional(),
     ]);
     for f in &listing.files {
         table.add_row([
