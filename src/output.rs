@@ -374,6 +374,28 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// `text` as lines at most `width` columns wide, broken between words,
+/// every line after the first indented by two spaces; `None` leaves it
+/// whole.
+pub fn wrap_indented(text: &str, width: Option<usize>) -> String {
+    const INDENT: &str = "  ";
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let first = wrap_words(text, width);
+    let Some((head, rest)) = first.split_first() else {
+        return String::new();
+    };
+    let rest = wrap_words(&rest.join(" "), width.saturating_sub(INDENT.len()).max(1));
+    let mut out = head.clone();
+    for line in rest.iter().filter(|l| !l.is_empty()) {
+        out.push('\n');
+        out.push_str(INDENT);
+        out.push_str(line);
+    }
+    out
+}
+
 /// The width of a table whose columns' contents are `widths` wide.
 fn total_width(widths: &[usize]) -> usize {
     let rules = RULE * widths.len().saturating_sub(1);
@@ -397,6 +419,24 @@ pub fn terminal_width() -> Option<usize> {
     let stdout = std::io::stdout();
     if stdout.is_terminal() {
         terminal_size::terminal_size_of(&stdout)
+            .map(|(w, _)| usize::from(w.0))
+            .or(columns)
+    } else {
+        columns
+    }
+}
+
+/// The width stderr's messages are wrapped at: the terminal's when stderr
+/// is one (or `COLUMNS` when its size cannot be read), `COLUMNS` when it
+/// is not, else none.
+pub fn stderr_width() -> Option<usize> {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    let stderr = std::io::stderr();
+    if stderr.is_terminal() {
+        terminal_size::terminal_size_of(&stderr)
             .map(|(w, _)| usize::from(w.0))
             .or(columns)
     } else {
@@ -987,5 +1027,18 @@ mod tests {
         for path in paths {
             assert!(joined.contains(path), "{path}:\n{out}");
         }
+    }
+
+    #[test]
+    fn long_messages_wrap_with_an_indent() {
+        let text = "ccc causal: 12 sites x {0,5,10,15,20,25,30,35,40,45,50}% x 3 rounds, window 100 ms, load closed:64, seed 7";
+        let out = wrap_indented(text, Some(80));
+        assert!(widest_line(&out) <= 80, "{out}");
+        assert!(out.lines().count() > 1, "{out}");
+        assert!(out.lines().skip(1).all(|l| l.starts_with("  ")), "{out}");
+        let words: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(wrap_indented(text, None), text);
+        assert_eq!(wrap_indented("short", Some(80)), "short");
     }
 }

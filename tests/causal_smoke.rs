@@ -251,6 +251,8 @@ fn unvisited_sites_and_failed_requests_are_reported() {
         "{stdout}"
     );
     assert!(stdout.contains("(not shown in 80 columns: "), "{stdout}");
+    // Warnings wrap too, their lines after the first indented.
+    assert!(stderr.lines().all(|l| l.chars().count() <= 80), "{stderr}");
 
     // The table flags both cells, and says what the flag means.
     let rows: Vec<&str> = stdout
@@ -279,7 +281,8 @@ fn unvisited_sites_and_failed_requests_are_reported() {
     }
 
     // Half the requests failed, and the summary says how.
-    let failed = stderr
+    let unwrapped = stderr.replace("\n  ", " ");
+    let failed = unwrapped
         .lines()
         .find(|l| l.contains("built-in requests failed"))
         .unwrap_or_else(|| panic!("no summary of failed requests:\n{stderr}"));

@@ -263,7 +263,10 @@ mod enabled {
             print_ledger(&cells, level)?;
         }
         for w in &warnings {
-            eprintln!("warning: {w}");
+            eprintln!(
+                "{}",
+                output::wrap_indented(&format!("warning: {w}"), output::stderr_width())
+            );
         }
         output::print(format_args!(
             "{} in {:.1}s; command: {command}",
@@ -439,7 +442,7 @@ mod enabled {
 
     /// One line per finished cell on stderr, so a long sweep shows progress.
     fn print_cell(cell: &Cell, done: usize, total: usize) {
-        eprintln!(
+        let line = format!(
             "[{done:>3}/{total}] round {} {:<14} {:>3}%  {:>9.0}/s  delta {:>6}{}{}",
             cell.round + 1,
             site_name(cell.site),
@@ -456,6 +459,7 @@ mod enabled {
                 .map(|r| format!("  (unreliable: {r})"))
                 .unwrap_or_default()
         );
+        eprintln!("{}", output::wrap_indented(&line, output::stderr_width()));
     }
 
     /// What the reader should know about this run's results, one line each.
@@ -567,15 +571,21 @@ mod enabled {
         window: Duration,
         seed: u64,
     ) -> Result<()> {
-        output::print(header(plan, load, window, seed))?;
+        output::print(output::wrap_indented(
+            &header(plan, load, window, seed),
+            output::terminal_width(),
+        ))?;
         let noise = summary
             .noise_floor
             .map_or("n/a (one site)".to_string(), |n| {
                 format!("±{:.1}%", n * 100.0)
             });
-        output::print(format_args!(
-            "baseline {:.0} {}/s (pooled), noise floor {noise}",
-            summary.baseline_rate, ASSET_SERVED.name
+        output::print(output::wrap_indented(
+            &format!(
+                "baseline {:.0} {}/s (pooled), noise floor {noise}",
+                summary.baseline_rate, ASSET_SERVED.name
+            ),
+            output::terminal_width(),
         ))?;
         if let (Some(point), Some(latency)) = (&summary.latency_point, summary.baseline_latency_ns)
         {
@@ -584,9 +594,12 @@ mod enabled {
                 .map_or("n/a (one site)".to_string(), |n| {
                     format!("±{:.1}%", n * 100.0)
                 });
-            output::print(format_args!(
-                "mean latency at {point}: {:.1} µs (pooled), noise floor {noise}",
-                latency / 1000.0
+            output::print(output::wrap_indented(
+                &format!(
+                    "mean latency at {point}: {:.1} µs (pooled), noise floor {noise}",
+                    latency / 1000.0
+                ),
+                output::terminal_width(),
             ))?;
         }
         // What a site's speedup would change comes first; in a narrow
