@@ -885,7 +885,7 @@ pub struct ExportArgs {
 /// speedups (Coz's method) to its instrumented sites: while a site is
 /// "sped up" by P%, everything else is delayed by P% of each visit. The
 /// change in served assets per second predicts what a real P% speedup of
-/// that site would gain. Prints a table; --json, --coz-out (for Coz's
+/// that site would gain. Prints a table; --json-out, --coz-out (for Coz's
 /// viewer) and --plot write the full results.
 #[derive(Debug, Args)]
 pub struct CausalArgs {

@@ -1,6 +1,7 @@
 //! The committed completions and man pages match what the clap definitions
 //! generate, and say what users need: no hidden command, no page for
-//! `help`, value names in the synopsis, every `CCC_*` variable documented.
+//! `help`, value names in the synopsis, every `CCC_*` variable documented,
+//! no flag named in a description that does not exist.
 //! `CCC_BLESS=1 cargo test --locked --test main generated` rewrites them.
 
 use crate::util::{Workspace, repo_root};
@@ -237,4 +238,46 @@ fn every_ccc_variable_is_in_an_environment_section() {
             }
         }
     }
+}
+
+/// The `--flag`s a command's description names are flags it takes, or
+/// the named command's (`ccc serve --max-lag`): a renamed flag left behind
+/// in the prose would send users to an error.
+#[test]
+fn descriptions_name_only_flags_that_exist() {
+    let commands = pages_and_commands();
+    let flags_of = |cmd: &clap::Command| -> BTreeSet<String> {
+        cmd.get_arguments()
+            .filter_map(|a| a.get_long())
+            .map(|l| format!("--{l}"))
+            .collect()
+    };
+    let mut wrong = Vec::new();
+    for (page, cmd) in &commands {
+        let about = [cmd.get_about(), cmd.get_long_about()]
+            .into_iter()
+            .flatten()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        let words: Vec<&str> = about
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, word) in words.iter().enumerate() {
+            if !word.starts_with("--") || word.len() <= 2 {
+                continue;
+            }
+            // `ccc NAME --flag` names another command's flag.
+            let named = i
+                .checked_sub(2)
+                .filter(|&j| words[j] == "ccc")
+                .and_then(|j| commands.iter().find(|(_, c)| c.get_name() == words[j + 1]));
+            let flags = flags_of(named.map_or(cmd, |(_, c)| c));
+            if !flags.contains(*word) {
+                wrong.push(format!("{page}: {word}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "flags that do not exist: {wrong:?}");
 }
