@@ -418,12 +418,18 @@ pub fn terminal_width() -> Option<usize> {
         .filter(|&c| c > 0);
     let stdout = std::io::stdout();
     if stdout.is_terminal() {
-        terminal_size::terminal_size_of(&stdout)
-            .map(|(w, _)| usize::from(w.0))
-            .or(columns)
+        tty_columns(&stdout).or(columns)
     } else {
         columns
     }
+}
+
+/// The columns of the terminal `fd` is, when it says (0 when it does not).
+/// A terminal that gives its columns but no rows (`stty cols 80` under
+/// `script`) still gives its width.
+fn tty_columns(fd: impl std::os::fd::AsFd) -> Option<usize> {
+    let size = rustix::termios::tcgetwinsize(fd).ok()?;
+    (size.ws_col > 0).then(|| usize::from(size.ws_col))
 }
 
 /// The width stderr's messages are wrapped at: the terminal's when stderr
@@ -436,9 +442,7 @@ pub fn stderr_width() -> Option<usize> {
         .filter(|&c| c > 0);
     let stderr = std::io::stderr();
     if stderr.is_terminal() {
-        terminal_size::terminal_size_of(&stderr)
-            .map(|(w, _)| usize::from(w.0))
-            .or(columns)
+        tty_columns(&stderr).or(columns)
     } else {
         columns
     }
@@ -1040,5 +1044,36 @@ mod tests {
         assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
         assert_eq!(wrap_indented(text, None), text);
         assert_eq!(wrap_indented("short", Some(80)), "short");
+    }
+
+    #[test]
+    fn a_terminal_with_columns_but_no_rows_gives_its_width() -> std::io::Result<()> {
+        use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+        use rustix::termios::{Winsize, tcsetwinsize};
+        use std::os::unix::ffi::OsStrExt;
+        let Ok(master) = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) else {
+            eprintln!("no pseudo-terminal here; skipped");
+            return Ok(());
+        };
+        grantpt(&master)?;
+        unlockpt(&master)?;
+        let name = ptsname(&master, Vec::new())?;
+        let terminal = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(std::ffi::OsStr::from_bytes(name.as_bytes()))?;
+        let size = |ws_row, ws_col| Winsize {
+            ws_row,
+            ws_col,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        tcsetwinsize(&terminal, size(0, 80))?;
+        assert_eq!(tty_columns(&terminal), Some(80));
+        tcsetwinsize(&terminal, size(24, 100))?;
+        assert_eq!(tty_columns(&terminal), Some(100));
+        tcsetwinsize(&terminal, size(24, 0))?;
+        assert_eq!(tty_columns(&terminal), None);
+        Ok(())
     }
 }
