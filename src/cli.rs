@@ -349,7 +349,7 @@ pub struct CatArgs {
 /// resolve to it. Tag names are npm's: letters, digits and `-_.!~*'()`,
 /// never a version or a range. Without a `latest` tag, `latest` is the
 /// newest release; a `latest` tag overrides that until removed or a newer
-/// release is published without `--tag`.
+/// release is published without `ccc publish --tag`.
 #[derive(Debug, Args)]
 pub struct TagArgs {
     #[command(subcommand)]
