@@ -63,6 +63,10 @@ pub struct Column {
     right: bool,
     /// Left out when the table cannot fit otherwise.
     optional: bool,
+    /// The last [`Table::distinct_width`] of this column's cells: `(low,
+    /// natural, width)`. Laying a table out asks it again for every column
+    /// left out, and a column of 30,000 paths takes a while to answer.
+    clear_width: std::cell::Cell<Option<(usize, usize, usize)>>,
 }
 
 impl Column {
@@ -100,6 +104,7 @@ impl Column {
             fit,
             right,
             optional: false,
+            clear_width: std::cell::Cell::new(None),
         }
     }
 }
@@ -154,6 +159,9 @@ impl Table {
     /// Adds a row; a cell may hold several lines.
     pub fn add_row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         self.rows.push(cells.into_iter().map(Into::into).collect());
+        for column in &self.columns {
+            column.clear_width.set(None);
+        }
     }
 
     /// Draws the table no wider than `width` where the columns that may
@@ -342,6 +350,19 @@ impl Table {
     /// shortened cells ([`shorten_apart`]) are clear: none reads as
     /// another cell of the column.
     fn distinct_width(&self, i: usize, low: usize, natural: usize) -> usize {
+        let known = &self.columns[i].clear_width;
+        if let Some((l, n, width)) = known.get()
+            && (l, n) == (low, natural)
+        {
+            return width;
+        }
+        let width = self.clear_width(i, low, natural);
+        known.set(Some((low, natural, width)));
+        width
+    }
+
+    /// [`Table::distinct_width`], worked out.
+    fn clear_width(&self, i: usize, low: usize, natural: usize) -> usize {
         let cells = self.cell_lines(i);
         // By bisection; the width returned always keeps them apart (at
         // `natural` nothing is shortened).
@@ -532,6 +553,7 @@ fn clear_at(lines: &[&str], width: usize) -> bool {
 /// (`js/v…0-a-long-nam…c0.min.js` beside `js/v…1-a-long-nam…c0.min.js`).
 /// `None` when no such form is clear.
 fn shorten_clear(line: &str, width: usize, index: &Lines) -> Option<String> {
+    const SPLITS: usize = 16;
     const HEAD: usize = 4;
     const TAIL: usize = 10;
     if line.width() <= width {
@@ -549,7 +571,9 @@ fn shorten_clear(line: &str, width: usize, index: &Lines) -> Option<String> {
     let plain = shorten_middle(line, width);
     let plain_head = plain.split('…').next().map_or(0, UnicodeWidthStr::width);
     let mut tried = HashSet::new();
-    for step in 0..=2 * room {
+    // The splits nearest the plain one, [`SPLITS`] at most: further off,
+    // a start or an end says too little (and each try is a search).
+    for step in 0..=(2 * room).min(SPLITS) {
         // plain_head, then one more, one less, two more, …
         let head_room = if step % 2 == 1 {
             plain_head + step.div_ceil(2)
@@ -598,6 +622,9 @@ struct Lines<'a> {
 }
 
 impl<'a> Lines<'a> {
+    /// The most lines [`Lines::only`] compares a line with.
+    const SCAN: usize = 64;
+
     fn new(lines: &[&'a str]) -> Lines<'a> {
         let mut by_start = lines.to_vec();
         by_start.sort_unstable();
@@ -611,7 +638,11 @@ impl<'a> Lines<'a> {
     }
 
     /// Whether `line` is the only line that starts with `head`, ends with
-    /// `tail` and has `middle` between them, with something left out.
+    /// `tail` and has `middle` between them, with something left out. It
+    /// answers no, without looking further, when more than [`Lines::SCAN`]
+    /// lines start so and as many end so: a start and an end that common
+    /// say little, and a longer one is tried instead. That keeps a table
+    /// of many paths that share folders and endings (30,000 icons) quick.
     fn only(&self, line: &str, head: &str, middle: &str, tail: &str) -> bool {
         let from = self.by_start.partition_point(|l| *l < head);
         let starting = &self.by_start[from..];
@@ -629,6 +660,9 @@ impl<'a> Lines<'a> {
                 && other[head.len()..other.len() - tail.len()].contains(middle)
         };
         let others = |other: &&str| *other != line && fits(other);
+        if starting.len().min(ending.len()) > Lines::SCAN {
+            return false;
+        }
         if starting.len() <= ending.len() {
             !starting.iter().any(others)
         } else {
