@@ -102,7 +102,7 @@ fn empty_missing_and_non_directories_are_refused() {
     );
     ws.publish_fails(
         &["publish", "app@2.0.0", "no-such-dir"],
-        &["no-such-dir", "No such file"],
+        &["no-such-dir", "no such folder or archive"],
     );
     ws.write("plain-file", "x");
     ws.publish_fails(

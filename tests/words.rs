@@ -114,6 +114,25 @@ fn zero_threads_are_refused() {
     assert!(!ws.db().exists(), "a refused publish created the catalog");
 }
 
+#[test]
+fn a_missing_source_is_named_in_words_by_publish_and_check_alike() {
+    let ws = Workspace::new();
+    for args in [
+        &["publish", "app@1.0.0", "no-such-dir"][..],
+        &["publish", "app@1.0.0", "no-such.tgz"][..],
+        &["check", "no-such-dir/"][..],
+    ] {
+        let out = ws.ccc().args(args).output().expect("run ccc");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(": no such folder or archive") && !stderr.contains("os error"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(!ws.db().exists(), "a refused publish created the catalog");
+}
+
 /// The widest line of `text`, in characters (every character ccc draws
 /// tables with is one column wide).
 fn widest(text: &str) -> usize {

@@ -37,6 +37,10 @@ impl Source {
                 let file = std::fs::File::open(arg).map_err(|e| Error::io(arg, e))?;
                 Ok(Source::Archive(arg.to_path_buf(), file))
             }
+            // Worded as `ccc check` words it.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(Error::bad_input(arg, "no such folder or archive"))
+            }
             Err(e) => Err(Error::io(arg, e)),
         }
     }
