@@ -21,32 +21,38 @@ pub fn manifest_icons(text: &str) -> Vec<Reference> {
 }
 
 /// The files `package.json` names as entry points: `main`, `module`,
-/// `browser` (a path, or a map whose values are paths or `false`), and
-/// every path in `exports`, conditions and subpaths included. Subpath
-/// patterns (`./*`) name no one file and are left out.
+/// `browser` (a path, or a map whose values are paths or `false`), whose
+/// extension or folder index may be left off ([`Kind::PackageMain`]), and
+/// every path in `exports`, conditions and subpaths included, taken as
+/// written. Subpath patterns (`./*`) name no one file and are left out.
 pub fn package_entries(text: &str) -> Vec<Reference> {
     let Ok(manifest) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
-    let mut paths = Vec::new();
+    let mut loaded = Vec::new();
     for field in ["main", "module"] {
         if let Some(path) = manifest[field].as_str() {
-            paths.push(path.to_string());
+            loaded.push(path.to_string());
         }
     }
     match &manifest["browser"] {
-        Value::String(path) => paths.push(path.clone()),
+        Value::String(path) => loaded.push(path.clone()),
         Value::Object(map) => {
-            paths.extend(map.values().filter_map(|v| v.as_str()).map(String::from))
+            loaded.extend(map.values().filter_map(|v| v.as_str()).map(String::from))
         }
         _ => {}
     }
-    exports(&manifest["exports"], &mut paths);
-    paths
+    let mut exported = Vec::new();
+    exports(&manifest["exports"], &mut exported);
+    let kinds = std::iter::repeat_n(Kind::PackageMain, loaded.len())
+        .chain(std::iter::repeat_n(Kind::PackageEntry, exported.len()));
+    loaded
         .into_iter()
+        .chain(exported)
+        .zip(kinds)
         // An empty `main` (a package of types only) names no file.
-        .filter(|p| !p.is_empty() && !p.contains('*'))
-        .map(|path| {
+        .filter(|(p, _)| !p.is_empty() && !p.contains('*'))
+        .map(|(path, kind)| {
             // Entry points are relative to the package's root, with or
             // without `./`.
             let written = if path.starts_with("./") || path.starts_with("../") {
@@ -54,7 +60,7 @@ pub fn package_entries(text: &str) -> Vec<Reference> {
             } else {
                 format!("./{path}")
             };
-            at(text, &written, Kind::PackageEntry)
+            at(text, &written, kind)
         })
         .collect()
 }
@@ -126,6 +132,29 @@ mod tests {
                 "./esm/index.js",
                 "./cjs/index.js",
                 "./package.json"
+            ]
+        );
+    }
+
+    #[test]
+    fn main_module_and_browser_may_leave_off_an_extension_and_exports_may_not() {
+        let text = r#"{"main": "lib/main", "module": "esm", "browser": "./web.js",
+            "exports": {".": "./lib/main", "./web": "./web.js"}}"#;
+        let files = ["package.json", "lib/main.js", "esm/index.mjs", "web.js"];
+        let version = crate::refs::Version::new("lib", "1.0.0", files.into_iter());
+        let found: Vec<(String, crate::refs::Class)> = package_entries(text)
+            .iter()
+            .map(|r| (r.written.clone(), version.resolve("package.json", r)))
+            .collect();
+        use crate::refs::Class::{Found, Missing};
+        assert_eq!(
+            found,
+            [
+                ("./lib/main".into(), Found("lib/main.js".into())),
+                ("./esm".into(), Found("esm/index.mjs".into())),
+                ("./web.js".into(), Found("web.js".into())),
+                ("./lib/main".into(), Missing),
+                ("./web.js".into(), Found("web.js".into())),
             ]
         );
     }

@@ -48,8 +48,11 @@ pub enum Kind {
     SourceMap,
     /// An icon of a web manifest.
     ManifestIcon,
-    /// `main`, `module`, `browser` or `exports` of `package.json`.
+    /// A path in `exports` of `package.json`: Node takes it as written.
     PackageEntry,
+    /// `main`, `module` or `browser` of `package.json`: Node and bundlers
+    /// try extensions and a folder's index for it, as for `require`.
+    PackageMain,
 }
 
 impl Kind {
@@ -67,7 +70,7 @@ impl Kind {
             Kind::ImportMap => "import_map",
             Kind::SourceMap => "source_map",
             Kind::ManifestIcon => "manifest_icon",
-            Kind::PackageEntry => "package_entry",
+            Kind::PackageEntry | Kind::PackageMain => "package_entry",
         }
     }
 
@@ -85,7 +88,7 @@ impl Kind {
             Kind::ImportMap => "import map",
             Kind::SourceMap => "source map",
             Kind::ManifestIcon => "icon",
-            Kind::PackageEntry => "entry point",
+            Kind::PackageEntry | Kind::PackageMain => "entry point",
         }
     }
 }
@@ -331,7 +334,10 @@ fn names_folder(target: &str) -> bool {
 /// folder, its `index.html`.
 fn candidates(kind: Kind, path: &str, folder: bool, main: Option<&str>) -> Vec<String> {
     let mut all = vec![path.to_string()];
-    let module = matches!(kind, Kind::Import | Kind::DynamicImport | Kind::Require);
+    let module = matches!(
+        kind,
+        Kind::Import | Kind::DynamicImport | Kind::Require | Kind::PackageMain
+    );
     let base = path.trim_end_matches('/');
     if module {
         if folder {
