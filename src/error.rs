@@ -175,6 +175,8 @@ pub enum Error {
         version: String,
         path: String,
         files: u64,
+        /// The folder's first file, for the hint.
+        first: String,
     },
 
     #[error("{}: {what}", path.display())]
@@ -340,11 +342,11 @@ impl Error {
             Error::IsFolder {
                 package,
                 version,
-                path,
+                first,
                 ..
             } => Some(format!(
                 "`ccc ls {package}@{version}` lists its files; name one, like \
-                 `{package}@{version}/{path}/index.js`"
+                 `{package}@{version}/{first}`"
             )),
             Error::TagNotFound { package, .. } => {
                 Some(format!("`ccc tag ls {package}` lists its dist-tags"))

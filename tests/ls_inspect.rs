@@ -213,8 +213,11 @@ fn a_folder_is_called_a_folder() {
             stderr.contains("error: dist is a folder of app@1.0.0 (2 files), not a file"),
             "{args:?}: {stderr}"
         );
+        // The example is a file the folder holds.
         assert!(
-            stderr.contains("`ccc ls app@1.0.0` lists its files"),
+            stderr.contains(
+                "`ccc ls app@1.0.0` lists its files; name one, like `app@1.0.0/dist/app.css`"
+            ),
             "{stderr}"
         );
     }

@@ -402,37 +402,38 @@ impl Catalog {
         }
         // `app@1.0.0/dist` names a folder when files lie under `dist/`.
         let folder = path.trim_end_matches('/');
-        let files = match folder {
-            "" => 0,
+        let (files, first) = match folder {
+            "" => (0, None),
             _ => self.files_under(version.id, folder)?,
         };
         let (package, version) = (version.package.clone(), version.version.to_string());
-        Err(match files {
-            0 => Error::AssetNotFound {
-                package,
-                version,
-                path: path.to_string(),
-            },
-            files => Error::IsFolder {
+        Err(match (files, first) {
+            (1.., Some(first)) => Error::IsFolder {
                 package,
                 version,
                 path: folder.to_string(),
                 files,
+                first,
+            },
+            _ => Error::AssetNotFound {
+                package,
+                version,
+                path: path.to_string(),
             },
         })
     }
 
     /// How many files of a version lie under the folder `folder` (no
-    /// trailing `/`). Paths sort bytewise, and `0` follows `/`, so the
-    /// folder's files are one range of the primary key.
-    fn files_under(&self, version_id: i64, folder: &str) -> Result<u64> {
+    /// trailing `/`), and the first of them. Paths sort bytewise, and `0`
+    /// follows `/`, so the folder's files are one range of the primary key.
+    fn files_under(&self, version_id: i64, folder: &str) -> Result<(u64, Option<String>)> {
         self.conn()
             .query_row(
-                "SELECT count(*) FROM assets WHERE version_id = ?1 AND path >= ?2 AND path < ?3",
+                "SELECT count(*), min(path) FROM assets \
+                 WHERE version_id = ?1 AND path >= ?2 AND path < ?3",
                 rusqlite::params![version_id, format!("{folder}/"), format!("{folder}0")],
-                |r| r.get::<_, i64>(0),
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Option<String>>(1)?)),
             )
-            .map(|n| n as u64)
             .at(self)
     }
 
