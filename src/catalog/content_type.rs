@@ -24,9 +24,10 @@
 //!   retired `application/font-woff` and `application/font-sfnt`.
 //! - The text files every package carries without an extension (`LICENSE`,
 //!   `README`, `CHANGELOG`, `AUTHORS`, ... in any case, and `LICENSE-MIT`
-//!   and the like) are `text/plain`, so that a browser shows them instead
-//!   of downloading them. Any other name without an extension stays
-//!   `application/octet-stream`.
+//!   and the like, and such a name with an extension no type is known for,
+//!   as `COPYING.LESSER` or `LICENSE.APACHE`) are `text/plain`, so that a
+//!   browser shows them instead of downloading them. Any other name without
+//!   a known extension stays `application/octet-stream`.
 //! - Text types carry `charset=utf-8`.
 
 /// The `Content-Type` of the file at `path` (its extension, any case).
@@ -52,9 +53,15 @@ pub fn for_path(path: &str) -> String {
         "woff2" => "font/woff2",
         "ttf" => "font/ttf",
         "otf" => "font/otf",
-        _ => mime_guess::from_path(name)
-            .first_raw()
-            .unwrap_or("application/octet-stream"),
+        _ => mime_guess::from_path(name).first_raw().unwrap_or_else(|| {
+            // `COPYING.LESSER`, `license.APACHE`: the name says what it is.
+            let stem = name.split_once('.').map_or(name, |(stem, _)| stem);
+            if plain_text_name(stem) {
+                "text/plain"
+            } else {
+                "application/octet-stream"
+            }
+        }),
     };
     let texty = mime.starts_with("text/")
         || matches!(
@@ -153,6 +160,10 @@ mod tests {
             ("NOTICE", TEXT),
             ("COPYING", TEXT),
             ("CONTRIBUTING", TEXT),
+            ("COPYING.LESSER", TEXT),
+            ("pkg/license.APACHE", TEXT),
+            ("LICENSE.bin", "application/octet-stream"),
+            ("LICENSES.foo", "application/octet-stream"),
             ("LICENSES", "application/octet-stream"),
             ("READMEX", "application/octet-stream"),
             ("Makefile", "application/octet-stream"),
