@@ -48,7 +48,7 @@ impl Handler for Fixed {
         response
     }
 
-    fn record_refused(&self, _status: u16) {}
+    fn record_refused(&self, _status: u16, _peer: &Peer) {}
 }
 
 fn fail(code: i32, message: String) -> ! {

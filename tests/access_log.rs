@@ -264,6 +264,43 @@ fn json_lines_carry_every_field() {
 }
 
 #[test]
+fn heads_refused_before_their_line_is_read_are_logged_as_nginx_logs_them() {
+    let ws = site();
+    // A control character in a header value: hyper answers 400 itself.
+    let garbage: &[u8] = b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\nUser-Agent: a\x01b\r\n";
+    for format in ["combined", "json"] {
+        let server = Server::start(&ws, &["--access-log", "--log-format", format]);
+        let got = requests(
+            &server,
+            &[garbage, b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n"],
+        );
+        assert_eq!(got[0].1.0, 400, "{format}");
+        let (refused, served) = (&got[0].0, &got[1].0);
+        if format == "combined" {
+            assert!(refused.starts_with("127.0.0.1 - - ["), "{refused}");
+            assert!(
+                refused.contains("] \"-\" 400 0 \"-\" \"-\" 0.000"),
+                "{refused}"
+            );
+            assert!(
+                served.contains("\"GET /assets/app/1.0.0/v.txt HTTP/1.1\" 200 10"),
+                "{served}"
+            );
+        } else {
+            let v: Value =
+                serde_json::from_str(refused).unwrap_or_else(|e| panic!("{refused}: {e}"));
+            assert_eq!(v["status"], 400, "{v}");
+            assert_eq!(v["remote_addr"], "127.0.0.1", "{v}");
+            for field in ["method", "target", "protocol", "user_agent"] {
+                assert_eq!(v[field], Value::Null, "{field}: {v}");
+            }
+            let v: Value = serde_json::from_str(served).unwrap_or_else(|e| panic!("{served}: {e}"));
+            assert_eq!(v["status"], 200, "{v}");
+        }
+    }
+}
+
+#[test]
 fn a_json_log_keeps_stdout_for_its_lines_alone() {
     // `ccc serve --access-log --log-format json | jq .`: every stdout line
     // is a log object, from the first to the last; the lines about the

@@ -28,6 +28,12 @@
 //!
 //! The duration is the time from the request's head being received to the
 //! response being handed to the socket, as in `/metrics`.
+//!
+//! A request the server answered before reading its line (a malformed or
+//! oversized head, 400 or 431, or a connection past `--max-connections`,
+//! 503) is logged too, as nginx logs one: its request is `"-"` (`null`
+//! method, target and protocol in `json`), so a scan that sends garbage
+//! shows in the log.
 
 use serde::Serialize;
 use std::borrow::Cow;
@@ -49,6 +55,8 @@ pub enum Format {
 pub struct Entry<'a> {
     pub received: SystemTime,
     pub peer: Option<IpAddr>,
+    /// Empty, as `target` and `protocol`, for a request refused before its
+    /// line was read.
     pub method: &'a str,
     pub target: &'a str,
     /// `HTTP/1.1` or `HTTP/1.0`.
@@ -85,11 +93,16 @@ fn combined(entry: &Entry<'_>) -> String {
     out.push_str(" - - [");
     time_local(&mut out, entry.received);
     out.push_str("] \"");
-    escape_into(&mut out, entry.method.as_bytes());
-    out.push(' ');
-    escape_into(&mut out, entry.target.as_bytes());
-    out.push(' ');
-    escape_into(&mut out, entry.protocol.as_bytes());
+    if entry.method.is_empty() {
+        // A request refused before its line was read, as nginx logs one.
+        out.push('-');
+    } else {
+        escape_into(&mut out, entry.method.as_bytes());
+        out.push(' ');
+        escape_into(&mut out, entry.target.as_bytes());
+        out.push(' ');
+        escape_into(&mut out, entry.protocol.as_bytes());
+    }
     let _ = write!(out, "\" {} {} ", entry.status, entry.body_bytes);
     quoted_header(&mut out, entry.referer);
     out.push(' ');
@@ -149,14 +162,19 @@ fn escape_into(out: &mut String, text: &[u8]) {
 struct JsonLine<'a> {
     received_at: String,
     remote_addr: Option<IpAddr>,
-    method: &'a str,
-    target: &'a str,
-    protocol: &'a str,
+    method: Option<&'a str>,
+    target: Option<&'a str>,
+    protocol: Option<&'a str>,
     status: u16,
     body_bytes: u64,
     referer: Option<Cow<'a, str>>,
     user_agent: Option<Cow<'a, str>>,
     duration_ms: f64,
+}
+
+/// A part of the request line, `None` when it was never read.
+fn known(part: &str) -> Option<&str> {
+    (!part.is_empty()).then_some(part)
 }
 
 fn lossy(bytes: Option<&[u8]>) -> Option<Cow<'_, str>> {
@@ -167,9 +185,9 @@ fn json(entry: &Entry<'_>) -> String {
     serde_json::to_string(&JsonLine {
         received_at: humantime::format_rfc3339_millis(entry.received).to_string(),
         remote_addr: entry.peer,
-        method: entry.method,
-        target: entry.target,
-        protocol: entry.protocol,
+        method: known(entry.method),
+        target: known(entry.target),
+        protocol: known(entry.protocol),
         status: entry.status,
         body_bytes: entry.body_bytes,
         referer: lossy(entry.referer),

@@ -23,7 +23,7 @@ use http::request::Parts;
 use http::{Request, Response, Version, header};
 use hyper::body::Incoming;
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 /// What every request shares: the store, the counters, the log's format.
 pub(super) struct Service {
@@ -59,8 +59,30 @@ impl Handler for Service {
         })
     }
 
-    fn record_refused(&self, status: u16) {
+    fn record_refused(&self, status: u16, peer: &Peer) {
         self.counters.record_refused(status);
+        if let Some(format) = self.access_log {
+            // hyper's 400 and 431 have no body; a TLS client past the cap
+            // is closed without an answer.
+            let body_bytes = match status {
+                503 if !peer.tls => self.over_capacity().body().len() as u64,
+                _ => 0,
+            };
+            let entry = access_log::Entry {
+                received: SystemTime::now(),
+                // No header was read, so no forwarded client either.
+                peer: Some(peer.addr.ip()),
+                method: "",
+                target: "",
+                protocol: "",
+                status,
+                body_bytes,
+                referer: None,
+                user_agent: None,
+                elapsed: Duration::ZERO,
+            };
+            log::out(access_log::line(format, &entry));
+        }
     }
 
     fn responded(&self, peer: &Peer) {

@@ -85,7 +85,7 @@ async fn serve_tls<H: Handler>(
     } else {
         Box::pin(run_h1(io, peer, watch, shared, false)).await.0
     };
-    count(end, shared);
+    count(end, &peer, shared);
 }
 
 /// A cleartext connection: nothing is allocated for it before it sends,
@@ -97,40 +97,44 @@ async fn serve_cleartext<H: Handler>(
     shared: &Shared<H>,
 ) {
     if let Err(end) = wait_for_bytes(&stream, watch).await {
-        return count(end, shared);
+        return count(end, &peer, shared);
     }
     let h2 = match sniff_preface(&stream, watch).await {
         Ok(h2) => h2,
-        Err(end) => return count(end, shared),
+        Err(end) => return count(end, &peer, shared),
     };
     let mut io = Watched::new(stream, watch.clone());
     if h2 {
         watch.h2.store(true, Ordering::Relaxed);
-        return count(Box::pin(run_h2(io, peer, watch, shared)).await, shared);
+        return count(
+            Box::pin(run_h2(io, peer, watch, shared)).await,
+            &peer,
+            shared,
+        );
     }
     loop {
         // Boxed: hyper's state lives only while it serves, not in the
         // connection's task for as long as the connection is open.
         let (end, parked) = Box::pin(run_h1(io, peer, watch, shared, true)).await;
         let Some(parked) = parked else {
-            return count(end, shared);
+            return count(end, &peer, shared);
         };
         // Bytes hyper read ahead (a pipelined request) are served at once.
         if parked.unread.is_empty()
             && let Err(end) = wait_for_bytes(&parked.inner, watch).await
         {
-            return count(end, shared);
+            return count(end, &peer, shared);
         }
         io = parked;
     }
 }
 
 /// Counts how the connection ended.
-fn count<H: Handler>(end: End, shared: &Shared<H>) {
+fn count<H: Handler>(end: End, peer: &Peer, shared: &Shared<H>) {
     match end {
         End::Done(Err(e)) => {
             if let Some(status) = refused_status(&*e) {
-                shared.handler.record_refused(status);
+                shared.handler.record_refused(status, peer);
             }
         }
         End::TimedOut(Reason::Header) => ConnStats::count(&shared.stats.header_timeouts),

@@ -108,9 +108,9 @@ pub trait Handler: Send + Sync + 'static {
     /// The answer to a connection past the cap: 503 with `Retry-After`.
     fn over_capacity(&self) -> Response<Bytes>;
 
-    /// Counts a response the transport gave itself: 503 past the cap, or
-    /// hyper's answer to a head it refused (431, 400).
-    fn record_refused(&self, status: u16);
+    /// Counts (and logs) a response the transport gave itself to `peer`:
+    /// 503 past the cap, or hyper's answer to a head it refused (431, 400).
+    fn record_refused(&self, status: u16, peer: &Peer);
 
     /// Called once the response to a request left (fully handed to the
     /// connection, or the connection ended), on the thread that sent it.
@@ -345,7 +345,11 @@ fn admit<H: Handler>(stream: tokio::net::TcpStream, addr: SocketAddr, shared: &A
             .fetch_add(freed as u64, Ordering::Relaxed);
         if freed == 0 {
             ConnStats::count(&shared.stats.refused);
-            shared.handler.record_refused(503);
+            let peer = Peer {
+                addr,
+                tls: shared.tls.is_some(),
+            };
+            shared.handler.record_refused(503, &peer);
             // A TLS client could not read a plain answer: it is closed.
             let refusal = if shared.tls.is_some() {
                 &[][..]
