@@ -26,7 +26,12 @@ fn a_file_name_that_is_not_utf8_is_refused() {
     );
     ws.publish_fails(
         &["publish", "app@2.0.0", "dist"],
-        &["caf", ".js", "not valid UTF-8"],
+        &[
+            "caf",
+            ".js",
+            "not valid UTF-8",
+            "--exclude GLOB leaves it out",
+        ],
     );
 
     // A folder name counts too.

@@ -322,8 +322,9 @@ impl Tree {
 /// dropped; refused when absolute, with a `..` segment, a NUL byte or bytes
 /// that are not UTF-8.
 fn normalize(raw: &[u8]) -> std::result::Result<String, &'static str> {
-    let text = std::str::from_utf8(raw)
-        .map_err(|_| "is not valid UTF-8; only UTF-8 names can be published")?;
+    let text = std::str::from_utf8(raw).map_err(
+        |_| "is not valid UTF-8; only UTF-8 names can be published (--exclude GLOB leaves it out)",
+    )?;
     if text.contains('\0') {
         return Err("contains a NUL byte");
     }

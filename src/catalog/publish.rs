@@ -308,7 +308,7 @@ pub fn plan_dir(
         let rel = rel_path(dir, entry.path()).ok_or_else(|| {
             Error::bad_input(
                 entry.path(),
-                "file name is not valid UTF-8; only UTF-8 names can be published",
+                "file name is not valid UTF-8; only UTF-8 names can be published (--exclude GLOB leaves it out)",
             )
         })?;
         let file_type = entry.file_type();
