@@ -23,9 +23,8 @@ mod asset_lines;
 mod server_args;
 
 use bytes::Bytes;
-use ccc::transport::{ConnStats, Handler, Limits, Payload, Peer, Transport};
-use http::{HeaderMap, Request, Response};
-use hyper::body::Incoming;
+use ccc::transport::{ConnStats, Delivery, Handler, Limits, Payload, Peer, Transport};
+use http::{HeaderMap, Response};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -36,11 +35,15 @@ struct Fixed {
 }
 
 impl Handler for Fixed {
-    fn handle(&self, _request: Request<Incoming>, _peer: Peer) -> Response<Payload> {
+    type Ticket = ();
+
+    fn handle(&self, _head: http::request::Parts, _peer: Peer) -> (Response<Payload>, ()) {
         let mut response = Response::new(Payload::Whole(self.body.clone()));
         *response.headers_mut() = self.headers.clone();
-        response
+        (response, ())
     }
+
+    fn finished(&self, _ticket: (), _delivery: Delivery) {}
 
     fn over_capacity(&self) -> Response<Bytes> {
         let mut response = Response::new(Bytes::new());

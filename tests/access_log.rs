@@ -244,6 +244,7 @@ fn json_lines_carry_every_field() {
             "protocol": "HTTP/1.1",
             "status": 200,
             "body_bytes": 10,
+            "complete": true,
             "referer": null,
             "user_agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
         })
@@ -257,6 +258,7 @@ fn json_lines_carry_every_field() {
             "protocol": "HTTP/1.0",
             "status": 200,
             "body_bytes": 0,
+            "complete": true,
             "referer": "https://example.com/",
             "user_agent": null,
         })

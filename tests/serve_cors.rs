@@ -157,12 +157,19 @@ fn every_status_class_carries_the_cross_origin_and_security_headers() {
 fn a_connection_past_the_cap_is_refused_with_the_same_headers() {
     let ws = Workspace::new();
     site(&ws);
+    // Responses in flight hold the cap: a client that takes nothing of a
+    // body larger than the socket buffers.
+    ws.write_tree(
+        "big",
+        &[("big.bin".into(), crate::util::Rng::new(3).bytes(16 << 20))],
+    );
+    ws.publish("big@1.0.0", "big", &["--level", "1"]);
     let server = Server::start(&ws, &["--max-connections", "2"]);
     let held: Vec<TcpStream> = (0..2)
         .map(|_| {
             let mut s = TcpStream::connect(server.addr).expect("connect");
-            s.write_all(b"GET /healthz HTTP/1.1\r\n")
-                .expect("half a head");
+            s.write_all(b"GET /assets/big/1.0.0/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+                .expect("a request");
             s
         })
         .collect();

@@ -163,15 +163,16 @@ fn accepting_survives_running_out_of_descriptors() {
 #[test]
 fn past_the_connection_cap_a_new_connection_gets_503_at_once() {
     let ws = Workspace::new();
-    site(&ws, false);
+    site(&ws, true);
     let server = Server::start(&ws, &["--max-connections", "4"]);
     stderr_shows(&server, "up to 4 connections");
-    // Four connections that sent half a head each.
+    // Four connections answering a request: each takes nothing of a body
+    // larger than the socket buffers, so its response stays in flight.
     let held: Vec<TcpStream> = (0..4)
         .map(|_| {
             let mut s = connect(server.addr);
-            s.write_all(b"GET /healthz HTTP/1.1\r\n")
-                .expect("half a head");
+            s.write_all(b"GET /assets/site/1.0.0/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+                .expect("a request");
             s
         })
         .collect();
@@ -201,6 +202,66 @@ fn past_the_connection_cap_a_new_connection_gets_503_at_once() {
         "{stats}"
     );
     assert!(stats["by_status"]["503"].as_u64() >= Some(1), "{stats}");
+}
+
+#[test]
+fn at_the_cap_connections_without_a_request_make_room_oldest_first() {
+    let ws = Workspace::new();
+    site(&ws, false);
+    // A connection that has not sent a whole request yet, of each kind
+    // (silent, half a head, part of the HTTP/2 preface), or that is idle
+    // after one, gives its place to a newcomer at the cap.
+    let starts: [&[u8]; 4] = [
+        b"",
+        b"GET /healthz HTTP/1.1\r\n",
+        b"PRI * HTTP/2",
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n",
+    ];
+    for start in starts {
+        let server = Server::start(&ws, &["--max-connections", "2"]);
+        let mut oldest = connect(server.addr);
+        oldest.write_all(start).expect("a start");
+        if start.ends_with(b"\r\n\r\n") {
+            assert_eq!(read_response(&mut oldest).status, 200);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let mut younger = connect(server.addr);
+        younger.write_all(start).expect("a start");
+        if start.ends_with(b"\r\n\r\n") {
+            assert_eq!(read_response(&mut younger).status, 200);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        let (answer, took) = exchange(
+            server.addr,
+            b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        let what = String::from_utf8_lossy(start);
+        let answer = answer.unwrap_or_else(|| panic!("{what:?}: no answer"));
+        assert_eq!(answer.status, 200, "{what:?}: {answer:?}");
+        assert!(took < Duration::from_secs(3), "{what:?}: took {took:?}");
+        // The oldest was closed for it, not the younger one.
+        let mut rest = Vec::new();
+        oldest
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("timeout");
+        assert!(
+            matches!(oldest.read_to_end(&mut rest), Ok(_) | Err(_)),
+            "the oldest connection was closed"
+        );
+        younger.set_nonblocking(true).expect("nonblocking");
+        let mut byte = [0u8; 1];
+        assert!(
+            matches!(younger.read(&mut byte), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+            "{what:?}: the younger connection is still open"
+        );
+        let stats = server.stats();
+        assert_eq!(
+            stats["connections"]["reclaimed"].as_u64(),
+            Some(1),
+            "{stats}"
+        );
+        assert_eq!(stats["connections"]["refused"].as_u64(), Some(0), "{stats}");
+    }
 }
 
 #[test]

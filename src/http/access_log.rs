@@ -26,8 +26,13 @@
 //! serde_json escapes quotes and control characters, and bytes that are
 //! not UTF-8 become U+FFFD.
 //!
-//! The duration is the time from the request's head being received to the
-//! response being handed to the socket, as in `/metrics`.
+//! A line is written once the response has left, as nginx writes one:
+//! `$body_bytes_sent` is the body bytes the connection wrote, and the
+//! duration runs from the request's head being received to the last of
+//! them (nginx's `$request_time`). A response cut short (the client
+//! reset the stream or closed the connection, or a timeout ended it) is
+//! logged with its status and the bytes that did leave, as nginx logs it;
+//! `json` also says `"complete": false` (nginx's `$request_completion`).
 //!
 //! A request the server answered before reading its line (a malformed or
 //! oversized head, 400 or 431, or a connection past `--max-connections`,
@@ -62,7 +67,11 @@ pub struct Entry<'a> {
     /// `HTTP/1.1` or `HTTP/1.0`.
     pub protocol: &'a str,
     pub status: u16,
+    /// Body bytes written to the client.
     pub body_bytes: u64,
+    /// Whether the whole body was written (false: cut short by a reset,
+    /// a close or a timeout).
+    pub complete: bool,
     /// The `Referer` header as sent, if it was.
     pub referer: Option<&'a [u8]>,
     /// The `User-Agent` header as sent, if it was.
@@ -167,6 +176,7 @@ struct JsonLine<'a> {
     protocol: Option<&'a str>,
     status: u16,
     body_bytes: u64,
+    complete: bool,
     referer: Option<Cow<'a, str>>,
     user_agent: Option<Cow<'a, str>>,
     duration_ms: f64,
@@ -190,6 +200,7 @@ fn json(entry: &Entry<'_>) -> String {
         protocol: known(entry.protocol),
         status: entry.status,
         body_bytes: entry.body_bytes,
+        complete: entry.complete,
         referer: lossy(entry.referer),
         user_agent: lossy(entry.user_agent),
         // Nanoseconds over 1e6 rounds once: 84 µs is 0.084, not 0.08400000000000001.
@@ -212,6 +223,7 @@ mod tests {
             protocol: "HTTP/1.1",
             status: 200,
             body_bytes: 5120,
+            complete: true,
             referer: None,
             user_agent: Some(b"curl/8.5.0"),
             elapsed: Duration::from_micros(84),
@@ -303,6 +315,7 @@ mod tests {
                 "protocol": "HTTP/1.1",
                 "status": 200,
                 "body_bytes": 5120,
+                "complete": true,
                 "referer": "r\"\n\u{1}",
                 "user_agent": "ua \u{fffd} end",
                 "duration_ms": 0.084,

@@ -170,15 +170,6 @@ pub enum Body {
     Chunks(Box<ChunkPieces>),
 }
 
-impl Body {
-    pub(super) fn len(&self) -> usize {
-        match self {
-            Body::Chunks(pieces) => transport::Pieces::remaining(&**pieces) as usize,
-            _ => self.as_ref().len(),
-        }
-    }
-}
-
 /// A big file's range, read from the catalog a checked chunk at a time as
 /// the connection takes it (`catalog::chunks`).
 pub struct ChunkPieces {
@@ -189,6 +180,19 @@ pub struct ChunkPieces {
 }
 
 impl transport::Pieces for ChunkPieces {
+    fn poll_piece(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<std::io::Result<Bytes>>> {
+        std::task::Poll::Ready(self.next_piece())
+    }
+
+    fn remaining(&self) -> u64 {
+        self.cursor.range.end - self.cursor.range.start
+    }
+}
+
+impl ChunkPieces {
     fn next_piece(&mut self) -> Option<std::io::Result<Bytes>> {
         match self.store.next_piece(&mut self.cursor) {
             Ok(piece) => piece.map(Ok),
@@ -201,10 +205,6 @@ impl transport::Pieces for ChunkPieces {
                 Some(Err(std::io::Error::other(e.to_string())))
             }
         }
-    }
-
-    fn remaining(&self) -> u64 {
-        self.cursor.range.end - self.cursor.range.start
     }
 }
 
@@ -946,7 +946,7 @@ mod tests {
             assert_eq!(header(a, "Content-Encoding"), Some("gzip"));
             assert_eq!(header(a, "Server"), Some(transport::SERVER));
             assert_eq!(gunzip(a.body.as_ref()), SCRIPT.repeat(100));
-            assert_eq!(a.length, Some(a.body.len()));
+            assert_eq!(a.length, Some(a.body.as_ref().len()));
             assert_eq!(a.class, RouteClass::Asset);
         }
         let (Body::Shared(one, Encoding::Gzip), Body::Shared(two, Encoding::Gzip)) =

@@ -192,20 +192,14 @@ pub struct Counters {
     started_at: SystemTime,
     by_method_status: [[AtomicU64; STATUS_SLOTS]; Method::ALL.len()],
     bytes_sent: AtomicU64,
+    /// Responses whose body did not all reach the client.
+    cut_short: AtomicU64,
     /// One histogram per [`RouteClass`], in `ALL`'s order.
     latency: [Histogram; RouteClass::ALL.len()],
-    /// Requests being answered now.
+    /// Requests being answered now: from the head received until the
+    /// response has left, or was cut short.
     in_flight: AtomicU64,
     pub(super) connections: Arc<ConnStats>,
-}
-
-/// A request being answered: counted in flight until dropped.
-pub(super) struct InFlight<'a>(&'a AtomicU64);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
 }
 
 impl Counters {
@@ -215,6 +209,7 @@ impl Counters {
             started_at: SystemTime::now(),
             by_method_status: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             bytes_sent: AtomicU64::new(0),
+            cut_short: AtomicU64::new(0),
             latency: std::array::from_fn(|_| Histogram {
                 buckets: Default::default(),
                 sum_nanos: AtomicU64::new(0),
@@ -225,24 +220,31 @@ impl Counters {
     }
 
     /// Counts a request a worker answered, `elapsed` after its head was
-    /// received, in the class [`RouteClass::of`] gives its answer.
-    pub(super) fn record(
-        &self,
-        method: Method,
-        status: u16,
-        class: RouteClass,
-        body_bytes: u64,
-        elapsed: Duration,
-    ) {
+    /// received, in the class [`RouteClass::of`] gives its answer. It is
+    /// in flight until [`Counters::delivered`].
+    pub(super) fn record(&self, method: Method, status: u16, class: RouteClass, elapsed: Duration) {
         self.by_method_status[method as usize][status_slot(status)].fetch_add(1, Ordering::Relaxed);
-        self.bytes_sent.fetch_add(body_bytes, Ordering::Relaxed);
         self.latency[RouteClass::of(class, status) as usize].observe(elapsed);
     }
 
-    /// Counts a request in flight until the guard is dropped.
-    pub(super) fn begin(&self) -> InFlight<'_> {
+    /// A request's head was received: it is in flight until delivered.
+    pub(super) fn begin(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
-        InFlight(&self.in_flight)
+    }
+
+    /// A response left: `body_bytes` of its body reached the client, all
+    /// of it unless `complete` is false.
+    pub(super) fn delivered(&self, body_bytes: u64, complete: bool) {
+        self.in_flight.fetch_sub(1, Ordering::Relaxed);
+        self.bytes_sent.fetch_add(body_bytes, Ordering::Relaxed);
+        if !complete {
+            self.cut_short.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Responses whose body did not all reach the client.
+    pub fn cut_short(&self) -> u64 {
+        self.cut_short.load(Ordering::Relaxed)
     }
 
     /// Requests being answered now.
@@ -318,6 +320,7 @@ impl Counters {
             requests: total,
             by_status,
             bytes_sent: self.bytes_sent(),
+            cut_short: self.cut_short(),
             cache,
             connections: self.connections(),
             log: log::stats(),
@@ -331,8 +334,11 @@ pub struct StatsReport {
     pub uptime_secs: f64,
     pub requests: u64,
     pub by_status: BTreeMap<String, u64>,
-    /// Body bytes sent (headers not included).
+    /// Body bytes written to clients (headers not included).
     pub bytes_sent: u64,
+    /// Responses whose body did not all reach the client (a reset stream,
+    /// a closed connection, a timeout).
+    pub cut_short: u64,
     pub cache: CacheStats,
     pub connections: ConnReport,
     /// Log lines written and dropped (a stream not writable or not read).
@@ -347,15 +353,21 @@ mod tests {
     fn every_status_has_its_own_slot() {
         let counters = Counters::new();
         let ms = Duration::from_millis(1);
-        counters.record(Method::Get, 200, RouteClass::Asset, 10, ms);
-        counters.record(Method::Get, 200, RouteClass::Asset, 5, ms);
-        counters.record(Method::Head, 200, RouteClass::Asset, 0, ms);
-        counters.record(Method::Options, 204, RouteClass::Asset, 0, ms);
-        counters.record(Method::of("DELETE"), 405, RouteClass::Asset, 30, ms);
-        counters.record(Method::Get, 416, RouteClass::Asset, 0, ms);
+        for (method, status, bytes) in [
+            (Method::Get, 200, 10),
+            (Method::Get, 200, 5),
+            (Method::Head, 200, 0),
+            (Method::Options, 204, 0),
+            (Method::of("DELETE"), 405, 30),
+            (Method::Get, 416, 0),
+        ] {
+            counters.begin();
+            counters.record(method, status, RouteClass::Asset, ms);
+            counters.delivered(bytes, true);
+        }
         counters.record_refused(503);
-        counters.record(Method::Get, 99, RouteClass::Asset, 0, ms);
-        counters.record(Method::Get, 600, RouteClass::Asset, 0, ms);
+        counters.record(Method::Get, 99, RouteClass::Asset, ms);
+        counters.record(Method::Get, 600, RouteClass::Asset, ms);
         let mut got = counters.requests();
         // By status, "other" (None) first.
         got.sort_by_key(|(m, s, _)| (*s, m.as_str()));
@@ -388,7 +400,6 @@ mod tests {
                 Method::Get,
                 200,
                 RouteClass::Asset,
-                0,
                 Duration::from_micros(micros),
             );
         }

@@ -68,8 +68,14 @@ pub fn render(
     }
     page.counter(
         "ccc_http_response_body_bytes_total",
-        "Response body bytes sent (headers not included; 0 for HEAD and 304).",
+        "Response body bytes written to clients (headers not included; 0 for HEAD and 304).",
         counters.bytes_sent(),
+    );
+    page.counter(
+        "ccc_http_responses_cut_short_total",
+        "Responses whose body did not all reach the client (a reset stream, a closed \
+         connection, a timeout).",
+        counters.cut_short(),
     );
 
     let name = "ccc_http_request_duration_seconds";
@@ -97,7 +103,8 @@ pub fn render(
     }
     page.gauge(
         "ccc_http_requests_in_flight",
-        "Requests being answered now (head received, response not yet handed to the socket).",
+        "Requests being answered now (head received, response not yet written whole or cut \
+         short).",
         counters.in_flight(),
     );
 
@@ -215,7 +222,8 @@ pub fn render(
     );
     page.counter(
         "ccc_connections_reclaimed_total",
-        "Idle keep-alive connections closed to make room at --max-connections.",
+        "Connections closed to make room at --max-connections: idle ones and ones that had not \
+         sent a whole request, oldest first.",
         conns.reclaimed,
     );
     page.counter(
@@ -232,6 +240,12 @@ pub fn render(
         "ccc_connections_send_timeouts_total",
         "Connections dropped because the client took nothing for --send-timeout.",
         conns.send_timeouts,
+    );
+    page.counter(
+        "ccc_http2_stalled_streams_total",
+        "HTTP/2 streams reset because the client gave them no flow-control window for \
+         --send-timeout.",
+        conns.stalled_streams,
     );
     page.counter(
         "ccc_accept_errors_total",
@@ -402,21 +416,20 @@ mod tests {
             Method::Get,
             200,
             RouteClass::Asset,
-            7,
             Duration::from_micros(30),
         );
+        counters.begin();
+        counters.delivered(7, true);
         counters.record(
             Method::Head,
             304,
             RouteClass::Asset,
-            0,
             Duration::from_millis(3),
         );
         counters.record(
             Method::Get,
             302,
             RouteClass::Other,
-            0,
             Duration::from_millis(1),
         );
         let catalog = CatalogHealth {

@@ -17,11 +17,10 @@ use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
 use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::store;
-use crate::transport::{Handler, Payload, Peer, limits};
+use crate::transport::{Delivery, Handler, Payload, Peer, limits};
 use bytes::Bytes;
 use http::request::Parts;
-use http::{Request, Response, Version, header};
-use hyper::body::Incoming;
+use http::{Response, Version, header};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -35,18 +34,43 @@ pub(super) struct Service {
 }
 
 impl Handler for Service {
-    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Payload> {
+    type Ticket = Ticket;
+
+    fn handle(&self, head: Parts, peer: Peer) -> (Response<Payload>, Ticket) {
         causal::check();
         causal::receive_external(Some(&peer.addr));
         let in_flight = causal::latency!(REQUEST);
         let received = Instant::now();
-        let _counted = self.counters.begin();
-        // The body is never read: dropping it lets hyper discard or refuse it.
-        let (parts, _body) = request.into_parts();
-        let answer = self.decide(&parts);
-        let response = self.respond(&parts, answer, received, &peer);
+        self.counters.begin();
+        let answer = self.decide(&head);
+        let response = self.respond(&head, answer, received, &peer);
         in_flight.end();
         response
+    }
+
+    fn finished(&self, ticket: Ticket, delivery: Delivery) {
+        self.counters
+            .delivered(delivery.body_bytes, delivery.complete);
+        if let (Some(format), Some(logged)) = (self.access_log, ticket.logged) {
+            let elapsed = ticket.received.elapsed();
+            let entry = access_log::Entry {
+                received: logged.received,
+                peer: Some(logged.peer),
+                method: &logged.method,
+                target: &logged.target,
+                protocol: logged.protocol,
+                status: logged.status,
+                body_bytes: delivery.body_bytes,
+                complete: delivery.complete,
+                referer: logged.referer.as_deref(),
+                user_agent: logged.user_agent.as_deref(),
+                elapsed,
+            };
+            // Queued, never blocking: a stalled or broken stdout costs
+            // lines, not requests.
+            log::out(access_log::line(format, &entry));
+        }
+        causal::after_respond(Some(&ticket.peer.addr));
     }
 
     fn over_capacity(&self) -> Response<Bytes> {
@@ -77,6 +101,7 @@ impl Handler for Service {
                 protocol: "",
                 status,
                 body_bytes,
+                complete: true,
                 referer: None,
                 user_agent: None,
                 elapsed: Duration::ZERO,
@@ -84,10 +109,27 @@ impl Handler for Service {
             log::out(access_log::line(format, &entry));
         }
     }
+}
 
-    fn responded(&self, peer: &Peer) {
-        causal::after_respond(Some(&peer.addr));
-    }
+/// What is kept of a request until its response has left: when it came,
+/// and, with `--access-log`, the fields of its line that the request set.
+pub(super) struct Ticket {
+    received: Instant,
+    peer: Peer,
+    logged: Option<Box<Logged>>,
+}
+
+/// The access-log fields a request sets (the body bytes and the duration
+/// are known once the response has left).
+struct Logged {
+    received: SystemTime,
+    peer: std::net::IpAddr,
+    method: String,
+    target: String,
+    protocol: &'static str,
+    status: u16,
+    referer: Option<Vec<u8>>,
+    user_agent: Option<Vec<u8>>,
 }
 
 impl Service {
@@ -99,61 +141,55 @@ impl Service {
         }
     }
 
-    /// Counts and logs the answer, and makes it the response.
+    /// Counts the answer, keeps what its log line needs, and makes it the
+    /// response.
     fn respond(
         &self,
         parts: &Parts,
         answer: Answer,
         received: Instant,
         peer: &Peer,
-    ) -> Response<Payload> {
+    ) -> (Response<Payload>, Ticket) {
         let method = parts.method.as_str();
         let status = answer.status;
-        let body_bytes = if method == "HEAD" || status == 304 {
-            0
-        } else {
-            answer.body.len() as u64
-        };
         // Counted before the response leaves, so a client that has its
         // answer finds it in /_stats and /metrics.
         let elapsed = received.elapsed();
-        self.counters.record(
-            Method::of(method),
-            status,
-            answer.class,
-            body_bytes,
-            elapsed,
-        );
-        if let Some(format) = self.access_log {
-            let line = access_log::line(
-                format,
-                &access_log::Entry {
-                    // The wall clock is read only for the log line.
-                    received: {
-                        let now = SystemTime::now();
-                        now.checked_sub(elapsed).unwrap_or(now)
-                    },
-                    peer: Some(self.trusted_proxies.client(peer.addr.ip(), &parts.headers)),
-                    method,
-                    target: target(parts),
-                    protocol: protocol(parts.version),
-                    status,
-                    body_bytes,
-                    referer: parts.headers.get(header::REFERER).map(|v| v.as_bytes()),
-                    user_agent: parts.headers.get(header::USER_AGENT).map(|v| v.as_bytes()),
-                    elapsed,
+        self.counters
+            .record(Method::of(method), status, answer.class, elapsed);
+        let logged = self.access_log.map(|_| {
+            Box::new(Logged {
+                // The wall clock is read only for the log line.
+                received: {
+                    let now = SystemTime::now();
+                    now.checked_sub(elapsed).unwrap_or(now)
                 },
-            );
-            // Queued, never blocking: a stalled or broken stdout costs
-            // lines, not requests.
-            log::out(line);
-        }
+                peer: self.trusted_proxies.client(peer.addr.ip(), &parts.headers),
+                method: method.to_string(),
+                target: target(parts).to_string(),
+                protocol: protocol(parts.version),
+                status,
+                referer: parts
+                    .headers
+                    .get(header::REFERER)
+                    .map(|v| v.as_bytes().to_vec()),
+                user_agent: parts
+                    .headers
+                    .get(header::USER_AGENT)
+                    .map(|v| v.as_bytes().to_vec()),
+            })
+        });
         let served_asset = answer.class == RouteClass::Asset && matches!(status, 200 | 206 | 304);
         causal::before_respond();
         if served_asset {
             causal::progress!(ASSET_SERVED);
         }
-        answer.into_response()
+        let ticket = Ticket {
+            received,
+            peer: *peer,
+            logged,
+        };
+        (answer.into_response(), ticket)
     }
 }
 

@@ -1,51 +1,48 @@
 //! One connection's life: an optional TLS handshake, the protocol (ALPN,
-//! or the HTTP/2 preface in cleartext), hyper's HTTP/1 or HTTP/2
-//! connection, and the deadlines and parking the [`Watch`] decides.
+//! or the HTTP/2 preface in cleartext), then HTTP/1 by hyper ([`super::h1`])
+//! or HTTP/2 on the h2 crate ([`super::h2`]), under the deadlines and close
+//! requests of its [`Watch`].
 //!
-//! A cleartext connection gets hyper's state and buffers only once it has
-//! sent something, and an idle HTTP/1 connection gives them back after
-//! [`super::watch::PARK_AFTER`] (hyper lets it go without closing the socket; the next
-//! request starts a new one), so ten thousand idle connections cost their
-//! sockets and a small task each.
+//! Nothing here polls: the task sleeps until the socket is readable, a
+//! deadline is due or the accept loop or shutdown asks it to close. A
+//! client that closes is noticed at once, whatever it had sent (part of a
+//! head, of the HTTP/2 preface or of a TLS handshake).
 //!
-//! The connection's task sleeps until the earliest deadline. A deadline
-//! that moves later (every request moves it) costs no timer change: the
-//! sleep wakes at the old one, sees the new one and sleeps again. Only a
-//! deadline that moves earlier re-arms the timer.
+//! An HTTP/1 connection (cleartext or TLS) gets hyper's state and buffers
+//! only once it has sent something, and gives them back after
+//! [`super::watch::PARK_AFTER`] idle (hyper lets it go without closing the
+//! socket; the next request starts a new one), so an idle connection costs
+//! its socket, its TLS state and a small task.
 
-use super::watch::{
-    ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms,
-};
-use super::{ConnStats, Handler, Payload, Peer, Shared};
+use super::h1::Ledger;
+use super::watch::{DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms};
+use super::{ConnStats, Handler, Peer, Shared};
 use crate::causal;
 use bytes::{Buf, Bytes};
 use http::Response;
-use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
-use hyper_util::rt::TokioIo;
-use std::convert::Infallible;
-use std::future::{Future, poll_fn};
 use std::io;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 /// The cleartext HTTP/2 preface (RFC 9113 3.4).
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// How a connection's task, or one hyper connection on it, ended.
-enum End {
-    /// hyper finished the connection; with an error for a head it refused.
+pub(super) enum End {
+    /// The protocol finished the connection; with an error for a head
+    /// hyper refused, or a protocol error.
     Done(Result<(), BoxError>),
     /// hyper let an idle HTTP/1 connection go without closing the socket.
     Parked,
     TimedOut(Reason),
+    /// Closed on request: shutdown's patience ran out, or reclaimed at the
+    /// cap.
     Aborted,
 }
 
@@ -63,8 +60,8 @@ pub(super) async fn serve<H: Handler>(
     }
 }
 
-/// A TLS connection: the handshake (within the header timeout), then the
-/// protocol ALPN chose.
+/// A TLS connection: the handshake (within the header timeout, and
+/// reclaimable at the cap while it lasts), then the protocol ALPN chose.
 async fn serve_tls<H: Handler>(
     acceptor: &super::tls::Acceptor,
     stream: TcpStream,
@@ -73,19 +70,21 @@ async fn serve_tls<H: Handler>(
     shared: &Shared<H>,
 ) {
     let handshake = acceptor.accept(stream);
-    let Ok(Ok(tls)) = tokio::time::timeout(shared.limits.header_timeout, handshake).await else {
-        ConnStats::count(&shared.stats.tls_failures);
-        return;
+    let tls = match until_due(watch, handshake).await {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(_)) | Err(End::TimedOut(_)) => {
+            return ConnStats::count(&shared.stats.tls_failures);
+        }
+        Err(end) => return count(end, &peer, shared),
     };
     let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
     let io = Watched::new(tls, watch.clone());
-    let end = if h2 {
+    if h2 {
         watch.h2.store(true, Ordering::Relaxed);
-        Box::pin(run_h2(io, peer, watch, shared)).await
-    } else {
-        Box::pin(run_h1(io, peer, watch, shared, false)).await.0
-    };
-    count(end, &peer, shared);
+        let end = Box::pin(super::h2::serve(io, peer, watch, shared)).await;
+        return count(end, &peer, shared);
+    }
+    serve_h1(io, peer, watch, shared, |tls| tls.get_ref().0).await;
 }
 
 /// A cleartext connection: nothing is allocated for it before it sends,
@@ -99,38 +98,55 @@ async fn serve_cleartext<H: Handler>(
     if let Err(end) = wait_for_bytes(&stream, watch).await {
         return count(end, &peer, shared);
     }
-    let h2 = match sniff_preface(&stream, watch).await {
-        Ok(h2) => h2,
+    let (h2, start) = match sniff_preface(&stream, watch).await {
+        Ok(sniffed) => sniffed,
         Err(end) => return count(end, &peer, shared),
     };
     let mut io = Watched::new(stream, watch.clone());
+    io.unread = start;
     if h2 {
         watch.h2.store(true, Ordering::Relaxed);
-        return count(
-            Box::pin(run_h2(io, peer, watch, shared)).await,
-            &peer,
-            shared,
-        );
+        let end = Box::pin(super::h2::serve(io, peer, watch, shared)).await;
+        return count(end, &peer, shared);
     }
-    loop {
+    serve_h1(io, peer, watch, shared, |tcp| tcp).await;
+}
+
+/// HTTP/1 on `io` until the connection ends: hyper while requests come,
+/// parked (hyper's state dropped) while the client is idle.
+async fn serve_h1<H, IO>(
+    mut io: Watched<IO>,
+    peer: Peer,
+    watch: &Arc<Watch>,
+    shared: &Shared<H>,
+    socket: impl Fn(&IO) -> &TcpStream,
+) where
+    H: Handler,
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let ledger = Arc::new(Ledger::new(shared.handler.clone(), watch.clone()));
+    io.wire = Some(ledger.clone());
+    let end = loop {
         // Boxed: hyper's state lives only while it serves, not in the
         // connection's task for as long as the connection is open.
-        let (end, parked) = Box::pin(run_h1(io, peer, watch, shared, true)).await;
+        let (end, parked) = Box::pin(super::h1::run(io, peer, watch, shared, &ledger)).await;
         let Some(parked) = parked else {
-            return count(end, &peer, shared);
+            break end;
         };
         // Bytes hyper read ahead (a pipelined request) are served at once.
         if parked.unread.is_empty()
-            && let Err(end) = wait_for_bytes(&parked.inner, watch).await
+            && let Err(end) = wait_for_bytes(socket(&parked.inner), watch).await
         {
-            return count(end, &peer, shared);
+            break end;
         }
         io = parked;
-    }
+    };
+    ledger.close();
+    count(end, &peer, shared);
 }
 
 /// Counts how the connection ended.
-fn count<H: Handler>(end: End, peer: &Peer, shared: &Shared<H>) {
+pub(super) fn count<H: Handler>(end: End, peer: &Peer, shared: &Shared<H>) {
     match end {
         End::Done(Err(e)) => {
             if let Some(status) = refused_status(&*e) {
@@ -141,6 +157,39 @@ fn count<H: Handler>(end: End, peer: &Peer, shared: &Shared<H>) {
         End::TimedOut(Reason::Idle) => ConnStats::count(&shared.stats.idle_closed),
         End::TimedOut(Reason::Send) => ConnStats::count(&shared.stats.send_timeouts),
         End::Done(Ok(())) | End::Parked | End::TimedOut(_) | End::Aborted => {}
+    }
+}
+
+/// Runs `work` (a handshake, a preface read) within the watch's deadline
+/// and close requests: Err once the deadline passes or a close is asked.
+pub(super) async fn until_due<F: Future>(watch: &Watch, work: F) -> Result<F::Output, End> {
+    let mut work = pin!(work);
+    let mut asked = pin!(watch.notify.notified());
+    loop {
+        let due = watch.due(false);
+        let sleep = async {
+            match due {
+                Some((due, _)) => tokio::time::sleep_until(instant_of(due)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            done = &mut work => return Ok(done),
+            () = sleep => {
+                if let Some((due, reason)) = due
+                    && now_ms() >= due
+                {
+                    return Err(End::TimedOut(reason));
+                }
+            }
+            () = &mut asked => {
+                asked.set(watch.notify.notified());
+                if watch.close.load(Ordering::Relaxed) != KEEP {
+                    return Err(End::Aborted);
+                }
+            }
+        }
     }
 }
 
@@ -181,221 +230,32 @@ async fn wait_for_bytes(stream: &TcpStream, watch: &Watch) -> Result<(), End> {
     }
 }
 
-/// Whether the client opens with the HTTP/2 preface (prior knowledge).
-async fn sniff_preface(stream: &TcpStream, watch: &Watch) -> Result<bool, End> {
+/// Whether the client opens with the HTTP/2 preface (prior knowledge),
+/// and the bytes read to tell, which the protocol then reads first. The
+/// bytes are read, not peeked, so that a client that sends part of the
+/// preface and closes is seen closing at once.
+async fn sniff_preface(stream: &TcpStream, watch: &Watch) -> Result<(bool, Bytes), End> {
     let mut start = [0u8; PREFACE.len()];
+    let mut have = 0;
     loop {
-        let n = stream
-            .peek(&mut start)
-            .await
-            .map_err(|e| End::Done(Err(e.into())))?;
-        if n == 0 || start[..n] != PREFACE[..n] {
-            return Ok(false);
-        }
-        if n == PREFACE.len() {
-            return Ok(true);
-        }
-        // Part of the preface: the rest is on its way.
-        if let Some((due, reason)) = watch.due(false)
-            && now_ms() >= due
-        {
-            return Err(End::TimedOut(reason));
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
-/// One hyper HTTP/1 connection on `io`; with `park`, an idle one lets go
-/// of `io`, handed back to wait for the next request.
-async fn run_h1<H, IO>(
-    io: Watched<IO>,
-    peer: Peer,
-    watch: &Arc<Watch>,
-    shared: &Shared<H>,
-    park: bool,
-) -> (End, Option<Watched<IO>>)
-where
-    H: Handler,
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let mut conn = shared
-        .http1
-        .serve_connection(TokioIo::new(io), service(shared, watch, peer));
-    let end = drive(Pin::new(&mut conn), watch, park).await;
-    if !matches!(end, End::Parked) {
-        return (end, None);
-    }
-    let parts = conn.into_parts();
-    let mut io = parts.io.into_inner();
-    // A copy: hyper's bytes are a view of its whole read buffer.
-    io.unread = Bytes::copy_from_slice(&parts.read_buf);
-    (End::Parked, Some(io))
-}
-
-/// One hyper HTTP/2 connection on `io`.
-async fn run_h2<H, IO>(io: Watched<IO>, peer: Peer, watch: &Arc<Watch>, shared: &Shared<H>) -> End
-where
-    H: Handler,
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    let conn = shared
-        .http2
-        .serve_connection(TokioIo::new(io), service(shared, watch, peer));
-    drive(pin!(conn), watch, false).await
-}
-
-/// A response, made before hyper asks for it: the handler answers on the
-/// spot, so there is nothing to wait for (and nothing to box).
-type Responding<H> = std::future::Ready<Result<Response<Sent<Finished<H>>>, Infallible>>;
-
-/// The service hyper calls on a connection: the handler's response, with
-/// `Connection: close` on HTTP/1 while the connection drains, and a body
-/// that tells the watch when the response has left.
-fn service<H: Handler>(
-    shared: &Shared<H>,
-    watch: &Arc<Watch>,
-    peer: Peer,
-) -> impl hyper::service::Service<
-    http::Request<Incoming>,
-    Response = Response<Sent<Finished<H>>>,
-    Error = Infallible,
-    Future = Responding<H>,
-> + Unpin
-+ use<H> {
-    let handler = shared.handler.clone();
-    let watch = watch.clone();
-    hyper::service::service_fn(move |request: http::Request<Incoming>| {
-        watch.request_began();
-        let http1 = request.version() < http::Version::HTTP_2;
-        let mut response = handler.handle(request, peer);
-        if http1 && watch.close.load(Ordering::Relaxed) != KEEP {
-            response.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-        }
-        let finished = Finished {
-            watch: watch.clone(),
-            handler: handler.clone(),
-            peer,
-        };
-        std::future::ready(Ok(response.map(|body| Sent {
-            data: (!body.is_empty()).then_some(body),
-            _finished: finished,
-        })))
-    })
-}
-
-/// What `drive` needs of a hyper connection.
-trait Served {
-    /// Serves; ready when the connection is done (an HTTP/1 one without
-    /// closing its socket).
-    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
-    /// Asks it to finish: HTTP/1 closes once idle, HTTP/2 sends GOAWAY.
-    fn finish(self: Pin<&mut Self>);
-}
-
-impl<I, S> Served for hyper::server::conn::http1::Connection<I, S>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-    S: hyper::service::HttpService<Incoming> + Unpin,
-    S::Future: Unpin,
-    S::Error: Into<BoxError>,
-    S::ResBody: 'static,
-    <S::ResBody as Body>::Error: Into<BoxError>,
-{
-    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.get_mut().poll_without_shutdown(cx).map_err(Into::into)
-    }
-
-    fn finish(self: Pin<&mut Self>) {
-        self.graceful_shutdown();
-    }
-}
-
-impl<I, S, E> Served for hyper::server::conn::http2::Connection<I, S, E>
-where
-    I: hyper::rt::Read + hyper::rt::Write + Unpin,
-    S: hyper::service::HttpService<Incoming>,
-    S::Error: Into<BoxError>,
-    S::ResBody: 'static,
-    <S::ResBody as Body>::Error: Into<BoxError>,
-    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
-{
-    fn poll_served(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        Future::poll(self, cx).map_err(Into::into)
-    }
-
-    fn finish(self: Pin<&mut Self>) {
-        self.graceful_shutdown();
-    }
-}
-
-/// Runs a hyper connection under the watch's deadlines and close requests.
-async fn drive<C: Served + ?Sized>(mut conn: Pin<&mut C>, watch: &Watch, park: bool) -> End {
-    let mut armed = u64::MAX;
-    let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
-    let mut asked = pin!(watch.notify.notified());
-    // hyper was asked to finish; to park, or for being idle too long.
-    let mut finishing = false;
-    let mut parking = false;
-    let mut idle_closed = false;
-    poll_fn(|cx| {
-        loop {
-            if let Poll::Ready(result) = conn.as_mut().poll_served(cx) {
-                let keep = watch.close.load(Ordering::Relaxed) == KEEP;
-                return Poll::Ready(match result {
-                    Ok(()) if parking && keep => End::Parked,
-                    Ok(()) if idle_closed => End::TimedOut(Reason::Idle),
-                    result => End::Done(result),
-                });
-            }
-            if asked.as_mut().poll(cx).is_ready() {
-                asked.set(watch.notify.notified());
-                parking = false;
-                match watch.close.load(Ordering::Relaxed) {
-                    ABORT => return Poll::Ready(End::Aborted),
-                    DRAIN if !watch.h2.load(Ordering::Relaxed) => watch.closing(DRAIN_LINGER),
-                    _ if !finishing => {
-                        finishing = true;
-                        watch.closing(CLOSING_GRACE);
-                        conn.as_mut().finish();
-                    }
-                    _ => {}
+        match stream.try_read(&mut start[have..]) {
+            Ok(0) => return Err(End::Done(Ok(()))),
+            Ok(n) => {
+                have += n;
+                if start[..have] != PREFACE[..have] || have == PREFACE.len() {
+                    let h2 = start[..] == PREFACE[..];
+                    return Ok((h2, Bytes::copy_from_slice(&start[..have])));
                 }
-                continue;
             }
-            let Some((due, reason)) = watch.due(park && !finishing) else {
-                return Poll::Pending;
-            };
-            if due < armed || sleep.is_elapsed() {
-                armed = due;
-                sleep.as_mut().reset(instant_of(due));
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                // Part of the preface: the rest is on its way, or not.
+                until_due(watch, stream.readable())
+                    .await?
+                    .map_err(|e| End::Done(Err(e.into())))?;
             }
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if now_ms() < due {
-                continue;
-            }
-            match reason {
-                Reason::Park if !finishing => {
-                    finishing = true;
-                    parking = true;
-                    conn.as_mut().finish();
-                }
-                Reason::Idle | Reason::Closing if !finishing => {
-                    // Closed as a drain closes it: HTTP/2 gets GOAWAY.
-                    idle_closed = reason == Reason::Idle;
-                    finishing = true;
-                    watch.closing(CLOSING_GRACE);
-                    conn.as_mut().finish();
-                }
-                _ => return Poll::Ready(End::TimedOut(reason)),
-            }
+            Err(e) => return Err(End::Done(Err(e.into()))),
         }
-    })
-    .await
+    }
 }
 
 /// The status hyper answered a refused head with, if it answered one
@@ -452,20 +312,41 @@ pub(super) fn refuse(stream: TcpStream, refusal: &[u8]) {
     let _ = socket2::SockRef::from(&stream).shutdown(std::net::Shutdown::Write);
 }
 
-/// The socket as hyper sees it: reads and writes move the watch.
-struct Watched<IO> {
-    inner: IO,
+/// What is told of every byte an HTTP/1 connection writes, to learn how
+/// much of each response's body reached the client ([`Ledger`]).
+pub(super) trait Wire: Send + Sync {
+    /// `bufs` were offered to the socket and it took `written` bytes.
+    fn wrote(&self, bufs: &[io::IoSlice<'_>], written: usize);
+}
+
+/// The socket as the protocol sees it: reads and writes move the watch,
+/// and HTTP/1's writes are told to its [`Wire`].
+pub(super) struct Watched<IO> {
+    pub(super) inner: IO,
     watch: Arc<Watch>,
-    /// Bytes a parked connection's hyper had read and not used: read first.
-    unread: Bytes,
+    /// Bytes read before the protocol started (the start of the preface
+    /// check) or that a parked connection's hyper had read and not used:
+    /// read first.
+    pub(super) unread: Bytes,
+    pub(super) wire: Option<Arc<dyn Wire>>,
 }
 
 impl<IO> Watched<IO> {
-    fn new(inner: IO, watch: Arc<Watch>) -> Watched<IO> {
+    pub(super) fn new(inner: IO, watch: Arc<Watch>) -> Watched<IO> {
         Watched {
             inner,
             watch,
             unread: Bytes::new(),
+            wire: None,
+        }
+    }
+
+    fn wrote(&self, bufs: &[io::IoSlice<'_>], result: &Poll<io::Result<usize>>) {
+        self.watch.wrote(result);
+        if let (Some(wire), Poll::Ready(Ok(n))) = (&self.wire, result)
+            && *n > 0
+        {
+            wire.wrote(bufs, *n);
         }
     }
 }
@@ -502,7 +383,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Watched<IO> {
             let _s = causal::site!(HTTP_RESPOND);
             Pin::new(&mut self.inner).poll_write(cx, buf)
         };
-        self.watch.wrote(&wrote);
+        self.wrote(&[io::IoSlice::new(buf)], &wrote);
         wrote
     }
 
@@ -515,7 +396,7 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Watched<IO> {
             let _s = causal::site!(HTTP_RESPOND);
             Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
         };
-        self.watch.wrote(&wrote);
+        self.wrote(bufs, &wrote);
         wrote
     }
 
@@ -531,63 +412,5 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Watched<IO> {
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// A response body: the handler's bytes, handed over whole (shared with
-/// the cache, never copied) or piece by piece, and what to do once it has
-/// left.
-struct Sent<F> {
-    data: Option<Payload>,
-    _finished: F,
-}
-
-impl<F: Unpin> Body for Sent<F> {
-    type Data = Bytes;
-    type Error = io::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        let next = match self.data.take() {
-            None => None,
-            Some(Payload::Whole(data)) => Some(Ok(data)),
-            Some(Payload::Pieces(mut pieces)) => {
-                let next = pieces.next_piece();
-                if pieces.remaining() > 0 {
-                    self.data = Some(Payload::Pieces(pieces));
-                }
-                next
-            }
-        };
-        Poll::Ready(next.map(|piece| piece.map(Frame::data)))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(match &self.data {
-            None => 0,
-            Some(Payload::Whole(data)) => data.len() as u64,
-            Some(Payload::Pieces(pieces)) => pieces.remaining(),
-        })
-    }
-}
-
-/// Dropped with the response body, once hyper has taken all of it (or the
-/// connection ended): the request is no longer in flight.
-struct Finished<H: Handler> {
-    watch: Arc<Watch>,
-    handler: Arc<H>,
-    peer: Peer,
-}
-
-impl<H: Handler> Drop for Finished<H> {
-    fn drop(&mut self) {
-        self.watch.request_ended();
-        self.handler.responded(&self.peer);
     }
 }

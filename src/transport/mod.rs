@@ -30,6 +30,8 @@
 //! connections.
 
 mod conn;
+mod h1;
+mod h2;
 pub mod limits;
 pub mod listen;
 pub mod tls;
@@ -38,15 +40,14 @@ mod watch;
 pub use limits::{Limits, OpenFiles};
 
 use bytes::Bytes;
-use http::{Request, Response};
-use hyper::body::Incoming;
-use hyper::server::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioTimer};
+use http::Response;
+use hyper::server::conn::http1;
 use serde::Serialize;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch as signal;
@@ -65,18 +66,22 @@ pub enum Payload {
     /// Bytes in memory, sent as they are (shared, never copied by the
     /// transport).
     Whole(Bytes),
-    /// Pieces read one at a time as the connection takes them, so that
-    /// memory holds about one piece per response however big the body.
+    /// Pieces made one at a time as the connection takes them, so that
+    /// memory holds about one piece per response however big the body,
+    /// and none while the client takes nothing.
     Pieces(Box<dyn Pieces>),
 }
 
-/// A body read piece by piece (a big file's chunks). Each call reads one
-/// piece on the runtime thread, as a miss is read; an error ends the
-/// response short, which closes the connection (HTTP/1) or resets the
-/// stream (HTTP/2), so a client never takes a partial body for a whole.
+/// A body made piece by piece (a file read from the catalog, a stream
+/// decoded as it is sent). A piece is asked for only when the connection
+/// can send it. An error ends the response short, which closes the
+/// connection (HTTP/1) or resets the stream (HTTP/2), so a client never
+/// takes a partial body for a whole.
 pub trait Pieces: Send + 'static {
-    /// The next piece, or None once `remaining` is 0.
-    fn next_piece(&mut self) -> Option<io::Result<Bytes>>;
+    /// The next piece, None once `remaining` is 0; Pending while the piece
+    /// cannot be made yet (memory for it is not free), with `cx` woken
+    /// when it can.
+    fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<io::Result<Bytes>>>;
     /// The bytes still to come.
     fn remaining(&self) -> u64;
 }
@@ -91,19 +96,34 @@ impl Payload {
         }
     }
 
-    fn is_empty(&self) -> bool {
+    /// The bytes still to send.
+    pub fn len(&self) -> u64 {
         match self {
-            Payload::Whole(bytes) => bytes.is_empty(),
-            Payload::Pieces(pieces) => pieces.remaining() == 0,
+            Payload::Whole(bytes) => bytes.len() as u64,
+            Payload::Pieces(pieces) => pieces.remaining(),
         }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
 /// What answers requests: serve's routing, cache and store.
 pub trait Handler: Send + Sync + 'static {
-    /// The response to one request, made on the runtime thread that read
-    /// it.
-    fn handle(&self, request: Request<Incoming>, peer: Peer) -> Response<Payload>;
+    /// What the handler keeps of a request until its response has left:
+    /// what the access log and the counters record then.
+    type Ticket: Send + 'static;
+
+    /// The response to the request `head` (its body is never read), made
+    /// on the runtime thread that read it, and the ticket that
+    /// [`Handler::finished`] gets back.
+    fn handle(&self, head: http::request::Parts, peer: Peer) -> (Response<Payload>, Self::Ticket);
+
+    /// Called once per handled request, when its response has left or
+    /// can no longer leave: `delivery` says how much of the body the
+    /// connection wrote.
+    fn finished(&self, ticket: Self::Ticket, delivery: Delivery);
 
     /// The answer to a connection past the cap: 503 with `Retry-After`.
     fn over_capacity(&self) -> Response<Bytes>;
@@ -111,10 +131,18 @@ pub trait Handler: Send + Sync + 'static {
     /// Counts (and logs) a response the transport gave itself to `peer`:
     /// 503 past the cap, or hyper's answer to a head it refused (431, 400).
     fn record_refused(&self, status: u16, peer: &Peer);
+}
 
-    /// Called once the response to a request left (fully handed to the
-    /// connection, or the connection ended), on the thread that sent it.
-    fn responded(&self, _peer: &Peer) {}
+/// How much of a response's body reached the connection: over HTTP/1 the
+/// bytes written to the socket (or, with TLS, to the TLS layer), over
+/// HTTP/2 the bytes sent within the window the client gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivery {
+    /// Body bytes written (nginx's `$body_bytes_sent`).
+    pub body_bytes: u64,
+    /// Whether the whole body was written; false for a response cut short
+    /// (the client reset the stream or closed, a timeout, a read error).
+    pub complete: bool,
 }
 
 /// The client end of a connection.
@@ -134,6 +162,7 @@ pub struct ConnStats {
     header_timeouts: AtomicU64,
     idle_closed: AtomicU64,
     send_timeouts: AtomicU64,
+    stalled_streams: AtomicU64,
     accept_errors: AtomicU64,
     tls_failures: AtomicU64,
 }
@@ -147,7 +176,9 @@ pub struct ConnReport {
     pub accepted: u64,
     /// Connections refused with 503 at `--max-connections`.
     pub refused: u64,
-    /// Idle keep-alive connections closed to make room at the cap.
+    /// Connections closed at the cap to make room for new ones: idle
+    /// keep-alive ones, and ones that had not sent a whole request
+    /// (silent, a partial head, preface or TLS handshake), oldest first.
     pub reclaimed: u64,
     /// Connections closed because a head (or a body) did not arrive in time.
     pub header_timeouts: u64,
@@ -156,6 +187,9 @@ pub struct ConnReport {
     /// Connections dropped because the client took nothing for
     /// `--send-timeout`.
     pub send_timeouts: u64,
+    /// HTTP/2 streams reset because the client gave them no flow-control
+    /// credit for `--send-timeout`.
+    pub stalled_streams: u64,
     /// Failed `accept` calls (out of descriptors, memory or buffers).
     pub accept_errors: u64,
     /// TLS handshakes that failed or did not finish in time.
@@ -173,6 +207,7 @@ impl ConnStats {
             header_timeouts: get(&self.header_timeouts),
             idle_closed: get(&self.idle_closed),
             send_timeouts: get(&self.send_timeouts),
+            stalled_streams: get(&self.stalled_streams),
             accept_errors: get(&self.accept_errors),
             tls_failures: get(&self.tls_failures),
         }
@@ -189,7 +224,7 @@ struct Shared<H> {
     stats: Arc<ConnStats>,
     handler: Arc<H>,
     http1: http1::Builder,
-    http2: http2::Builder<TokioExecutor>,
+    http2: ::h2::server::Builder,
     tls: Option<tls::Acceptor>,
     registry: Arc<Registry>,
     /// The answer past the cap, as bytes ([`conn::refusal`]).
@@ -228,7 +263,7 @@ impl Transport {
             stats,
             handler,
             http1: http1_builder(),
-            http2: http2_builder(),
+            http2: h2::builder(),
             tls,
             registry: registry.clone(),
             refusal,
@@ -286,19 +321,6 @@ fn http1_builder() -> http1::Builder {
     builder
 }
 
-/// hyper's HTTP/2 settings: stream limits and attack defences.
-fn http2_builder() -> http2::Builder<TokioExecutor> {
-    let mut builder = http2::Builder::new(TokioExecutor::new());
-    builder
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(limits::H2_MAX_STREAMS)
-        .max_header_list_size(limits::H2_MAX_HEADER_LIST)
-        .max_pending_accept_reset_streams(limits::H2_MAX_PENDING_RESETS)
-        .max_local_error_reset_streams(limits::H2_MAX_LOCAL_RESETS)
-        .max_send_buf_size(limits::H2_MAX_SEND_BUF);
-    builder
-}
-
 /// Accepts on one listener until told to stop.
 async fn accept_loop<H: Handler>(
     listener: TcpListener,
@@ -330,15 +352,16 @@ async fn accept_loop<H: Handler>(
     }
 }
 
-/// Serves a new connection, or refuses it: past the cap, idle keep-alive
-/// connections are closed first to make room, and only when none is idle
-/// is the new one answered 503.
+/// Serves a new connection, or refuses it: past the cap, the connections
+/// that have gone longest without a request to answer are closed to make
+/// room ([`Registry::reclaim`]), and only when every connection is
+/// answering a request is the new one answered 503.
 fn admit<H: Handler>(stream: tokio::net::TcpStream, addr: SocketAddr, shared: &Arc<Shared<H>>) {
     let open = shared.stats.open.load(Ordering::Relaxed);
     if open >= shared.limits.max_connections {
         let freed = shared
             .registry
-            .reclaim_idle(open + 1 - shared.limits.max_connections);
+            .reclaim(open + 1 - shared.limits.max_connections);
         shared
             .stats
             .reclaimed

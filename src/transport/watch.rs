@@ -45,8 +45,9 @@ pub(super) const CLOSING_GRACE: Duration = Duration::from_secs(1);
 /// closed: a client that sends as the server closes would otherwise see
 /// its request go unanswered.
 pub(super) const DRAIN_LINGER: Duration = Duration::from_secs(1);
-/// Idle connections closed at once when the cap is reached.
-const RECLAIM_BATCH: usize = 16;
+/// The most connections without a request closed at once when the cap is
+/// reached (nginx drains up to 32 of its reusable connections).
+const RECLAIM_BATCH: usize = 32;
 
 const HEAD: u8 = 0;
 const ANSWERING: u8 = 1;
@@ -57,7 +58,8 @@ pub(super) const KEEP: u8 = 0;
 /// Shutdown: finish what is in flight; HTTP/1 answers requests until its
 /// linger with `Connection: close`, HTTP/2 gets GOAWAY.
 pub(super) const DRAIN: u8 = 1;
-/// Make room at the cap: an idle connection closes now (HTTP/2: GOAWAY).
+/// Make room at the cap: a connection without a request to answer closes
+/// now (HTTP/2: GOAWAY first).
 pub(super) const RECLAIM: u8 = 2;
 /// Close now.
 pub(super) const ABORT: u8 = 3;
@@ -192,14 +194,28 @@ impl Watch {
         Some((due, reason))
     }
 
-    /// Idle: no request in flight, waiting for the next head.
-    fn idle_since(&self) -> Option<u64> {
-        (self.phase.load(Ordering::Relaxed) == IDLE && self.close.load(Ordering::Relaxed) == KEEP)
-            .then(|| {
-                self.due
-                    .load(Ordering::Relaxed)
-                    .saturating_sub(ms(self.limits.keepalive_timeout))
-            })
+    /// Since when the connection has been without a request to answer
+    /// (nginx's "reusable" connections): idle between requests, or still
+    /// sending its first or next head (silent, a partial head, preface or
+    /// TLS handshake). None while a request is answered or once asked to
+    /// close.
+    fn reclaimable_since(&self) -> Option<u64> {
+        if self.close.load(Ordering::Relaxed) != KEEP || self.in_flight.load(Ordering::Relaxed) != 0
+        {
+            return None;
+        }
+        let wait = match self.phase.load(Ordering::Relaxed) {
+            IDLE => self.limits.keepalive_timeout,
+            HEAD => self.limits.header_timeout,
+            _ => return None,
+        };
+        Some(self.due.load(Ordering::Relaxed).saturating_sub(ms(wait)))
+    }
+
+    /// Whether a request is being answered (a close asked now would cut it
+    /// short).
+    pub(super) fn answering(&self) -> bool {
+        self.in_flight.load(Ordering::Relaxed) != 0
     }
 
     pub(super) fn ask(&self, how: u8) {
@@ -251,21 +267,26 @@ impl Registry {
         }
     }
 
-    /// Asks the `wanted` (at least one, at most a batch) longest idle
-    /// connections to close; returns how many were asked.
-    pub(super) fn reclaim_idle(&self, wanted: usize) -> usize {
+    /// At the cap: asks the connections that have gone longest without a
+    /// request to answer to close (idle ones, and ones still sending a
+    /// head, a preface or a TLS handshake), at least `wanted`, and a batch
+    /// of up to an eighth of them (at most [`RECLAIM_BATCH`]) so that the
+    /// next newcomers find room without another search, as nginx drains
+    /// its reusable connections. Returns how many were asked.
+    pub(super) fn reclaim(&self, wanted: usize) -> usize {
         let slots = self.lock();
-        let mut idle: Vec<(u64, &Arc<Watch>)> = slots
+        let mut candidates: Vec<(u64, &Arc<Watch>)> = slots
             .open
             .values()
-            .filter_map(|w| w.idle_since().map(|since| (since, w)))
+            .filter_map(|w| w.reclaimable_since().map(|since| (since, w)))
             .collect();
-        let take = wanted.clamp(1, RECLAIM_BATCH).min(idle.len());
+        let batch = (candidates.len() / 8).clamp(1, RECLAIM_BATCH);
+        let take = wanted.max(batch).min(candidates.len());
         if take == 0 {
             return 0;
         }
-        idle.select_nth_unstable_by_key(take - 1, |(since, _)| *since);
-        for (_, watch) in &idle[..take] {
+        candidates.select_nth_unstable_by_key(take - 1, |(since, _)| *since);
+        for (_, watch) in &candidates[..take] {
             watch.ask(RECLAIM);
         }
         take

@@ -1,0 +1,387 @@
+//! HTTP/1.1 by hyper: one hyper connection while requests come, parked
+//! while the client is idle ([`super::conn`]), under the [`Watch`]'s
+//! deadlines; and the [`Ledger`] that learns, from the bytes the socket
+//! takes, how much of each response's body reached the client.
+//!
+//! hyper writes a response's head and then its body, in request order,
+//! and adds lines of its own (`date`, sometimes `connection`), so a
+//! head's length is read off the wire: it ends at its blank line. What
+//! follows it, up to the body's length, is body; a connection that ends
+//! before that has delivered only part of the body, and the handler is
+//! told so ([`Delivery`]).
+
+use super::conn::{BoxError, End, Watched, Wire};
+use super::watch::{ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Watch};
+use super::watch::{instant_of, now_ms};
+use super::{Delivery, Handler, Payload, Peer, Shared};
+use bytes::Bytes;
+use http::Response;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::future::{Future, poll_fn};
+use std::io;
+use std::pin::{Pin, pin};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// One hyper HTTP/1 connection on `io`; an idle one lets go of `io`,
+/// handed back to wait for the next request.
+pub(super) async fn run<H, IO>(
+    io: Watched<IO>,
+    peer: Peer,
+    watch: &Arc<Watch>,
+    shared: &Shared<H>,
+    ledger: &Arc<Ledger<H>>,
+) -> (End, Option<Watched<IO>>)
+where
+    H: Handler,
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut conn = shared
+        .http1
+        .serve_connection(TokioIo::new(io), service(shared, watch, peer, ledger));
+    let end = drive(Pin::new(&mut conn), watch).await;
+    if !matches!(end, End::Parked) {
+        return (end, None);
+    }
+    let parts = conn.into_parts();
+    let mut io = parts.io.into_inner();
+    // A copy: hyper's bytes are a view of its whole read buffer.
+    io.unread = Bytes::copy_from_slice(&parts.read_buf);
+    (End::Parked, Some(io))
+}
+
+/// A response, made before hyper asks for it: the handler answers on the
+/// spot, so there is nothing to wait for (and nothing to box).
+type Responding = std::future::Ready<Result<Response<Sent>, Infallible>>;
+
+/// The service hyper calls on a connection: the handler's response, with
+/// `Connection: close` while the connection drains, entered in the ledger
+/// (which tells the watch and the handler when it has been written).
+fn service<H: Handler>(
+    shared: &Shared<H>,
+    watch: &Arc<Watch>,
+    peer: Peer,
+    ledger: &Arc<Ledger<H>>,
+) -> impl hyper::service::Service<
+    http::Request<Incoming>,
+    Response = Response<Sent>,
+    Error = Infallible,
+    Future = Responding,
+> + Unpin
++ use<H> {
+    let handler = shared.handler.clone();
+    let watch = watch.clone();
+    let ledger = ledger.clone();
+    hyper::service::service_fn(move |request: http::Request<Incoming>| {
+        watch.request_began();
+        // The body is never read: dropping it lets hyper discard or refuse it.
+        let (head, _body) = request.into_parts();
+        let (mut response, ticket) = handler.handle(head, peer);
+        if watch.close.load(Ordering::Relaxed) != KEEP {
+            response.headers_mut().insert(
+                http::header::CONNECTION,
+                http::HeaderValue::from_static("close"),
+            );
+        }
+        ledger.expect(ticket, response.body().len());
+        std::future::ready(Ok(response.map(|body| Sent {
+            data: (!body.is_empty()).then_some(body),
+        })))
+    })
+}
+
+/// Runs a hyper connection under the watch's deadlines and close requests:
+/// parked once idle for [`super::watch::PARK_AFTER`].
+async fn drive<I, S>(
+    mut conn: Pin<&mut hyper::server::conn::http1::Connection<I, S>>,
+    watch: &Watch,
+) -> End
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<Incoming> + Unpin,
+    S::Future: Unpin,
+    S::Error: Into<BoxError>,
+    S::ResBody: 'static,
+    <S::ResBody as Body>::Error: Into<BoxError>,
+{
+    let mut armed = u64::MAX;
+    let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
+    let mut asked = pin!(watch.notify.notified());
+    // hyper was asked to finish; to park, or for being idle too long.
+    let mut finishing = false;
+    let mut parking = false;
+    let mut idle_closed = false;
+    poll_fn(|cx| {
+        loop {
+            if let Poll::Ready(result) = conn.as_mut().poll_without_shutdown(cx) {
+                let keep = watch.close.load(Ordering::Relaxed) == KEEP;
+                return Poll::Ready(match result {
+                    Ok(()) if parking && keep => End::Parked,
+                    Ok(()) if idle_closed => End::TimedOut(Reason::Idle),
+                    result => End::Done(result.map_err(Into::into)),
+                });
+            }
+            if asked.as_mut().poll(cx).is_ready() {
+                asked.set(watch.notify.notified());
+                parking = false;
+                match watch.close.load(Ordering::Relaxed) {
+                    ABORT => return Poll::Ready(End::Aborted),
+                    // Reclaimed at the cap while it has no request: closed
+                    // now (one that has just begun one finishes it).
+                    RECLAIM if !watch.answering() => return Poll::Ready(End::Aborted),
+                    DRAIN => watch.closing(DRAIN_LINGER),
+                    _ if !finishing => {
+                        finishing = true;
+                        watch.closing(CLOSING_GRACE);
+                        conn.as_mut().graceful_shutdown();
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            let Some((due, reason)) = watch.due(!finishing) else {
+                return Poll::Pending;
+            };
+            if due < armed || sleep.is_elapsed() {
+                armed = due;
+                sleep.as_mut().reset(instant_of(due));
+            }
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            if now_ms() < due {
+                continue;
+            }
+            match reason {
+                Reason::Park if !finishing => {
+                    finishing = true;
+                    parking = true;
+                    conn.as_mut().graceful_shutdown();
+                }
+                Reason::Idle | Reason::Closing if !finishing => {
+                    idle_closed = reason == Reason::Idle;
+                    finishing = true;
+                    watch.closing(CLOSING_GRACE);
+                    conn.as_mut().graceful_shutdown();
+                }
+                _ => return Poll::Ready(End::TimedOut(reason)),
+            }
+        }
+    })
+    .await
+}
+
+/// A response body: the handler's bytes, handed over whole (shared with
+/// the cache, never copied) or piece by piece as hyper takes them.
+pub(super) struct Sent {
+    data: Option<Payload>,
+}
+
+impl Body for Sent {
+    type Data = Bytes;
+    type Error = io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
+        let next = match self.data.take() {
+            None => None,
+            Some(Payload::Whole(data)) => Some(Ok(data)),
+            Some(Payload::Pieces(mut pieces)) => {
+                let next = pieces.poll_piece(cx);
+                let more = pieces.remaining() > 0;
+                if next.is_pending() || more {
+                    self.data = Some(Payload::Pieces(pieces));
+                }
+                match next {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(next) => next,
+                }
+            }
+        };
+        Poll::Ready(next.map(|piece| piece.map(Frame::data)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.data.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.data.as_ref().map_or(0, Payload::len))
+    }
+}
+
+/// The responses of one HTTP/1 connection whose bodies have not all been
+/// written yet, in order, and where the socket is in the first of them.
+pub(super) struct Ledger<H: Handler> {
+    handler: Arc<H>,
+    /// Told when a response has been written: the request is no longer
+    /// in flight.
+    watch: Arc<Watch>,
+    pending: Mutex<VecDeque<Expected<H::Ticket>>>,
+}
+
+/// A response the connection is to write.
+struct Expected<T> {
+    ticket: T,
+    /// How many bytes of its head's end (`\r\n\r\n`) were seen; 4 once the
+    /// head is written.
+    head_end: u8,
+    body: u64,
+    written: u64,
+}
+
+impl<H: Handler> Ledger<H> {
+    pub(super) fn new(handler: Arc<H>, watch: Arc<Watch>) -> Ledger<H> {
+        Ledger {
+            handler,
+            watch,
+            pending: Mutex::new(VecDeque::new()),
+        }
+    }
+
+    /// A response was handed to hyper, its body `body` bytes long.
+    fn expect(&self, ticket: H::Ticket, body: u64) {
+        self.lock().push_back(Expected {
+            ticket,
+            head_end: 0,
+            body,
+            written: 0,
+        });
+    }
+
+    /// The connection ended: what was not written in full never will be.
+    pub(super) fn close(&self) {
+        let left = std::mem::take(&mut *self.lock());
+        for expected in left {
+            self.watch.request_ended();
+            let delivery = Delivery {
+                body_bytes: expected.written,
+                complete: false,
+            };
+            self.handler.finished(expected.ticket, delivery);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<Expected<H::Ticket>>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<H: Handler> Wire for Ledger<H> {
+    fn wrote(&self, bufs: &[io::IoSlice<'_>], written: usize) {
+        let mut done: smallvec::SmallVec<[(H::Ticket, u64); 2]> = smallvec::SmallVec::new();
+        {
+            let mut pending = self.lock();
+            let mut left = written;
+            for buf in bufs {
+                if left == 0 {
+                    break;
+                }
+                let mut bytes = &buf[..buf.len().min(left)];
+                left -= bytes.len();
+                while !bytes.is_empty() {
+                    // Bytes of no response: hyper's own answers to a head
+                    // it refused.
+                    let Some(front) = pending.front_mut() else {
+                        break;
+                    };
+                    bytes = front.take(bytes);
+                    if front.finished() {
+                        let front = pending.pop_front().expect("the front was just seen");
+                        done.push((front.ticket, front.written));
+                    }
+                }
+            }
+        }
+        for (ticket, body_bytes) in done {
+            self.watch.request_ended();
+            let delivery = Delivery {
+                body_bytes,
+                complete: true,
+            };
+            self.handler.finished(ticket, delivery);
+        }
+    }
+}
+
+impl<T> Expected<T> {
+    /// Takes what of `bytes` is this response's; returns the rest.
+    fn take<'a>(&mut self, mut bytes: &'a [u8]) -> &'a [u8] {
+        const BLANK_LINE: &[u8; 4] = b"\r\n\r\n";
+        while self.head_end < 4 {
+            let Some((&byte, rest)) = bytes.split_first() else {
+                return bytes;
+            };
+            bytes = rest;
+            self.head_end = if byte == BLANK_LINE[usize::from(self.head_end)] {
+                self.head_end + 1
+            } else if byte == b'\r' {
+                1
+            } else {
+                0
+            };
+        }
+        let body = usize::try_from(self.body - self.written)
+            .unwrap_or(usize::MAX)
+            .min(bytes.len());
+        self.written += body as u64;
+        &bytes[body..]
+    }
+
+    fn finished(&self) -> bool {
+        self.head_end == 4 && self.written == self.body
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expected(body: u64) -> Expected<()> {
+        Expected {
+            ticket: (),
+            head_end: 0,
+            body,
+            written: 0,
+        }
+    }
+
+    #[test]
+    fn the_head_ends_at_its_blank_line_wherever_the_writes_cut_it() {
+        let wire = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhelloHTTP/1.1 304";
+        let first = wire.len() - b"HTTP/1.1 304".len();
+        for cut in 0..first {
+            let mut e = expected(5);
+            let rest = e.take(&wire[..cut]);
+            assert!(rest.is_empty());
+            let rest = e.take(&wire[cut..]);
+            assert!(e.finished(), "cut at {cut}");
+            assert_eq!(e.written, 5);
+            assert_eq!(rest, b"HTTP/1.1 304");
+        }
+    }
+
+    #[test]
+    fn a_body_cut_short_counts_what_was_written() {
+        let mut e = expected(10);
+        let rest = e.take(b"HTTP/1.1 200 OK\r\n\r\nabc");
+        assert!(rest.is_empty() && !e.finished());
+        assert_eq!(e.written, 3);
+        // A CR inside the head that does not end it.
+        let mut e = expected(0);
+        assert!(
+            e.take(b"HTTP/1.1 204 No\r\r\nx: y\r\n\r\nnext")
+                .starts_with(b"next")
+        );
+        assert!(e.finished());
+    }
+}
