@@ -29,6 +29,7 @@
 //! to stderr, never sent to the client.
 
 pub mod alias;
+mod allocator;
 pub mod answer;
 pub mod browse;
 pub mod cache;
@@ -103,6 +104,9 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
 
 /// How often the server looks at its stop flag.
 const STOP_POLL: Duration = Duration::from_millis(20);
+/// How often the server considers giving freed memory back to the system
+/// ([`allocator`]).
+const RELEASE_EVERY: Duration = Duration::from_secs(1);
 
 /// How to run the server.
 #[derive(Debug, Clone)]
@@ -150,6 +154,7 @@ impl Server {
     /// Opens the store, raises the open-files limit, loads the TLS pair,
     /// then binds the port (or takes systemd's sockets).
     pub fn start(mut config: Config) -> Result<Server> {
+        allocator::tune();
         let store = store::start(config.store.clone())?;
         let open_files = transport::limits::raise_open_files()
             .map_err(|e| Error::system("cannot raise the open-files limit (RLIMIT_NOFILE)", e))?;
@@ -252,6 +257,9 @@ impl Server {
         let cut_off = runtime.block_on(async {
             let mut hangup =
                 tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut releaser = allocator::Releaser::default();
+            let mut release = tokio::time::interval(RELEASE_EVERY);
+            release.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             while !stop.load(Ordering::Relaxed) {
                 let hung_up = async {
                     match hangup.as_mut() {
@@ -262,6 +270,7 @@ impl Server {
                 tokio::select! {
                     _ = tokio::time::sleep(STOP_POLL) => {}
                     _ = hung_up => reload(certificate.as_ref()),
+                    _ = release.tick() => releaser.tick(),
                 }
             }
             transport.shutdown(config.shutdown_timeout).await

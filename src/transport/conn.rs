@@ -53,9 +53,10 @@ pub(super) async fn serve<H: Handler>(
     watch: &Arc<Watch>,
     shared: &Shared<H>,
 ) {
+    // Boxed, either way: the task holds a pointer, and each kind of
+    // connection only the state it uses.
     match &shared.tls {
-        None => serve_cleartext(stream, peer, watch, shared).await,
-        // Boxed: the handshake's state is not carried by cleartext tasks.
+        None => Box::pin(serve_cleartext(stream, peer, watch, shared)).await,
         Some(acceptor) => Box::pin(serve_tls(acceptor, stream, peer, watch, shared)).await,
     }
 }
@@ -69,9 +70,11 @@ async fn serve_tls<H: Handler>(
     watch: &Arc<Watch>,
     shared: &Shared<H>,
 ) {
-    let handshake = acceptor.accept(stream);
-    let tls = match until_due(watch, handshake).await {
-        Ok(Ok(tls)) => tls,
+    // Boxed, as the stream after it: the handshake's state is freed once
+    // it is done, and an idle connection's task holds pointers only.
+    let handshake = Box::pin(until_due(watch, acceptor.accept(stream)));
+    let tls = match handshake.await {
+        Ok(Ok(tls)) => Box::new(tls),
         Ok(Err(_)) | Err(End::TimedOut(_)) => {
             return ConnStats::count(&shared.stats.tls_failures);
         }
