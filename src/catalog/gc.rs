@@ -33,8 +33,9 @@
 //! before the next package is read. What to keep of the report (a page of
 //! a table, a spooled JSON list) is the reporter's choice.
 //!
-//! Blobs go with their brotli streams, and a brotli stream whose blob is
-//! gone (a catalog changed with foreign keys off) goes too.
+//! Blobs go with their brotli streams, chunks and piece digests, and any of
+//! those whose blob (for a brotli stream's digests, whose stream) is gone
+//! (a catalog changed with foreign keys off) go too.
 //!
 //! Versions and blobs are removed in one transaction; `--dry-run` runs the
 //! same statements and rolls back, so what it reports is exactly what a real
@@ -303,6 +304,12 @@ const ORPHANS: &str = "SELECT id FROM blobs
 const UNUSED_BROTLI: &str = "SELECT blob_id FROM brotli
   WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.blob_id = brotli.blob_id)";
 
+/// Piece digests (`pieces`) whose stream is gone: their blob, or for a
+/// brotli stream's (`coding` 1), that stream. Each is a search by rowid.
+const ORPHAN_PIECES: &str = "DELETE FROM pieces
+  WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.id = pieces.blob_id)
+     OR (coding = 1 AND NOT EXISTS (SELECT 1 FROM brotli r WHERE r.blob_id = pieces.blob_id))";
+
 /// Deletes versions (their assets and dist-tags go with them) and then
 /// those of their packages left without versions, whose names are
 /// returned. Blobs stay for gc.
@@ -412,6 +419,9 @@ impl Catalog {
             [],
         )
         .at(&path)?;
+        // Likewise piece digests, and those of a brotli stream that is gone;
+        // the table holds no bodies, so reading all of it is cheap.
+        tx.execute(ORPHAN_PIECES, []).at(&path)?;
         let changed = removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0;
         if options.dry_run {
             tx.rollback().at(&path)?;

@@ -215,7 +215,7 @@ impl KnownVersions {
 
 /// A digest column of `N` bytes: `None` for NULL or (never written by ccc)
 /// any other length.
-fn digest<const N: usize>(
+pub(super) fn digest<const N: usize>(
     value: rusqlite::types::ValueRef<'_>,
 ) -> rusqlite::Result<Option<[u8; N]>> {
     Ok(match value {

@@ -18,6 +18,9 @@
 //!           PRIMARY KEY(package_id, tag)) WITHOUT ROWID
 //! chunks   (blob_id -> blobs, seq, body, stored_xxh3 (16 bytes),
 //!           PRIMARY KEY(blob_id, seq))   -- big files: see [`chunks`]
+//! pieces   (blob_id -> blobs, coding 0 body | 1 brotli, digests (16 bytes
+//!           per 64 KiB piece), PRIMARY KEY(blob_id, coding)) WITHOUT ROWID
+//!                                        -- streams over 64 KiB: [`pieces`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
 //! ```
@@ -65,6 +68,14 @@
 //! Deleting a blob deletes its brotli stream (`ON DELETE CASCADE`), and gc
 //! also drops streams whose blob is gone (a catalog changed with foreign
 //! keys off).
+//!
+//! A stored stream (a blob's body or its brotli stream) longer than one
+//! piece (64 KiB) also has the XXH3-128 of each of its pieces in `pieces`,
+//! so that a reader checks a range by the pieces it covers instead of
+//! hashing the whole stream first; [`pieces`] says why and how. Unlike the
+//! digests above, the upgrade to schema 9 fills them for every stream
+//! already stored: they are rows of their own, so filling them reads each
+//! body once and rewrites none.
 //!
 //! # Compatibility
 //!
@@ -151,6 +162,7 @@ pub mod gc;
 pub mod generation;
 pub mod lookup;
 pub mod manifest;
+pub mod pieces;
 pub mod publish;
 pub mod query;
 pub mod read_only;
@@ -337,6 +349,18 @@ CREATE TABLE refs (
 CREATE INDEX refs_by_file ON refs(version_id, path);
 CREATE INDEX refs_by_target ON refs(version_id, target);
 "#,
+    // 8 -> 9: the XXH3-128 of every 64 KiB piece of each stored stream
+    // longer than one piece (see `pieces`). Existing streams get theirs in
+    // the same transaction (`pieces::fill`, run by `migrate` after this),
+    // each read once; no blob is rewritten.
+    r#"
+CREATE TABLE pieces (
+    blob_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    coding  INTEGER NOT NULL CHECK (coding IN (0, 1)),
+    digests BLOB NOT NULL CHECK (length(digests) > 0 AND length(digests) % 16 = 0),
+    PRIMARY KEY (blob_id, coding)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -363,6 +387,9 @@ pub const CHECK_DIGEST_SCHEMA: i64 = 6;
 
 /// The first schema with `refs`.
 pub const REFS_SCHEMA: i64 = 8;
+
+/// The first schema with `pieces`, filled for every stream (`pieces`).
+pub const PIECES_SCHEMA: i64 = 9;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -608,14 +635,20 @@ impl Catalog {
         self.schema >= CHECK_DIGEST_SCHEMA
     }
 
-    /// Whether the catalog has the `brotli` table (empty or not).
     /// Whether the catalog stores references (schema 8).
     pub fn has_refs(&self) -> bool {
         self.schema >= REFS_SCHEMA
     }
 
+    /// Whether the catalog has the `brotli` table (empty or not).
     pub fn has_brotli(&self) -> bool {
         self.schema >= BROTLI_SCHEMA
+    }
+
+    /// Whether every stored stream longer than one piece has its piece
+    /// digests (schema 9; older catalogs, read as they are, have none).
+    pub fn has_pieces(&self) -> bool {
+        self.schema >= PIECES_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {
@@ -752,6 +785,22 @@ impl Catalog {
         if from == SCHEMA_VERSION {
             return Ok(());
         }
+        // An upgrade may read every body (`pieces::fill`): Ctrl-C stops
+        // its statements too, as `stop_on_interrupt` stops a command's,
+        // and the transaction rolls back. The command sets its own
+        // handler, if any, once the catalog is open.
+        self.conn
+            .progress_handler(10_000, Some(|| crate::interrupt::requested().is_some()))
+            .at(&self.path)?;
+        let migrated = self.migrate_in_transaction();
+        let unset = self.conn.progress_handler(0, None::<fn() -> bool>);
+        migrated?;
+        unset.at(&self.path)
+    }
+
+    /// The migrations from the catalog's schema on, in one exclusive
+    /// transaction.
+    fn migrate_in_transaction(&mut self) -> Result<()> {
         let path = self.path.clone();
         let tx = self
             .conn
@@ -763,6 +812,10 @@ impl Catalog {
             .at(&path)?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
             tx.execute_batch(sql).at(&path)?;
+            // The rows of a new table for what is stored already.
+            if i as i64 + 1 == PIECES_SCHEMA {
+                pieces::fill(&tx, &path, crate::interrupt::check)?;
+            }
             tx.pragma_update(None, "user_version", i as i64 + 1)
                 .at(&path)?;
         }

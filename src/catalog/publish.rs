@@ -7,7 +7,8 @@
 //!   [an archive instead: a reader thread checks and reads one entry at a
 //!    time into a channel as short as the workers are many; see `archive`]
 //!   -> N workers: read + sha256 -> already stored? -> gzip (level 9) + sha256 of the
-//!      stored bytes [-> brotli (quality 5) when gzip was kept] -> bounded channel
+//!      stored bytes [-> brotli (quality 5) when gzip was kept] + the XXH3 of
+//!      each 64 KiB piece of a stream longer than one (`pieces`) -> bounded channel
 //!   -> this thread: INSERT new blobs as they arrive (bodies dropped right after)
 //!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
 //! ```
@@ -41,6 +42,7 @@
 //! Other SQLite files are ordinary assets.
 
 use super::SqliteResult;
+use super::pieces::{self, Coding};
 use super::rows::{Identity, Skipped};
 use super::verify::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
@@ -590,6 +592,9 @@ struct NewBlob {
     /// The digests of `body`: sha256, and XXH3-128, which the server checks.
     stored_sha256: [u8; 32],
     stored_xxh3: [u8; 16],
+    /// The XXH3-128 of each piece of `body`, when longer than one
+    /// (`pieces`).
+    pieces: Option<Vec<u8>>,
     /// A brotli stream of a gzip blob, when it is worth keeping.
     brotli: Option<BrotliStream>,
 }
@@ -598,6 +603,8 @@ struct BrotliStream {
     body: Vec<u8>,
     stored_sha256: [u8; 32],
     stored_xxh3: [u8; 16],
+    /// As [`NewBlob::pieces`].
+    pieces: Option<Vec<u8>>,
 }
 
 /// Which [`Report`] group a file counts in.
@@ -1100,6 +1107,7 @@ struct Blobs<'t> {
     dry_run: bool,
     insert_blob: rusqlite::CachedStatement<'t>,
     insert_brotli: rusqlite::CachedStatement<'t>,
+    insert_pieces: rusqlite::CachedStatement<'t>,
     collected: Collected,
 }
 
@@ -1136,6 +1144,7 @@ impl<'t> Blobs<'t> {
                      VALUES (?1, ?2, ?3, ?4)",
                 )
                 .at(path)?,
+            insert_pieces: tx.prepare_cached(pieces::INSERT).at(path)?,
             collected: Collected::default(),
         })
     }
@@ -1192,6 +1201,7 @@ impl<'t> Blobs<'t> {
             return Ok(None);
         };
         let entry = (id, blob.body.len() as u64);
+        self.insert_pieces(id, Coding::Stored, blob.pieces.as_deref())?;
         if let Some(br) = &blob.brotli {
             self.insert_brotli
                 .execute(params![
@@ -1201,6 +1211,7 @@ impl<'t> Blobs<'t> {
                     &br.stored_xxh3[..]
                 ])
                 .at(self.path)?;
+            self.insert_pieces(id, Coding::Brotli, br.pieces.as_deref())?;
             let brotli = &mut self.collected.brotli;
             brotli.blob_count += 1;
             brotli.raw_bytes += done.raw_size;
@@ -1209,6 +1220,17 @@ impl<'t> Blobs<'t> {
         }
         self.collected.new_blobs.insert(done.sha256, entry);
         Ok(Some(entry))
+    }
+
+    /// Records the piece digests of stream `coding` of new blob `id`, when
+    /// it has them.
+    fn insert_pieces(&mut self, id: i64, coding: Coding, digests: Option<&[u8]>) -> Result<()> {
+        if let Some(digests) = digests {
+            self.insert_pieces
+                .execute(params![id, coding.code(), digests])
+                .at(self.path)?;
+        }
+        Ok(())
     }
 
     /// Inserts a new blob stored in chunks, reading its file again: its
@@ -1620,6 +1642,7 @@ impl Deflater {
             NewBlob {
                 encoding: Encoding::Gzip,
                 stored_xxh3: xxh3_digest(&gz),
+                pieces: pieces::digests_of(&gz),
                 body: gz,
                 stored_sha256,
                 brotli,
@@ -1631,6 +1654,7 @@ impl Deflater {
             NewBlob {
                 encoding: Encoding::Identity,
                 stored_xxh3: xxh3_digest(&body),
+                pieces: pieces::digests_of(&body),
                 body,
                 // Stored as it is: the same bytes, the same digest.
                 stored_sha256: sha256,
@@ -1660,6 +1684,7 @@ impl Deflater {
         worth_it.then(|| BrotliStream {
             stored_sha256: Sha256::digest(&body).into(),
             stored_xxh3: xxh3_digest(&body),
+            pieces: pieces::digests_of(&body),
             body,
         })
     }

@@ -4,7 +4,10 @@
 //! blob decodes (gzip or identity) to exactly its recorded size and sha256,
 //! and its stored bytes hash to its recorded `stored_sha256` and
 //! `stored_xxh3` where it has them; every brotli stream hashes to its
-//! recorded digests and decodes to its blob's size and sha256; every version's recorded totals match its assets. Blobs are read one
+//! recorded digests and decodes to its blob's size and sha256; every
+//! stream longer than one piece (schema 9) matches the digest of each of
+//! its pieces, and has them (`pieces`); every version's recorded totals
+//! match its assets. Blobs are read one
 //! at a time, so memory stays at the largest blob whatever the catalog's
 //! size. Ctrl-C is noticed every 64 KiB of content (see `interrupt`).
 //!
@@ -18,6 +21,7 @@
 
 use super::SqliteResult;
 use super::chunks::{ChunkCursor, is_chunked};
+use super::pieces::{self, Coding};
 use super::{Catalog, Encoding};
 use crate::catalog::lookup::{AssetRecord, StoredDigests};
 use crate::error::{Error, Result};
@@ -81,7 +85,7 @@ impl Catalog {
                 "SELECT id, sha256, raw_size, encoding, body, {sha256}, {xxh3}
                    FROM blobs ORDER BY id"
             ),
-            "",
+            Coding::Stored,
             &mut bad,
             progress,
         )?;
@@ -93,7 +97,7 @@ impl Catalog {
                     "SELECT b.id, b.sha256, b.raw_size, 'br', r.body, r.stored_sha256, {brotli_xxh3}
                        FROM brotli r JOIN blobs b ON b.id = r.blob_id ORDER BY r.blob_id"
                 ),
-                "brotli stream: ",
+                Coding::Brotli,
                 &mut bad,
                 progress,
             )?,
@@ -186,16 +190,19 @@ impl Catalog {
     /// Reads the bodies `sql` selects, one row at a time, as `(blob id,
     /// sha256, raw size, encoding, body, stored sha256, stored XXH3)`, and
     /// checks each every way it can be wrong: it must decode to the raw
-    /// size and sha256, and hash to each digest recorded. Adds the blob id,
-    /// sha256 and what is wrong (each detail after `prefix`) to `bad`.
+    /// size and sha256, hash to each digest recorded and, longer than one
+    /// piece, have the digest of each piece and match them. Adds the blob
+    /// id, sha256 and what is wrong (each detail after the prefix of
+    /// `coding`, the stream the rows are) to `bad`.
     fn check_bodies(
         &self,
         sql: &str,
-        prefix: &str,
+        coding: Coding,
         bad: &mut Vec<(i64, String, String)>,
         progress: &dyn Fn(u64),
     ) -> Result<Bodies> {
         let poll = crate::interrupt::check;
+        let prefix = coding.prefix();
         let mut stmt = self.conn().prepare(sql).at(self)?;
         let mut rows = stmt.query([]).at(self)?;
         let mut read = Bodies::default();
@@ -231,6 +238,7 @@ impl Catalog {
                     None => None,
                 },
                 stored_xxh3.and_then(|xxh3| check_xxh3(&xxh3, body)),
+                self.check_pieces(id, coding, body)?,
             ]
             .into_iter()
             .flatten()
@@ -244,6 +252,25 @@ impl Catalog {
             progress(body.len() as u64);
         }
         Ok(read)
+    }
+
+    /// What is wrong with the piece digests of stream `coding` of blob
+    /// `id`, whose bytes are `body`: on a catalog that records them, a
+    /// stream longer than one piece must have them, one per piece, each
+    /// matching its piece.
+    fn check_pieces(&self, id: i64, coding: Coding, body: &[u8]) -> Result<Option<String>> {
+        if !self.has_pieces() || !pieces::is_pieced(body.len() as u64) {
+            return Ok(None);
+        }
+        Ok(match self.piece_digests(id, coding) {
+            Ok(Some(digests)) => pieces::pieces_problem(body, &digests),
+            Ok(None) => Some(format!(
+                "no piece digests recorded for its stream of {}",
+                crate::output::count(body.len() as u64, "byte")
+            )),
+            Err(Error::Corrupt { what, .. }) => Some(what),
+            Err(e) => return Err(e),
+        })
     }
 
     /// Whether every version's recorded totals are its assets' and it has
@@ -349,6 +376,36 @@ impl AssetRecord {
             }
         }
         Ok(())
+    }
+}
+
+/// Checks a stored stream whole against the strongest digest recorded for
+/// it: its XXH3-128, else its sha256, else (a blob's body older than both)
+/// that it decodes to `content`, the file's sha256 and size as the body's
+/// encoding. `Ok(None)` when it matches, `Ok(Some(problem))` when not or
+/// when nothing was recorded to check it against; `poll` runs every 64 KiB
+/// of hashing or decoding, and its error stops the check.
+pub(super) fn check_whole(
+    stream: &[u8],
+    stored: StoredDigests,
+    content: Option<(&[u8], i64, Encoding)>,
+    poll: impl Fn() -> Result<()>,
+) -> Result<Option<String>> {
+    match (stored, content) {
+        (
+            StoredDigests {
+                xxh3: Some(xxh3), ..
+            },
+            _,
+        ) => Ok(check_xxh3(&xxh3, stream)),
+        (
+            StoredDigests {
+                sha256: Some(sha), ..
+            },
+            _,
+        ) => check_stored(&sha, stream, poll),
+        (_, Some((sha, raw_size, encoding))) => check_blob(sha, raw_size, encoding, stream, poll),
+        (_, None) => Ok(Some("no digest is recorded to check it against".into())),
     }
 }
 
