@@ -1,6 +1,17 @@
 //! The server's hot path: one asset of an exact version, body included,
 //! by package, version and path.
 //!
+//! # Bodies longer than a piece stay in the catalog
+//!
+//! The lookup loads a stored stream (the blob's body, its brotli stream)
+//! only when it is at most [`PIECE_SIZE`] bytes, and the length of each
+//! always: `length()` of a blob reads its record's header, not its bytes.
+//! A longer stream is read where it is needed, in checked pieces
+//! ([`Catalog::read_piece`]) or whole ([`Catalog::load_stream`]), so that a
+//! range or a HEAD costs what it sends. Its recorded digests are left too:
+//! in a record they come after the body, and reading them walks the body's
+//! overflow pages, a read of every page the body spans.
+//!
 //! # Versions a connection knows
 //!
 //! A lookup by name searches three B-trees before it reaches the asset: the
@@ -23,6 +34,7 @@
 
 use super::SqliteResult;
 use super::chunks::{ChunkedBlob, is_chunked};
+use super::pieces::{Coding, PIECE_SIZE};
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
 use foldhash::fast::RandomState;
@@ -31,18 +43,28 @@ use rusqlite::OptionalExtension;
 use std::cell::RefCell;
 use std::hash::BuildHasher;
 
-/// One file of a version as the catalog stores it, body included: what
-/// [`Catalog::lookup`] returns for the server to check
-/// ([`AssetRecord::check`]) and serve.
+/// One file of a version as the catalog stores it, body included when it
+/// is one piece or less: what [`Catalog::lookup`] returns for the server to
+/// check ([`AssetRecord::check`]) and serve.
 #[derive(Debug)]
 pub struct AssetRecord {
     pub version_id: i64,
-    pub body: std::sync::Arc<[u8]>,
-    /// How `body` is coded: gzip, or identity (the raw bytes).
+    /// The blob's id: the rowid of its `blobs` row, and of its `brotli`
+    /// row, where [`Catalog::read_stream`] reads them.
+    pub blob_id: i64,
+    /// The body as stored, when it is at most [`PIECE_SIZE`] bytes; None
+    /// when longer, read in checked pieces ([`Catalog::read_piece`]) or
+    /// whole ([`Catalog::load_bodies`]). Empty for a big file in chunks.
+    pub body: Option<std::sync::Arc<[u8]>>,
+    /// The length of the body as stored, loaded or not (0 for a big file in
+    /// chunks, whose size is `raw_size`).
+    pub stored_len: u64,
+    /// How the body is coded: gzip, or identity (the raw bytes).
     pub encoding: Encoding,
     /// The original file's digest.
     pub sha256: [u8; 32],
-    /// The digests of `body` as stored (module doc of `catalog`).
+    /// The digests of the body as stored (module doc of `catalog`), read
+    /// with it: both None when the body is longer than a piece.
     pub stored: StoredDigests,
     /// The brotli stream of a gzip body, when the catalog holds one.
     pub brotli: Option<BrotliBody>,
@@ -58,7 +80,12 @@ pub struct AssetRecord {
 /// A brotli stream beside a gzip body, with its recorded digests.
 #[derive(Debug)]
 pub struct BrotliBody {
-    pub body: std::sync::Arc<[u8]>,
+    /// The stream, when it is at most [`PIECE_SIZE`] bytes (as
+    /// [`AssetRecord::body`]).
+    pub body: Option<std::sync::Arc<[u8]>>,
+    /// Its length, loaded or not.
+    pub stored_len: u64,
+    /// Its digests, read with it: both None when it is not loaded.
     pub stored: StoredDigests,
 }
 
@@ -71,34 +98,55 @@ pub struct StoredDigests {
     pub xxh3: Option<[u8; 16]>,
 }
 
+/// A column of a stream's record that is read only when the stream is at
+/// most a piece (`?1`, bound to [`PIECE_SIZE`]): `length()` of the stream
+/// reads no content, and the column's value is not read when the stream
+/// is longer (module doc).
+macro_rules! upto_piece {
+    ($stream:literal, $column:literal) => {
+        concat!(
+            "CASE WHEN length(",
+            $stream,
+            ") <= ?1 THEN ",
+            $column,
+            " END"
+        )
+    };
+}
+
 /// The two statements of a lookup, as text: one by name and one by a known
 /// version id, each step an index search (packages by name, versions by
 /// (package, version), assets by primary key, blobs by rowid);
-/// `tests::lookup_uses_only_index_searches` checks the plans. `$stored` is
-/// the stored-bytes digest columns (sha256, XXH3-128), NULL for a catalog
-/// whose schema predates one; `$brotli` the brotli stream and its digests
-/// and the join that finds them (the stream's row by the blob's id, a
-/// rowid), or NULLs for a catalog without the table. The columns the two share come first
-/// ([`record`]).
+/// `tests::lookup_uses_only_index_searches` checks the plans. `?1` is
+/// [`PIECE_SIZE`] in both. `$stored` is the stored-bytes digest columns
+/// (sha256, XXH3-128), NULL for a catalog whose schema predates one;
+/// `$brotli` the brotli stream's length, the stream and its digests and the
+/// join that finds them (the stream's row by the blob's id, a rowid), or
+/// NULLs for a catalog without the table. The columns the two share come
+/// first ([`record`]).
 macro_rules! lookup_sql {
-    ($stored:literal, $brotli:literal, $join:literal) => {
+    ($stored:expr, $brotli:expr, $join:literal) => {
         [
             concat!(
-                "SELECT b.body, b.encoding, b.sha256, b.raw_size, ",
+                "SELECT b.id, b.encoding, b.sha256, b.raw_size, length(b.body), ",
+                upto_piece!("b.body", "b.body"),
+                ", ",
                 $stored,
                 ", ",
                 $brotli,
                 ", v.id, v.published_at
    FROM packages p
-   JOIN versions v ON v.package_id = p.id AND v.version = ?2
-   JOIN assets a ON a.version_id = v.id AND a.path = ?3
+   JOIN versions v ON v.package_id = p.id AND v.version = ?3
+   JOIN assets a ON a.version_id = v.id AND a.path = ?4
    JOIN blobs b ON b.id = a.blob_id",
                 $join,
                 "
-  WHERE p.name = ?1"
+  WHERE p.name = ?2"
             ),
             concat!(
-                "SELECT b.body, b.encoding, b.sha256, b.raw_size, ",
+                "SELECT b.id, b.encoding, b.sha256, b.raw_size, length(b.body), ",
+                upto_piece!("b.body", "b.body"),
+                ", ",
                 $stored,
                 ", ",
                 $brotli,
@@ -107,7 +155,7 @@ macro_rules! lookup_sql {
    JOIN blobs b ON b.id = a.blob_id",
                 $join,
                 "
-  WHERE a.version_id = ?1 AND a.path = ?2"
+  WHERE a.version_id = ?2 AND a.path = ?3"
             ),
         ]
     };
@@ -117,23 +165,43 @@ macro_rules! lookup_sql {
 type Statements = [&'static str; 2];
 
 pub(crate) const LOOKUP_SQL: Statements = lookup_sql!(
-    "b.stored_sha256, b.stored_xxh3",
-    "r.body, r.stored_sha256, r.stored_xxh3",
+    concat!(
+        upto_piece!("b.body", "b.stored_sha256"),
+        ", ",
+        upto_piece!("b.body", "b.stored_xxh3")
+    ),
+    concat!(
+        "length(r.body), ",
+        upto_piece!("r.body", "r.body"),
+        ", ",
+        upto_piece!("r.body", "r.stored_sha256"),
+        ", ",
+        upto_piece!("r.body", "r.stored_xxh3")
+    ),
     "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
 );
 /// [`LOOKUP_SQL`] for a schema 4 or 5 catalog, without XXH3 digests
 /// (served as it is, never migrated by the server).
 pub(crate) const LOOKUP_SQL_SCHEMA_4: Statements = lookup_sql!(
-    "b.stored_sha256, NULL",
-    "r.body, r.stored_sha256, NULL",
+    concat!(upto_piece!("b.body", "b.stored_sha256"), ", NULL"),
+    concat!(
+        "length(r.body), ",
+        upto_piece!("r.body", "r.body"),
+        ", ",
+        upto_piece!("r.body", "r.stored_sha256"),
+        ", NULL"
+    ),
     "\n   LEFT JOIN brotli r ON r.blob_id = b.id"
 );
 /// [`LOOKUP_SQL`] for a schema 2 or 3 catalog, without the brotli table.
-pub(crate) const LOOKUP_SQL_SCHEMA_2: Statements =
-    lookup_sql!("b.stored_sha256, NULL", "NULL, NULL, NULL", "");
+pub(crate) const LOOKUP_SQL_SCHEMA_2: Statements = lookup_sql!(
+    concat!(upto_piece!("b.body", "b.stored_sha256"), ", NULL"),
+    "NULL, NULL, NULL, NULL",
+    ""
+);
 /// [`LOOKUP_SQL`] for a schema 1 catalog.
 pub(crate) const LOOKUP_SQL_SCHEMA_1: Statements =
-    lookup_sql!("NULL, NULL", "NULL, NULL, NULL", "");
+    lookup_sql!("NULL, NULL", "NULL, NULL, NULL, NULL", "");
 
 /// The most versions a connection remembers.
 pub const KNOWN_VERSIONS: usize = 4096;
@@ -224,30 +292,54 @@ pub(super) fn digest<const N: usize>(
     })
 }
 
+/// A stream column read only when the stream is one piece or less:
+/// `None` when it was not read (NULL).
+fn upto_piece_body(
+    value: rusqlite::types::ValueRef<'_>,
+) -> rusqlite::Result<Option<std::sync::Arc<[u8]>>> {
+    Ok(match value {
+        rusqlite::types::ValueRef::Null => None,
+        // One copy, from SQLite's page buffer into the shared body.
+        body => Some(std::sync::Arc::from(body.as_blob()?)),
+    })
+}
+
+/// The number of the first column after the ones both statements share.
+const SHARED_COLUMNS: usize = 12;
+
 /// The record in the columns both statements share, of the version at `row`.
 fn record(r: &rusqlite::Row<'_>, path: &str, row: VersionRow) -> rusqlite::Result<AssetRecord> {
     Ok(AssetRecord {
         version_id: row.id,
-        // One copy, from SQLite's page buffer into the shared body.
-        body: std::sync::Arc::from(r.get_ref(0)?.as_blob()?),
+        blob_id: r.get(0)?,
         encoding: r.get(1)?,
         sha256: digest(r.get_ref(2)?)?.unwrap_or_default(),
         raw_size: r.get::<_, i64>(3)? as u64,
+        stored_len: r.get::<_, i64>(4)? as u64,
+        body: upto_piece_body(r.get_ref(5)?)?,
         stored: StoredDigests {
-            sha256: digest(r.get_ref(4)?)?,
-            xxh3: digest(r.get_ref(5)?)?,
+            sha256: digest(r.get_ref(6)?)?,
+            xxh3: digest(r.get_ref(7)?)?,
         },
-        brotli: match r.get_ref(6)? {
+        brotli: match r.get_ref(8)? {
             rusqlite::types::ValueRef::Null => None,
-            body => Some(BrotliBody {
-                body: std::sync::Arc::from(body.as_blob()?),
+            len => {
+                let body = upto_piece_body(r.get_ref(9)?)?;
                 // The sha256 column is NOT NULL with 32 bytes; a catalog
                 // changed behind ccc's back fails the check on load.
-                stored: StoredDigests {
-                    sha256: Some(digest(r.get_ref(7)?)?.unwrap_or_default()),
-                    xxh3: digest(r.get_ref(8)?)?,
-                },
-            }),
+                let stored = match body {
+                    Some(_) => StoredDigests {
+                        sha256: Some(digest(r.get_ref(10)?)?.unwrap_or_default()),
+                        xxh3: digest(r.get_ref(11)?)?,
+                    },
+                    None => StoredDigests::default(),
+                };
+                Some(BrotliBody {
+                    body,
+                    stored_len: len.as_i64()? as u64,
+                    stored,
+                })
+            }
         },
         // Not the stored column: catalogs published by an older
         // ccc are served with today's table.
@@ -258,17 +350,38 @@ fn record(r: &rusqlite::Row<'_>, path: &str, row: VersionRow) -> rusqlite::Resul
 }
 
 impl Catalog {
-    /// Looks up one asset of an exact version, body included (or, for a
-    /// big file, where its chunks are): by the version's row when this
-    /// connection knows it, else by name.
+    /// Looks up one asset of an exact version, body included when it is
+    /// one piece or less (module doc; for a big file, where its chunks
+    /// are): by the version's row when this connection knows it, else by
+    /// name.
     pub fn lookup(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
         let Some(mut found) = self.lookup_row(package, version, path)? else {
             return Ok(None);
         };
-        if is_chunked(found.body.len(), found.raw_size) {
+        if is_chunked(found.stored_len as usize, found.raw_size) {
             found.chunks = self.chunked_asset(found.version_id, path)?;
         }
         Ok(Some(found))
+    }
+
+    /// Reads every stream of `record` its lookup left in the catalog
+    /// (longer than a piece) whole, each checked as it is read
+    /// ([`Catalog::load_stream`]), so that `body` and the brotli stream's
+    /// are both loaded: for a reader that needs them whole (`ccc cat`, the
+    /// server's miss). A stream that fails its check is [`Error::Corrupt`].
+    ///
+    /// [`Error::Corrupt`]: crate::error::Error::Corrupt
+    pub fn load_bodies(&self, record: &mut AssetRecord) -> Result<()> {
+        if record.body.is_none() {
+            let body = self.load_stream(record.blob_id, Coding::Stored, record.stored_len)?;
+            record.body = Some(body);
+        }
+        if let Some(br) = &mut record.brotli
+            && br.body.is_none()
+        {
+            br.body = Some(self.load_stream(record.blob_id, Coding::Brotli, br.stored_len)?);
+        }
+        Ok(())
     }
 
     fn lookup_row(&self, package: &str, version: &str, path: &str) -> Result<Option<AssetRecord>> {
@@ -316,10 +429,11 @@ impl Catalog {
             .conn()
             .prepare_cached(self.lookup_statements()[0])
             .at(self)?;
-        stmt.query_row(rusqlite::params![package, version, path], |r| {
+        let piece = PIECE_SIZE as i64;
+        stmt.query_row(rusqlite::params![piece, package, version, path], |r| {
             let row = VersionRow {
-                id: r.get(9)?,
-                published_at: r.get(10)?,
+                id: r.get(SHARED_COLUMNS)?,
+                published_at: r.get(SHARED_COLUMNS + 1)?,
             };
             record(r, path, row)
         })
@@ -332,9 +446,12 @@ impl Catalog {
             .conn()
             .prepare_cached(self.lookup_statements()[1])
             .at(self)?;
-        stmt.query_row(rusqlite::params![row.id, path], |r| record(r, path, row))
-            .optional()
-            .at(self)
+        let piece = PIECE_SIZE as i64;
+        stmt.query_row(rusqlite::params![piece, row.id, path], |r| {
+            record(r, path, row)
+        })
+        .optional()
+        .at(self)
     }
 }
 
@@ -375,10 +492,12 @@ mod tests {
     }
 
     fn body(catalog: &Catalog, version: &str, path: &str) -> Option<Vec<u8>> {
-        let found = catalog.lookup("app", version, path).unwrap()?;
+        let mut found = catalog.lookup("app", version, path).unwrap()?;
         found.check().unwrap();
+        catalog.load_bodies(&mut found).unwrap();
+        let body = found.body.unwrap();
         let mut raw = Vec::new();
-        std::io::Read::read_to_end(&mut found.encoding.decoder(&found.body[..]), &mut raw).unwrap();
+        std::io::Read::read_to_end(&mut found.encoding.decoder(&body[..]), &mut raw).unwrap();
         Some(raw)
     }
 
@@ -418,16 +537,23 @@ mod tests {
         ] {
             // By id: the three searches that find the version are gone.
             for (sql, steps) in [(by_name, joins), (by_id, joins - 2)] {
-                let plan: Vec<String> = catalog
+                let mut stmt = catalog
                     .conn()
                     .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                    .unwrap()
-                    .query_map(
-                        rusqlite::params_from_iter(
-                            ["a", "1.0.0", "x"].iter().take(sql.matches('?').count()),
-                        ),
-                        |r| r.get::<_, String>(3),
-                    )
+                    .unwrap();
+                let params: Vec<rusqlite::types::Value> = [
+                    (PIECE_SIZE as i64).into(),
+                    "a".to_string().into(),
+                    "1.0.0".to_string().into(),
+                    "x".to_string().into(),
+                ]
+                .into_iter()
+                .take(stmt.parameter_count())
+                .collect();
+                let plan: Vec<String> = stmt
+                    .query_map(rusqlite::params_from_iter(params), |r| {
+                        r.get::<_, String>(3)
+                    })
                     .unwrap()
                     .collect::<rusqlite::Result<_>>()
                     .unwrap();
@@ -498,6 +624,66 @@ mod tests {
             None,
             "forgotten"
         );
+    }
+
+    #[test]
+    fn a_stream_longer_than_a_piece_is_left_in_the_catalog() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let script = crate::catalog::publish::script_like(50_000);
+        let small = crate::catalog::publish::script_like(200);
+        publish_app(
+            &db,
+            "1.0.0",
+            &[("big.js", &script), ("small.js", &small)],
+            false,
+        );
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        let lengths = |path: &str| -> (i64, i64, i64) {
+            catalog
+                .conn()
+                .query_row(
+                    "SELECT b.id, length(b.body), length(r.body) FROM assets a
+                       JOIN blobs b ON b.id = a.blob_id JOIN brotli r ON r.blob_id = b.id
+                      WHERE a.path = ?1",
+                    [path],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .unwrap()
+        };
+        for by_id in [false, true] {
+            // The first lookup is by name, the next by the known version.
+            assert_eq!(catalog.known_versions.get("app", "1.0.0").is_some(), by_id);
+            let mut big = catalog.lookup("app", "1.0.0", "big.js").unwrap().unwrap();
+            let (id, gzip_len, brotli_len) = lengths("big.js");
+            assert!(gzip_len > PIECE_SIZE as i64 && brotli_len > PIECE_SIZE as i64);
+            assert_eq!(big.blob_id, id);
+            assert!(big.body.is_none(), "the body is not loaded");
+            assert_eq!(big.stored_len, gzip_len as u64);
+            assert_eq!((big.stored.sha256, big.stored.xxh3), (None, None));
+            let brotli = big.brotli.as_ref().unwrap();
+            assert!(brotli.body.is_none(), "nor is the brotli stream");
+            assert_eq!(brotli.stored_len, brotli_len as u64);
+            big.check().unwrap();
+            // Read whole, each checked: the bytes the catalog holds.
+            catalog.load_bodies(&mut big).unwrap();
+            assert_eq!(big.body.as_deref().unwrap(), catalog.blob_body(id).unwrap());
+            assert_eq!(
+                big.brotli.unwrap().body.as_deref(),
+                catalog.brotli_body(id).unwrap().as_deref()
+            );
+
+            let small = catalog.lookup("app", "1.0.0", "small.js").unwrap().unwrap();
+            let (id, gzip_len, brotli_len) = lengths("small.js");
+            assert_eq!(small.blob_id, id);
+            assert_eq!(small.body.as_deref().unwrap().len() as i64, gzip_len);
+            assert_eq!(small.stored_len, gzip_len as u64);
+            assert!(small.stored.xxh3.is_some());
+            let brotli = small.brotli.as_ref().unwrap();
+            assert_eq!(brotli.body.as_deref().unwrap().len() as i64, brotli_len);
+            assert!(brotli.stored.xxh3.is_some());
+            small.check().unwrap();
+        }
     }
 
     #[test]

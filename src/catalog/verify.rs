@@ -13,7 +13,8 @@
 //!
 //! The server checks less, and more cheaply: [`AssetRecord::check`] hashes
 //! each body it loads once, as stored, against `stored_xxh3` (or
-//! `stored_sha256` for a blob older than that digest). Those bytes are what
+//! `stored_sha256` for a blob older than that digest), and a stream longer
+//! than one piece piece by piece as it is read (`pieces`). Those bytes are what
 //! it sends; that they decode to the original file is what this full check
 //! and publish (which made them from it) answer for. A blob from before the
 //! catalog recorded stored digests has none, and the server decodes it as
@@ -328,11 +329,14 @@ impl Catalog {
 }
 
 impl AssetRecord {
-    /// Whether the body is what its record says; what the server checks
-    /// before it caches or sends a body it loaded. With a stored digest,
-    /// the body as stored must hash to it (one pass, no decoding); without
-    /// one (a blob older than the digest), the body must decode to the
-    /// recorded size and sha256. `Err` says what is wrong.
+    /// Whether the bodies the lookup loaded are what their record says;
+    /// what the server checks before it caches or sends a body it loaded.
+    /// With a stored digest, the body as stored must hash to it (one pass,
+    /// no decoding); without one (a blob older than the digest), the body
+    /// must decode to the recorded size and sha256. A stream longer than
+    /// one piece is not loaded by the lookup, and is checked as it is read
+    /// instead ([`Catalog::read_piece`], [`Catalog::load_stream`]); so are
+    /// a big file's chunks. `Err` says what is wrong.
     pub fn check(&self) -> std::result::Result<(), String> {
         // Chunks are checked one by one as they are read.
         if self.chunks.is_some() {
@@ -341,34 +345,24 @@ impl AssetRecord {
         // Never interrupted: a server finishing its requests after SIGTERM
         // still checks what it sends.
         let never = || Ok(());
-        let checked = match self.stored {
-            StoredDigests {
-                xxh3: Some(xxh3), ..
-            } => Ok(check_xxh3(&xxh3, &self.body)),
-            StoredDigests {
-                sha256: Some(sha), ..
-            } => check_stored(&sha, &self.body, never),
-            _ => check_blob(
-                &self.sha256,
-                self.raw_size as i64,
-                self.encoding,
-                &self.body,
-                never,
-            ),
-        };
-        let brotli = self.brotli.as_ref().map(|br| {
-            match br.stored {
-                StoredDigests {
-                    xxh3: Some(xxh3), ..
-                } => Ok(check_xxh3(&xxh3, &br.body)),
-                // The brotli table's sha256 is NOT NULL.
-                StoredDigests { sha256, .. } => {
-                    check_stored(&sha256.unwrap_or_default(), &br.body, never)
-                }
+        let content = (&self.sha256[..], self.raw_size as i64, self.encoding);
+        let body = match self.body.as_deref() {
+            Some(body) if !pieces::is_pieced(self.stored_len) => {
+                Some(check_whole(body, self.stored, Some(content), never))
             }
-            .map(|wrong| wrong.map(|w| format!("brotli stream: {w}")))
-        });
-        for checked in [Some(checked), brotli].into_iter().flatten() {
+            _ => None,
+        };
+        let brotli = self
+            .brotli
+            .as_ref()
+            .and_then(|br| match br.body.as_deref() {
+                Some(body) if !pieces::is_pieced(br.stored_len) => Some(
+                    check_whole(body, br.stored, None, never)
+                        .map(|wrong| wrong.map(|w| format!("{}{w}", Coding::Brotli.prefix()))),
+                ),
+                _ => None,
+            });
+        for checked in [body, brotli].into_iter().flatten() {
             match checked {
                 Ok(None) => {}
                 Ok(Some(wrong)) => return Err(wrong),

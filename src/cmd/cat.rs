@@ -66,6 +66,11 @@ pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
     // cat never writes the brotli stream, so its damage is not cat's to report.
     record.brotli = None;
     record.check().map_err(&corrupt)?;
+    // A body longer than a piece, read whole and checked as it is read.
+    catalog.load_bodies(&mut record).map_err(|e| match e {
+        Error::Corrupt { what, .. } => corrupt(what),
+        e => e,
+    })?;
 
     let failed = Cell::new(false);
     let stdout = Out {
@@ -80,9 +85,10 @@ pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
             corrupt(format!("does not decode: {e}"))
         }
     };
-    let copy = |out: &mut dyn Write| match record.chunks {
-        Some(_) => catalog.copy_blob(asset.blob_id, out, &io),
-        None => out.write_all(&record.body).map_err(io),
+    let copy = |out: &mut dyn Write| match (&record.chunks, &record.body) {
+        (Some(_), _) => catalog.copy_blob(asset.blob_id, out, &io),
+        (None, Some(body)) => out.write_all(body).map_err(io),
+        (None, None) => Err(Error::Internal(format!("{name} was not loaded"))),
     };
     match (record.encoding, args.gzip) {
         (Encoding::Gzip, false) => {

@@ -9,6 +9,7 @@
 use crate::catalog::chunks::ChunkedBlob;
 use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
+use crate::error::Error;
 use std::sync::Arc;
 
 /// Everything the server needs to answer for one asset, body included:
@@ -31,19 +32,34 @@ pub struct StoredAsset {
     pub chunks: Option<ChunkedBlob>,
 }
 
-impl From<AssetRecord> for StoredAsset {
-    fn from(row: AssetRecord) -> StoredAsset {
-        StoredAsset {
+/// A row whose bodies are all loaded (`Catalog::load_bodies`); one the
+/// lookup left in the catalog is a bug, never an empty body.
+impl TryFrom<AssetRecord> for StoredAsset {
+    type Error = Error;
+
+    fn try_from(row: AssetRecord) -> Result<StoredAsset, Error> {
+        let unloaded = |what: &str| {
+            Error::Internal(format!(
+                "the {what} of blob {} was not loaded before it was stored",
+                row.blob_id
+            ))
+        };
+        let body = row.body.clone().ok_or_else(|| unloaded("body"))?;
+        let brotli = match &row.brotli {
+            Some(br) => Some(br.body.clone().ok_or_else(|| unloaded("brotli stream"))?),
+            None => None,
+        };
+        Ok(StoredAsset {
             version_id: row.version_id,
-            body: row.body,
+            body,
             encoding: row.encoding,
             sha256: row.sha256,
-            brotli: row.brotli.map(|br| br.body),
+            brotli,
             content_type: row.content_type,
             raw_size: row.raw_size,
             published_at: row.published_at,
             chunks: row.chunks,
-        }
+        })
     }
 }
 

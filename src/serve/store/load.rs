@@ -8,7 +8,10 @@
 //! before it is cached or sent ([`AssetRecord::check`]): the bytes as
 //! stored must hash to the blob's recorded `stored_xxh3` (or, for a blob
 //! older than that digest, its `stored_sha256`; older still, decode to the
-//! recorded size and sha256 of the raw file). A body that fails is neither
+//! recorded size and sha256 of the raw file). A body longer than one piece
+//! is read after the lookup, each piece checked against its own digest
+//! (`Catalog::load_bodies`; whole, as above, on a catalog older than piece
+//! digests). A body that fails is neither
 //! cached nor sent: the request gets a 500 and stderr names the asset
 //! (`package@version/path`), its recorded sha256 and what is wrong.
 //! Cached bodies are in memory and were checked when loaded, so a hit costs
@@ -41,10 +44,18 @@ pub(super) fn load(
         let _s = causal::site!(SQLITE_QUERY);
         catalog.lookup(key.package(), key.version(), key.path())?
     };
-    let Some(row) = found else {
+    let Some(mut row) = found else {
         return Ok(None);
     };
-    if let Err(wrong) = row.check() {
+    let wrong = match row.check() {
+        Err(wrong) => Some(wrong),
+        Ok(()) => match catalog.load_bodies(&mut row) {
+            Ok(()) => None,
+            Err(Error::Corrupt { what, .. }) => Some(what),
+            Err(e) => return Err(e),
+        },
+    };
+    if let Some(wrong) = wrong {
         Shared::count(&shared.corrupt);
         return Err(Error::Corrupt {
             path: shared.config.db.clone(),
@@ -63,12 +74,12 @@ pub(super) fn load(
             key.package(),
             key.version(),
             key.path(),
-            row.body.len(),
+            row.stored_len,
             started.elapsed().as_micros()
         ));
     }
     let _s = causal::site!(CACHE_INSERT);
-    let prepared = Prepared::new(StoredAsset::from(row));
+    let prepared = Prepared::new(StoredAsset::try_from(row)?);
     // With the cache off nothing is kept. Either way the response builds
     // the lines of the coding it sends, and only those (`Prepared::weight`
     // charges every set without building one).

@@ -373,7 +373,10 @@ mod tests {
 
     fn size(readers: &Readers, path: &str) -> Option<Option<usize>> {
         readers
-            .read(|c, _| Ok(c.lookup("app", "1.0.0", path)?.map(|row| row.body.len())))
+            .read(|c, _| {
+                Ok(c.lookup("app", "1.0.0", path)?
+                    .map(|row| row.stored_len as usize))
+            })
             .map(|read| read.result.unwrap())
     }
 
@@ -469,7 +472,7 @@ mod tests {
         let asset = |cache: &Cache<AssetKey, Prepared>, weight| {
             let catalog = Catalog::open(&db, crate::catalog::Access::ReadOnly).unwrap();
             let row = catalog.lookup("app", "1.0.0", "a").unwrap().unwrap();
-            let prepared = Prepared::new(row.into());
+            let prepared = Prepared::new(row.try_into().unwrap());
             cache.reader().wrap(key("a"), prepared, weight)
         };
         // The cache's owner side is held elsewhere: offers wait.
