@@ -609,3 +609,588 @@ pub(super) fn fill(tx: &Connection, path: &Path, poll: impl Fn() -> Result<()>) 
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+    use crate::catalog::{Access, PIECES_SCHEMA};
+
+    /// Publishes `app@VERSION` with `files` into the catalog at `db`.
+    fn publish_at(db: &Path, version: &str, files: &[(&str, &[u8])], options: &Options) {
+        let mut catalog = Catalog::open(db, Access::Create).unwrap();
+        let files = files
+            .iter()
+            .map(|(path, body)| FileEntry {
+                path: path.to_string(),
+                size: body.len() as u64,
+                source: Source::Memory(Arc::from(*body)),
+            })
+            .collect();
+        let version = semver::Version::parse(version).unwrap();
+        publish::publish(
+            &mut catalog,
+            "app",
+            &version,
+            files,
+            vec![],
+            options,
+            &NoProgress,
+        )
+        .unwrap();
+    }
+
+    /// `len` bytes gzip cannot shrink, different for each `seed`.
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = crate::rng::SplitMix64::new(seed);
+        let mut out = Vec::with_capacity(len + 8);
+        while out.len() < len {
+            out.extend_from_slice(&rng.next_u64().to_le_bytes());
+        }
+        out.truncate(len);
+        out
+    }
+
+    /// Publish's options for big test files: no compression at all, so
+    /// that a debug build stores megabytes quickly (identity).
+    fn stored_as_is() -> Options {
+        Options {
+            level: 0,
+            brotli_quality: 0,
+            check: false,
+            ..Options::default()
+        }
+    }
+
+    /// Every stored stream of the catalog at `db`: `(blob id, coding, bytes)`.
+    fn streams(db: &Path) -> Vec<(i64, i64, Vec<u8>)> {
+        let conn = Connection::open(db).unwrap();
+        let mut streams = Vec::new();
+        for (coding, sql) in [
+            (0, "SELECT id, body FROM blobs ORDER BY id"),
+            (1, "SELECT blob_id, body FROM brotli ORDER BY blob_id"),
+        ] {
+            let mut stmt = conn.prepare(sql).unwrap();
+            let rows = stmt
+                .query_map([], |r| Ok((r.get(0)?, coding, r.get(1)?)))
+                .unwrap();
+            streams.extend(rows.map(Result::unwrap));
+        }
+        streams
+    }
+
+    /// The rows of `pieces` in the catalog at `db`, in key order.
+    fn rows(db: &Path) -> Vec<(i64, i64, Vec<u8>)> {
+        let conn = Connection::open(db).unwrap();
+        let mut stmt = conn
+            .prepare("SELECT blob_id, coding, digests FROM pieces ORDER BY blob_id, coding")
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    /// The rows `pieces` must have for `streams`: one for each longer than
+    /// a piece, the XXH3-128 of each piece computed here.
+    fn expected(streams: &[(i64, i64, Vec<u8>)]) -> Vec<(i64, i64, Vec<u8>)> {
+        let mut rows: Vec<(i64, i64, Vec<u8>)> = streams
+            .iter()
+            .filter(|(_, _, body)| body.len() > PIECE_SIZE)
+            .map(|(id, coding, body)| {
+                let digests = body
+                    .chunks(PIECE_SIZE)
+                    .flat_map(|p| xxhash_rust::xxh3::xxh3_128(p).to_be_bytes())
+                    .collect();
+                (*id, *coding, digests)
+            })
+            .collect();
+        rows.sort();
+        rows
+    }
+
+    /// Takes the catalog at `db` back to schema 8: as it was before piece
+    /// digests, every other row as it is.
+    fn downgrade_to_schema_8(db: &Path) {
+        Connection::open(db)
+            .unwrap()
+            .execute_batch(
+                "DROP TABLE pieces;
+                 UPDATE meta SET value = '8' WHERE key = 'schema_version';
+                 PRAGMA user_version = 8;",
+            )
+            .unwrap();
+    }
+
+    /// Flips one bit of the byte at `offset` of stream `coding` of blob
+    /// `blob_id` in place, behind ccc's back.
+    fn flip(db: &Path, blob_id: i64, coding: Coding, offset: usize) {
+        let conn = Connection::open(db).unwrap();
+        let mut stream = conn
+            .blob_open(rusqlite::MAIN_DB, coding.table(), c"body", blob_id, false)
+            .unwrap();
+        let mut byte = [0u8];
+        stream.read_at_exact(&mut byte, offset).unwrap();
+        byte[0] ^= 0x10;
+        stream.write_all_at(&byte, offset).unwrap();
+    }
+
+    /// The blob id of `app@1.0.0/PATH` and the length of its body.
+    fn blob_of(catalog: &Catalog, path: &str) -> (i64, u64) {
+        let found = catalog.lookup("app", "1.0.0", path).unwrap().unwrap();
+        (found.blob_id, found.stored_len)
+    }
+
+    #[test]
+    fn pieces_cover_a_stream_to_its_end() {
+        let p = PIECE_SIZE as u64;
+        assert_eq!(piece_count(0), 0);
+        assert_eq!(piece_count(1), 1);
+        assert_eq!(piece_count(p), 1);
+        assert_eq!(piece_count(p + 1), 2);
+        assert_eq!(piece_range(0, p + 1), 0..p);
+        assert_eq!(piece_range(1, p + 1), p..p + 1);
+        assert_eq!(piece_range(2, p + 1), p + 1..p + 1, "past the end: empty");
+        assert_eq!(piece_of(p - 1), 0);
+        assert_eq!(piece_of(p), 1);
+        assert!(!is_pieced(p) && is_pieced(p + 1));
+        assert_eq!(digests_of(&vec![7; PIECE_SIZE]), None, "one piece: no row");
+        let two = digests_of(&vec![7; PIECE_SIZE + 1]).unwrap();
+        assert_eq!(two.len(), 2 * DIGEST_LEN);
+        assert_eq!(two[16..], xxh3_digest(&[7])[..], "the last piece is short");
+    }
+
+    #[test]
+    fn publish_records_the_pieces_of_every_stream_longer_than_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        // Script stored gzip with a brotli stream, both over a piece;
+        // noise stored as it is; and streams of one piece or less.
+        let script = publish::script_like(50_000);
+        let big_noise = noise(200_000, 1);
+        let one_piece = noise(PIECE_SIZE, 2);
+        let just_over = noise(PIECE_SIZE + 1, 3);
+        let small = publish::script_like(100);
+        let options = Options {
+            check: false,
+            ..Options::default()
+        };
+        let files: [(&str, &[u8]); 5] = [
+            ("app.js", &script),
+            ("big.bin", &big_noise),
+            ("one.bin", &one_piece),
+            ("over.bin", &just_over),
+            ("small.js", &small),
+        ];
+        publish_at(&db, "1.0.0", &files, &options);
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        let app = catalog.lookup("app", "1.0.0", "app.js").unwrap().unwrap();
+        assert_eq!(app.encoding, Encoding::Gzip);
+        let brotli_len = app.brotli.as_ref().expect("a brotli stream").stored_len;
+        assert!(app.stored_len > PIECE_SIZE as u64, "{}", app.stored_len);
+        assert!(brotli_len > PIECE_SIZE as u64, "{brotli_len}");
+        let all = streams(&db);
+        let want = expected(&all);
+        // gzip and brotli of app.js, big.bin, over.bin.
+        assert_eq!(
+            want.len(),
+            4,
+            "{:?}",
+            want.iter().map(|r| (r.0, r.1)).collect::<Vec<_>>()
+        );
+        assert_eq!(rows(&db), want);
+        // Every row is what the read API gives.
+        for (id, coding, digests) in &want {
+            let coding = if *coding == 0 {
+                Coding::Stored
+            } else {
+                Coding::Brotli
+            };
+            let read = catalog.piece_digests(*id, coding).unwrap().unwrap();
+            assert_eq!(read.concat(), *digests);
+        }
+        let (one, _) = blob_of(&catalog, "one.bin");
+        assert_eq!(catalog.piece_digests(one, Coding::Stored).unwrap(), None);
+        drop(catalog);
+
+        // A forced republish and a version sharing the content store no
+        // blob again, and so no digests again.
+        let forced = Options {
+            force: true,
+            ..options.clone()
+        };
+        publish_at(&db, "1.0.0", &files, &forced);
+        publish_at(&db, "2.0.0", &files[..2], &options);
+        assert_eq!(rows(&db), want);
+        // New content beside shared content gets its own.
+        let more = noise(3 * PIECE_SIZE, 4);
+        publish_at(
+            &db,
+            "3.0.0",
+            &[("big.bin", &big_noise), ("more.bin", &more)],
+            &options,
+        );
+        assert_eq!(rows(&db), expected(&streams(&db)));
+        assert_eq!(rows(&db).len(), 5);
+    }
+
+    #[test]
+    fn the_upgrade_fills_the_rows_of_a_schema_8_catalog() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let script = publish::script_like(50_000);
+        let (a, b) = (noise(300_000, 5), noise(150_000, 6));
+        let files: [(&str, &[u8]); 4] = [
+            ("app.js", &script),
+            ("a.bin", &a),
+            ("b.bin", &b),
+            ("small.bin", b"small"),
+        ];
+        publish_at(&db, "1.0.0", &files, &Options::default());
+        let want = expected(&streams(&db));
+        assert_eq!(want.len(), 4);
+        let (damaged, _) = blob_of(&Catalog::open(&db, Access::ReadOnly).unwrap(), "b.bin");
+        downgrade_to_schema_8(&db);
+        // Damage that predates the upgrade must not be recorded as correct.
+        flip(&db, damaged, Coding::Stored, 100_000);
+        let before = streams(&db);
+
+        // Read as it is: no digests, streams checked whole.
+        let reader = Catalog::open(&db, Access::ReadOnly).unwrap();
+        assert_eq!(reader.schema(), 8);
+        for (id, coding, _) in &want {
+            let coding = if *coding == 0 {
+                Coding::Stored
+            } else {
+                Coding::Brotli
+            };
+            assert_eq!(reader.piece_digests(*id, coding).unwrap(), None);
+        }
+        drop(reader);
+
+        let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        assert_eq!(writer.schema(), PIECES_SCHEMA);
+        drop(writer);
+        let filled = rows(&db);
+        let undamaged: Vec<_> = want.iter().filter(|r| r.0 != damaged).cloned().collect();
+        assert_eq!(
+            filled, undamaged,
+            "every sound stream, and not the damaged one"
+        );
+        assert_eq!(streams(&db), before, "no stream rewritten");
+    }
+
+    #[test]
+    fn the_upgrade_stops_on_ctrl_c_and_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let a = noise(300_000, 7);
+        publish_at(&db, "1.0.0", &[("a.bin", &a)], &stored_as_is());
+        downgrade_to_schema_8(&db);
+        let conn = Connection::open(&db).unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
+        tx.execute_batch(super::super::MIGRATIONS[8]).unwrap();
+        // Ctrl-C, as `migrate` polls it: `fill` stops at the first stream.
+        let stopped = fill(&tx, &db, || Err(Error::Interrupted(libc::SIGINT)));
+        assert!(matches!(stopped, Err(Error::Interrupted(_))), "{stopped:?}");
+        drop(tx);
+        drop(conn);
+        let reader = Catalog::open(&db, Access::ReadOnly).unwrap();
+        assert_eq!(reader.schema(), 8, "rolled back");
+        assert!(!reader.has_pieces());
+        drop(reader);
+        // Polled between pieces too: the check of a blob older than its
+        // stored digests decodes, and polls as it goes.
+        let polls = std::cell::Cell::new(0);
+        let conn = Connection::open(&db).unwrap();
+        conn.execute_batch("UPDATE blobs SET stored_xxh3 = NULL")
+            .unwrap();
+        let tx = conn.unchecked_transaction().unwrap();
+        tx.execute_batch(super::super::MIGRATIONS[8]).unwrap();
+        fill(&tx, &db, || {
+            polls.set(polls.get() + 1);
+            Ok(())
+        })
+        .unwrap();
+        assert!(polls.get() >= 300_000 / PIECE_SIZE, "{} polls", polls.get());
+    }
+
+    #[test]
+    fn a_flipped_byte_fails_its_piece_alone_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let big = noise(5_000_000, 8);
+        publish_at(&db, "1.0.0", &[("big.bin", &big)], &stored_as_is());
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        let (id, len) = blob_of(&catalog, "big.bin");
+        assert_eq!(len, 5_000_000);
+        let digests = catalog.piece_digests(id, Coding::Stored).unwrap().unwrap();
+        assert_eq!(digests.len(), piece_count(len));
+        let middle = piece_of(len / 2);
+        let mut buf = Vec::new();
+        catalog
+            .read_piece(id, Coding::Stored, middle, &digests, len, &mut buf)
+            .unwrap();
+        let range = piece_range(middle, len);
+        assert_eq!(buf[..], big[range.start as usize..range.end as usize]);
+        let capacity = buf.capacity();
+
+        flip(&db, id, Coding::Stored, (len / 2) as usize);
+        let err = catalog
+            .read_piece(id, Coding::Stored, middle, &digests, len, &mut buf)
+            .unwrap_err();
+        let message = err.to_string();
+        assert!(matches!(err, Error::Corrupt { .. }), "{message}");
+        for needle in [
+            db.to_str().unwrap(),
+            &format!("piece {middle} of {} ", digests.len()),
+            &format!("(bytes {}..{})", range.start, range.end),
+            &format!("of blob {id}"),
+            "stored bytes hash to xxh3 ",
+            &hex::encode(digests[middle]),
+        ] {
+            assert!(message.contains(needle), "{needle:?} in {message}");
+        }
+        // Every other piece still reads, into the same allocation; the
+        // last is short.
+        for index in [0, middle - 1, middle + 1, digests.len() - 1] {
+            catalog
+                .read_piece(id, Coding::Stored, index, &digests, len, &mut buf)
+                .unwrap();
+            let range = piece_range(index, len);
+            assert_eq!(buf[..], big[range.start as usize..range.end as usize]);
+        }
+        assert_eq!(buf.len(), (len % PIECE_SIZE as u64) as usize);
+        assert_eq!(buf.capacity(), capacity);
+        // Read whole, it fails at the same piece.
+        let whole = catalog.load_stream(id, Coding::Stored, len).unwrap_err();
+        let whole = whole.to_string();
+        assert!(whole.contains(&format!("piece {middle} of ")), "{whole}");
+        // Digests of another stream, or of another length, are refused.
+        assert!(
+            catalog
+                .read_piece(id, Coding::Stored, 0, &digests[1..], len, &mut buf)
+                .is_err()
+        );
+        let shorter = catalog
+            .read_piece(
+                id,
+                Coding::Stored,
+                0,
+                &digests,
+                len - PIECE_SIZE as u64,
+                &mut buf,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(shorter.contains("piece digests recorded"), "{shorter}");
+    }
+
+    #[test]
+    fn read_stream_reads_any_byte_and_nothing_past_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let big = noise(3_000_001, 9);
+        publish_at(&db, "1.0.0", &[("big.bin", &big)], &stored_as_is());
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        let (id, len) = blob_of(&catalog, "big.bin");
+        let mut last = [0u8];
+        catalog
+            .read_stream(id, Coding::Stored, len - 1, &mut last)
+            .unwrap();
+        assert_eq!(last[0], big[big.len() - 1]);
+        let mut span = vec![0u8; 100_000];
+        catalog
+            .read_stream(id, Coding::Stored, 1_234_567, &mut span)
+            .unwrap();
+        assert_eq!(span[..], big[1_234_567..1_334_567]);
+        let mut none = [];
+        catalog
+            .read_stream(id, Coding::Stored, len, &mut none)
+            .unwrap();
+        let mut two = [0u8; 2];
+        let past = catalog
+            .read_stream(id, Coding::Stored, len - 1, &mut two)
+            .unwrap_err()
+            .to_string();
+        assert!(past.contains("pass its end"), "{past}");
+        assert!(past.contains(db.to_str().unwrap()), "{past}");
+        let missing = catalog
+            .read_stream(id + 1, Coding::Stored, 0, &mut last)
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains(&format!("blob {}", id + 1)), "{missing}");
+        let no_brotli = catalog
+            .read_stream(id, Coding::Brotli, 0, &mut last)
+            .unwrap_err()
+            .to_string();
+        assert!(no_brotli.contains("brotli stream"), "{no_brotli}");
+        // Each read is its own: no snapshot is held after it, so a
+        // writer's log can be emptied; while a handle is open, it cannot.
+        let writer = Connection::open(&db).unwrap();
+        // Report a reader at once rather than wait for it.
+        writer.busy_timeout(Duration::ZERO).unwrap();
+        let write_and_empty_the_log = || -> i64 {
+            writer
+                .execute(
+                    "INSERT OR REPLACE INTO meta VALUES ('test', hex(randomblob(8)))",
+                    [],
+                )
+                .unwrap();
+            writer
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+                .unwrap()
+        };
+        catalog
+            .read_stream(id, Coding::Stored, len - 1, &mut last)
+            .unwrap();
+        assert_eq!(write_and_empty_the_log(), 0, "not busy: no reader left");
+        let held = catalog.open_stream(id, Coding::Stored).unwrap();
+        assert_eq!(write_and_empty_the_log(), 1, "busy: a reader's snapshot");
+        drop(held);
+        assert_eq!(write_and_empty_the_log(), 0);
+    }
+
+    #[test]
+    fn a_catalog_without_pieces_is_read_whole_and_checked_as_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let big = noise(300_000, 10);
+        publish_at(&db, "1.0.0", &[("big.bin", &big)], &stored_as_is());
+        downgrade_to_schema_8(&db);
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        let (id, len) = blob_of(&catalog, "big.bin");
+        assert_eq!(catalog.piece_digests(id, Coding::Stored).unwrap(), None);
+        assert_eq!(
+            catalog.load_stream(id, Coding::Stored, len).unwrap()[..],
+            big[..]
+        );
+        flip(&db, id, Coding::Stored, 299_999);
+        let err = catalog
+            .load_stream(id, Coding::Stored, len)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("stored bytes hash to xxh3"), "{err}");
+        assert!(!err.contains("piece"), "{err}");
+    }
+
+    #[test]
+    fn verify_checks_every_piece_and_that_each_stream_has_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let (a, b) = (noise(5_000_000, 11), noise(200_000, 12));
+        publish_at(
+            &db,
+            "1.0.0",
+            &[("a.bin", &a), ("b.bin", &b)],
+            &stored_as_is(),
+        );
+        let catalog = Catalog::open(&db, Access::ReadOnly).unwrap();
+        assert!(catalog.verify(&|_| {}).unwrap().ok);
+        let (id_a, len_a) = blob_of(&catalog, "a.bin");
+        let (id_b, _) = blob_of(&catalog, "b.bin");
+
+        // A byte of a's body changed, its whole-stream digests made to
+        // match (as a careless repair would): only the piece tells.
+        flip(&db, id_a, Coding::Stored, 2_500_000);
+        let changed = catalog.load_stream(id_a, Coding::Stored, len_a);
+        assert!(changed.is_err());
+        {
+            let conn = Connection::open(&db).unwrap();
+            let mut body = a.clone();
+            body[2_500_000] ^= 0x10;
+            conn.execute(
+                "UPDATE blobs SET stored_xxh3 = ?1 WHERE id = ?2",
+                params![&xxh3_digest(&body)[..], id_a],
+            )
+            .unwrap();
+            conn.execute("DELETE FROM pieces WHERE blob_id = ?1", [id_b])
+                .unwrap();
+        }
+        let report = catalog.verify(&|_| {}).unwrap();
+        assert!(!report.ok);
+        let piece = piece_of(2_500_000);
+        let detail = |id: i64| {
+            let sha = Connection::open(&db)
+                .unwrap()
+                .query_row("SELECT sha256 FROM blobs WHERE id = ?1", [id], |r| {
+                    r.get::<_, Vec<u8>>(0)
+                })
+                .unwrap();
+            report
+                .problems
+                .iter()
+                .find(|p| p.object == hex::encode(&sha))
+                .unwrap_or_else(|| panic!("blob {id}: {:?}", report.problems))
+                .clone()
+        };
+        let bad = detail(id_a);
+        assert_eq!(bad.affects, ["app@1.0.0/a.bin"]);
+        assert!(
+            bad.detail.contains(&format!(
+                "piece {piece} of {} (bytes {}..{}) hashes to xxh3",
+                piece_count(len_a),
+                piece_range(piece, len_a).start,
+                piece_range(piece, len_a).end
+            )),
+            "{}",
+            bad.detail
+        );
+        let missing = detail(id_b);
+        assert_eq!(missing.affects, ["app@1.0.0/b.bin"]);
+        assert!(
+            missing
+                .detail
+                .contains("no piece digests recorded for its stream of 200000 bytes"),
+            "{}",
+            missing.detail
+        );
+    }
+
+    #[test]
+    fn gc_drops_the_pieces_of_removed_blobs_and_orphans() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let (a, b) = (noise(200_000, 13), noise(200_000, 14));
+        publish_at(&db, "1.0.0", &[("a.bin", &a)], &stored_as_is());
+        publish_at(&db, "2.0.0", &[("b.bin", &b)], &stored_as_is());
+        assert_eq!(rows(&db).len(), 2);
+        // Orphans, as a catalog changed with foreign keys off has them: the
+        // digests of a blob that is gone, and of a brotli stream that is.
+        {
+            let conn = Connection::open(&db).unwrap();
+            let (id_b,): (i64,) = conn
+                .query_row("SELECT blob_id FROM assets WHERE path = 'b.bin'", [], |r| {
+                    Ok((r.get(0)?,))
+                })
+                .unwrap();
+            conn.execute_batch(&format!(
+                "PRAGMA foreign_keys = OFF;
+                 INSERT INTO pieces VALUES (999, 0, zeroblob(32));
+                 INSERT INTO pieces VALUES ({id_b}, 1, zeroblob(32));"
+            ))
+            .unwrap();
+        }
+        assert_eq!(rows(&db).len(), 4);
+        let mut catalog = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let version = catalog
+            .conn()
+            .query_row("SELECT id FROM versions WHERE version = '1.0.0'", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap();
+        catalog.remove_versions(&[version], false).unwrap();
+        struct Quiet;
+        impl crate::catalog::gc::Reporter for Quiet {
+            fn version(&mut self, _: &crate::catalog::gc::Choice) -> Result<()> {
+                Ok(())
+            }
+        }
+        catalog
+            .gc(&crate::catalog::gc::Options::default(), &mut Quiet)
+            .unwrap();
+        drop(catalog);
+        assert_eq!(rows(&db), expected(&streams(&db)), "b's own row alone");
+        assert_eq!(rows(&db).len(), 1);
+    }
+}
