@@ -207,6 +207,7 @@ fn start(db: &Path, entries: usize) -> store::Running {
         db: db.to_path_buf(),
         cache_entries: entries,
         cache_bytes: 1 << 30,
+        in_flight_bytes: 1 << 30,
         log_misses: false,
         readers: 1,
         max_lag: None,

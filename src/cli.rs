@@ -748,6 +748,14 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub cache_bytes: u64,
 
+    /// Most bytes responses in flight hold beyond the cache, like 256MiB:
+    /// bodies read for a response the cache does not keep, pieces being
+    /// sent, decoders. A file longer than 64 KiB is sent from the catalog
+    /// a checked piece at a time when its whole body does not fit; a
+    /// piece waits for room (within --send-timeout).
+    #[arg(long, env = "CCC_IN_FLIGHT_BYTES", default_value = crate::serve::in_flight::DEFAULT_IN_FLIGHT_BYTES, value_parser = parse_size, value_name = "SIZE")]
+    pub in_flight_bytes: u64,
+
     /// Print a line to stderr for every cache miss.
     #[arg(long)]
     pub log_misses: bool,

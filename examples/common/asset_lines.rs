@@ -4,7 +4,7 @@
 
 use ccc::encoding::Encoding;
 use ccc::serve::prepared::Prepared;
-use ccc::serve::stored::StoredAsset;
+use ccc::serve::stored::{StoredAsset, Stream};
 use std::sync::Arc;
 
 /// The head of a 200 for a gzip asset of `size` stored bytes,
@@ -15,7 +15,8 @@ pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
         .map_or(0, |d| d.as_secs() as i64);
     let asset = Prepared::new(StoredAsset {
         version_id: 1,
-        body: Arc::from(vec![0; size]),
+        blob_id: 1,
+        body: Stream::Memory(Arc::from(vec![0; size])),
         encoding: Encoding::Gzip,
         sha256: [0; 32],
         brotli: None,

@@ -269,9 +269,8 @@ impl ChunkCursor {
     /// The part of `chunk` (the one [`next_seq`](Self::next_seq) named,
     /// as [`Catalog::read_chunk`] returned it) the range covers; the range
     /// moves past it.
-    pub fn take(&mut self, chunk: Vec<u8>) -> bytes::Bytes {
+    pub fn take(&mut self, chunk: bytes::Bytes) -> bytes::Bytes {
         let start = self.range.start - self.range.start % self.blob.chunk_size;
-        let chunk = bytes::Bytes::from(chunk);
         let from = ((self.range.start - start) as usize).min(chunk.len());
         let to = ((self.range.end - start) as usize).min(chunk.len());
         self.range.start += (to - from) as u64;
@@ -285,7 +284,7 @@ impl ChunkCursor {
         mut use_piece: impl FnMut(&[u8]) -> Result<()>,
     ) -> Result<()> {
         while let Some(seq) = self.next_seq() {
-            let piece = self.take(catalog.read_chunk(&self.blob, seq)?);
+            let piece = self.take(catalog.read_chunk(&self.blob, seq)?.into());
             use_piece(&piece)?;
         }
         Ok(())

@@ -127,7 +127,7 @@ impl Coding {
     }
 
     /// The stream's name in messages.
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Coding::Stored => "stored stream",
             Coding::Brotli => "brotli stream",

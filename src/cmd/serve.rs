@@ -42,6 +42,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
             db: db.to_path_buf(),
             cache_entries: args.cache_capacity.unwrap_or(usize::MAX),
             cache_bytes: args.cache_bytes,
+            in_flight_bytes: args.in_flight_bytes,
             log_misses: args.log_misses,
             readers: threads,
             max_lag: args.max_lag,
@@ -105,10 +106,11 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
         format!("open files {}", files.now)
     };
     log::err(format_args!(
-        "serving {} with {}; cache {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
+        "serving {} with {}; cache {}; in flight {}; up to {} ({raised}); timeouts: header {}, keep-alive {}, send {}",
         db.display(),
         count(config.threads as u64, "thread"),
         cache_bounds(&config.store),
+        crate::units::human_size(config.store.in_flight_bytes),
         count(limits.max_connections as u64, "connection"),
         humantime::format_duration(limits.header_timeout),
         humantime::format_duration(limits.keepalive_timeout),

@@ -9,6 +9,7 @@
 //! cached entry for both its header lines and its body.
 
 use crate::catalog::chunks::ChunkCursor;
+use crate::catalog::pieces::{Coding, PIECE_SIZE};
 use crate::catalog::query::Page;
 use crate::causal;
 use crate::encoding::Encoding;
@@ -25,9 +26,12 @@ use crate::serve::alias;
 use crate::serve::browse;
 use crate::serve::counters::{Counters, RouteClass};
 use crate::serve::import_map;
+use crate::serve::in_flight::{Reservation, owned_bytes};
 use crate::serve::metrics;
+use crate::serve::pieces::{CatalogPieces, ChunkPieces, DecodedPieces, Source};
 use crate::serve::prepared::{self, IMMUTABLE};
-use crate::serve::store::{self, AssetKeyRef, CatalogState};
+use crate::serve::store::{self, AssetKeyRef, CatalogState, PieceAt, Want};
+use crate::serve::stored::Stream;
 use crate::spec::Selector;
 use crate::transport;
 use bytes::Bytes;
@@ -160,61 +164,33 @@ impl Headers {
     }
 }
 
-/// A response body: one coding of an asset shared with the cache (whole or
-/// a range of it), owned, or a big file's range read as it is sent.
+/// A response body: one coding of an asset in memory, whole or a range of
+/// it (shared with the cache, or read for this response, whose in-flight
+/// memory the reservation holds until the body is sent), owned, or pieces
+/// made as the connection takes them ([`crate::serve::pieces`]).
 pub enum Body {
     Empty,
-    Shared(store::Asset, Encoding),
-    Part(store::Asset, Encoding, std::ops::Range<usize>),
+    Shared(store::Asset, Encoding, Option<Reservation>),
+    Part(
+        store::Asset,
+        Encoding,
+        std::ops::Range<usize>,
+        Option<Reservation>,
+    ),
     Owned(Vec<u8>),
-    Chunks(Box<ChunkPieces>),
-}
-
-/// A big file's range, read from the catalog a checked chunk at a time as
-/// the connection takes it (`catalog::chunks`).
-pub struct ChunkPieces {
-    store: store::Handle,
-    cursor: ChunkCursor,
-    /// `package@version/path`, for the log when a chunk fails.
-    name: String,
-}
-
-impl transport::Pieces for ChunkPieces {
-    fn poll_piece(
-        &mut self,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<std::io::Result<Bytes>>> {
-        std::task::Poll::Ready(self.next_piece())
-    }
-
-    fn remaining(&self) -> u64 {
-        self.cursor.range.end - self.cursor.range.start
-    }
-}
-
-impl ChunkPieces {
-    fn next_piece(&mut self) -> Option<std::io::Result<Bytes>> {
-        match self.store.next_piece(&mut self.cursor) {
-            Ok(piece) => piece.map(Ok),
-            Err(e) => {
-                log::err(format_args!(
-                    "{}: {e}; the response was cut short",
-                    self.name
-                ));
-                self.cursor.range.start = self.cursor.range.end;
-                Some(Err(std::io::Error::other(e.to_string())))
-            }
-        }
-    }
+    /// Bytes made for this response (with their reservation).
+    Made(Bytes),
+    Pieces(Box<dyn transport::Pieces>),
 }
 
 /// The stored bytes of `asset` in `encoding` (empty if it has no such
-/// coding, which negotiation never picks).
+/// coding in memory, which no body in memory is made of).
 fn coded(asset: &store::Asset, encoding: Encoding) -> &[u8] {
     asset
         .value()
         .stored
         .body(encoding)
+        .and_then(|(stream, _)| stream.bytes())
         .map_or(&[], |body| &body[..])
 }
 
@@ -223,19 +199,19 @@ impl Body {
     /// copied; a big file's chunks are read as they are sent.
     fn into_payload(self) -> transport::Payload {
         match self {
-            Body::Chunks(pieces) => transport::Payload::Pieces(pieces),
+            Body::Pieces(pieces) => transport::Payload::Pieces(pieces),
             whole => transport::Payload::Whole(whole.into_bytes()),
         }
     }
 
     fn into_bytes(self) -> Bytes {
         match self {
-            Body::Empty | Body::Chunks(_) => Bytes::new(),
+            Body::Empty | Body::Pieces(_) => Bytes::new(),
             Body::Owned(bytes) => Bytes::from(bytes),
+            Body::Made(bytes) => bytes,
             Body::Shared(..) => Bytes::from_owner(self),
-            Body::Part(ref asset, encoding, ref part) => {
-                let part = part.clone();
-                Bytes::from_owner(Body::Shared(asset.clone(), encoding)).slice(part)
+            Body::Part(asset, encoding, part, reserved) => {
+                Bytes::from_owner(Body::Shared(asset, encoding, reserved)).slice(part)
             }
         }
     }
@@ -245,11 +221,12 @@ impl AsRef<[u8]> for Body {
     fn as_ref(&self) -> &[u8] {
         match self {
             Body::Empty => &[],
-            Body::Shared(asset, encoding) => coded(asset, *encoding),
-            Body::Part(asset, encoding, part) => &coded(asset, *encoding)[part.clone()],
+            Body::Shared(asset, encoding, _) => coded(asset, *encoding),
+            Body::Part(asset, encoding, part, _) => &coded(asset, *encoding)[part.clone()],
             Body::Owned(bytes) => bytes,
+            Body::Made(bytes) => bytes,
             // Never in memory: sent as pieces.
-            Body::Chunks(_) => &[],
+            Body::Pieces(_) => &[],
         }
     }
 }
@@ -538,12 +515,14 @@ pub fn answer(
             package_listing(ask, store, policy, package.into_owned()).map(Answer::listing)
         }
         Route::Index => index(ask, store, policy).map(Answer::listing),
-        Route::Stats => store
-            .stats()
-            .map(|cache| Answer::json(200, NO_STORE, &counters.snapshot(cache))),
+        Route::Stats => store.stats().map(|cache| {
+            let report = counters.snapshot(cache, store.in_flight().stats());
+            Answer::json(200, NO_STORE, &report)
+        }),
         Route::Metrics => store.stats().and_then(|cache| {
             let catalog = store.health()?;
-            let page = metrics::render(counters, &cache, &catalog, &log::stats());
+            let in_flight = store.in_flight().stats();
+            let page = metrics::render(counters, &cache, &in_flight, &catalog, &log::stats());
             Ok(Answer::text(metrics::CONTENT_TYPE, page.into_bytes()))
         }),
         Route::Health => store.health().map(health),
@@ -599,15 +578,32 @@ fn asset(
         version,
         path,
     };
-    let asset = match store.cached(key) {
-        Some(hit) => hit,
+    // A HEAD, a range or a revalidation may need none of a long body, or
+    // a part: it stays in the catalog.
+    let want = if ask.method == "HEAD"
+        || ask.range.is_some()
+        || ask.if_none_match.is_some()
+        || ask.if_modified_since.is_some()
+    {
+        Want::Part
+    } else {
+        Want::Whole
+    };
+    let cached = store.cached(key).filter(|hit| {
+        // The whole of a long body the cache holds only the digests of is
+        // read whole when the cache could hold it (`store::load`).
+        let stored = &hit.value().stored;
+        want == Want::Part || stored.in_memory() || !store.could_cache(stored.stored_bytes())
+    });
+    let (asset, reserved) = match cached {
+        Some(hit) => (hit, None),
         None => {
             // Only exact versions are ever cached, so only a miss needs to
             // know whether this is one.
             let Ok(exact) = semver::Version::parse(version) else {
                 return alias::redirect(ask, store, policy, package, version, path);
             };
-            match store.load(key)? {
+            match store.load(key, want)? {
                 Some(loaded) => loaded,
                 None => {
                     return match written_otherwise(store, package, &exact)? {
@@ -659,44 +655,14 @@ fn asset(
         Ranged::Part(part) => (206, part.start as usize..part.end as usize),
         Ranged::Unsatisfiable => return Ok(Answer::unsatisfiable(length)),
     };
-    // Identity to a client that takes neither coding of a compressed
-    // asset: decoded from the gzip body, which every such asset has.
-    let decode = send == Encoding::Identity && prepared.stored.encoding == Encoding::Gzip;
     let body = if ask.method == "HEAD" {
         Body::Empty
-    } else if let Some(blob) = prepared.stored.chunks {
-        Body::Chunks(Box::new(ChunkPieces {
-            store: store.clone(),
-            cursor: ChunkCursor::new(blob, part.start as u64..part.end as u64),
-            name: format!("{package}@{version}/{path}"),
-        }))
-    } else if decode {
-        let mut raw = Vec::with_capacity(part.end);
-        let decoded = {
-            let _s = causal::site!(GZIP_DECODE);
-            // Every member, as the check on load decoded it; no further
-            // than the range needs.
-            flate2::read::MultiGzDecoder::new(&prepared.stored.body[..])
-                .take(part.end as u64)
-                .read_to_end(&mut raw)
-        };
-        let problem = match decoded {
-            Ok(n) if n == part.end => None,
-            Ok(n) => Some(format!("it ends after {n} of {} bytes", part.end)),
-            Err(e) => Some(e.to_string()),
-        };
-        if let Some(problem) = problem {
-            return Ok(Answer::internal(&format!(
-                "stored gzip of {} does not decode: {problem}",
-                hex::encode(prepared.stored.sha256)
-            )));
-        }
-        raw.drain(..part.start);
-        Body::Owned(raw)
-    } else if status == 200 {
-        Body::Shared(asset.clone(), send)
     } else {
-        Body::Part(asset.clone(), send, part.clone())
+        let name = || format!("{package}@{version}/{path}");
+        match body(store, &asset, send, part.clone(), reserved, name) {
+            Ok(body) => body,
+            Err(problem) => return Ok(Answer::internal(&problem)),
+        }
     };
     let mut headers = Headers::Prepared {
         asset,
@@ -717,6 +683,139 @@ fn asset(
         length: Some(part.len()),
         class: RouteClass::Asset,
     })
+}
+
+/// The body of `part` of the representation `send` of `asset`: shared
+/// with the asset in memory (with the reservation of a body read for this
+/// response), or pieces read from the catalog, or decoded from the gzip
+/// stream for a client that takes neither coding. Err names a stored
+/// stream that does not decode, found before anything was sent.
+fn body(
+    store: &store::Handle,
+    asset: &store::Asset,
+    send: Encoding,
+    part: std::ops::Range<usize>,
+    reserved: Option<Reservation>,
+    name: impl Fn() -> String,
+) -> std::result::Result<Body, String> {
+    let stored = &asset.value().stored;
+    let range = part.start as u64..part.end as u64;
+    if let Some(blob) = stored.chunks {
+        return Ok(Body::Pieces(Box::new(ChunkPieces {
+            store: store.clone(),
+            cursor: ChunkCursor::new(blob, range),
+            name: name(),
+        })));
+    }
+    // Identity to a client that takes neither coding of a compressed
+    // asset: decoded from the gzip body, which every such asset has.
+    if send == Encoding::Identity && stored.encoding == Encoding::Gzip {
+        return decoded(store, asset, range, reserved, name);
+    }
+    let Some((stream, coding)) = stored.body(send) else {
+        return Err(format!("{} has no {send:?} coding", name()));
+    };
+    Ok(match stream {
+        Stream::Memory(_) if range.start == 0 && range.end == stream.len() => {
+            Body::Shared(asset.clone(), send, reserved)
+        }
+        Stream::Memory(_) => Body::Part(asset.clone(), send, part, reserved),
+        Stream::Catalog {
+            len,
+            digests,
+            verified,
+        } => Body::Pieces(Box::new(CatalogPieces {
+            store: store.clone(),
+            at: PieceAt {
+                blob_id: stored.blob_id,
+                coding,
+                index: 0,
+                digests: digests.clone(),
+                verified: verified.clone(),
+                stream_len: *len,
+            },
+            range,
+            name: name(),
+        })),
+    })
+}
+
+/// The decoded bytes `range` of a gzip-stored asset. Up to a piece of
+/// them from a stream in memory are decoded at once (a stream that does
+/// not decode is then an error before anything is sent); more, or from the
+/// catalog, as they are sent.
+fn decoded(
+    store: &store::Handle,
+    asset: &store::Asset,
+    range: std::ops::Range<u64>,
+    reserved: Option<Reservation>,
+    name: impl Fn() -> String,
+) -> std::result::Result<Body, String> {
+    let stored = &asset.value().stored;
+    // The stream shares the asset's memory (and its reservation).
+    let in_memory = stored
+        .body
+        .bytes()
+        .map(|_| Body::Shared(asset.clone(), stored.encoding, reserved).into_bytes());
+    let eager = range.end <= PIECE_SIZE as u64;
+    if let (Some(gzip), true) = (&in_memory, eager)
+        && let Some(reserved) = store.in_flight().try_reserve(range.end)
+    {
+        let mut raw = Vec::with_capacity(range.end as usize);
+        let decoded = {
+            let _s = causal::site!(GZIP_DECODE);
+            // Every member, as the check on load decoded it; no further
+            // than the range needs.
+            flate2::read::MultiGzDecoder::new(&gzip[..])
+                .take(range.end)
+                .read_to_end(&mut raw)
+        };
+        return match decoded {
+            Ok(n) if n as u64 == range.end => {
+                raw.drain(..range.start as usize);
+                Ok(Body::Made(owned_bytes(raw, Some(reserved))))
+            }
+            Ok(n) => Err(format!(
+                "stored gzip of {} does not decode: it ends after {n} of {} bytes",
+                hex::encode(stored.sha256),
+                range.end
+            )),
+            Err(e) => Err(format!(
+                "stored gzip of {} does not decode: {e}",
+                hex::encode(stored.sha256)
+            )),
+        };
+    }
+    let source = match (in_memory, &stored.body) {
+        (Some(gzip), _) => Source::Memory(std::io::Cursor::new(gzip)),
+        (
+            None,
+            Stream::Catalog {
+                len,
+                digests,
+                verified,
+            },
+        ) => Source::Catalog {
+            store: store.clone(),
+            at: PieceAt {
+                blob_id: stored.blob_id,
+                coding: Coding::Stored,
+                index: 0,
+                digests: digests.clone(),
+                verified: verified.clone(),
+                stream_len: *len,
+            },
+            piece: Vec::new(),
+            used: 0,
+        },
+        (None, Stream::Memory(_)) => return Err(format!("{}: no gzip stream", name())),
+    };
+    Ok(Body::Pieces(Box::new(DecodedPieces::new(
+        source,
+        store.in_flight().clone(),
+        range,
+        name(),
+    ))))
 }
 
 /// gzip level of browse pages, made per request: the fastest. A
@@ -894,6 +993,7 @@ mod tests {
             db,
             cache_entries: 16,
             cache_bytes: 1 << 20,
+            in_flight_bytes: 1 << 20,
             log_misses: false,
             readers: 2,
             max_lag: None,
@@ -949,7 +1049,7 @@ mod tests {
             assert_eq!(a.length, Some(a.body.as_ref().len()));
             assert_eq!(a.class, RouteClass::Asset);
         }
-        let (Body::Shared(one, Encoding::Gzip), Body::Shared(two, Encoding::Gzip)) =
+        let (Body::Shared(one, Encoding::Gzip, _), Body::Shared(two, Encoding::Gzip, _)) =
             (&first.body, &second.body)
         else {
             panic!("gzip bodies are shared with the cache");
@@ -960,7 +1060,7 @@ mod tests {
         );
         assert_eq!(first.headers.text(), second.headers.text());
         // The response sends the cache's bytes themselves, not a copy.
-        let cached = one.value().stored.body.as_ptr();
+        let cached = one.value().stored.body_bytes().as_ptr();
         let sent = second.into_response().into_body().into_whole();
         assert_eq!(
             sent.as_ptr(),

@@ -400,6 +400,11 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         self.reader.contains(key)
     }
 
+    /// The entry the cache holds for `key`, if any (not counted as a hit).
+    pub fn peek<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
+        self.reader.peek(key)
+    }
+
     /// Whether an entry of this weight (its value's and
     /// [`Cache::ENTRY_BYTES`]) can be cached at all.
     fn fits(&self, weight: u64) -> bool {

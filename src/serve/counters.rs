@@ -8,6 +8,7 @@
 //! a request is counted.
 
 use crate::log::{self, LogStats};
+use crate::serve::in_flight::InFlightStats;
 use crate::serve::store::CacheStats;
 use crate::transport::{ConnReport, ConnStats};
 use serde::Serialize;
@@ -307,7 +308,7 @@ impl Counters {
     }
 
     /// A snapshot, with the cache's counters.
-    pub fn snapshot(&self, cache: CacheStats) -> StatsReport {
+    pub fn snapshot(&self, cache: CacheStats, in_flight: InFlightStats) -> StatsReport {
         let mut by_status = BTreeMap::new();
         let mut total = 0;
         for (_, status, n) in self.requests() {
@@ -322,6 +323,7 @@ impl Counters {
             bytes_sent: self.bytes_sent(),
             cut_short: self.cut_short(),
             cache,
+            in_flight,
             connections: self.connections(),
             log: log::stats(),
         }
@@ -340,6 +342,8 @@ pub struct StatsReport {
     /// a closed connection, a timeout).
     pub cut_short: u64,
     pub cache: CacheStats,
+    /// What responses in flight hold beyond the cache (`--in-flight-bytes`).
+    pub in_flight: InFlightStats,
     pub connections: ConnReport,
     /// Log lines written and dropped (a stream not writable or not read).
     pub log: LogStats,
@@ -384,7 +388,7 @@ mod tests {
             ]
         );
         assert_eq!(counters.bytes_sent(), 45);
-        let stats = counters.snapshot(CacheStats::default());
+        let stats = counters.snapshot(CacheStats::default(), InFlightStats::default());
         assert_eq!(stats.requests, 9);
         assert_eq!(stats.by_status["200"], 3);
         assert_eq!(stats.by_status["other"], 2);

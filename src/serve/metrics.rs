@@ -14,6 +14,7 @@
 
 use crate::log::LogStats;
 use crate::serve::counters::{Counters, LATENCY_BOUNDS, RouteClass};
+use crate::serve::in_flight::InFlightStats;
 use crate::serve::store::{CacheStats, CatalogHealth, CatalogState};
 use std::fmt::{Display, Write};
 use std::time::UNIX_EPOCH;
@@ -25,6 +26,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub fn render(
     counters: &Counters,
     cache: &CacheStats,
+    in_flight: &InFlightStats,
     catalog: &CatalogHealth,
     log: &LogStats,
 ) -> String {
@@ -155,6 +157,33 @@ pub fn render(
         "ccc_cache_max_bytes",
         "Most bytes the cache holds (--cache-bytes).",
         cache.max_bytes,
+    );
+    page.gauge(
+        "ccc_in_flight_bytes",
+        "Bytes responses in flight hold beyond the cache: bodies read for them, pieces being \
+         sent, decoders.",
+        in_flight.bytes,
+    );
+    page.gauge(
+        "ccc_in_flight_max_bytes",
+        "Most bytes responses in flight may hold beyond the cache (--in-flight-bytes).",
+        in_flight.max_bytes,
+    );
+    page.gauge(
+        "ccc_in_flight_peak_bytes",
+        "The most bytes responses in flight held at once since the server started.",
+        in_flight.peak_bytes,
+    );
+    page.counter(
+        "ccc_in_flight_waits_total",
+        "Pieces of a body that waited for in-flight memory to be given back.",
+        in_flight.waits,
+    );
+    page.counter(
+        "ccc_in_flight_streamed_total",
+        "Misses of a body longer than a piece sent from the catalog a piece at a time, because \
+         the in-flight budget had no room to read it whole.",
+        in_flight.streamed,
     );
 
     page.family(
@@ -445,6 +474,7 @@ mod tests {
         let page = render(
             &counters,
             &CacheStats::default(),
+            &InFlightStats::default(),
             &catalog,
             &LogStats::default(),
         );

@@ -36,7 +36,9 @@ pub mod cache;
 pub mod counters;
 mod frequency;
 mod import_map;
+pub mod in_flight;
 pub mod metrics;
+pub mod pieces;
 pub mod prepared;
 mod service;
 pub mod store;
@@ -282,7 +284,7 @@ impl Server {
             ));
         }
         let cache = store.handle.stats().unwrap_or_default();
-        let report = counters.snapshot(cache);
+        let report = counters.snapshot(cache, store.handle.in_flight().stats());
         runtime.shutdown_timeout(Duration::from_secs(1));
         drop(service);
         store.join();

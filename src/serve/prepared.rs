@@ -19,7 +19,7 @@ use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
 use crate::http::header_lines::{KeptHead, built_heap_bytes};
-use crate::serve::stored::StoredAsset;
+use crate::serve::stored::{StoredAsset, Stream};
 use crate::transport::SERVER;
 use http::header::{self, HeaderMap, HeaderName};
 use std::sync::OnceLock;
@@ -92,7 +92,7 @@ impl Prepared {
         let sha = std::str::from_utf8(&hex).unwrap_or_default();
         let length = |encoding| match encoding {
             Encoding::Identity => Some(stored.raw_size as usize),
-            coded => stored.body(coded).map(|body| body.len()),
+            coded => stored.body(coded).map(|(body, _)| body.len() as usize),
         };
         let count = Encoding::PREFERENCE
             .into_iter()
@@ -206,8 +206,14 @@ impl Prepared {
     /// bytes then bound its memory however the asset is asked for later.
     pub fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
-        let arc = |body: &[u8]| allocation(body.len() + 16);
-        let bodies = arc(&self.stored.body) + self.stored.brotli.as_deref().map_or(0, arc);
+        // A coding left in the catalog holds its piece digests and marks.
+        let arc = |body: &Stream| match body {
+            Stream::Memory(bytes) => allocation(bytes.len() + 16),
+            Stream::Catalog {
+                digests, verified, ..
+            } => allocation(digests.len() * 16 + 16) + allocation(verified.heap_bytes() + 16),
+        };
+        let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc);
         let built = self.lines_heap_bytes(self.representation(self.smallest()));
         let later = (self.held.len() as u64 - 1) * allocation(built + 8);
         let texts =
@@ -286,10 +292,11 @@ mod tests {
     fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
         StoredAsset {
             version_id: 1,
-            body: Arc::from(&b"0123456789"[..]),
+            blob_id: 1,
+            body: Stream::Memory(Arc::from(&b"0123456789"[..])),
             encoding,
             sha256: [0xab; 32],
-            brotli: brotli.then(|| Arc::from(&b"01234567"[..])),
+            brotli: brotli.then(|| Stream::Memory(Arc::from(&b"01234567"[..]))),
             content_type: "text/javascript; charset=utf-8".into(),
             raw_size: 40,
             published_at: 1_700_000_000,
@@ -367,11 +374,11 @@ mod tests {
         for encoding in p.offered().to_vec() {
             lines += allocation(map_heap_bytes(p.lines(encoding)));
         }
-        let bodies = allocation(p.stored.body.len() + 16)
+        let bodies = allocation(p.stored.body_bytes().len() + 16)
             + p.stored
                 .brotli
                 .as_ref()
-                .map_or(0, |b| allocation(b.len() + 16));
+                .map_or(0, |b| allocation(b.len() as usize + 16));
         // The tags and the date share one text.
         let texts = allocation(p.tags().iter().map(|t| t.len()).sum::<usize>() + 29);
         assert!(

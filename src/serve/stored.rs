@@ -1,30 +1,36 @@
-//! An asset as the store loads it from the catalog: its body as stored,
-//! how that is coded, the original file's digest, the brotli stream beside
-//! a gzip body, the content type, the raw size and when it was published.
+//! An asset as the store loads it from the catalog: each coding of its
+//! body as stored (in memory, or left in the catalog to be read a checked
+//! piece at a time), how the body is coded, the original file's digest,
+//! the content type, the raw size and when it was published.
 //!
-//! The store makes one from the catalog's row once the body passed its
-//! check, and [`Prepared`](crate::serve::prepared::Prepared) is built from
-//! it, so that the response side needs neither the catalog nor the store.
+//! The store makes one from the catalog's row once what it loaded passed
+//! its check, and [`Prepared`](crate::serve::prepared::Prepared) is built
+//! from it, so that the response side never names the catalog. Only an
+//! asset whose codings are all in memory is ever cached.
 
 use crate::catalog::chunks::ChunkedBlob;
 use crate::catalog::lookup::AssetRecord;
+use crate::catalog::pieces::Coding;
 use crate::encoding::Encoding;
 use crate::error::Error;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Everything the server needs to answer for one asset, body included:
-/// the store's own type, made from the catalog's row once the body passed
-/// its check, so the response side never names the catalog.
+/// Everything the server needs to answer for one asset: the store's own
+/// type, so the response side never names the catalog.
 #[derive(Debug)]
 pub struct StoredAsset {
     pub version_id: i64,
-    pub body: Arc<[u8]>,
+    /// The blob's id, where its codings left in the catalog are read.
+    pub blob_id: i64,
+    /// The body as stored (empty in memory for a big file in chunks).
+    pub body: Stream,
     /// How `body` is coded: gzip, or identity (the raw bytes).
     pub encoding: Encoding,
     /// The original file's digest.
     pub sha256: [u8; 32],
     /// The brotli stream of a gzip body, when the catalog holds one.
-    pub brotli: Option<Arc<[u8]>>,
+    pub brotli: Option<Stream>,
     pub content_type: String,
     pub raw_size: u64,
     pub published_at: i64,
@@ -32,25 +38,110 @@ pub struct StoredAsset {
     pub chunks: Option<ChunkedBlob>,
 }
 
-/// A row whose bodies are all loaded (`Catalog::load_bodies`); one the
-/// lookup left in the catalog is a bug, never an empty body.
-impl TryFrom<AssetRecord> for StoredAsset {
-    type Error = Error;
+/// One coding's stored bytes: in memory (checked when loaded), or in the
+/// catalog with the digest of each of its pieces, each piece checked as
+/// it is read.
+#[derive(Debug, Clone)]
+pub enum Stream {
+    Memory(Arc<[u8]>),
+    Catalog {
+        len: u64,
+        digests: Arc<[[u8; 16]]>,
+        /// The pieces this server has read and checked already.
+        verified: Arc<Verified>,
+    },
+}
 
-    fn try_from(row: AssetRecord) -> Result<StoredAsset, Error> {
-        let unloaded = |what: &str| {
-            Error::Internal(format!(
-                "the {what} of blob {} was not loaded before it was stored",
-                row.blob_id
-            ))
+/// Which pieces of a stream left in the catalog this server has read and
+/// found to match their digests (a verified-once mark, one bit a piece).
+/// A piece checked once is read again as far as a range needs, without
+/// its digest, as a cached body is sent again without its digest: the
+/// check guards against damage at rest, and the mark lives only as long
+/// as the asset in memory.
+#[derive(Debug)]
+pub struct Verified(Box<[AtomicU64]>);
+
+impl Verified {
+    pub fn new(pieces: usize) -> Verified {
+        Verified(
+            (0..pieces.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    pub fn is(&self, piece: usize) -> bool {
+        self.0
+            .get(piece / 64)
+            .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (piece % 64)) != 0)
+    }
+
+    pub fn mark(&self, piece: usize) {
+        if let Some(w) = self.0.get(piece / 64) {
+            w.fetch_or(1 << (piece % 64), Ordering::Relaxed);
+        }
+    }
+
+    /// The heap it holds, for the cache's budget.
+    pub fn heap_bytes(&self) -> usize {
+        self.0.len() * 8
+    }
+}
+
+impl Stream {
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Stream::Memory(bytes) => bytes.len() as u64,
+            Stream::Catalog { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The bytes, when they are in memory.
+    pub fn bytes(&self) -> Option<&Arc<[u8]>> {
+        match self {
+            Stream::Memory(bytes) => Some(bytes),
+            Stream::Catalog { .. } => None,
+        }
+    }
+}
+
+impl StoredAsset {
+    /// Makes the asset of a checked row: each coding from its loaded body,
+    /// or, when the lookup left it in the catalog, from the piece digests
+    /// `digests` gives for it (an error when there are none: a row whose
+    /// long body was neither loaded nor given its digests is a bug).
+    pub fn from_row(
+        row: AssetRecord,
+        mut digests: impl FnMut(Coding) -> Option<Vec<[u8; 16]>>,
+    ) -> Result<StoredAsset, Error> {
+        let mut stream = |loaded: Option<Arc<[u8]>>, len: u64, coding: Coding| match loaded {
+            Some(bytes) => Ok(Stream::Memory(bytes)),
+            None => match digests(coding) {
+                Some(d) => Ok(Stream::Catalog {
+                    len,
+                    verified: Arc::new(Verified::new(d.len())),
+                    digests: d.into(),
+                }),
+                None => Err(Error::Internal(format!(
+                    "the {} of blob {} was neither loaded nor given its piece digests",
+                    coding.name(),
+                    row.blob_id
+                ))),
+            },
         };
-        let body = row.body.clone().ok_or_else(|| unloaded("body"))?;
+        let body = stream(row.body.clone(), row.stored_len, Coding::Stored)?;
         let brotli = match &row.brotli {
-            Some(br) => Some(br.body.clone().ok_or_else(|| unloaded("brotli stream"))?),
+            Some(br) => Some(stream(br.body.clone(), br.stored_len, Coding::Brotli)?),
             None => None,
         };
         Ok(StoredAsset {
             version_id: row.version_id,
+            blob_id: row.blob_id,
             body,
             encoding: row.encoding,
             sha256: row.sha256,
@@ -61,15 +152,32 @@ impl TryFrom<AssetRecord> for StoredAsset {
             chunks: row.chunks,
         })
     }
-}
 
-impl StoredAsset {
-    /// The stored bytes of one coding of the asset, if held.
-    pub fn body(&self, encoding: Encoding) -> Option<&Arc<[u8]>> {
+    /// The stored bytes of one coding of the asset, if held, and which of
+    /// the blob's streams they are.
+    pub fn body(&self, encoding: Encoding) -> Option<(&Stream, Coding)> {
         match encoding {
-            Encoding::Brotli => self.brotli.as_ref(),
-            stored if stored == self.encoding => Some(&self.body),
+            Encoding::Brotli => self.brotli.as_ref().map(|s| (s, Coding::Brotli)),
+            stored if stored == self.encoding => Some((&self.body, Coding::Stored)),
             _ => None,
         }
+    }
+
+    /// The bytes of its stored codings together.
+    pub fn stored_bytes(&self) -> u64 {
+        self.body.len() + self.brotli.as_ref().map_or(0, Stream::len)
+    }
+
+    /// Whether every coding is in memory.
+    pub fn in_memory(&self) -> bool {
+        self.body.bytes().is_some() && self.brotli.as_ref().is_none_or(|b| b.bytes().is_some())
+    }
+}
+
+#[cfg(test)]
+impl StoredAsset {
+    /// The stored body's bytes, in memory (a test's view).
+    pub fn body_bytes(&self) -> &Arc<[u8]> {
+        self.body.bytes().expect("the body is in memory")
     }
 }

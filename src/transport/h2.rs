@@ -339,8 +339,25 @@ where
 }
 
 impl<T> Stream<T> {
-    /// Sends what the window allows of the next chunk.
+    /// Sends what the window allows of the next chunk. The next piece of
+    /// a body is made only once the window has room for some of it, so a
+    /// stream the client gives no window holds no piece.
     fn step(&mut self, cx: &mut Context<'_>) -> Step {
+        let wanted = if self.chunk.is_empty() {
+            self.remaining.min(limits::H2_MAX_SEND_BUF as u64) as usize
+        } else {
+            self.chunk.len()
+        };
+        self.send.reserve_capacity(wanted);
+        let mut window = self.send.capacity();
+        if window == 0 {
+            match self.send.poll_capacity(cx) {
+                Poll::Ready(Some(Ok(n))) => window = n,
+                // Reset by the client, or the connection failed.
+                Poll::Ready(Some(Err(_)) | None) => return Step::Done { complete: false },
+                Poll::Pending => return Step::Waiting,
+            }
+        }
         if self.chunk.is_empty() {
             match self.next_chunk(cx) {
                 Poll::Ready(Ok(())) => {}
@@ -355,16 +372,6 @@ impl<T> Stream<T> {
                         Poll::Ready(_) => Step::Done { complete: false },
                     };
                 }
-            }
-        }
-        self.send.reserve_capacity(self.chunk.len());
-        let mut window = self.send.capacity();
-        if window == 0 {
-            match self.send.poll_capacity(cx) {
-                Poll::Ready(Some(Ok(n))) => window = n,
-                // Reset by the client, or the connection failed.
-                Poll::Ready(Some(Err(_)) | None) => return Step::Done { complete: false },
-                Poll::Pending => return Step::Waiting,
             }
         }
         let data = self.chunk.split_to(window.min(self.chunk.len()));

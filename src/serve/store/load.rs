@@ -20,24 +20,53 @@
 //! [`AssetRecord::check`]: crate::catalog::lookup::AssetRecord::check
 
 use super::owner::Store;
-use super::{Asset, AssetKey, Shared};
+use super::{AssetKey, Found, Shared};
 use crate::catalog::Catalog;
+use crate::catalog::pieces::Coding;
 use crate::causal;
 use crate::error::{Error, Result};
 use crate::log;
+use crate::serve::in_flight::Reservation;
 use crate::serve::prepared::Prepared;
 use crate::serve::stored::StoredAsset;
 use std::time::Instant;
 
-/// Loads `key` from `catalog`, checks its body against its record and
-/// prepares its responses: the asset and the weight the cache would count
-/// (0 with the cache off). None when there is no such file. Counted as a
+/// What a request needs of a missed asset's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// The whole body: a GET without `Range`. A long body is read whole,
+    /// and offered to the cache, when the in-flight budget has room for it.
+    Whole,
+    /// Maybe none of it (HEAD, a conditional request) or a part (`Range`):
+    /// a long body stays in the catalog, read a checked piece at a time
+    /// as far as the answer needs.
+    Part,
+}
+
+/// A loaded asset: its responses prepared, the weight the cache would
+/// count (0 with the cache off), and the in-flight memory its bodies hold
+/// until the response that asked for them is sent. An asset with a coding
+/// left in the catalog is cached too, as what nginx's `open_file_cache`
+/// keeps of a file: its headers, piece digests and verified-once marks,
+/// its bytes read from the catalog for each response.
+pub struct Loaded {
+    pub prepared: Prepared,
+    pub weight: u64,
+    pub reserved: Option<Reservation>,
+}
+
+/// Loads `key` from `catalog`, checks what it read against its record and
+/// prepares its responses. A body longer than a piece is read whole only
+/// for `Want::Whole` within the in-flight budget (or from a catalog
+/// without piece digests, which has no other way to check it); otherwise
+/// it stays in the catalog. None when there is no such file. Counted as a
 /// miss, on whichever thread reads it.
 pub(super) fn load(
     catalog: &Catalog,
     key: &AssetKey,
     shared: &Shared,
-) -> Result<Option<(Prepared, u64)>> {
+    want: Want,
+) -> Result<Option<Loaded>> {
     Shared::count(&shared.misses);
     let started = Instant::now();
     let found = {
@@ -47,26 +76,56 @@ pub(super) fn load(
     let Some(mut row) = found else {
         return Ok(None);
     };
-    let wrong = match row.check() {
-        Err(wrong) => Some(wrong),
-        Ok(()) => match catalog.load_bodies(&mut row) {
-            Ok(()) => None,
-            Err(Error::Corrupt { what, .. }) => Some(what),
-            Err(e) => return Err(e),
-        },
-    };
-    if let Some(wrong) = wrong {
+    let corrupt = |wrong: String, sha256: &[u8; 32]| {
         Shared::count(&shared.corrupt);
-        return Err(Error::Corrupt {
+        Error::Corrupt {
             path: shared.config.db.clone(),
             what: format!(
                 "{}@{}/{} (blob sha256 {}) {wrong}; not served",
                 key.package(),
                 key.version(),
                 key.path(),
-                hex::encode(row.sha256)
+                hex::encode(sha256)
             ),
-        });
+        }
+    };
+    if let Err(wrong) = row.check() {
+        return Err(corrupt(wrong, &row.sha256));
+    }
+    let mut digests = Vec::new();
+    let mut reserved = None;
+    let body_left = row.body.is_none().then_some(row.stored_len);
+    let brotli_left = (row.brotli.as_ref())
+        .filter(|br| br.body.is_none())
+        .map(|br| br.stored_len);
+    let left = body_left.unwrap_or(0) + brotli_left.unwrap_or(0);
+    if left > 0 {
+        for (coding, stream_left) in [(Coding::Stored, body_left), (Coding::Brotli, brotli_left)] {
+            if stream_left.is_some()
+                && let Some(d) = catalog.piece_digests(row.blob_id, coding)?
+            {
+                digests.push((coding, d));
+            }
+        }
+        let checkable_in_pieces =
+            digests.len() == usize::from(body_left.is_some()) + usize::from(brotli_left.is_some());
+        let cacheable = shared.cache.is_on() && left <= shared.config.cache_bytes;
+        reserved = match (want, checkable_in_pieces) {
+            (Want::Whole, true) if cacheable => shared.in_flight.try_reserve(left),
+            (_, true) => None,
+            // Without piece digests the body can only be checked whole.
+            (_, false) => Some(shared.in_flight.reserve_over(left)),
+        };
+        if reserved.is_some() {
+            digests.clear();
+            match catalog.load_bodies(&mut row) {
+                Ok(()) => {}
+                Err(Error::Corrupt { what, .. }) => return Err(corrupt(what, &row.sha256)),
+                Err(e) => return Err(e),
+            }
+        } else if want == Want::Whole {
+            shared.in_flight.streamed();
+        }
     }
     if shared.config.log_misses {
         log::err(format_args!(
@@ -79,7 +138,13 @@ pub(super) fn load(
         ));
     }
     let _s = causal::site!(CACHE_INSERT);
-    let prepared = Prepared::new(StoredAsset::try_from(row)?);
+    let stored = StoredAsset::from_row(row, |coding| {
+        digests
+            .iter()
+            .position(|(c, _)| *c == coding)
+            .map(|i| digests.swap_remove(i).1)
+    })?;
+    let prepared = Prepared::new(stored);
     // With the cache off nothing is kept. Either way the response builds
     // the lines of the coding it sends, and only those (`Prepared::weight`
     // charges every set without building one).
@@ -88,22 +153,33 @@ pub(super) fn load(
     } else {
         0
     };
-    Ok(Some((prepared, weight)))
+    Ok(Some(Loaded {
+        prepared,
+        weight,
+        reserved,
+    }))
 }
 
 impl Store {
     /// A miss the actor answers (the workers' pool could not read it).
     /// Another worker's miss for the same key may have filled the cache
     /// meanwhile.
-    pub(super) fn get(&mut self, key: AssetKey) -> Result<Option<Asset>> {
+    pub(super) fn get_for(&mut self, key: AssetKey, want: Want) -> Result<Option<Found>> {
         if let Some(hit) = self.cache().get(&key) {
-            return Ok(Some(hit));
+            return Ok(Some((hit, None)));
         }
         let workers = self.workers.clone();
-        let Some((prepared, weight)) = load(self.catalog()?, &key, &workers)? else {
+        let Some(loaded) = load(self.catalog()?, &key, &workers, want)? else {
             return Ok(None);
         };
-        Ok(Some(self.cache().insert(key, prepared, weight)))
+        let asset = self.cache().insert(key, loaded.prepared, loaded.weight);
+        Ok(Some((asset, loaded.reserved)))
+    }
+
+    /// [`Store::get_for`] the whole body, without its reservation.
+    #[cfg(test)]
+    pub(super) fn get(&mut self, key: AssetKey) -> Result<Option<super::Asset>> {
+        Ok(self.get_for(key, Want::Whole)?.map(|(asset, _)| asset))
     }
 }
 
@@ -125,7 +201,10 @@ mod tests {
         let first = s.get(key("a")).unwrap().unwrap();
         let again = s.get(key("a")).unwrap().unwrap();
         assert!(
-            Arc::ptr_eq(&first.value().stored.body, &again.value().stored.body),
+            Arc::ptr_eq(
+                first.value().stored.body_bytes(),
+                again.value().stored.body_bytes()
+            ),
             "a hit copies no body bytes"
         );
         s.get(key("b")).unwrap();
@@ -146,8 +225,9 @@ mod tests {
     fn the_byte_budget_bounds_the_cache() {
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 600), ("b", 600), ("big", 5000)]);
-        let size =
-            |s: &mut Store, p: &str| s.get(key(p)).unwrap().unwrap().value().stored.body.len();
+        let size = |s: &mut Store, p: &str| {
+            s.get(key(p)).unwrap().unwrap().value().stored.body.len() as usize
+        };
         // What one 600-byte asset weighs: its body, and what the budget
         // counts beside it (its names, validators, header lines, the
         // cache's index), which for a small file is more than the body.
@@ -261,7 +341,7 @@ mod tests {
         rewrite("UPDATE blobs SET body = ?1, stored_sha256 = ?2, stored_xxh3 = NULL");
         s.end_shared();
         let asset = s.get(key("raw")).unwrap().unwrap();
-        assert_eq!(asset.value().stored.body[..], raw[..]);
+        assert_eq!(asset.value().stored.body_bytes()[..], raw[..]);
         assert_eq!(s.stats().corrupt, 1);
     }
 
@@ -278,6 +358,7 @@ mod tests {
             .stored
             .brotli
             .as_ref()
+            .and_then(|b| b.bytes())
             .expect("a brotli stream");
         let mut decoded = Vec::new();
         brotli::BrotliDecompress(&mut &brotli[..], &mut decoded).unwrap();

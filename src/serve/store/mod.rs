@@ -55,6 +55,7 @@ mod testing;
 mod watch;
 
 pub use key::{Asset, AssetKey, AssetKeyRef};
+pub use load::Want;
 pub use shared_read::{SHARED_READS, SHARED_SPAN};
 pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK};
 
@@ -66,6 +67,7 @@ use crate::causal;
 use crate::error::Result;
 use crate::importmap::ImportMap;
 use crate::serve::cache::{Cache, Reader};
+use crate::serve::in_flight::{InFlight, Reservation};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
 use owner::Store;
@@ -91,6 +93,8 @@ pub struct Config {
     pub db: PathBuf,
     pub cache_entries: usize,
     pub cache_bytes: u64,
+    /// `--in-flight-bytes`: what responses may hold beyond the cache.
+    pub in_flight_bytes: u64,
     /// Print a line to stderr for every cache miss.
     pub log_misses: bool,
     /// Connections workers read with: one per thread that serves requests
@@ -144,11 +148,54 @@ struct Shared {
     misses: AtomicU64,
     /// Loaded bodies that failed their check.
     corrupt: AtomicU64,
+    in_flight: Arc<InFlight>,
+}
+
+/// An asset found for a request, and the in-flight memory of the bodies
+/// read for it (given back once its response is sent).
+pub type Found = (Asset, Option<Reservation>);
+
+/// Where a piece of a stream left in the catalog is, and what it must
+/// hash to.
+#[derive(Debug, Clone)]
+pub struct PieceAt {
+    pub blob_id: i64,
+    pub coding: crate::catalog::pieces::Coding,
+    pub index: usize,
+    pub digests: Arc<[[u8; 16]]>,
+    pub verified: Arc<crate::serve::stored::Verified>,
+    pub stream_len: u64,
+}
+
+impl PieceAt {
+    /// The bytes `part` (within the stream) of the piece: the whole piece,
+    /// read and checked against its digest, the first time this server
+    /// reads it; only `part`, when it was checked before. Returns the
+    /// bytes and where `part` starts in them.
+    fn read(&self, catalog: &Catalog, part: std::ops::Range<u64>) -> Result<(Vec<u8>, usize)> {
+        let piece = crate::catalog::pieces::piece_range(self.index, self.stream_len);
+        if self.verified.is(self.index) {
+            let mut bytes = vec![0; (part.end - part.start) as usize];
+            catalog.read_stream(self.blob_id, self.coding, part.start, &mut bytes)?;
+            return Ok((bytes, 0));
+        }
+        let mut bytes = Vec::new();
+        catalog.read_piece(
+            self.blob_id,
+            self.coding,
+            self.index,
+            &self.digests,
+            self.stream_len,
+            &mut bytes,
+        )?;
+        self.verified.mark(self.index);
+        Ok((bytes, (part.start - piece.start) as usize))
+    }
 }
 
 /// Messages the store actor handles; callers use [`Handle`]'s methods.
 enum Msg {
-    Get(AssetKey, Reply<Result<Option<Asset>>>),
+    Get(AssetKey, Want, Reply<Result<Option<Found>>>),
     /// A worker's miss, offered to the cache (`readers`).
     Offer(Offer),
     /// A slot's offers are waiting: take every slot's.
@@ -164,6 +211,12 @@ enum Msg {
     Packages(Page, Reply<Result<Vec<PackageRow>>>),
     /// One checked chunk of a big file's blob.
     Chunk(ChunkedBlob, u64, Reply<Result<Vec<u8>>>),
+    /// Part of a checked piece of a stream left in the catalog.
+    Piece(
+        PieceAt,
+        std::ops::Range<u64>,
+        Reply<Result<(Vec<u8>, usize)>>,
+    ),
     Stats(Reply<CacheStats>),
     Health(Reply<CatalogHealth>),
 }
@@ -182,12 +235,13 @@ impl Handle {
         Ok(self.actor.call(make)?)
     }
 
-    /// One file of an exact version, or None when there is no such file.
-    /// A cache hit returns without a message to the actor.
+    /// One file of an exact version, whole, or None when there is no such
+    /// file, for a caller that sends no response (a benchmark, a test): a
+    /// body read for it gives its in-flight reservation back at once.
     pub fn get(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
         match self.cached(key) {
             Some(hit) => Ok(Some(hit)),
-            None => self.load(key),
+            None => Ok(self.load(key, Want::Whole)?.map(|(asset, _)| asset)),
         }
     }
 
@@ -198,27 +252,29 @@ impl Handle {
     }
 
     /// Loads an asset the cache did not have, on a pooled connection, and
-    /// offers it to the cache without waiting (`readers`); asks the actor
-    /// when the pool cannot read (the actor's cache may have it by now, from
-    /// another worker's miss).
-    pub fn load(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
+    /// offers it to the cache without waiting (`readers`) when it is all
+    /// in memory; asks the actor when the pool cannot read (the actor's
+    /// cache may have it by now, from another worker's miss). The
+    /// reservation holds the in-flight memory of bodies read for this
+    /// response (`load`).
+    pub fn load(&self, key: AssetKeyRef<'_>, want: Want) -> Result<Option<Found>> {
         let shared = &self.shared;
         let read = shared.readers.read(|catalog, outbox| {
             let key = key.to_key();
-            let Some((prepared, weight)) = load::load(catalog, &key, shared)? else {
+            let Some(loaded) = load::load(catalog, &key, shared, want)? else {
                 return Ok(None);
             };
-            let asset = shared.cache.wrap(key, prepared, weight);
+            let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
             let kept = shared.cache.is_on().then(|| {
-                outbox.offer(asset.clone(), weight);
+                outbox.offer(asset.clone(), loaded.weight);
                 shared.admit_waiting(outbox)
             });
-            Ok(Some((asset, kept)))
+            Ok(Some((asset, loaded.reserved, kept)))
         });
         let Some(read) = read else {
-            return self.call(|reply| Msg::Get(key.to_key(), reply))?;
+            return self.call(|reply| Msg::Get(key.to_key(), want, reply))?;
         };
-        let Some((asset, kept)) = read.result? else {
+        let Some((asset, reserved, kept)) = read.result? else {
             return Ok(None);
         };
         // Lossy: a full inbox drops the message (`readers`).
@@ -227,7 +283,18 @@ impl Handle {
             Some(Kept::Send(offer)) => self.actor.try_tell(Msg::Offer(offer)),
             Some(Kept::Held | Kept::Admitted) | None => true,
         };
-        Ok(Some(asset))
+        Ok(Some((asset, reserved)))
+    }
+
+    /// Whether a body of `bytes` could be read whole and cached: the cache
+    /// is on and holds that much (`load`).
+    pub fn could_cache(&self, bytes: u64) -> bool {
+        self.shared.cache.is_on() && bytes <= self.shared.config.cache_bytes
+    }
+
+    /// The in-flight budget (`--in-flight-bytes`).
+    pub fn in_flight(&self) -> &Arc<InFlight> {
+        &self.shared.in_flight
     }
 
     /// A read on a pooled connection, or the actor's answer when the pool
@@ -308,7 +375,13 @@ impl Handle {
 
     /// The next piece of a big file's range, read and checked a chunk at
     /// a time, each read its own short transaction (`catalog::chunks`).
-    pub fn next_piece(&self, cursor: &mut ChunkCursor) -> Result<Option<bytes::Bytes>> {
+    /// The piece's memory is `reserved`, given back when its bytes are
+    /// dropped.
+    pub fn next_piece(
+        &self,
+        cursor: &mut ChunkCursor,
+        reserved: Reservation,
+    ) -> Result<Option<bytes::Bytes>> {
         let Some(seq) = cursor.next_seq() else {
             return Ok(None);
         };
@@ -317,7 +390,18 @@ impl Handle {
             |c| c.read_chunk(&blob, seq),
             |reply| Msg::Chunk(blob, seq, reply),
         )?;
+        let chunk = crate::serve::in_flight::owned_bytes(chunk, Some(reserved));
         Ok(Some(cursor.take(chunk)))
+    }
+
+    /// The bytes `part` of piece `at.index` of a stream left in the
+    /// catalog, in their own short read ([`PieceAt`] says which bytes are
+    /// read and how they are checked), and where `part` starts in them.
+    pub fn piece(&self, at: &PieceAt, part: std::ops::Range<u64>) -> Result<(Vec<u8>, usize)> {
+        self.read(
+            |c| at.read(c, part.clone()),
+            |reply| Msg::Piece(at.clone(), part.clone(), reply),
+        )
     }
 
     /// The cache's counters.
@@ -378,6 +462,7 @@ impl Shared {
             entries: Mutex::new(HashMap::new()),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
+            in_flight: InFlight::new(config.in_flight_bytes),
             config,
         }
     }
@@ -431,6 +516,7 @@ mod tests {
             db: empty.path().join("cdn.db"),
             cache_entries: 10,
             cache_bytes: 1 << 20,
+            in_flight_bytes: 1 << 20,
             log_misses: false,
             readers: 0,
             max_lag: None,

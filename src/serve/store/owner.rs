@@ -162,8 +162,8 @@ impl Actor for Store {
 
     fn handle(&mut self, msg: Msg) {
         match msg {
-            Msg::Get(key, reply) => {
-                let result = self.get(key);
+            Msg::Get(key, want, reply) => {
+                let result = self.get_for(key, want);
                 reply.send(self.after_read(result))
             }
             Msg::Resolve(package, selector, reply) => {
@@ -200,6 +200,10 @@ impl Actor for Store {
             }
             Msg::Chunk(blob, seq, reply) => {
                 let result = self.catalog().and_then(|c| c.read_chunk(&blob, seq));
+                reply.send(self.after_read(result))
+            }
+            Msg::Piece(at, part, reply) => {
+                let result = self.catalog().and_then(|c| at.read(c, part));
                 reply.send(self.after_read(result))
             }
             Msg::Stats(reply) => {

@@ -145,9 +145,20 @@ impl Outbox<'_> {
     }
 }
 
-/// Admits one offer into `cache` (see [`Outbox::admit`]).
+/// Admits one offer into `cache` (see [`Outbox::admit`]): one read
+/// before the catalog last changed is refused, and so is one for a key
+/// cached already, unless the offer holds in memory a body the cached
+/// entry left in the catalog.
 pub(super) fn admit(cache: &mut Cache<AssetKey, Prepared>, offer: Offer, changes: u64) {
-    if offer.seen == changes && !cache.contains(offer.asset.key()) {
+    if offer.seen != changes {
+        return;
+    }
+    let fuller =
+        |cached: &Prepared| !cached.stored.in_memory() && offer.asset.value().stored.in_memory();
+    if cache
+        .peek(offer.asset.key())
+        .is_none_or(|cached| fuller(cached.value()))
+    {
         cache.admit(offer.asset);
     }
 }
@@ -472,7 +483,8 @@ mod tests {
         let asset = |cache: &Cache<AssetKey, Prepared>, weight| {
             let catalog = Catalog::open(&db, crate::catalog::Access::ReadOnly).unwrap();
             let row = catalog.lookup("app", "1.0.0", "a").unwrap().unwrap();
-            let prepared = Prepared::new(row.try_into().unwrap());
+            let prepared =
+                Prepared::new(crate::serve::stored::StoredAsset::from_row(row, |_| None).unwrap());
             cache.reader().wrap(key("a"), prepared, weight)
         };
         // The cache's owner side is held elsewhere: offers wait.

@@ -121,7 +121,7 @@ mod tests {
     use crate::catalog::Access;
     use crate::error::Error;
     use crate::serve::store::testing::{body, catalog_with, key, mv, noise, publish_at, store};
-    use crate::serve::store::{Asset, Msg, Resolved};
+    use crate::serve::store::{Found, Msg, Resolved, Want};
     use crate::spec::Selector;
     use std::path::PathBuf;
 
@@ -290,9 +290,9 @@ mod tests {
     fn ask_get(
         actor: &actor::Handle<HeldMsg>,
         path: &str,
-    ) -> actor::Pending<Result<Option<Asset>>> {
+    ) -> actor::Pending<Result<Option<Found>>> {
         actor
-            .ask(|r| HeldMsg::Store(Msg::Get(key(path), r)))
+            .ask(|r| HeldMsg::Store(Msg::Get(key(path), Want::Whole, r)))
             .unwrap()
     }
 

@@ -62,6 +62,7 @@ pub(super) fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         db,
         cache_entries: entries,
         cache_bytes: bytes,
+        in_flight_bytes: 64 << 20,
         log_misses: false,
         readers: 0,
         max_lag: None,
@@ -79,7 +80,7 @@ pub(super) fn body(s: &mut Store, path: &str) -> Vec<u8> {
         .unwrap()
         .value()
         .stored
-        .body
+        .body_bytes()
         .to_vec()
 }
 

@@ -1,0 +1,256 @@
+//! The memory responses in flight may hold beyond the cache
+//! (`--in-flight-bytes`): bodies read for a response that the cache does
+//! not hold, the pieces of a body being sent, a decoder's state.
+//!
+//! Whatever clients do, what they make serve hold is then bounded by the
+//! cache's budget plus this one, plus a constant per connection. A client
+//! that takes nothing holds nothing: a body in pieces reads its next piece
+//! only once the connection can send it, and a piece's memory is given
+//! back when the connection has written it (the piece's bytes own their
+//! [`Reservation`]).
+//!
+//! What a response cannot reserve it does without, or waits for:
+//!
+//! - a miss of a file larger than one piece is read whole (and offered to
+//!   the cache) only when the budget has room for it; otherwise it is sent
+//!   from the catalog a piece at a time;
+//! - a piece waits until memory is given back, as long as the send
+//!   timeout allows (a stream that waits makes no progress).
+//!
+//! The budget's state is in `/_stats` (`in_flight`) and `/metrics`
+//! (`ccc_in_flight_*`).
+
+use serde::Serialize;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+/// Default `--in-flight-bytes`, as `--help` shows it (parsed like the
+/// flag): 1,024 pieces of 64 KiB being sent at once, or a dozen bodies of
+/// 5 MB read whole for responses the cache does not hold.
+pub const DEFAULT_IN_FLIGHT_BYTES: &str = "64MiB";
+
+/// The budget and what is reserved of it.
+#[derive(Debug)]
+pub struct InFlight {
+    budget: u64,
+    held: AtomicU64,
+    peak: AtomicU64,
+    /// Reservations that waited for memory to be given back.
+    waits: AtomicU64,
+    /// Misses sent from the catalog in pieces because the budget had no
+    /// room to read them whole.
+    streamed: AtomicU64,
+    waiting: Mutex<Vec<Waker>>,
+}
+
+/// Bytes reserved of the budget until dropped.
+#[derive(Debug)]
+pub struct Reservation {
+    pool: Arc<InFlight>,
+    bytes: u64,
+}
+
+/// A snapshot of the budget, for `/_stats` and `/metrics`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct InFlightStats {
+    /// Bytes reserved now.
+    pub bytes: u64,
+    /// `--in-flight-bytes`.
+    pub max_bytes: u64,
+    /// The most ever reserved at once.
+    pub peak_bytes: u64,
+    /// Pieces that waited for memory to be given back.
+    pub waits: u64,
+    /// Misses sent from the catalog in pieces rather than read whole.
+    pub streamed: u64,
+}
+
+impl InFlight {
+    pub fn new(budget: u64) -> Arc<InFlight> {
+        Arc::new(InFlight {
+            budget,
+            held: AtomicU64::new(0),
+            peak: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
+            streamed: AtomicU64::new(0),
+            waiting: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Reserves `bytes` if the budget has room for them now.
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        let mut held = self.held.load(Ordering::Relaxed);
+        loop {
+            let after = held.checked_add(bytes).filter(|a| *a <= self.budget)?;
+            match self
+                .held
+                .compare_exchange_weak(held, after, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => {
+                    self.peak.fetch_max(after, Ordering::Relaxed);
+                    return Some(Reservation {
+                        pool: self.clone(),
+                        bytes,
+                    });
+                }
+                Err(now) => held = now,
+            }
+        }
+    }
+
+    /// Reserves `bytes`, or arranges for `cx` to be woken when memory is
+    /// given back. A reservation larger than the whole budget is granted
+    /// once nothing else is held, so that it is never refused for ever.
+    pub fn poll_reserve(self: &Arc<Self>, bytes: u64, cx: &mut Context<'_>) -> Poll<Reservation> {
+        let bytes_fit = bytes.min(self.budget);
+        if let Some(mut granted) = self.try_reserve(bytes_fit) {
+            self.grow(&mut granted, bytes - bytes_fit);
+            return Poll::Ready(granted);
+        }
+        self.waiting().push(cx.waker().clone());
+        // Given back between the attempt and the registration: try again.
+        if let Some(mut granted) = self.try_reserve(bytes_fit) {
+            self.grow(&mut granted, bytes - bytes_fit);
+            return Poll::Ready(granted);
+        }
+        self.waits.fetch_add(1, Ordering::Relaxed);
+        Poll::Pending
+    }
+
+    /// Reserves `bytes` whether or not the budget has room: for what
+    /// cannot be had another way (a long body of a catalog without piece
+    /// digests, which can only be checked whole). Later reservations wait
+    /// until the budget is back under its bound.
+    pub fn reserve_over(self: &Arc<Self>, bytes: u64) -> Reservation {
+        let after = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(after, Ordering::Relaxed);
+        Reservation {
+            pool: self.clone(),
+            bytes,
+        }
+    }
+
+    /// Counts a miss sent in pieces because its body did not fit.
+    pub fn streamed(&self) {
+        self.streamed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn stats(&self) -> InFlightStats {
+        InFlightStats {
+            bytes: self.held.load(Ordering::Relaxed),
+            max_bytes: self.budget,
+            peak_bytes: self.peak.load(Ordering::Relaxed),
+            waits: self.waits.load(Ordering::Relaxed),
+            streamed: self.streamed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn grow(&self, reservation: &mut Reservation, more: u64) {
+        if more > 0 {
+            let after = self.held.fetch_add(more, Ordering::Relaxed) + more;
+            self.peak.fetch_max(after, Ordering::Relaxed);
+            reservation.bytes += more;
+        }
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.pool.held.fetch_sub(self.bytes, Ordering::Relaxed);
+        let woken = std::mem::take(&mut *self.pool.waiting());
+        for waker in woken {
+            waker.wake();
+        }
+    }
+}
+
+/// Bytes that give their reservation back when the last view of them is
+/// dropped: a piece, or a body read whole for one response.
+pub fn owned_bytes<T: AsRef<[u8]> + Send + 'static>(
+    bytes: T,
+    reservation: Option<Reservation>,
+) -> bytes::Bytes {
+    struct Held<T>(T, #[allow(dead_code)] Option<Reservation>);
+    impl<T: AsRef<[u8]>> AsRef<[u8]> for Held<T> {
+        fn as_ref(&self) -> &[u8] {
+            self.0.as_ref()
+        }
+    }
+    bytes::Bytes::from_owner(Held(bytes, reservation))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::Wake;
+
+    struct Count(AtomicUsize);
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn reservations_fit_the_budget_and_give_back_on_drop() {
+        let pool = InFlight::new(100);
+        let a = pool.try_reserve(60).expect("room");
+        assert!(pool.try_reserve(50).is_none(), "past the budget");
+        let b = pool.try_reserve(40).expect("exactly full");
+        assert_eq!(pool.stats().bytes, 100);
+        drop(a);
+        assert_eq!(pool.stats().bytes, 40);
+        drop(b);
+        let stats = pool.stats();
+        assert_eq!((stats.bytes, stats.peak_bytes), (0, 100));
+    }
+
+    #[test]
+    fn a_waiting_reservation_is_woken_when_memory_comes_back() {
+        let pool = InFlight::new(100);
+        let held = pool.try_reserve(90).unwrap();
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert!(pool.poll_reserve(20, &mut cx).is_pending());
+        assert_eq!(pool.stats().waits, 1);
+        drop(held);
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "woken");
+        let Poll::Ready(got) = pool.poll_reserve(20, &mut cx) else {
+            panic!("room now");
+        };
+        assert_eq!(got.bytes(), 20);
+        // Larger than the whole budget: granted once nothing else is.
+        drop(got);
+        let Poll::Ready(big) = pool.poll_reserve(150, &mut cx) else {
+            panic!("granted when alone");
+        };
+        assert_eq!(pool.stats().bytes, 150);
+        drop(big);
+        assert_eq!(pool.stats().bytes, 0);
+    }
+
+    #[test]
+    fn owned_bytes_give_the_reservation_back_with_their_last_view() {
+        let pool = InFlight::new(100);
+        let bytes = owned_bytes(vec![7u8; 10], pool.try_reserve(10));
+        let part = bytes.slice(2..5);
+        drop(bytes);
+        assert_eq!(pool.stats().bytes, 10, "a view is still held");
+        assert_eq!(&part[..], &[7, 7, 7]);
+        drop(part);
+        assert_eq!(pool.stats().bytes, 0);
+    }
+}
