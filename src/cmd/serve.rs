@@ -95,7 +95,8 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     }
     if server.inherited() {
         log::err(format_args!(
-            "serving the socket(s) systemd passed (LISTEN_FDS); --bind and --port are not used"
+            "serving the {} systemd passed (LISTEN_FDS); --bind and --port are not used",
+            count(server.addrs().len() as u64, "socket")
         ));
     }
     let limits = server.limits();

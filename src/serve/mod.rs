@@ -279,7 +279,13 @@ impl Server {
         });
         if cut_off > 0 {
             log::err(format_args!(
-                "warning: {cut_off} connection(s) still busy after --shutdown-timeout {} were closed",
+                "warning: {} after --shutdown-timeout {} closed",
+                crate::output::count_verb(
+                    cut_off as u64,
+                    "connection",
+                    "still busy was",
+                    "still busy were"
+                ),
                 humantime::format_duration(config.shutdown_timeout)
             ));
         }
