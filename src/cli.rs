@@ -559,9 +559,13 @@ pub struct VerifyArgs {
 /// loads, an import map), web manifest (icons), `sourceMappingURL` comment
 /// and the root `package.json` (`main`, `module`, `browser`, `exports`), and
 /// resolves each reference against the file's place in the version. Each
-/// is found, missing, found only under another case, leaving the version
-/// (`../` above its root), external (a URL, a bare specifier such as
-/// `react`) or built at runtime (never guessed). Exits 1 when any is
+/// is found (a URL naming a folder with files, like `new URL('./',
+/// import.meta.url)`, too), missing, found only under another case,
+/// leaving the version (`../` above its root, or a root path like
+/// `/assets/index.js`: ccc serves the version under /assets/PKG/VERSION/,
+/// so build with Vite's `base: './'` or webpack's `publicPath: 'auto'`),
+/// external (a URL, a bare specifier such as `react`, another version's
+/// /assets/ URL) or built at runtime (never guessed). Exits 1 when any is
 /// missing, a case mismatch or leaving the version.
 #[derive(Debug, Args)]
 pub struct ReferencesArgs {

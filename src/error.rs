@@ -118,13 +118,17 @@ pub enum Error {
 
     /// `publish --strict` found references that do not resolve.
     #[error(
-        "{package}@{version} was not published: {count} reference(s) do not resolve inside it, first {first}"
+        "{package}@{version} was not published: {} inside it, first {first}",
+        crate::output::count_verb(*count as u64, "reference", "does not resolve", "do not resolve")
     )]
     BrokenReferences {
         package: String,
         version: String,
         count: usize,
         first: String,
+        /// Some are root paths (`/vite.svg`): the hint names the bundler
+        /// settings.
+        root_paths: bool,
     },
 
     /// A version to publish equals a published one but for build metadata
@@ -301,10 +305,13 @@ impl Error {
             Error::VersionExists { .. } => {
                 Some("versions are immutable; pass --force to replace it atomically".into())
             }
-            Error::BrokenReferences { .. } => Some(
-                "`ccc check DIR` lists them all; without --strict the version is published and they are reported"
-                    .into(),
-            ),
+            Error::BrokenReferences { root_paths, .. } => {
+                let all = "`ccc check DIR` lists them all; without --strict the version is published and they are reported";
+                Some(match root_paths {
+                    true => format!("{}; {all}", crate::refs::check::ROOT_PATH_HINT),
+                    false => all.to_string(),
+                })
+            }
             Error::BuildMetadataTwin {
                 package, existing, ..
             } => Some(format!(

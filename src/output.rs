@@ -714,6 +714,13 @@ pub fn count(n: u64, noun: &str) -> String {
     format!("{n} {}", plural(noun))
 }
 
+/// `n` and `noun` with the verb that agrees with it: `1 reference does
+/// not resolve`, `3 references do not resolve`.
+pub fn count_verb(n: u64, noun: &str, singular: &str, plural: &str) -> String {
+    let verb = if n == 1 { singular } else { plural };
+    format!("{} {verb}", count(n, noun))
+}
+
 fn plural(noun: &str) -> String {
     let before_last = noun.chars().rev().nth(1);
     if ["s", "x", "z", "ch", "sh"]

@@ -929,6 +929,7 @@ fn check_references(
             version: version.to_string(),
             count: report.problems.len(),
             first: first.to_string(),
+            root_paths: report.root_path_hint().is_some(),
         });
     }
     Ok(report)

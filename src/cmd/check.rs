@@ -87,6 +87,9 @@ fn summary(name: &str, report: &Report) -> String {
             report.problems.len() - SHOWN
         ));
     }
+    if let Some(hint) = report.root_path_hint() {
+        lines.push(format!("  hint: {hint}"));
+    }
     lines.join("\n")
 }
 

@@ -172,6 +172,9 @@ fn asset(
             .map(|l| {
                 let to = match (&l.target, l.class.as_str()) {
                     (Some(target), "found") => target.clone(),
+                    (Some(target), "leaves_version") => {
+                        format!("{target} (a root path: leaves the version)")
+                    }
                     (Some(target), _) => format!("{target} (case mismatch)"),
                     (None, class) => class.replace('_', " "),
                 };

@@ -372,6 +372,9 @@ fn summary(report: &publish::Report) -> String {
                 report.version
             ));
         }
+        if let Some(hint) = checked.root_path_hint() {
+            lines.push(format!("    hint: {hint}"));
+        }
     }
     if !report.skipped.is_empty() {
         lines.push(format!(

@@ -22,7 +22,7 @@ impl Counts {
             Class::Found(_) => &mut self.found,
             Class::Missing => &mut self.missing,
             Class::CaseMismatch(_) => &mut self.case_mismatch,
-            Class::LeavesVersion => &mut self.leaves_version,
+            Class::LeavesVersion | Class::RootPath(_) => &mut self.leaves_version,
             Class::External => &mut self.external,
             Class::Unresolvable => &mut self.unresolvable,
         } += 1;
@@ -50,8 +50,13 @@ pub struct Problem {
     pub reference: String,
     /// `missing`, `case_mismatch` or `leaves_version`.
     pub class: &'static str,
-    /// For a case mismatch, the path that exists.
+    /// For a case mismatch, the path that exists; for a root path
+    /// (`/vite.svg`), the file of the version it names from the version's
+    /// root.
     pub actual: Option<String>,
+    /// For a root path that names a file of the version: that file as
+    /// written relative to `file` (`./vite.svg`), what to write instead.
+    pub relative: Option<String>,
 }
 
 /// One reference with what it resolved to, as publish stores it (so that
@@ -65,7 +70,7 @@ pub struct Link {
     pub reference: String,
     pub class: &'static str,
     /// The file of the version it names (found, or found under another
-    /// case).
+    /// case, or named from the version's root by a root path).
     pub target: Option<String>,
 }
 
@@ -87,11 +92,17 @@ pub struct Report {
 impl std::fmt::Display for Problem {
     /// `FILE:LINE:COLUMN  KIND REFERENCE: WHAT`, as reports list it.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = match (self.class, &self.actual) {
-            ("case_mismatch", Some(actual)) => {
+        let what = match (self.class, &self.actual, &self.relative) {
+            ("case_mismatch", Some(actual), _) => {
                 format!("the file is {actual}: paths are case-sensitive once served")
             }
-            ("leaves_version", _) => "leaves the version".to_string(),
+            ("leaves_version", Some(_), Some(relative)) => {
+                format!("a root path, which leaves the version; write {relative}")
+            }
+            ("leaves_version", ..) if self.reference.starts_with('/') => {
+                "a root path, which leaves the version and names no file of it".to_string()
+            }
+            ("leaves_version", ..) => "leaves the version".to_string(),
             _ => "missing".to_string(),
         };
         write!(
@@ -110,7 +121,22 @@ impl Report {
     pub fn ok(&self) -> bool {
         self.problems.is_empty()
     }
+
+    /// The hint under a list of problems that has root paths
+    /// (`/assets/index-B3x9a.js`): where the version is served, and the
+    /// bundler settings that write relative URLs instead.
+    pub fn root_path_hint(&self) -> Option<&'static str> {
+        self.problems
+            .iter()
+            .any(|p| p.class == "leaves_version" && p.reference.starts_with('/'))
+            .then_some(ROOT_PATH_HINT)
+    }
 }
+
+/// See [`Report::root_path_hint`].
+pub const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
+     each version under /assets/PKG/VERSION/; build with relative URLs: \
+     Vite `base: './'`, webpack `output.publicPath: 'auto'`";
 
 /// Whether files at `path` are read for references: the types
 /// [`super::extract`] knows.
@@ -183,7 +209,7 @@ pub fn resolve_all(
                 reference: reference.written,
                 class: class.name(),
                 target: match class {
-                    Class::Found(p) | Class::CaseMismatch(p) => Some(p),
+                    Class::Found(p) | Class::CaseMismatch(p) | Class::RootPath(Some(p)) => Some(p),
                     _ => None,
                 },
             };
@@ -212,6 +238,17 @@ impl From<&Link> for Problem {
             reference: link.reference.clone(),
             class: link.class,
             actual: link.target.clone(),
+            relative: match (link.class, &link.target) {
+                ("leaves_version", Some(target)) => {
+                    // What follows the path (`?v=2`, `#icon`) stays.
+                    let rest = link
+                        .reference
+                        .find(['?', '#'])
+                        .map_or("", |i| &link.reference[i..]);
+                    Some(format!("{}{rest}", super::relative_to(&link.file, target)))
+                }
+                _ => None,
+            },
         }
     }
 }

@@ -12,6 +12,22 @@
 //! place in the version ([`resolve`]) and put in one [`Class`]. A
 //! reference built at runtime (a template literal with expressions, a
 //! variable) is counted as [`Class::Unresolvable`], never guessed.
+//!
+//! # Root paths
+//!
+//! A path that starts with `/` (`/assets/index-B3x9a.js`, `/vite.svg`,
+//! what a bundler writes with Vite's default `base: '/'` or webpack's
+//! `publicPath: '/'`) names a file from the root of the site the page is
+//! served on. Where that root is depends on how the version is served
+//! ([`Mount`]): `ccc serve` serves every version under
+//! `/assets/PKG/VERSION/`, so such a path leaves the version
+//! ([`Class::RootPath`]), and the file of the version it was meant to
+//! name, if any, is kept for the hint (the relative form, and the bundler
+//! setting that writes it). A path into the catalog's own URL space
+//! (`/assets/react/18.3.1/index.js`) is a deliberate reference to another
+//! version: external. A version served at a site's root
+//! ([`Mount::SiteRoot`]) resolves root paths against its own root
+//! instead.
 
 pub mod check;
 pub mod css;
@@ -119,8 +135,13 @@ pub enum Class {
     CaseMismatch(String),
     /// `../` above the version's root.
     LeavesVersion,
-    /// A URL, a bare specifier (`react`), a root path outside the
-    /// version's own `/assets/PKG/VER/`.
+    /// A root path (`/vite.svg`) in a version served under
+    /// `/assets/PKG/VERSION/`: it leaves the version. With the file of the
+    /// version it names from the version's root, when there is one (the
+    /// bundler wrote a root path where a relative one was meant).
+    RootPath(Option<String>),
+    /// A URL, a bare specifier (`react`), a URL of another version in the
+    /// catalog (`/assets/react/18.3.1/index.js`).
     External,
     /// Built at runtime.
     Unresolvable,
@@ -132,7 +153,7 @@ impl Class {
     pub fn is_problem(&self) -> bool {
         matches!(
             self,
-            Class::Missing | Class::CaseMismatch(_) | Class::LeavesVersion
+            Class::Missing | Class::CaseMismatch(_) | Class::LeavesVersion | Class::RootPath(_)
         )
     }
 
@@ -141,7 +162,7 @@ impl Class {
             Class::Found(_) => "found",
             Class::Missing => "missing",
             Class::CaseMismatch(_) => "case_mismatch",
-            Class::LeavesVersion => "leaves_version",
+            Class::LeavesVersion | Class::RootPath(_) => "leaves_version",
             Class::External => "external",
             Class::Unresolvable => "unresolvable",
         }
@@ -195,29 +216,64 @@ fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
         .map(|(i, _)| i)
 }
 
+/// How a folder URL naming the version's root (`new URL('./',
+/// import.meta.url)` in a file at the root) is found: as this path.
+pub const ROOT_FOLDER: &str = "./";
+
+/// Where a version is served, which decides what a root path (`/x`)
+/// names (module doc, "Root paths").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Mount {
+    /// Under `/assets/PKG/VERSION/`, as `ccc serve` serves every version:
+    /// a root path leaves the version.
+    #[default]
+    Assets,
+    /// At the root of a site: a root path names a file of the version.
+    SiteRoot,
+}
+
 /// The files of one version, for resolving references: by path, and by
-/// path in lower case for the case check.
+/// path in lower case for the case check; the folders that hold them,
+/// likewise.
 pub struct Version<'a> {
     /// `/assets/PKG/VER/`, whose URLs are this version's files; None when
     /// the version is not named (a folder without a `package.json`).
     own: Option<String>,
     paths: HashSet<&'a str>,
     folded: HashMap<String, &'a str>,
+    /// Every folder that holds a file (`a`, `a/b`), and by lower case.
+    folders: HashSet<&'a str>,
+    folded_folders: HashMap<String, &'a str>,
     /// The `main` of the root `package.json`, as written.
     main: Option<String>,
+    mount: Mount,
 }
 
 impl<'a> Version<'a> {
     pub fn new(package: &str, version: &str, paths: impl Iterator<Item = &'a str>) -> Self {
         let paths: HashSet<&str> = paths.collect();
         let folded = paths.iter().map(|p| (p.to_lowercase(), *p)).collect();
+        let folders: HashSet<&str> = paths
+            .iter()
+            .flat_map(|p| p.match_indices('/').map(|(i, _)| &p[..i]))
+            .collect();
+        let folded_folders = folders.iter().map(|f| (f.to_lowercase(), *f)).collect();
         Version {
             own: (!package.is_empty() && !version.is_empty())
                 .then(|| format!("/assets/{package}/{version}/")),
             paths,
             folded,
+            folders,
+            folded_folders,
             main: None,
+            mount: Mount::default(),
         }
+    }
+
+    /// Served as `mount` says, which decides what root paths name.
+    pub fn served_at(mut self, mount: Mount) -> Self {
+        self.mount = mount;
+        self
     }
 
     /// With the root `package.json`'s `main`, which `require('./')` (or
@@ -242,8 +298,15 @@ impl<'a> Version<'a> {
         let inside = self.own.as_deref().and_then(|own| target.strip_prefix(own));
         let relative = if let Some(inside) = inside {
             inside.to_string()
-        } else if target.starts_with('/') || has_scheme(target) || is_bare(reference.kind, target) {
+        } else if has_scheme(target) || is_bare(reference.kind, target) {
             return Class::External;
+        } else if let Some(rooted) = target.strip_prefix('/') {
+            let from_root = join("", rooted).unwrap_or_default();
+            if self.mount == Mount::SiteRoot {
+                from_root
+            } else {
+                return self.root_path(reference.kind, target, &from_root);
+            }
         } else {
             let folder = from.rsplit_once('/').map_or("", |(folder, _)| folder);
             match join(folder, target) {
@@ -251,27 +314,96 @@ impl<'a> Version<'a> {
                 None => return Class::LeavesVersion,
             }
         };
-        let relative = percent_encoding::percent_decode_str(&relative)
+        self.lookup(reference.kind, target, &relative)
+    }
+
+    /// The file (or folder) `path`, resolved from the version's root,
+    /// names; `target` is the reference as written, without its query.
+    fn lookup(&self, kind: Kind, target: &str, path: &str) -> Class {
+        let path = percent_encoding::percent_decode_str(path)
             .decode_utf8_lossy()
             .into_owned();
-        let all = candidates(
-            reference.kind,
-            &relative,
-            names_folder(target),
-            self.main.as_deref(),
-        );
+        let folder = names_folder(target);
+        let all = candidates(kind, &path, folder, self.main.as_deref());
         for candidate in &all {
             if self.paths.contains(candidate.as_str()) {
                 return Class::Found(candidate.clone());
             }
+        }
+        // A URL may name a folder (`new URL('./', import.meta.url)`, the
+        // base an Emscripten module loads its `.wasm` from): found when
+        // the version has files in it; the version's root always does.
+        let base = path.trim_end_matches('/');
+        let folder_url = kind == Kind::NewUrl && folder;
+        if folder_url && base.is_empty() {
+            return Class::Found(ROOT_FOLDER.to_string());
+        }
+        if folder_url && self.folders.contains(base) {
+            return Class::Found(format!("{base}/"));
         }
         for candidate in &all {
             if let Some(actual) = self.folded.get(&candidate.to_lowercase()) {
                 return Class::CaseMismatch(actual.to_string());
             }
         }
+        if folder_url && let Some(actual) = self.folded_folders.get(&base.to_lowercase()) {
+            return Class::CaseMismatch(format!("{actual}/"));
+        }
         Class::Missing
     }
+
+    /// A root path in a version served under `/assets/PKG/VERSION/`
+    /// (module doc): it leaves the version, naming the version's file at
+    /// `from_root` when there is one; a URL of another version in the
+    /// catalog is external.
+    fn root_path(&self, kind: Kind, target: &str, from_root: &str) -> Class {
+        let named = match self.lookup(kind, target, from_root) {
+            Class::Found(file) if !file.is_empty() && !file.ends_with('/') => Some(file),
+            _ => None,
+        };
+        if named.is_none() && names_catalog_file(target) {
+            return Class::External;
+        }
+        Class::RootPath(named)
+    }
+}
+
+/// Whether the root path `target` is the URL of a file of some version in
+/// the catalog's URL space, `/assets/PKG/VERSION/PATH` (VERSION exact, a
+/// range or a dist-tag), as `ccc serve` routes it.
+fn names_catalog_file(target: &str) -> bool {
+    matches!(
+        crate::http::route::route("GET", target),
+        Ok(crate::http::route::Route::Asset { package, version, .. })
+            if crate::spec::Selector::parse(&package, &version).is_ok()
+    )
+}
+
+/// `to`, a file or a folder (ending in `/`) of the version, as written
+/// relative to the file `from`: `./assets/a.js` from `index.html`,
+/// `../vite.svg` from `assets/a.css`.
+pub fn relative_to(from: &str, to: &str) -> String {
+    let folder: Vec<&str> = match from.rsplit_once('/') {
+        Some((folder, _)) => folder.split('/').collect(),
+        None => Vec::new(),
+    };
+    let target: Vec<&str> = to.split('/').collect();
+    let (dirs, name) = target.split_at(target.len() - 1);
+    let shared = folder.iter().zip(dirs).take_while(|(a, b)| a == b).count();
+    let mut out = String::new();
+    if shared == folder.len() {
+        out.push_str("./");
+    } else {
+        for _ in shared..folder.len() {
+            out.push_str("../");
+        }
+    }
+    for dir in &dirs[shared..] {
+        out.push_str(dir);
+        out.push('/');
+    }
+    out.push_str(name[0]);
+    out
 }
 
 /// `scheme:` at the start (`https:`, `data:`, `mailto:`, `node:`).
@@ -297,6 +429,7 @@ fn is_bare(kind: Kind, target: &str) -> bool {
         Kind::Import | Kind::DynamicImport | Kind::Require | Kind::ImportMap
     );
     module
+        && !target.starts_with('/')
         && !target.starts_with("./")
         && !target.starts_with("../")
         && target != "."
@@ -558,6 +691,120 @@ mod tests {
         // A `main` naming nothing falls back to index.js, as in Node.
         let v = with("gone.js");
         assert_eq!(found(&v, "./", "index.js"), Class::Found("index.js".into()));
+    }
+
+    #[test]
+    fn root_paths_leave_a_version_served_under_assets() {
+        // What Vite writes with its default `base: '/'`.
+        let files = [
+            "index.html",
+            "vite.svg",
+            "assets/index-B3x9a.js",
+            "assets/index-D1.css",
+        ];
+        let v = Version::new("app", "1.0.0", files.into_iter());
+        let r = |kind, written: &str, from: &str| v.resolve(from, &reference(kind, written));
+        assert_eq!(
+            r(Kind::HtmlAttribute, "/assets/index-B3x9a.js", "index.html"),
+            Class::RootPath(Some("assets/index-B3x9a.js".into()))
+        );
+        assert_eq!(
+            r(Kind::CssUrl, "/vite.svg?v=1", "assets/index-D1.css"),
+            Class::RootPath(Some("vite.svg".into()))
+        );
+        assert_eq!(
+            r(Kind::HtmlAttribute, "/gone.png", "index.html"),
+            Class::RootPath(None)
+        );
+        assert_eq!(
+            r(Kind::Import, "/src/main.js", "assets/index-B3x9a.js"),
+            Class::RootPath(None)
+        );
+        // The catalog's own URLs of another version stay external; its own
+        // are found.
+        assert_eq!(
+            r(Kind::Import, "/assets/react/18.3.1/index.js", "index.html"),
+            Class::External
+        );
+        assert_eq!(
+            r(
+                Kind::HtmlAttribute,
+                "/assets/app/1.0.0/vite.svg",
+                "index.html"
+            ),
+            Class::Found("vite.svg".into())
+        );
+        assert_eq!(
+            r(Kind::Import, "//cdn.example/x.js", "index.html"),
+            Class::External
+        );
+        assert!(Class::RootPath(None).is_problem());
+        assert_eq!(Class::RootPath(None).name(), "leaves_version");
+        // Served at a site's root, the same paths name the version's files.
+        let site = Version::new("app", "1.0.0", files.into_iter()).served_at(Mount::SiteRoot);
+        let r = |kind, written: &str, from: &str| site.resolve(from, &reference(kind, written));
+        assert_eq!(
+            r(Kind::HtmlAttribute, "/assets/index-B3x9a.js", "index.html"),
+            Class::Found("assets/index-B3x9a.js".into())
+        );
+        assert_eq!(
+            r(Kind::HtmlAttribute, "/gone.png", "index.html"),
+            Class::Missing
+        );
+        assert_eq!(
+            r(Kind::CssUrl, "/Vite.svg", "assets/index-D1.css"),
+            Class::CaseMismatch("vite.svg".into())
+        );
+    }
+
+    #[test]
+    fn relative_forms_are_written_from_the_referring_file() {
+        assert_eq!(relative_to("index.html", "assets/a.js"), "./assets/a.js");
+        assert_eq!(relative_to("assets/a.css", "vite.svg"), "../vite.svg");
+        assert_eq!(relative_to("assets/a.css", "assets/b.png"), "./b.png");
+        assert_eq!(relative_to("a/b/c.css", "a/x/y.png"), "../x/y.png");
+        assert_eq!(relative_to("a/b/c.css", "sub/"), "../../sub/");
+    }
+
+    #[test]
+    fn a_url_naming_a_folder_with_files_is_found() {
+        // Emscripten's preamble: `new URL('./', import.meta.url)`, the base
+        // its `.wasm` is loaded from (three's rhino3dm, sqlite-wasm).
+        let files = [
+            "index.js",
+            "libs/rhino/rhino.module.js",
+            "libs/rhino/rhino.wasm",
+            "libs/draco/gltf/decoder.js",
+        ];
+        let v = Version::new("app", "1.0.0", files.into_iter());
+        let r = |written: &str, from: &str| v.resolve(from, &reference(Kind::NewUrl, written));
+        let from = "libs/rhino/rhino.module.js";
+        for written in ["./", ".", "../rhino/"] {
+            assert_eq!(
+                r(written, from),
+                Class::Found("libs/rhino/".into()),
+                "{written}"
+            );
+        }
+        assert_eq!(r("../", from), Class::Found("libs/".into()));
+        assert_eq!(
+            r("../draco/gltf/", from),
+            Class::Found("libs/draco/gltf/".into())
+        );
+        assert_eq!(r("./", "index.js"), Class::Found(ROOT_FOLDER.into()));
+        assert_eq!(r("../../", from), Class::Found(ROOT_FOLDER.into()));
+        assert_eq!(r("../../../", from), Class::LeavesVersion);
+        assert_eq!(r("./empty/", from), Class::Missing);
+        assert_eq!(
+            r("../Draco/", from),
+            Class::CaseMismatch("libs/draco/".into())
+        );
+        // A file is still a file; a folder URL without its `/` is not one.
+        assert_eq!(
+            r("./rhino.wasm", from),
+            Class::Found("libs/rhino/rhino.wasm".into())
+        );
+        assert_eq!(r("../draco", from), Class::Missing);
     }
 
     #[test]
