@@ -702,7 +702,8 @@ pub struct FollowArgs {
 /// carries `Access-Control-Allow-Origin: *` and OPTIONS answers CORS
 /// preflights. /assets/PKG/VERSION/ lists the files as JSON, /assets/PKG/
 /// the package's versions and tags; /assets/PKG/VERSION redirects to the
-/// version's entry file. /_stats (JSON), /metrics (Prometheus) and
+/// version's entry file. unpkg's URL shape, /PKG@VERSION/PATH (and
+/// /assets/PKG@VERSION/PATH), answers as /assets/PKG/VERSION/PATH does. /_stats (JSON), /metrics (Prometheus) and
 /// /healthz report on the server. SIGINT or SIGTERM stops it after the
 /// requests in flight.
 #[derive(Debug, Args)]

@@ -1054,7 +1054,9 @@ fn not_found_names_the_missing_package_version_or_file() {
         let json = raw_get(server.addr, "GET", target, &[]).json();
         assert_eq!(json["status"], 404, "GET {target}: {json}");
         assert_eq!(
-            json["error"], "no such path: files are served at /assets/<package>/<version>/<path>",
+            json["error"],
+            "no such path: files are served at /assets/<package>/<version>/<path> \
+             (or /<package>@<version>/<path>)",
             "GET {target}"
         );
         assert!(json.get("missing").is_none(), "GET {target}: {json}");

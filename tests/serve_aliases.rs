@@ -209,3 +209,66 @@ fn a_bare_version_leads_to_its_entry_file() {
     assert_eq!(missing.status, 404);
     assert_eq!(missing.json()["missing"], "version");
 }
+
+/// URLs copied from unpkg (`/react@18.3.1/umd/...`, `/PKG@RANGE/...`) and
+/// the same shape under /assets/ answer as their /assets/PKG/VERSION/ form
+/// does: the file (same bytes, same ETag), or the same redirect; a
+/// package part that is no package gets a 400 naming the URL to use.
+#[test]
+fn unpkg_s_urls_answer_as_their_assets_form_does() {
+    let ws = Workspace::new();
+    ws.write("react/umd/react.production.min.js", "/* react */\n");
+    ws.write(
+        "react/package.json",
+        r#"{"name": "react", "version": "18.3.1", "main": "umd/react.production.min.js"}"#,
+    );
+    ws.publish("react@18.3.1", "react", &[]);
+    ws.write("scoped/index.js", "export {};\n");
+    ws.publish("@s/app@1.0.0", "scoped", &[]);
+    let server = Server::start(&ws, &[]);
+    let client = Client::new();
+    let same = |copied: &str, canonical: &str| {
+        let a = client.get(&server.url(copied), &[("Accept-Encoding", "gzip")]);
+        let b = client.get(&server.url(canonical), &[("Accept-Encoding", "gzip")]);
+        assert_eq!(a.status, b.status, "{copied}");
+        assert_eq!(a.body, b.body, "{copied}");
+        for header in ["etag", "location", "cache-control", "content-type"] {
+            assert_eq!(a.header(header), b.header(header), "{copied}: {header}");
+        }
+        a
+    };
+    let file = same(
+        "/react@18.3.1/umd/react.production.min.js",
+        "/assets/react/18.3.1/umd/react.production.min.js",
+    );
+    assert_eq!(file.status, 200);
+    assert_eq!(file.text(), "/* react */\n");
+    same(
+        "/assets/react@18.3.1/umd/react.production.min.js",
+        "/assets/react/18.3.1/umd/react.production.min.js",
+    );
+    let moved = same(
+        "/react@^18.2/umd/react.production.min.js?v=1",
+        "/assets/react/^18.2/umd/react.production.min.js?v=1",
+    );
+    assert_eq!(moved.status, 302);
+    assert_eq!(
+        moved.must("location"),
+        "/assets/react/18.3.1/umd/react.production.min.js?v=1"
+    );
+    let entry = same("/react@18", "/assets/react/18");
+    assert_eq!(entry.status, 302);
+    same("/@s/app@1.0.0/index.js", "/assets/@s/app/1.0.0/index.js");
+    same("/@s/app@latest/", "/assets/@s/app/latest/");
+    same("/react@19.0.0/x.js", "/assets/react/19.0.0/x.js");
+    let bad = client.get(&server.url("/assets/react@/umd/x.js"), &[]);
+    assert_eq!(bad.status, 400);
+    assert!(
+        bad.json()["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("/assets/react/VERSION/umd/x.js")),
+        "{}",
+        bad.text()
+    );
+    assert_eq!(client.get(&server.url("/react/index.js"), &[]).status, 404);
+}

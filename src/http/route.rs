@@ -11,9 +11,19 @@
 //! /assets/<pkg>/                      the package's versions and tags (JSON, or HTML)
 //! /assets/<pkg>                       -> redirect to `latest`'s entry file
 //! /assets[/]                          the packages (JSON, or HTML)
+//! /assets/<pkg>@<version>/<path...>   as /assets/<pkg>/<version>/<path...>
+//! /<pkg>@<version>[/<path...>]        the same: unpkg's and jsDelivr's shape
 //! /_stats, /metrics, /healthz
 //! OPTIONS on any target               the CORS answer (204)
 //! ```
+//!
+//! `<pkg>@<version>` is the form unpkg and jsDelivr (`/npm/...` after
+//! their prefix) write, so URLs copied from them work once the host is
+//! changed: `/react@18.3.1/umd/react.production.min.js` is the file
+//! `/assets/react/18.3.1/umd/react.production.min.js` is, and `/react@18`
+//! redirects as `/assets/react/18` does. At the top, only that form is
+//! routed (a path without `@<version>` is a 404), so the root stays free
+//! for what else may be served there.
 //!
 //! Which listings answer in HTML is [`crate::http::negotiate::format`]'s
 //! choice, by `Accept`.
@@ -150,10 +160,11 @@ pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError>
         "/metrics" => Route::Metrics,
         "/healthz" => Route::Health,
         "/assets" | "/assets/" => Route::Index,
-        _ => {
-            let rest = raw_path.strip_prefix("/assets/").ok_or_else(unknown_path)?;
-            asset_route(rest)?
-        }
+        _ => match raw_path.strip_prefix("/assets/") {
+            Some(rest) => asset_route(rest)?,
+            None if names_version_at(&raw_path[1..]) => asset_route(&raw_path[1..])?,
+            None => return Err(unknown_path()),
+        },
     };
     if method != "GET" && method != "HEAD" {
         return Err(RouteError::MethodNotAllowed);
@@ -208,7 +219,26 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
         segment_end(0)
     };
     let package = &trimmed[..package_len];
-    crate::spec::package_name(package).map_err(|e| bad(&e.to_string()))?;
+    // `react@18.3.1`, `@scope/name@1.0.0`: the version in the package's
+    // own segment, as unpkg writes it; the path follows.
+    let name_start = trimmed[..package_len].rfind('/').map_or(0, |i| i + 1);
+    if let Some(at) = trimmed[name_start..package_len]
+        .find('@')
+        .filter(|&i| i > 0)
+        .map(|i| name_start + i)
+    {
+        let (named, version) = (&trimmed[..at], &trimmed[at + 1..package_len]);
+        let path = trimmed[package_len..].strip_prefix('/').unwrap_or("");
+        crate::spec::package_name(named).map_err(|e| bad_name(path, &e))?;
+        if version.is_empty() {
+            return Err(bad(&format!(
+                "`{package}` names no version after its `@`: a file's URL is {}",
+                asset_url(named, "VERSION", path)
+            )));
+        }
+        return version_route(named, version, path, trailing_slash);
+    }
+    crate::spec::package_name(package).map_err(|e| bad_name("", &e))?;
     let Some(rest) = trimmed[package_len..].strip_prefix('/') else {
         let package = Cow::Borrowed(package);
         return Ok(if trailing_slash {
@@ -218,6 +248,16 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
         });
     };
     let (version, path) = rest.split_once('/').unwrap_or((rest, ""));
+    version_route(package, version, path, trailing_slash)
+}
+
+/// The route of `path` (empty: the version itself) in `package@version`.
+fn version_route<'a>(
+    package: &'a str,
+    version: &'a str,
+    path: &'a str,
+    trailing_slash: bool,
+) -> Result<Route<'a>, RouteError> {
     let (package, version) = (Cow::Borrowed(package), Cow::Borrowed(version));
     Ok(match (path.is_empty(), trailing_slash) {
         (true, true) => Route::Listing { package, version },
@@ -237,13 +277,37 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
     })
 }
 
+/// Whether `path` (below the root, not decoded) starts as unpkg's URLs do:
+/// `react@18.3.1`, `@scope/name@1.0.0`, a version after the name.
+fn names_version_at(path: &str) -> bool {
+    let mut segments = path.split('/');
+    let first = segments.next().unwrap_or("");
+    let name = match first.starts_with('@') {
+        true => segments.next().unwrap_or(""),
+        false => first,
+    };
+    name.find('@').is_some_and(|i| i > 0)
+}
+
 fn bad(why: &str) -> RouteError {
     RouteError::BadRequest(why.to_string())
 }
 
+/// The 400 for a package part that names no package: what is wrong with
+/// it, and the shapes a file's URL has, with the request's `path` in them.
+fn bad_name(path: &str, why: &crate::Error) -> RouteError {
+    let path = if path.is_empty() { "index.js" } else { path };
+    bad(&format!(
+        "{why}; a file's URL is /assets/PACKAGE/VERSION/PATH or /PACKAGE@VERSION/PATH, \
+         like /assets/react/18.3.1/{path}, /react@18.3.1/{path} or /@scope/name@1.0.0/{path}"
+    ))
+}
+
 fn unknown_path() -> RouteError {
     RouteError::NotFound(
-        "no such path: files are served at /assets/<package>/<version>/<path>".into(),
+        "no such path: files are served at /assets/<package>/<version>/<path> \
+         (or /<package>@<version>/<path>)"
+            .into(),
     )
 }
 
@@ -445,6 +509,66 @@ mod tests {
                 "{target}"
             );
         }
+    }
+
+    #[test]
+    fn unpkg_s_shape_names_the_same_files() {
+        // unpkg's (and jsDelivr's, after `/npm`) URLs, at the top and
+        // under /assets/.
+        for prefix in ["", "/assets"] {
+            assert_eq!(
+                route(
+                    "GET",
+                    &format!("{prefix}/react@18.3.1/umd/react.production.min.js")
+                ),
+                asset("react", "18.3.1", "umd/react.production.min.js"),
+                "{prefix}"
+            );
+            assert_eq!(
+                route("GET", &format!("{prefix}/@s/app@^1.2/a.js?v=1")),
+                asset("@s/app", "^1.2", "a.js")
+            );
+            assert_eq!(
+                route("GET", &format!("{prefix}/react@latest")),
+                Ok(Route::VersionRoot {
+                    package: "react".into(),
+                    version: "latest".into()
+                })
+            );
+            assert_eq!(
+                route("GET", &format!("{prefix}/react@18/")),
+                Ok(Route::Listing {
+                    package: "react".into(),
+                    version: "18".into()
+                })
+            );
+        }
+        assert_eq!(
+            route("GET", "/assets/react%4018.3.1/a%20b.js"),
+            asset("react", "18.3.1", "a b.js")
+        );
+        // Without a version, only /assets/ routes a package.
+        assert_eq!(route("GET", "/react/index.js"), Err(unknown_path()));
+        assert_eq!(route("GET", "/@s/app/index.js"), Err(unknown_path()));
+        // A name that is no name, or no version after `@`: the 400 names
+        // the URL to use.
+        let Err(RouteError::BadRequest(why)) = route("GET", "/assets/react@/umd/x.js") else {
+            panic!("no version is a bad request");
+        };
+        assert_eq!(
+            why,
+            "`react@` names no version after its `@`: a file's URL is /assets/react/VERSION/umd/x.js"
+        );
+        let Err(RouteError::BadRequest(why)) = route("GET", "/assets/Re:act@1/x.js") else {
+            panic!("a bad name is a bad request");
+        };
+        assert!(
+            why.starts_with("invalid package name `Re:act`")
+                && why.ends_with(
+                    "like /assets/react/18.3.1/x.js, /react@18.3.1/x.js or /@scope/name@1.0.0/x.js"
+                ),
+            "{why}"
+        );
     }
 
     #[test]
