@@ -234,9 +234,11 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         }
         'ccc;importmap' {
             [CompletionResult]::new('--base', '--base', [CompletionResultType]::ParameterName, 'Where the URLs start, like https://cdn.example.com (an http or https URL, optionally with a path); default: none, so URLs are root-relative (/assets/...) for pages served by the same ccc')
+            [CompletionResult]::new('--registry', '--registry', [CompletionResultType]::ParameterName, 'The npm registry asked what the packages the catalog lacks depend on, so that all of them are listed at once [default: npm''s npm_config_registry, else https://registry.npmjs.org/]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--integrity', '--integrity', [CompletionResultType]::ParameterName, 'Pin every module the map can reach to its bytes: `integrity` with each file''s `sha256-...` Subresource Integrity value, which browsers check before running it')
-            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the map with what went into it (the versions it pins, the specifiers left unresolved) as JSON')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the map with what went into it (the versions it pins, the specifiers left unresolved, the packages lacking) as JSON')
+            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'Ask no registry: list only the packages the map itself lacks, by range')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

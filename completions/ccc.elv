@@ -211,9 +211,11 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;importmap'= {
             cand --base 'Where the URLs start, like https://cdn.example.com (an http or https URL, optionally with a path); default: none, so URLs are root-relative (/assets/...) for pages served by the same ccc'
+            cand --registry 'The npm registry asked what the packages the catalog lacks depend on, so that all of them are listed at once [default: npm''s npm_config_registry, else https://registry.npmjs.org/]'
             cand --db 'The catalog file'
             cand --integrity 'Pin every module the map can reach to its bytes: `integrity` with each file''s `sha256-...` Subresource Integrity value, which browsers check before running it'
-            cand --json 'Print the map with what went into it (the versions it pins, the specifiers left unresolved) as JSON'
+            cand --json 'Print the map with what went into it (the versions it pins, the specifiers left unresolved, the packages lacking) as JSON'
+            cand --offline 'Ask no registry: list only the packages the map itself lacks, by range'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

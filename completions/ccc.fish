@@ -143,9 +143,11 @@ complete -c ccc -n "__fish_ccc_using_subcommand check" -l json -d 'Print the rep
 complete -c ccc -n "__fish_ccc_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand check" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l base -d 'Where the URLs start, like https://cdn.example.com (an http or https URL, optionally with a path); default: none, so URLs are root-relative (/assets/...) for pages served by the same ccc' -r
+complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l registry -d 'The npm registry asked what the packages the catalog lacks depend on, so that all of them are listed at once [default: npm\'s npm_config_registry, else https://registry.npmjs.org/]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l integrity -d 'Pin every module the map can reach to its bytes: `integrity` with each file\'s `sha256-...` Subresource Integrity value, which browsers check before running it'
-complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l json -d 'Print the map with what went into it (the versions it pins, the specifiers left unresolved) as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l json -d 'Print the map with what went into it (the versions it pins, the specifiers left unresolved, the packages lacking) as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand importmap" -l offline -d 'Ask no registry: list only the packages the map itself lacks, by range'
 complete -c ccc -n "__fish_ccc_using_subcommand importmap" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand importmap" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand backup" -l db -d 'The catalog file' -r -F

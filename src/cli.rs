@@ -596,7 +596,11 @@ pub struct ReferencesArgs {
 ///
 /// A specifier nothing satisfies is left out of the map and listed on
 /// stderr (with --json, in `unresolved`); the map is still written, and
-/// the exit code is 1, as for `ccc check`.
+/// the exit code is 1, as for `ccc check`. So is one whose file is
+/// CommonJS, which a browser cannot import (the ES module builds to use
+/// instead are named). The packages the catalog lacks are listed with
+/// everything they depend on, as the npm registry says (--registry,
+/// --offline), and the `npm pack` line that fetches them all.
 #[derive(Debug, Args)]
 pub struct ImportmapArgs {
     /// The version, like `app@1.4.0` (or `app@latest`, `app@^1`).
@@ -616,9 +620,25 @@ pub struct ImportmapArgs {
     pub integrity: bool,
 
     /// Print the map with what went into it (the versions it pins, the
-    /// specifiers left unresolved) as JSON.
+    /// specifiers left unresolved, the packages lacking) as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// The npm registry asked what the packages the catalog lacks depend
+    /// on, so that all of them are listed at once [default: npm's
+    /// npm_config_registry, else https://registry.npmjs.org/].
+    #[arg(long, env = "npm_config_registry", value_name = "URL", value_parser = parse_registry)]
+    pub registry: Option<String>,
+
+    /// Ask no registry: list only the packages the map itself lacks, by
+    /// range.
+    #[arg(
+        long,
+        env = "CCC_OFFLINE",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub offline: bool,
 }
 
 /// Copy the catalog to OUT, consistently, while it is served or published to.
@@ -1415,6 +1435,10 @@ fn parse_package_or_version(s: &str) -> Result<Target, String> {
 fn parse_version(s: &str) -> Result<Target, String> {
     let form = "PKG@VERSION, like app@1.4.0 or app@latest";
     Target::parse_as(s, Part::Required, Part::Refused, form).map_err(spec_error)
+}
+
+fn parse_registry(s: &str) -> Result<String, String> {
+    crate::importmap::registry::parse_url(s)
 }
 
 fn parse_base(s: &str) -> Result<crate::importmap::Base, String> {

@@ -69,16 +69,19 @@ fn plain(roff: &str) -> String {
 /// `CCC_*` names in a text.
 fn ccc_vars(text: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("CCC_") {
-        let tail = &rest[at..];
-        let end = tail
-            .find(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
-            .unwrap_or(tail.len());
-        if end > "CCC_".len() {
-            found.insert(tail[..end].to_string());
+    // ccc's own, and npm's that it reads as npm does (`npm_config_registry`).
+    for prefix in ["CCC_", "npm_config_"] {
+        let mut rest = text;
+        while let Some(at) = rest.find(prefix) {
+            let tail = &rest[at..];
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            if end > prefix.len() {
+                found.insert(tail[..end].to_string());
+            }
+            rest = &tail[end..];
         }
-        rest = &tail[end..];
     }
     found
 }

@@ -556,3 +556,325 @@ fn chromium_runs_an_app_from_its_import_map_and_refuses_a_tampered_module() {
         started.elapsed().as_secs_f64()
     );
 }
+
+/// A stand-in npm registry on a local port: each package document of
+/// `documents` at `/NAME` (a scope's `/` as `%2f`, as npm asks), 404 for
+/// anything else. Returns its URL; it serves until the test ends.
+fn registry(documents: Vec<(&'static str, Value)>) -> String {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(&stream);
+            let mut line = String::new();
+            let _ = reader.read_line(&mut line);
+            // The rest of the head.
+            let mut header = String::new();
+            while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                header.clear();
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/");
+            let name = path.trim_start_matches('/').replace("%2f", "/");
+            let (status, body) = match documents.iter().find(|(n, _)| *n == name) {
+                Some((_, document)) => ("200 OK", document.to_string()),
+                None => ("404 Not Found", "{\"error\":\"Not found\"}".to_string()),
+            };
+            let mut stream = &stream;
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    url
+}
+
+/// An abbreviated package document, as the registry sends npm: one
+/// version, its dependencies and peers, `latest` on it.
+fn document(name: &str, version: &str, dependencies: Value, peers: Value) -> Value {
+    json!({
+        "name": name,
+        "dist-tags": {"latest": version},
+        "versions": {version: {
+            "name": name,
+            "version": version,
+            "dependencies": dependencies,
+            "peerDependencies": peers,
+        }}
+    })
+}
+
+/// The map lacks react-dom and a private package: `ccc importmap` lists
+/// them and, as the registry says, everything below react-dom (scheduler,
+/// loose-envify, js-tokens) at once, each with who wants it, and the
+/// `npm pack` line for them all; react, in the catalog but CommonJS, is
+/// left out of the map with the ES module builds to use instead, and
+/// `check` and publish say the same of react itself. `--offline` lists
+/// only what the map itself lacks.
+#[test]
+fn the_whole_lacking_tree_is_listed_at_once_and_commonjs_is_named() {
+    let ws = Workspace::new();
+    let cjs = "'use strict';\nmodule.exports = require('./cjs/react.production.min.js');\n";
+    ws.write(
+        "react/package.json",
+        r#"{"name": "react", "version": "18.3.1", "main": "index.js"}"#,
+    );
+    ws.write("react/index.js", cjs);
+    ws.write(
+        "react/cjs/react.production.min.js",
+        "exports.createElement = function () {};\n",
+    );
+    let out = ws.ok(&["publish", "react@18.3.1", "react"]);
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        summary
+            .contains("note: its entry point index.js is CommonJS, which a browser cannot import")
+            && summary.contains("preact/compat"),
+        "{summary}"
+    );
+    let checked = ws.json(&["check", "react@18.3.1", "--json"]);
+    assert_eq!(checked["commonjs_entry"]["file"], "index.js", "{checked}");
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"module": "main.js",
+               "dependencies": {"react": "^18.3.1", "react-dom": "^18.3.1", "@acme/ui": "^2.0.0"}}),
+        &[(
+            "main.js",
+            "import React from 'react';\nimport { createRoot } from 'react-dom/client';\n\
+             import '@acme/ui';\n",
+        )],
+    );
+    let url = registry(vec![
+        (
+            "react-dom",
+            document(
+                "react-dom",
+                "18.3.1",
+                json!({"loose-envify": "^1.1.0", "scheduler": "^0.23.2"}),
+                json!({"react": "^18.3.1"}),
+            ),
+        ),
+        (
+            "scheduler",
+            document(
+                "scheduler",
+                "0.23.2",
+                json!({"loose-envify": "^1.1.0"}),
+                json!({}),
+            ),
+        ),
+        (
+            "loose-envify",
+            document(
+                "loose-envify",
+                "1.4.0",
+                json!({"js-tokens": "^3.0.0 || ^4.0.0"}),
+                json!({}),
+            ),
+        ),
+        (
+            "js-tokens",
+            document("js-tokens", "4.0.0", json!({}), json!({})),
+        ),
+    ]);
+    let out = ws
+        .ccc()
+        .env_remove("CCC_OFFLINE")
+        .args(["importmap", "app@1.0.0", "--json", "--registry", &url])
+        .output()
+        .expect("run importmap");
+    assert_eq!(out.status.code(), Some(1));
+    let report: Value = serde_json::from_slice(&out.stdout).expect("importmap --json");
+    let lacking: Vec<(String, Value)> = report["lacking"]
+        .as_array()
+        .expect("lacking")
+        .iter()
+        .map(|l| {
+            (
+                l["package"].as_str().unwrap_or_default().to_string(),
+                l["version"].clone(),
+            )
+        })
+        .collect();
+    let at = |name: &str, version: Option<&str>| {
+        (name.to_string(), version.map_or(Value::Null, Value::from))
+    };
+    assert_eq!(
+        lacking,
+        vec![
+            at("@acme/ui", None),
+            at("react-dom", Some("18.3.1")),
+            at("loose-envify", Some("1.4.0")),
+            at("scheduler", Some("0.23.2")),
+            at("js-tokens", Some("4.0.0")),
+        ],
+        "react is in the catalog: not lacking; {report}"
+    );
+    assert_eq!(
+        report["lacking"][2]["wanted_by"],
+        json!([{"by": "react-dom@18.3.1", "range": "^1.1.0"}, {"by": "scheduler@0.23.2", "range": "^1.1.0"}])
+    );
+    let react = report["unresolved"]
+        .as_array()
+        .and_then(|all| all.iter().find(|u| u["specifier"] == "react"))
+        .expect("react is left out");
+    assert!(
+        react["reason"].as_str().is_some_and(|r| r
+            .contains("react@18.3.1's index.js is CommonJS, which a browser cannot import")
+            && r.contains("preact/compat")),
+        "{react}"
+    );
+    assert_eq!(
+        report["importmap"]["imports"].get("react"),
+        None,
+        "{report}"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: npm registry: @acme/ui is not in the registry either"),
+        "{stderr}"
+    );
+
+    let out = ws
+        .ccc()
+        .env_remove("CCC_OFFLINE")
+        .args(["importmap", "app@1.0.0", "--registry", &url])
+        .output()
+        .expect("run importmap");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "  loose-envify@1.4.0  for react-dom@18.3.1 (^1.1.0), scheduler@0.23.2 (^1.1.0)"
+        ) && stderr.contains(
+            "npm pack --silent '@acme/ui@^2.0.0' react-dom@18.3.1 loose-envify@1.4.0 \
+                 scheduler@0.23.2 js-tokens@4.0.0 | xargs -n1 ccc --db"
+        ),
+        "{stderr}"
+    );
+    // Offline (as every other test runs): the map's own lacks, by range.
+    let out = ws.fails(&["importmap", "app@1.0.0"], 1);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--offline")
+            && stderr.contains("npm pack --silent '@acme/ui@^2.0.0' 'react-dom@^18.3.1' |"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("scheduler"), "{stderr}");
+    // A registry that is not there is said so; the map's lacks are listed.
+    let out = ws
+        .ccc()
+        .env_remove("CCC_OFFLINE")
+        .args([
+            "importmap",
+            "app@1.0.0",
+            "--registry",
+            "http://127.0.0.1:9/",
+        ])
+        .output()
+        .expect("run importmap");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: npm registry: http://127.0.0.1:9/react-dom")
+            && stderr.contains("'react-dom@^18.3.1'"),
+        "{stderr}"
+    );
+    let out = ws.fails(&["importmap", "app@1.0.0", "--registry", "ftp://x"], 2);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("is not an http:// or https:// URL"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The real npm registry and react 18: an app that imports react-dom,
+/// with only react published, gets the whole tree react-dom needs listed
+/// at once (scheduler, loose-envify, js-tokens), and running the `npm
+/// pack` line `ccc importmap` prints fetches and publishes every one of
+/// them, after which nothing lacks; react and react-dom are still left
+/// out of the map, as CommonJS a browser cannot import. Needs npm, the
+/// registry and `CCC_TEST_REACT` (`npm pack react@18.3.1`).
+#[test]
+#[ignore = "needs the npm registry, npm and CCC_TEST_REACT; .ci/run provides them"]
+fn registry_lists_react_dom_s_whole_tree_and_its_npm_pack_line_publishes_it() {
+    let ws = Workspace::new();
+    ws.ok(&["publish", &tarball("CCC_TEST_REACT"), "--quiet"]);
+    publish(
+        &ws,
+        "app",
+        "1.0.0",
+        json!({"module": "main.js", "dependencies": {"react": "^18.3.1", "react-dom": "^18.3.1"}}),
+        &[(
+            "main.js",
+            "import React from 'react';\nimport { createRoot } from 'react-dom/client';\n",
+        )],
+    );
+    let importmap = |ws: &Workspace| {
+        ws.ccc()
+            .env_remove("CCC_OFFLINE")
+            .args(["importmap", "app@1.0.0", "--json"])
+            .output()
+            .expect("run importmap")
+    };
+    let out = importmap(&ws);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("importmap --json");
+    let lacking: Vec<&str> = report["lacking"]
+        .as_array()
+        .expect("lacking")
+        .iter()
+        .filter_map(|l| l["package"].as_str())
+        .collect();
+    for needed in ["react-dom", "scheduler", "loose-envify", "js-tokens"] {
+        assert!(lacking.contains(&needed), "{needed}: {report}");
+    }
+    assert!(!lacking.contains(&"react"), "{report}");
+    let out = ws
+        .ccc()
+        .env_remove("CCC_OFFLINE")
+        .args(["importmap", "app@1.0.0"])
+        .output()
+        .expect("run importmap");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.trim_start().starts_with("npm pack "))
+        .unwrap_or_else(|| panic!("no npm pack line in\n{stderr}"))
+        .trim()
+        .to_string();
+    // As a user runs it: in a folder of their own, ccc on the PATH.
+    let bin = crate::util::ccc_path();
+    let path = format!(
+        "{}:{}",
+        bin.parent().expect("ccc's folder").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    ws.write("fetch/.keep", "");
+    let status = std::process::Command::new("sh")
+        .args(["-c", &line])
+        .current_dir(ws.path().join("fetch"))
+        .env("PATH", path)
+        .env_remove("CCC_DB_PATH")
+        .status()
+        .expect("run the npm pack line");
+    assert!(status.success(), "{line}");
+    let out = importmap(&ws);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("importmap --json");
+    assert_eq!(report["lacking"], json!([]), "{report}");
+    let reasons: Vec<&str> = report["unresolved"]
+        .as_array()
+        .expect("unresolved")
+        .iter()
+        .filter_map(|u| u["reason"].as_str())
+        .collect();
+    assert_eq!(reasons.len(), 2, "{report}");
+    assert!(
+        reasons
+            .iter()
+            .all(|r| r.contains("is CommonJS, which a browser cannot import")),
+        "{report}"
+    );
+}

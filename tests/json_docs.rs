@@ -422,6 +422,7 @@ fn the_documented_json_is_the_printed_json() {
         ("ccc check DIR|FILE|PKG@VERSION --json", "problems"),
         ("ccc importmap PKG@VERSION --json", "dependencies"),
         ("ccc importmap PKG@VERSION --json", "unresolved"),
+        ("ccc importmap PKG@VERSION --json", "lacking"),
         ("ccc export [PKG[@VERSION]] DIR --json", "siblings_skipped"),
         ("ccc inspect PKG@VERSION/PATH --json", "same_content"),
         ("ccc diff PKG@VERSION [PKG@]VERSION --json", "added"),

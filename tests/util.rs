@@ -319,10 +319,17 @@ pub fn ccc_path() -> PathBuf {
 pub fn hermetic(cmd: &mut std::process::Command) {
     for (key, _) in std::env::vars_os() {
         let Some(key) = key.to_str() else { continue };
-        if key.starts_with("CCC_") || key == "NO_COLOR" || key == "COLUMNS" {
+        if key.starts_with("CCC_")
+            || key.starts_with("npm_config_")
+            || key == "NO_COLOR"
+            || key == "COLUMNS"
+        {
             cmd.env_remove(key);
         }
     }
+    // `ccc importmap` asks the npm registry what a lacking package needs;
+    // a test that wants that names its registry and removes this.
+    cmd.env("CCC_OFFLINE", "1");
 }
 
 /// Who runs a `ccc` started by [`ccc_as`].

@@ -568,9 +568,9 @@ struct Processed {
     /// What the file references, read while its bytes were in memory
     /// (`refs`); resolved once every path of the version is known. None
     /// for a file not read for references.
-    references: Option<Vec<crate::refs::Reference>>,
-    /// The `main` of the version's `package.json`, when this file is it.
-    main: Option<String>,
+    references: Option<crate::refs::Extracted>,
+    /// The bytes of the version's `package.json`, when this file is it.
+    manifest: Option<Vec<u8>>,
 }
 
 /// Where a file's content comes from.
@@ -921,8 +921,9 @@ fn check_references(
 ) -> Result<crate::refs::check::Report> {
     let paths: Vec<String> = collected.rows.iter().map(|row| row.0.clone()).collect();
     let read = std::mem::take(&mut collected.references);
-    let main = collected.main.take();
-    let report = crate::refs::check::resolve_all(package, &version.to_string(), &paths, read, main);
+    let manifest = collected.manifest.clone();
+    let report =
+        crate::refs::check::resolve_all(package, &version.to_string(), paths, read, manifest);
     if strict && let Some(first) = report.problems.first() {
         return Err(Error::BrokenReferences {
             package: package.clone(),
@@ -1121,9 +1122,9 @@ struct Collected {
     brotli: BrotliGroup,
     chunked: Group,
     /// The references of each file that has any.
-    references: Vec<(String, Vec<crate::refs::Reference>)>,
-    /// The `main` of the version's `package.json` (`require('./')`).
-    main: Option<String>,
+    references: Vec<(String, crate::refs::Extracted)>,
+    /// The version's `package.json`, as published.
+    manifest: Option<Vec<u8>>,
 }
 
 impl<'t> Blobs<'t> {
@@ -1158,8 +1159,8 @@ impl<'t> Blobs<'t> {
             &Content::Stored(id, stored) => (Kind::Stored, Some((id, stored))),
             Content::Repeated => (Kind::Repeated, None),
         };
-        if done.main.is_some() {
-            self.collected.main = done.main;
+        if done.manifest.is_some() {
+            self.collected.manifest = done.manifest;
         }
         if let Some(references) = done.references {
             self.collected
@@ -1438,7 +1439,7 @@ fn process(
             content,
             // Never read whole, so never parsed.
             references: None,
-            main: None,
+            manifest: None,
         });
     }
     let owned;
@@ -1458,17 +1459,14 @@ fn process(
     })?;
     let references = (work.check && crate::refs::check::is_read(&file.path))
         .then(|| crate::refs::extract(&file.path, bytes));
-    let main = work
-        .check
-        .then(|| crate::refs::check::main_of(&file.path, bytes))
-        .flatten();
+    let manifest = (file.path == "package.json").then(|| bytes.to_vec());
     Ok(Processed {
         path: file.path.clone(),
         sha256,
         raw_size: bytes.len() as u64,
         content,
         references,
-        main,
+        manifest,
     })
 }
 

@@ -9,6 +9,7 @@ use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog, archive, chunks};
 use crate::cli::ReferencesArgs;
 use crate::error::{Error, Result};
+use crate::importmap::commonjs::note_commonjs_entry;
 use crate::output;
 use crate::refs::check::{self, Report, is_read};
 use crate::spec::{Part, Target};
@@ -90,6 +91,9 @@ fn summary(name: &str, report: &Report) -> String {
     if let Some(hint) = report.root_path_hint() {
         lines.push(format!("  hint: {hint}"));
     }
+    if let Some(entry) = &report.commonjs_entry {
+        lines.push(format!("  note: {entry}"));
+    }
     lines.join("\n")
 }
 
@@ -126,12 +130,14 @@ fn check_dir(db: &Path, dir: &Path) -> Result<Report> {
     )?;
     let (package, version) = identity_at(dir);
     let paths: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
-    check::check(&package, &version, &paths, |path| {
+    let mut report = check::check(&package, &version, &paths, |path| {
         let full = dir.join(path);
         std::fs::read(&full)
             .map(Some)
             .map_err(|e| Error::io(full, e))
-    })
+    })?;
+    note_commonjs_entry(&package, &mut report);
+    Ok(report)
 }
 
 /// The package and version the folder's package.json names, for URLs
@@ -185,7 +191,9 @@ fn check_archive(path: &Path) -> Result<Report> {
         .into_iter()
         .filter_map(|(p, b)| b.map(|b| (p, b)))
         .collect();
-    check::check(&package, &version, &paths, |p| Ok(bytes.remove(p)))
+    let mut report = check::check(&package, &version, &paths, |p| Ok(bytes.remove(p)))?;
+    note_commonjs_entry(&package, &mut report);
+    Ok(report)
 }
 
 /// A version in the catalog, each file read decoded.
@@ -197,11 +205,12 @@ fn check_catalog(db: &Path, target: &Target) -> Result<(String, Report)> {
     let by_path: std::collections::HashMap<&str, _> =
         files.iter().map(|f| (f.path.as_str(), f)).collect();
     let exact = version.version.to_string();
-    let report = check::check(&target.package, &exact, &paths, |path| {
+    let mut report = check::check(&target.package, &exact, &paths, |path| {
         match by_path.get(path) {
             Some(file) => catalog.decoded(file).map(Some),
             None => Ok(None),
         }
     })?;
+    note_commonjs_entry(&target.package, &mut report);
     Ok((format!("{}@{exact}", target.package), report))
 }

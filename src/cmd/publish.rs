@@ -186,7 +186,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         }
     };
     bar.clear();
-    let report = match result {
+    let mut report = match result {
         Ok(report) => report,
         Err(e) => {
             // A first publish that failed leaves no empty catalog behind.
@@ -197,6 +197,9 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             return Err(e);
         }
     };
+    if let Some(checked) = &mut report.references {
+        crate::importmap::commonjs::note_commonjs_entry(&report.package, checked);
+    }
     // Committed: the version is published whatever comes next, so Ctrl-C
     // no longer cuts the reads that follow short (it still ends the
     // closing checkpoint, see `catalog`).
@@ -374,6 +377,9 @@ fn summary(report: &publish::Report) -> String {
         }
         if let Some(hint) = checked.root_path_hint() {
             lines.push(format!("    hint: {hint}"));
+        }
+        if let Some(entry) = &checked.commonjs_entry {
+            lines.push(format!("    note: {entry}"));
         }
     }
     if !report.skipped.is_empty() {

@@ -55,7 +55,9 @@
 //! only `smallvec` and `thiserror`, both already in ccc's tree; the
 //! older `node-semver` brings `nom` and `miette` for the same.
 
+pub mod commonjs;
 pub mod manifest;
+pub mod registry;
 
 use crate::catalog::Catalog;
 use crate::catalog::query::{AssetRow, Page, StoredLink};
@@ -159,6 +161,11 @@ pub struct Unresolved {
     /// The range its `package.json` gives the package, if it gives one.
     pub range: Option<String>,
     pub reason: String,
+    /// The package the catalog lacks (no version at all, or none in the
+    /// range), with the range asked: what `ccc importmap` looks up in the
+    /// npm registry, with its own dependencies.
+    #[serde(skip)]
+    pub lacking: Option<(String, String)>,
 }
 
 impl std::fmt::Display for Unresolved {
@@ -194,7 +201,7 @@ pub fn generate(catalog: &Catalog, root: VersionRow, options: &Options) -> Resul
         why: format!("its package.json {why}"),
     })?;
     let root = walk.add(root, manifest)?;
-    walk.map_own_entries(root);
+    walk.map_own_entries(root)?;
     let files: Vec<String> = walk.nodes[root].paths().map(String::from).collect();
     for file in &files {
         walk.trace(root, file);
@@ -253,6 +260,8 @@ struct Walk<'a> {
     asked: HashSet<(usize, String)>,
     /// Importer node, specifier, URL.
     resolved: Vec<(usize, String, String)>,
+    /// Whether a file of a node is CommonJS, once read.
+    commonjs: HashMap<(usize, String), bool>,
     /// Relative imports that name a file other than their own path (no
     /// extension, a folder): node, the path as written, the file.
     renamed: Vec<(usize, String, String)>,
@@ -270,6 +279,7 @@ impl<'a> Walk<'a> {
             pending: VecDeque::new(),
             asked: HashSet::new(),
             resolved: Vec::new(),
+            commonjs: HashMap::new(),
             renamed: Vec::new(),
             unresolved: Vec::new(),
         }
@@ -348,14 +358,19 @@ impl<'a> Walk<'a> {
     }
 
     /// The root version's own entry points, at the top of the map; an
-    /// entry naming a file it does not hold is unresolved.
-    fn map_own_entries(&mut self, root: usize) {
+    /// entry naming a file it does not hold, or a CommonJS one, is
+    /// unresolved.
+    fn map_own_entries(&mut self, root: usize) -> Result<()> {
         let node = &self.nodes[root];
         let paths: Vec<&str> = node.paths().collect();
-        let (entries, failed) = node.manifest.entries(&paths);
+        let (entries, mut failed) = node.manifest.entries(&paths);
         let (package, version) = (node.row.package.clone(), node.version());
         for entry in entries {
             let (specifier, url) = match entry {
+                Entry::File { subpath, file } if self.is_commonjs(root, &file)? => {
+                    failed.push((subpath, commonjs_reason(&package, &version, &file)));
+                    continue;
+                }
                 Entry::File { subpath, file } => (
                     specifier(&package, &subpath),
                     self.base.url(&package, &version, &file),
@@ -375,8 +390,35 @@ impl<'a> Walk<'a> {
                 file: "package.json".into(),
                 range: None,
                 reason,
+                lacking: None,
             });
         }
+        Ok(())
+    }
+
+    /// Whether `file` of `node` is CommonJS (see [`commonjs`]): a file with
+    /// a static `import` or `export … from` is a module without reading
+    /// it; any other script is read and parsed, once.
+    fn is_commonjs(&mut self, node: usize, file: &str) -> Result<bool> {
+        let key = (node, file.to_string());
+        if let Some(&known) = self.commonjs.get(&key) {
+            return Ok(known);
+        }
+        let n = &self.nodes[node];
+        let module = n
+            .imports
+            .get(file)
+            .is_some_and(|links| links.iter().any(|l| l.kind == "import"));
+        let answer = match n.file(file) {
+            Some(row) if !module && row.content_type.starts_with("text/javascript") => {
+                let bytes = self.catalog.decoded(row)?;
+                std::str::from_utf8(&bytes)
+                    .is_ok_and(|text| crate::refs::js::is_commonjs(file, text))
+            }
+            _ => false,
+        };
+        self.commonjs.insert(key, answer);
+        Ok(answer)
     }
 
     /// Follows `file` of `node` and every file it imports relatively,
@@ -430,6 +472,7 @@ impl<'a> Walk<'a> {
             file: import.file.clone(),
             range: None,
             reason: String::new(),
+            lacking: None,
         };
         let Some((name, subpath)) = split(&import.specifier) else {
             unresolved.reason = "not a package name".into();
@@ -441,9 +484,16 @@ impl<'a> Walk<'a> {
         } else {
             let range = importer.manifest.range(name).map(String::from);
             unresolved.range = range.clone();
-            match self.choose(name, range.as_deref().unwrap_or("*"))? {
+            let wanted = range.as_deref().unwrap_or("*");
+            match self.choose(name, wanted)? {
                 Ok(row) => self.add_dependency(row)?,
-                Err(reason) => {
+                Err(Choice::Lacking(reason)) => {
+                    unresolved.reason = reason;
+                    unresolved.lacking = Some((name.to_string(), wanted.to_string()));
+                    self.unresolved.push(unresolved);
+                    return Ok(());
+                }
+                Err(Choice::NotARange(reason)) => {
                     unresolved.reason = reason;
                     self.unresolved.push(unresolved);
                     return Ok(());
@@ -451,14 +501,20 @@ impl<'a> Walk<'a> {
             }
         };
         let node = &self.nodes[target];
-        match node.manifest.resolve(&subpath, |p| node.file(p).is_some()) {
+        let resolved = node.manifest.resolve(&subpath, |p| node.file(p).is_some());
+        let (package, version) = (node.row.package.clone(), node.version());
+        match resolved {
+            Ok(file) if self.is_commonjs(target, &file)? => {
+                unresolved.reason = commonjs_reason(&package, &version, &file);
+                self.unresolved.push(unresolved);
+            }
             Ok(file) => {
-                let url = self.base.url(&node.row.package, &node.version(), &file);
+                let url = self.base.url(&package, &version, &file);
                 self.resolved.push((import.importer, import.specifier, url));
                 self.trace(target, &file);
             }
             Err(why) => {
-                unresolved.reason = format!("{}@{}: {why}", node.row.package, node.version());
+                unresolved.reason = format!("{package}@{version}: {why}");
                 self.unresolved.push(unresolved);
             }
         }
@@ -471,15 +527,17 @@ impl<'a> Walk<'a> {
         &self,
         package: &str,
         range: &str,
-    ) -> Result<std::result::Result<VersionRow, String>> {
+    ) -> Result<std::result::Result<VersionRow, Choice>> {
         let versions = self.catalog.versions(package)?;
         if versions.is_empty() {
-            return Ok(Err(format!("{package} is not in the catalog")));
+            return Ok(Err(Choice::Lacking(format!(
+                "{package} is not in the catalog"
+            ))));
         }
         let Ok(allowed) = nodejs_semver::Range::parse(range) else {
-            return Ok(Err(format!(
+            return Ok(Err(Choice::NotARange(format!(
                 "`{range}` is not a version range (a tag, a path or a URL names no version of the catalog)"
-            )));
+            ))));
         };
         let newest = versions.iter().find(|v| {
             nodejs_semver::Version::parse(v.version.to_string())
@@ -498,10 +556,10 @@ impl<'a> Walk<'a> {
                 } else {
                     ""
                 };
-                Ok(Err(format!(
+                Ok(Err(Choice::Lacking(format!(
                     "no version of {package} in the catalog satisfies {range} (it has {}{more})",
                     held.join(", ")
-                )))
+                ))))
             }
         }
     }
@@ -603,6 +661,22 @@ impl<'a> Walk<'a> {
             })
             .collect()
     }
+}
+
+/// Why the catalog has no version of a package to map.
+enum Choice {
+    /// None at all, or none the range allows: the registry may have it.
+    Lacking(String),
+    /// The range is no range (a tag, a path, a URL).
+    NotARange(String),
+}
+
+/// Why a CommonJS file is left out of the map.
+fn commonjs_reason(package: &str, version: &str, file: &str) -> String {
+    format!(
+        "{package}@{version}'s {file} is CommonJS, which a browser cannot import; {}",
+        commonjs::alternatives(package)
+    )
 }
 
 /// `package` and a subpath of it (`.`, `./x`, `./x/`) as a specifier

@@ -2,7 +2,7 @@
 //! against all the version's paths, counted by [`Class`], and the
 //! problems listed where they are written.
 
-use super::{Class, Kind, Reference, Version};
+use super::{Class, Extracted, Kind, Version};
 use serde::Serialize;
 
 /// How many references fell in each class.
@@ -87,6 +87,40 @@ pub struct Report {
     /// Every reference, resolved (not printed: publish stores them).
     #[serde(skip)]
     pub links: Vec<Link>,
+    /// The scripts read that are CommonJS, by path.
+    #[serde(skip)]
+    pub commonjs: Vec<String>,
+    /// Every path of the version.
+    #[serde(skip)]
+    pub paths: Vec<String>,
+    /// The root `package.json` as read, when there is one.
+    #[serde(skip)]
+    pub manifest: Option<Vec<u8>>,
+    /// The version's entry point (what `import 'PKG'` loads), when it is
+    /// CommonJS, which a browser cannot import; filled in by
+    /// `importmap::note_commonjs_entry`, which reads the manifest as
+    /// import maps do.
+    pub commonjs_entry: Option<CommonJsEntry>,
+}
+
+/// An entry point a browser cannot import.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CommonJsEntry {
+    /// The file `import 'PKG'` loads.
+    pub file: String,
+    /// The ES module builds to use instead, in words.
+    pub alternatives: String,
+}
+
+impl std::fmt::Display for CommonJsEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "its entry point {} is CommonJS, which a browser cannot import (`import` of it \
+             fails: no export named 'default'); {}",
+            self.file, self.alternatives
+        )
+    }
 }
 
 impl std::fmt::Display for Problem {
@@ -163,41 +197,51 @@ pub fn check(
     mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
 ) -> crate::error::Result<Report> {
     let mut read_files = Vec::new();
-    let mut main = None;
+    let mut manifest = None;
     for path in paths.iter().filter(|p| is_read(p)) {
         crate::interrupt::check()?;
         let Some(bytes) = read(path)? else { continue };
-        main = main.or_else(|| main_of(path, &bytes));
+        if path == "package.json" {
+            manifest = Some(bytes.clone());
+        }
         read_files.push((path.clone(), super::extract(path, &bytes)));
     }
-    Ok(resolve_all(package, version, paths, read_files, main))
-}
-
-/// The `main` of the version's `package.json`, when `path` is it.
-pub fn main_of(path: &str, bytes: &[u8]) -> Option<String> {
-    (path == "package.json")
-        .then(|| std::str::from_utf8(bytes).ok().and_then(super::json::main))
-        .flatten()
+    Ok(resolve_all(
+        package,
+        version,
+        paths.to_vec(),
+        read_files,
+        manifest,
+    ))
 }
 
 /// Resolves the references `read` found in each file read (by path)
-/// against every path of the version `package@version`, whose
-/// `package.json` names `main` (what `require('./')` at the root loads).
+/// against every path of the version `package@version`, whose root
+/// `package.json` is `manifest` (its `main` is what `require('./')` at
+/// the root loads).
 pub fn resolve_all(
     package: &str,
     version: &str,
-    paths: &[String],
-    read: Vec<(String, Vec<Reference>)>,
-    main: Option<String>,
+    paths: Vec<String>,
+    read: Vec<(String, Extracted)>,
+    manifest: Option<Vec<u8>>,
 ) -> Report {
+    let main = manifest
+        .as_deref()
+        .and_then(|bytes| std::str::from_utf8(bytes).ok())
+        .and_then(super::json::main);
     let files = Version::new(package, version, paths.iter().map(String::as_str)).with_main(main);
     let mut report = Report {
         file_count: paths.len() as u64,
         files_read: read.len() as u64,
+        manifest,
         ..Report::default()
     };
-    for (path, references) in read {
-        for reference in references {
+    for (path, extracted) in read {
+        if extracted.commonjs {
+            report.commonjs.push(path.clone());
+        }
+        for reference in extracted.references {
             let class = files.resolve(&path, &reference);
             report.references.add(&class);
             let problem = class.is_problem();
@@ -223,6 +267,8 @@ pub fn resolve_all(
     report
         .problems
         .sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    drop(files);
+    report.paths = paths;
     report
 }
 

@@ -13,7 +13,7 @@ use super::{Kind, Lines, Reference};
 use oxc_allocator::Allocator;
 use oxc_ast::ast::{
     Argument, CallExpression, ExportAllDeclaration, ExportFromDeclaration, Expression,
-    ImportDeclaration, ImportExpression, NewExpression,
+    IdentifierReference, ImportDeclaration, ImportExpression, NewExpression,
 };
 use oxc_ast_visit::{Visit, walk};
 use oxc_parser::Parser;
@@ -23,6 +23,26 @@ use oxc_span::{GetSpan, SourceType, Span};
 /// does not parse has none (the browser would not run it either; `check`
 /// reports it through the count of files read).
 pub fn references(path: &str, text: &str) -> Vec<Reference> {
+    read(path, text).references
+}
+
+/// Whether the script `text` at `path` is CommonJS: no `import` or
+/// `export` anywhere, and it names `require`, `module` or `exports` (a UMD
+/// bundle too). A browser that imports it as a module gets no exports
+/// from it (`does not provide an export named 'default'`), or fails on
+/// `require`.
+pub fn is_commonjs(path: &str, text: &str) -> bool {
+    read(path, text).commonjs
+}
+
+/// What reading a script found.
+pub(super) struct Read {
+    pub(super) references: Vec<Reference>,
+    pub(super) commonjs: bool,
+}
+
+/// Parses `text` once for [`references`] and [`is_commonjs`].
+pub(super) fn read(path: &str, text: &str) -> Read {
     let allocator = Allocator::default();
     // As a module first, the goal of today's front-end code; a file that
     // only parses as a script (CommonJS with sloppy-mode syntax) is read
@@ -34,12 +54,16 @@ pub fn references(path: &str, text: &str) -> Vec<Reference> {
         parsed = Parser::new(&allocator, text, module.with_script(true)).parse();
     }
     if parsed.panicked {
-        return Vec::new();
+        return Read {
+            references: Vec::new(),
+            commonjs: false,
+        };
     }
     let mut found = Found {
         text,
         lines: Lines::of(text),
         refs: Vec::new(),
+        names_commonjs: false,
     };
     found.visit_program(&parsed.program);
     if let Some(comment) = parsed.program.comments.last() {
@@ -49,7 +73,10 @@ pub fn references(path: &str, text: &str) -> Vec<Reference> {
             found.push_at(Kind::SourceMap, url.to_string(), offset, false);
         }
     }
-    found.refs
+    Read {
+        commonjs: found.names_commonjs && !parsed.module_record.has_module_syntax,
+        references: found.refs,
+    }
 }
 
 /// The URL of a `# sourceMappingURL=URL` (or the older `@`) comment's
@@ -67,6 +94,9 @@ struct Found<'t> {
     text: &'t str,
     lines: Lines,
     refs: Vec<Reference>,
+    /// `require`, `module` or `exports` is used (as a free name; a local
+    /// of that name is rare enough to count too).
+    names_commonjs: bool,
 }
 
 impl Found<'_> {
@@ -117,6 +147,12 @@ fn first<'b, 'a>(arguments: &'b [Argument<'a>]) -> Option<&'b Expression<'a>> {
 }
 
 impl<'a> Visit<'a> for Found<'_> {
+    fn visit_identifier_reference(&mut self, it: &IdentifierReference<'a>) {
+        if matches!(it.name.as_str(), "require" | "module" | "exports") {
+            self.names_commonjs = true;
+        }
+    }
+
     fn visit_import_declaration(&mut self, it: &ImportDeclaration<'a>) {
         self.push_at(
             Kind::Import,
@@ -257,6 +293,28 @@ const s = "import('./in-a-string.js')";
                 (Kind::Require, "./".into(), false),
             ]
         );
+    }
+
+    #[test]
+    fn commonjs_is_told_from_modules_and_plain_scripts() {
+        // react@18.3.1's index.js, and a UMD bundle.
+        let react = "'use strict';\nif (process.env.NODE_ENV === 'production') {\n\
+                     module.exports = require('./cjs/react.production.min.js');\n}\n";
+        assert!(is_commonjs("index.js", react));
+        let umd = "(function (global, factory) { typeof exports === 'object' && \
+                   typeof module !== 'undefined' ? factory(exports) : factory(global.X = {}); \
+                   }(this, function (exports) { exports.x = 1; }));";
+        assert!(is_commonjs("x.umd.js", umd));
+        assert!(is_commonjs("a.cjs", "exports.a = 1;"));
+        // A module that mentions them is still a module; a script that
+        // names none is a plain script (a polyfill), which imports fine.
+        assert!(!is_commonjs(
+            "a.js",
+            "export const m = typeof module === 'object';"
+        ));
+        assert!(!is_commonjs("a.js", "import x from './x.js'; x(require);"));
+        assert!(!is_commonjs("polyfill.js", "window.thing = 1;"));
+        assert!(!is_commonjs("broken.js", "module.exports = {"));
     }
 
     #[test]

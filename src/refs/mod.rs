@@ -169,23 +169,42 @@ impl Class {
     }
 }
 
+/// What reading one file found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Extracted {
+    pub references: Vec<Reference>,
+    /// A script that is CommonJS ([`js::is_commonjs`]), which a browser
+    /// cannot import.
+    pub commonjs: bool,
+}
+
 /// The references of the file at `path` (in the version) whose bytes are
 /// `bytes`, by its type; none for a type that names no file or bytes that
 /// do not parse.
-pub fn extract(path: &str, bytes: &[u8]) -> Vec<Reference> {
+pub fn extract(path: &str, bytes: &[u8]) -> Extracted {
     let Ok(text) = std::str::from_utf8(bytes) else {
-        return Vec::new();
+        return Extracted::default();
     };
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = name.rsplit_once('.').map_or("", |(_, e)| e);
-    match extension.to_ascii_lowercase().as_str() {
-        "js" | "mjs" | "cjs" | "jsx" => js::references(path, text),
+    let references = match extension.to_ascii_lowercase().as_str() {
+        "js" | "mjs" | "cjs" | "jsx" => {
+            let read = js::read(path, text);
+            return Extracted {
+                references: read.references,
+                commonjs: read.commonjs,
+            };
+        }
         "css" => css::references(text),
         "html" | "htm" => html::references(text),
         "webmanifest" => json::manifest_icons(text),
         "json" if name == "manifest.json" => json::manifest_icons(text),
         "json" if path == "package.json" => json::package_entries(text),
         _ => Vec::new(),
+    };
+    Extracted {
+        references,
+        commonjs: false,
     }
 }
 
