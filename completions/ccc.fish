@@ -184,7 +184,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l tls-key -d 'The PEM pr
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l access-log -d 'Print a line to stdout for every request, in --log-format'
-complete -c ccc -n "__fish_ccc_using_subcommand serve" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Not needed under systemd socket activation, which passes the socket itself'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server\'s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
@@ -244,7 +244,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the spe
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l access-log -d 'Print a line to stdout for every request, in --log-format'
-complete -c ccc -n "__fish_ccc_using_subcommand causal" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Not needed under systemd socket activation, which passes the socket itself'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server\'s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'

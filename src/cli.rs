@@ -876,8 +876,13 @@ pub struct ServerArgs {
     pub tls_key: Option<PathBuf>,
 
     /// Share the port with other processes that set it too (SO_REUSEPORT),
-    /// so a new `ccc serve` can start before the old one stops. Not needed
-    /// under systemd socket activation, which passes the socket itself.
+    /// so a new `ccc serve` can start before the old one stops. Both must
+    /// set it. For such a handover to drop nothing, Linux needs
+    /// net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf);
+    /// with its default, 0, the connections queued on the old server's
+    /// socket when it closes are reset, and serve warns at start. Not
+    /// needed under systemd socket activation, which passes the socket
+    /// itself.
     #[arg(long)]
     pub reuse_port: bool,
 }

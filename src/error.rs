@@ -216,6 +216,10 @@ pub enum Error {
         addr: SocketAddr,
         #[source]
         source: std::io::Error,
+        /// `--reuse-port` was given.
+        reuse_port: bool,
+        /// Who holds the port, when it is in use.
+        holder: Option<crate::transport::holder::Holder>,
     },
 
     #[error("cannot write to standard output: {0}")]
@@ -358,7 +362,12 @@ impl Error {
             Error::TagNotFound { package, .. } => {
                 Some(format!("`ccc tag ls {package}` lists its dist-tags"))
             }
-            Error::Bind { addr, source } => bind_hint(*addr, source),
+            Error::Bind {
+                addr,
+                source,
+                reuse_port,
+                holder,
+            } => bind_hint(*addr, source, *reuse_port, holder.as_ref()),
             Error::NoLoad { addr, external: true, .. } => Some(format!(
                 "start the load generator (wrk, oha, ...) against http://{addr} once ccc prints that address, or let ccc drive the server with --load builtin:8"
             )),
@@ -439,13 +448,43 @@ impl Error {
     }
 }
 
-/// What to try when a port cannot be bound.
-fn bind_hint(addr: SocketAddr, source: &std::io::Error) -> Option<String> {
+/// What to try when a port cannot be bound; `holder` is who holds it
+/// when it is in use, and whether it shares it (see `transport::holder`).
+fn bind_hint(
+    addr: SocketAddr,
+    source: &std::io::Error,
+    reuse_port: bool,
+    holder: Option<&crate::transport::holder::Holder>,
+) -> Option<String> {
     use std::io::ErrorKind;
+    let port = addr.port();
     match source.kind() {
+        ErrorKind::AddrInUse if reuse_port => {
+            let who = holder.map_or("a program".to_string(), |h| h.describe());
+            let ccc = holder
+                .and_then(|h| h.process.as_ref())
+                .is_some_and(|(_, name)| name == "ccc");
+            let why = match ccc {
+                true => "started without --reuse-port",
+                false => "without sharing it (no SO_REUSEPORT, or another user's)",
+            };
+            Some(format!(
+                "{who} listens on port {port}, {why}: a handover needs both servers to set \
+                 --reuse-port. Stop that one first, or restart it once with --reuse-port \
+                 (socket activation, examples/deploy/ccc.socket, needs neither)"
+            ))
+        }
+        ErrorKind::AddrInUse if holder.is_some_and(|h| h.shares) => Some(format!(
+            "{} listens on port {port} with --reuse-port: start this one with --reuse-port too \
+             to serve beside it, or pick another port with --port",
+            holder.map_or("a program".to_string(), |h| h.describe())
+        )),
         ErrorKind::AddrInUse => Some(format!(
-            "another program listens on port {}; pick another with --port (0 picks a free one)",
-            addr.port()
+            "{} listens on port {port}; pick another with --port (0 picks a free one)",
+            match holder.and_then(|h| h.process.as_ref()) {
+                Some(_) => holder.map_or(String::new(), |h| h.describe()),
+                None => "another program".to_string(),
+            }
         )),
         ErrorKind::PermissionDenied if addr.port() < 1024 => Some(
             "ports below 1024 need extra privileges; use a higher --port (the default is 8333)"
@@ -489,6 +528,8 @@ mod tests {
         let e = Error::Bind {
             addr,
             source: std::io::Error::from(std::io::ErrorKind::AddrInUse),
+            reuse_port: false,
+            holder: None,
         };
         assert!(
             e.to_string()

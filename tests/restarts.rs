@@ -10,8 +10,12 @@
 //! - `--reuse-port`: the new process binds the same port beside the old
 //!   one, then the old one is stopped. The kernel hands connections still
 //!   queued on a closing listener to the other one only with
-//!   `net.ipv4.tcp_migrate_req = 1`; the test sets it (as root) and puts
-//!   it back.
+//!   `net.ipv4.tcp_migrate_req = 1`, which examples/deploy/60-ccc-reuse-port.conf
+//!   sets: the test applies that file (as root) and nothing may fail.
+//!   With the kernel's default, 0, it runs again and checks what the
+//!   README promises then: the server warns at start, and the only
+//!   failures are connections reset before any answer (the ones queued
+//!   on the old listener as it closed), never an answer cut short.
 //!
 //! Heavy (about a minute): run in release by .ci/run,
 //! `cargo test --release --test main restarts -- --ignored --nocapture`.
@@ -122,10 +126,10 @@ fn client(
         while !stop.load(Ordering::Relaxed) {
             // As HTTP clients do (curl, browsers), a kept connection the
             // server has closed meanwhile is not reused.
-            let conn = match stream.take().filter(still_open) {
-                Some(s) => s,
+            let (conn, fresh) = match stream.take().filter(still_open) {
+                Some(s) => (s, false),
                 None => match connect(addr) {
-                    Ok(s) => s,
+                    Ok(s) => (s, true),
                     Err(e) => {
                         tally.fail(e);
                         std::thread::sleep(Duration::from_millis(50));
@@ -149,10 +153,24 @@ fn client(
                 Ok((status, body, _)) => {
                     tally.fail(format!("{path}: {status} with {} bytes", body.len()));
                 }
+                // A new connection reset before any byte of its answer is
+                // the one kind a handover without tcp_migrate_req loses.
+                Err(e) if fresh && unanswered(&e) => {
+                    tally.fail(format!("{FRESH_RESET}{path}: {e}"))
+                }
                 Err(e) => tally.fail(format!("{path}: {e}")),
             }
         }
     })
+}
+
+/// How a failure of a new connection reset before its answer starts.
+const FRESH_RESET: &str = "new connection reset before any answer: ";
+
+/// Whether `exchange`'s error says the server reset or closed the
+/// connection before a byte of its answer.
+fn unanswered(e: &str) -> bool {
+    e == "closed without an answer" || e.ends_with(" after 0 bytes") || e.starts_with("sending: ")
 }
 
 fn site(ws: &Workspace) -> Vec<u8> {
@@ -166,8 +184,14 @@ fn site(ws: &Workspace) -> Vec<u8> {
 }
 
 /// Runs the clients through `restart` called `RESTARTS` times, and checks
-/// that nothing failed and that every round served requests.
-fn through_restarts(addr: SocketAddr, big: Vec<u8>, mut restart: impl FnMut()) {
+/// that every round served requests and that nothing failed but what
+/// `allowed` lets through.
+fn through_restarts(
+    addr: SocketAddr,
+    big: Vec<u8>,
+    allowed: impl Fn(&str) -> bool,
+    mut restart: impl FnMut(),
+) {
     let stop = Arc::new(AtomicBool::new(false));
     let tally = Arc::new(Tally::default());
     let mut clients: Vec<_> = (0..KEEP_ALIVE_CLIENTS)
@@ -224,11 +248,12 @@ fn through_restarts(addr: SocketAddr, big: Vec<u8>, mut restart: impl FnMut()) {
         tally.downloads.load(Ordering::Relaxed),
         failures.len()
     );
+    let unexpected: Vec<&String> = failures.iter().filter(|f| !allowed(f)).collect();
     assert!(
-        failures.is_empty(),
+        unexpected.is_empty(),
         "{} failed: {:?}",
-        failures.len(),
-        &failures[..failures.len().min(10)]
+        unexpected.len(),
+        &unexpected[..unexpected.len().min(10)]
     );
     assert!(tally.downloads.load(Ordering::Relaxed) >= DOWNLOADS as u64);
 }
@@ -257,29 +282,55 @@ fn socket_activation_restarts_drop_nothing() {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().expect("addr");
     let mut server = activated(&ws, &listener);
-    through_restarts(addr, big, || {
-        // systemctl restart: stop (the old process drains), then start.
-        sigterm(server.pid());
-        let exit = server
-            .wait_exit(Duration::from_secs(60))
-            .expect("the old server exits");
-        assert_eq!(exit.code(), Some(0), "{}", server.stderr());
-        server = activated(&ws, &listener);
-    });
+    through_restarts(
+        addr,
+        big,
+        |_| false,
+        || {
+            // systemctl restart: stop (the old process drains), then start.
+            sigterm(server.pid());
+            let exit = server
+                .wait_exit(Duration::from_secs(60))
+                .expect("the old server exits");
+            assert_eq!(exit.code(), Some(0), "{}", server.stderr());
+            server = activated(&ws, &listener);
+        },
+    );
 }
 
 /// Sets `net.ipv4.tcp_migrate_req` and puts the old value back on drop.
 struct MigrateRequests(Option<String>);
 
+const KNOB: &str = "/proc/sys/net/ipv4/tcp_migrate_req";
+
 impl MigrateRequests {
-    fn on() -> MigrateRequests {
-        const KNOB: &str = "/proc/sys/net/ipv4/tcp_migrate_req";
+    /// As examples/deploy/60-ccc-reuse-port.conf sets it (its `KEY =
+    /// VALUE` lines, as `sysctl -p` reads them), so the shipped file is
+    /// the one tested.
+    fn as_shipped() -> MigrateRequests {
+        let file = crate::util::repo_root().join("examples/deploy/60-ccc-reuse-port.conf");
+        let text = std::fs::read_to_string(&file).expect("the sysctl.d file");
+        let settings: Vec<(String, String)> = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with(';'))
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect();
+        assert_eq!(
+            settings,
+            [("net.ipv4.tcp_migrate_req".to_string(), "1".to_string())],
+            "{}",
+            file.display()
+        );
+        MigrateRequests::set(&settings[0].1)
+    }
+
+    fn set(value: &str) -> MigrateRequests {
         let old = std::fs::read_to_string(KNOB).ok();
-        if std::fs::write(KNOB, "1").is_err() {
-            eprintln!(
-                "cannot set {KNOB} (not root?): connections queued at a handover may be reset"
-            );
-        }
+        std::fs::write(KNOB, value).unwrap_or_else(|e| {
+            panic!("cannot set {KNOB} to {value} (this test runs as root): {e}")
+        });
         MigrateRequests(old)
     }
 }
@@ -287,20 +338,22 @@ impl MigrateRequests {
 impl Drop for MigrateRequests {
     fn drop(&mut self) {
         if let Some(old) = &self.0 {
-            let _ = std::fs::write("/proc/sys/net/ipv4/tcp_migrate_req", old.trim());
+            let _ = std::fs::write(KNOB, old.trim());
         }
     }
 }
 
-#[test]
-#[ignore = "a minute of restarts under load; .ci/run runs it in release"]
-fn reuse_port_handovers_drop_nothing() {
-    let _migrate = MigrateRequests::on();
+/// Three `--reuse-port` handovers under load: the new server starts
+/// beside the old one, then the old one is stopped. Failures `allowed`
+/// pass; the old server's start says whether it warned about
+/// tcp_migrate_req.
+fn handovers(allowed: impl Fn(&str) -> bool, warned: bool) {
     let ws = Workspace::new();
     let big = site(&ws);
     let mut server = Server::start(&ws, &["--reuse-port"]);
     let addr = server.addr;
-    through_restarts(addr, big, || {
+    let warning = "net.ipv4.tcp_migrate_req is 0";
+    through_restarts(addr, big, allowed, || {
         // The new process first, then the old one stops.
         let port = addr.port().to_string();
         let mut cmd = ws.ccc_std();
@@ -313,6 +366,71 @@ fn reuse_port_handovers_drop_nothing() {
             .wait_exit(Duration::from_secs(60))
             .expect("the old server exits");
         assert_eq!(exit.code(), Some(0), "{}", server.stderr());
+        assert_eq!(
+            server.stderr().contains(warning),
+            warned,
+            "{}",
+            server.stderr()
+        );
         server = next;
     });
+}
+
+#[test]
+#[ignore = "a minute of restarts under load; .ci/run runs it in release"]
+fn reuse_port_handovers_drop_nothing() {
+    let _migrate = MigrateRequests::as_shipped();
+    handovers(|_| false, false);
+}
+
+/// With the kernel's default the README's promise is smaller: the server
+/// warns at start, and a handover may reset the new connections queued
+/// on the old listener as it closes; nothing else fails.
+#[test]
+#[ignore = "a minute of restarts under load; .ci/run runs it in release"]
+fn reuse_port_handovers_without_migrate_req_reset_only_queued_connections() {
+    let _migrate = MigrateRequests::set("0");
+    handovers(|failure| failure.starts_with(FRESH_RESET), true);
+}
+
+/// A `--reuse-port` handover needs both servers to set it: beside a
+/// server started without it, the new one's error names that server and
+/// says so (not "another program listens"); the other way round, it says
+/// to add `--reuse-port`.
+#[test]
+fn reuse_port_beside_a_server_without_it_says_so() {
+    let ws = Workspace::new();
+    ws.write("dist/v.txt", "1.0.0");
+    ws.publish("site@1.0.0", "dist", &[]);
+    let mut plain = Server::start(&ws, &[]);
+    let port = plain.addr.port().to_string();
+    let out = ws.fails(&["serve", "--port", &port, "--reuse-port"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "ccc (pid {}) listens on port {port}, started without --reuse-port",
+            plain.pid()
+        )) && err.contains("restart it once with --reuse-port")
+            && !err.contains("another program"),
+        "{err}"
+    );
+    sigterm(plain.pid());
+    plain
+        .wait_exit(Duration::from_secs(30))
+        .expect("the server exits");
+    let mut sharing = Server::start(&ws, &["--reuse-port"]);
+    let port = sharing.addr.port().to_string();
+    let out = ws.fails(&["serve", "--port", &port], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "ccc (pid {}) listens on port {port} with --reuse-port",
+            sharing.pid()
+        )) && err.contains("start this one with --reuse-port too"),
+        "{err}"
+    );
+    sigterm(sharing.pid());
+    sharing
+        .wait_exit(Duration::from_secs(30))
+        .expect("the server exits");
 }

@@ -90,7 +90,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     }
     if config.reuse_port && !server.inherited() && listen::queued_connections_reset_on_close() {
         log::err(format_args!(
-            "warning: net.ipv4.tcp_migrate_req is 0, so connections queued on this port when this server stops are reset, not handed to the next one; `sysctl -w net.ipv4.tcp_migrate_req=1` makes --reuse-port handovers drop nothing"
+            "warning: net.ipv4.tcp_migrate_req is 0, so connections queued on this port when this server stops are reset, not handed to the next one; set it to 1 (examples/deploy/60-ccc-reuse-port.conf in /etc/sysctl.d/, or `sysctl -w net.ipv4.tcp_migrate_req=1`) for --reuse-port handovers that drop nothing"
         ));
     }
     if server.inherited() {

@@ -81,9 +81,12 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
     let mut listeners: Vec<TcpListener> = Vec::new();
     for mut addr in addrs {
         if let Some(first) = listeners.first() {
-            let bound = first
-                .local_addr()
-                .map_err(|source| Error::Bind { addr, source })?;
+            let bound = first.local_addr().map_err(|source| Error::Bind {
+                addr,
+                source,
+                reuse_port,
+                holder: None,
+            })?;
             addr.set_port(bound.port());
         }
         match listen::bind(addr, reuse_port) {
@@ -92,7 +95,16 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
                 if !listeners.is_empty()
                     && (e.kind() == std::io::ErrorKind::AddrNotAvailable
                         || e.raw_os_error() == Some(libc::EAFNOSUPPORT)) => {}
-            Err(source) => return Err(Error::Bind { addr, source }),
+            Err(source) => {
+                let holder = (source.kind() == std::io::ErrorKind::AddrInUse)
+                    .then(|| transport::holder::Holder::of(addr));
+                return Err(Error::Bind {
+                    addr,
+                    source,
+                    reuse_port,
+                    holder,
+                });
+            }
         }
     }
     if listeners.is_empty() {

@@ -32,6 +32,7 @@
 mod conn;
 mod h1;
 mod h2;
+pub mod holder;
 pub mod limits;
 pub mod listen;
 pub mod tls;
