@@ -43,37 +43,29 @@ pub(crate) fn suggest_packages(db: &std::path::Path, err: Error) -> Error {
     Error::PackageNotFound { package, similar }
 }
 
-/// The names in `names` closest to `wanted` by edit distance (ignoring
-/// case), at most three, when close enough to be a typo: a third of the
-/// name's characters, at least one.
-fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
+/// The names in `names` closest to `wanted` (ignoring case), at most
+/// three, when close enough to be a typo: an edit distance of a third of
+/// the name's characters, at least one, counting a swap of two
+/// neighbours as one edit (`wbe` for `web`), as strsim's
+/// Damerau-Levenshtein distance does.
+pub(crate) fn similar_names(wanted: &str, names: &[String]) -> Vec<String> {
     let wanted = wanted.to_lowercase();
-    let limit = (wanted.chars().count() / 3).max(1);
+    let length = wanted.chars().count();
+    let limit = (length / 3).max(1);
     let mut close: Vec<(usize, &String)> = names
         .iter()
-        .map(|name| (edit_distance(&wanted, &name.to_lowercase()), name))
+        // Lengths that differ by more than the limit are never close.
+        .filter(|name| name.chars().count().abs_diff(length) <= limit)
+        .map(|name| {
+            (
+                strsim::damerau_levenshtein(&wanted, &name.to_lowercase()),
+                name,
+            )
+        })
         .filter(|&(d, _)| d <= limit)
         .collect();
     close.sort();
     close.into_iter().take(3).map(|(_, n)| n.clone()).collect()
-}
-
-/// Levenshtein distance between `a` and `b`, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, &cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
 }
 
 /// `pkg@version[/path]` of `row`, naming what was asked for when it was a
@@ -153,21 +145,15 @@ fn print_purged(purged: &Purged) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::{edit_distance, similar_names};
-
-    #[test]
-    fn edit_distance_counts_characters() {
-        assert_eq!(edit_distance("reakt", "react"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-        assert_eq!(edit_distance("é", "e"), 1);
-    }
+    use super::similar_names;
 
     #[test]
     fn only_close_names_are_suggested() {
-        let names = ["react", "react-dom", "preact", "vue"].map(String::from);
+        let names = ["react", "react-dom", "preact", "vue", "web"].map(String::from);
         assert_eq!(similar_names("reakt", &names), ["react"]);
         assert_eq!(similar_names("React", &names), ["react", "preact"]);
+        assert_eq!(similar_names("wbe", &names), ["web"], "a swap is one edit");
+        assert_eq!(similar_names("vué", &names), ["vue"]);
         assert!(similar_names("angular", &names).is_empty());
         assert!(similar_names("xy", &names).is_empty());
     }
