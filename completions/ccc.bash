@@ -1236,6 +1236,7 @@ _ccc_with_catalog_names() {
         "tag rm") most=1 ;;
         "tag ls") most=1 ;;
         "rm") most=99 ;;
+        "gc") most=99 ;;
         "importmap") most=1 ;;
         "export") most=1 ;;
         esac

@@ -468,8 +468,18 @@ impl CheckArgs for RmArgs {
 /// resolves to and every version a dist-tag names are never removed,
 /// unless --keep 0 --delete-all-versions.
 /// --dry-run lists every version with why it would be kept or removed.
+///
+/// PKG-GLOB... limits the rules to the packages whose names match (`app`,
+/// `'@acme/*'`), so that a vendored library's versions are not judged by
+/// the app's rule; one that matches no package is an error. Content no
+/// version uses is dropped catalog-wide either way.
 #[derive(Debug, Args)]
 pub struct GcArgs {
+    /// Judge only these packages: names, or globs like `@acme/*` (quote
+    /// them from the shell) [default: every package].
+    #[arg(value_name = "PKG-GLOB", value_parser = parse_package_glob)]
+    pub packages: Vec<String>,
+
     /// Keep the N newest releases of each package, and the prereleases
     /// newer than them (0 only with --delete-all-versions).
     #[arg(long, value_name = "N", value_parser = parse_count)]
@@ -525,6 +535,14 @@ impl CheckArgs for GcArgs {
                 "--delete-all-versions goes only with --keep 0 (it allows removing every version)"
                     .into(),
             );
+        }
+        if !self.packages.is_empty() && self.keep.is_none() && self.older_than.is_none() {
+            return Err(format!(
+                "`{}` limits --keep and --older-than to the packages named; give one of them \
+                 (`ccc gc {} --keep 5`)",
+                self.packages.join(" "),
+                self.packages.join(" ")
+            ));
         }
         if keep_nothing && self.keep_prereleases.is_some() {
             return Err(
@@ -1361,6 +1379,22 @@ fn site_parser() -> impl clap::builder::TypedValueParser<Value = u16> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(SITES.iter().map(|s| s.name))
         .map(|name| SITES.iter().find(|s| s.name == name).map_or(0, |s| s.id))
+}
+
+/// A package name or a glob of them: a glob that parses, made of what
+/// names hold (no `/` but a scope's, nothing a name cannot have besides
+/// the glob's own `*?[]{},!`).
+fn parse_package_glob(s: &str) -> Result<String, String> {
+    if s.is_empty() {
+        return Err("a package name or glob, like app or '@acme/*'".into());
+    }
+    if s.contains('@') && !s.starts_with('@') {
+        return Err(format!(
+            "gc judges whole packages: give `{}`, not a version (`ccc rm PKG@VERSION` removes one)",
+            s.split('@').next().unwrap_or(s)
+        ));
+    }
+    parse_glob(s)
 }
 
 fn parse_glob(s: &str) -> Result<String, String> {

@@ -151,6 +151,10 @@ pub enum Error {
         similar: Vec<String>,
     },
 
+    /// A glob naming packages (`ccc gc '@acme/*'`) that matches none.
+    #[error("no package in the catalog matches `{0}`")]
+    NoPackageMatches(String),
+
     /// `version` as the user typed it: an exact version, a range or a tag.
     #[error("{}", version_not_found(package, version))]
     VersionNotFound { package: String, version: String },
@@ -346,7 +350,9 @@ impl Error {
                     names.join(" or ")
                 ))
             }
-            Error::PackageNotFound { .. } => Some("`ccc ls` lists what the catalog holds".into()),
+            Error::PackageNotFound { .. } | Error::NoPackageMatches(_) => {
+                Some("`ccc ls` lists what the catalog holds".into())
+            }
             Error::VersionNotFound { package, .. } => {
                 Some(format!("`ccc ls {package}` lists its versions"))
             }

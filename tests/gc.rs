@@ -124,6 +124,70 @@ fn keep_removes_exactly_what_it_reports() {
     assert_eq!(again["removed_blob_count"], 0);
 }
 
+/// `ccc gc PKG-GLOB... --keep N` judges only the packages named: the
+/// app's rule leaves a vendored library's versions alone; globs name
+/// several (quoted from the shell); a name or glob that matches nothing
+/// is an error before anything is removed.
+#[test]
+fn packages_named_are_the_only_ones_judged() {
+    let ws = two_packages();
+    let report = gc_checked(&ws, &["web", "--keep", "2"]);
+    assert_eq!(reported(&report), set(&["web@1.0.0", "web@1.1.0"]));
+    assert_eq!(
+        ws.versions("api"),
+        ["0.3.0", "0.2.0", "0.1.0"],
+        "api is not judged"
+    );
+    // `kept` lists only what was judged.
+    let kept: BTreeSet<String> = report["kept"]
+        .as_array()
+        .expect("kept")
+        .iter()
+        .map(|v| {
+            format!(
+                "{}@{}",
+                v["package"].as_str().unwrap_or(""),
+                v["version"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert_eq!(kept, set(&["web@2.0.0", "web@1.2.0"]));
+    // A glob, as the shell hands it over quoted; two arguments add up.
+    let report = gc_checked(&ws, &["a*", "w?b", "--keep", "1"]);
+    assert_eq!(
+        reported(&report),
+        set(&["api@0.1.0", "api@0.2.0", "web@1.2.0"])
+    );
+    all_files_readable(&ws);
+
+    let snapshot = ws.snapshot();
+    let out = ws.fails(&["gc", "web", "wbe", "--keep", "1"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("package wbe is not in the catalog") && err.contains("did you mean `web`?"),
+        "{err}"
+    );
+    let out = ws.fails(&["gc", "@acme/*", "--keep", "1"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no package in the catalog matches `@acme/*`"),
+        "{err}"
+    );
+    assert_eq!(ws.snapshot(), snapshot, "nothing removed");
+    // A version is rm's to remove; a package without a rule judges nothing.
+    let out = ws.fails(&["gc", "web@1.0.0", "--keep", "1"], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("gc judges whole packages: give `web`"),
+        "{err}"
+    );
+    let out = ws.fails(&["gc", "web"], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("limits --keep and --older-than"), "{err}");
+    let out = ws.fails(&["gc", "[web", "--keep", "1"], 2);
+    assert!(!out.stderr.is_empty());
+}
+
 #[test]
 fn dry_run_reports_what_a_real_run_removes_and_changes_nothing() {
     let ws = two_packages();

@@ -15,6 +15,12 @@
 //! - With both, a version goes only when both rules let it go; with
 //!   neither, no version goes and gc only drops orphan blobs (left by
 //!   `ccc rm` or a `--force` publish).
+//! - `ccc gc PKG-GLOB...` ([`Options::packages`]) judges only the
+//!   packages whose names match (`app`, `@acme/*`), so a vendored
+//!   library's versions are not judged by the app's rule; an argument
+//!   that matches no package is an error, before anything is removed.
+//!   Blobs no version uses are dropped catalog-wide either way: they are
+//!   no package's.
 //! - Whatever the rules, the [`pinned`] versions stay: the one `latest`
 //!   resolves to and every one a dist-tag names, so gc never changes what
 //!   those names serve. Only
@@ -85,6 +91,9 @@ pub trait Reporter {
 /// What to prune.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
+    /// Judge only the packages whose names match one of these globs
+    /// (`app`, `@acme/*`); empty: every package.
+    pub packages: Vec<String>,
     pub keep: Option<Keep>,
     pub older_than: Option<Duration>,
     pub dry_run: bool,
@@ -276,6 +285,44 @@ fn judge(
         });
     }
     choices
+}
+
+/// The packages of `all` whose names match one of `globs` (every one
+/// when there are none); an error names a glob that matches none.
+fn chosen(all: Vec<String>, globs: &[String]) -> Result<Vec<String>> {
+    if globs.is_empty() {
+        return Ok(all);
+    }
+    let mut set = globset::GlobSetBuilder::new();
+    for glob in globs {
+        let glob = globset::Glob::new(glob).map_err(|e| {
+            crate::error::Error::Usage(format!("`{glob}` is not a glob: {}", e.kind()))
+        })?;
+        set.add(glob);
+    }
+    let set = set
+        .build()
+        .map_err(|e| crate::error::Error::Usage(e.to_string()))?;
+    let mut used = vec![false; globs.len()];
+    let mut out = Vec::new();
+    for name in all {
+        let hits = set.matches(&name);
+        for &hit in &hits {
+            used[hit] = true;
+        }
+        if !hits.is_empty() {
+            out.push(name);
+        }
+    }
+    if let Some(unused) = used.iter().position(|u| !u) {
+        let glob = &globs[unused];
+        let literal = !glob.contains(['*', '?', '[', '{']);
+        return Err(match literal {
+            true => crate::error::Error::package_not_found(glob.clone()),
+            false => crate::error::Error::NoPackageMatches(glob.clone()),
+        });
+    }
+    Ok(out)
 }
 
 /// What removing versions removed besides them.
@@ -479,7 +526,7 @@ impl Catalog {
         let cutoff = options
             .older_than
             .map(|d| unix_now().saturating_sub(d.as_secs() as i64));
-        let packages = self.package_names()?;
+        let packages = chosen(self.package_names()?, &options.packages)?;
         let mut doomed = Vec::new();
         for (done, package) in packages.iter().enumerate() {
             reporter.phase(&format!(

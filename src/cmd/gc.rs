@@ -231,6 +231,7 @@ fn options(args: &GcArgs) -> Options {
         None => Keep::Nothing,
     });
     Options {
+        packages: args.packages.clone(),
         keep,
         older_than: args.older_than,
         dry_run: args.dry_run,
