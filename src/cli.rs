@@ -825,14 +825,17 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_MAX_LAG", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub max_lag: Option<Duration>,
 
-    /// Print a line to stdout for every request, in --log-format.
-    #[arg(long)]
-    pub access_log: bool,
+    /// Write a line for every request, in --log-format: to stdout, or
+    /// appended to the file PATH (`-`: stdout). SIGUSR1 opens PATH again,
+    /// for log rotation (logrotate renames the file, then signals). While
+    /// the log goes to stdout, stdout holds its lines alone: the
+    /// `listening on` and final lines go to stderr.
+    #[arg(long, env = "CCC_ACCESS_LOG", value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    pub access_log: Option<PathBuf>,
 
     /// The access log's format: `combined` is nginx's default format,
-    /// `json` one object per line (fields in docs/JSON.md). With `json`,
-    /// stdout holds the log's objects alone: the `listening on` and final
-    /// lines go to stderr. Needs --access-log.
+    /// `json` one object per line (fields in docs/JSON.md). Needs
+    /// --access-log.
     #[arg(
         long,
         value_enum,
@@ -841,6 +844,19 @@ pub struct ServerArgs {
         value_name = "FORMAT"
     )]
     pub log_format: LogFormat,
+
+    /// Leave requests whose path (without the query) matches GLOB out of
+    /// the access log, like `/healthz` or `/metrics` (repeatable; `*`
+    /// crosses `/`). They are still counted in /_stats and /metrics.
+    #[arg(
+        long,
+        env = "CCC_LOG_EXCLUDE",
+        value_delimiter = ',',
+        value_name = "GLOB",
+        value_parser = parse_glob,
+        requires = "access_log"
+    )]
+    pub log_exclude: Vec<String>,
 
     /// A proxy (an address or a CIDR block, repeatable) whose `Forwarded`
     /// or `X-Forwarded-For` names the client the access log records, read

@@ -21,14 +21,23 @@
 //! stdout and stderr belong to the whole process, so their writers are
 //! process-wide too: any module logs through [`out`] and [`err`] without
 //! being handed a logger.
+//!
+//! The access log goes through [`access`]: to stdout, or, once
+//! [`access_to_file`] names one, to a file of its own with a writer of
+//! its own (the same queue, counters and reports, as stream
+//! `access_log`). [`reopen_access`] opens the file at its path again,
+//! which is how log rotation works with nginx: logrotate renames the
+//! file, sends SIGUSR1, and the lines after it go to a new file at the
+//! old name, none lost (the writer switches between two lines).
 
 use serde::Serialize;
 use std::fmt::Display;
 use std::io::Write;
 use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 /// Bytes a stream may hold waiting for its writer; past this, lines are
@@ -47,11 +56,14 @@ pub struct StreamStats {
     pub dropped: u64,
 }
 
-/// Counters of both streams.
+/// Counters of both streams, and of the access log's file when it has
+/// one.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
 pub struct LogStats {
     pub stdout: StreamStats,
     pub stderr: StreamStats,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub access_log: Option<StreamStats>,
 }
 
 /// Queues `line` (a newline is added) for stdout.
@@ -64,11 +76,97 @@ pub fn err(line: impl Display) {
     stderr().send(line);
 }
 
-/// The counters of both streams.
+/// Queues an access-log line (a newline is added): for the file
+/// [`access_to_file`] named, else for stdout.
+pub fn access(line: impl Display) {
+    match ACCESS.get() {
+        Some(file) => file.sink.send(line),
+        None => stdout().send(line),
+    }
+}
+
+/// The access log's file, once named.
+struct AccessFile {
+    path: PathBuf,
+    sink: Sink,
+    /// The file the writer writes to; [`reopen_access`] swaps it.
+    file: Arc<Mutex<std::fs::File>>,
+}
+
+static ACCESS: OnceLock<AccessFile> = OnceLock::new();
+
+/// Opens `path` for appending (creating it), as the access log's file.
+fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+/// Sends the access log to the file at `path` from now on, appended to
+/// (created when missing). Fails when the file cannot be opened; once
+/// one is named, it stays the one.
+pub fn access_to_file(path: &Path) -> std::io::Result<()> {
+    let file = Arc::new(Mutex::new(open_log(path)?));
+    let writer = SharedFile(file.clone());
+    let sink = Sink::start("access_log", Ok(writer), err, |_| {
+        Err(std::io::Error::other("no writer thread"))
+    });
+    let _ = ACCESS.set(AccessFile {
+        path: path.to_path_buf(),
+        sink,
+        file,
+    });
+    Ok(())
+}
+
+/// Opens the access log's file at its path again (after log rotation
+/// renamed it): Ok(None) when the access log goes to stdout, the path on
+/// success; on failure the file open before is kept, and the error says
+/// why.
+pub fn reopen_access() -> Result<Option<PathBuf>, (PathBuf, std::io::Error)> {
+    let Some(access) = ACCESS.get() else {
+        return Ok(None);
+    };
+    let fresh = open_log(&access.path).map_err(|e| (access.path.clone(), e))?;
+    // Between two batches: no line is split between the files.
+    *access.file.lock().unwrap_or_else(PoisonError::into_inner) = fresh;
+    Ok(Some(access.path.clone()))
+}
+
+/// The file a sink writes to, shared with [`reopen_access`].
+struct SharedFile(Arc<Mutex<std::fs::File>>);
+
+impl Write for SharedFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        // One lock for a whole batch: a reopen lands between batches.
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush()
+    }
+}
+
+/// The counters of both streams (and the access log's file).
 pub fn stats() -> LogStats {
     LogStats {
         stdout: stdout().stats(),
         stderr: stderr().stats(),
+        access_log: ACCESS.get().map(|a| a.sink.stats()),
     }
 }
 
@@ -76,6 +174,9 @@ pub fn stats() -> LogStats {
 /// `limit` (a stalled reader cannot hold the process up).
 pub fn flush(limit: Duration) {
     let deadline = Instant::now() + limit;
+    if let Some(access) = ACCESS.get() {
+        access.sink.flush_until(deadline);
+    }
     for sink in [stdout(), stderr()] {
         sink.flush_until(deadline);
     }
@@ -340,6 +441,24 @@ mod tests {
             reports[1],
             "note: test is working again; 5 lines were dropped"
         );
+    }
+
+    #[test]
+    fn a_reopened_file_takes_the_lines_after_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("access.log");
+        let file = Arc::new(Mutex::new(open_log(&path).unwrap()));
+        let sink = Sink::start("test", Ok(SharedFile(file.clone())), |_| {}, |_| Ok(()));
+        sink.send("one");
+        settle(&sink);
+        // logrotate: rename, then reopen at the old name.
+        std::fs::rename(&path, dir.path().join("access.log.1")).unwrap();
+        *file.lock().unwrap() = open_log(&path).unwrap();
+        sink.send("two");
+        settle(&sink);
+        let read = |name: &str| std::fs::read_to_string(dir.path().join(name)).unwrap();
+        assert_eq!(read("access.log.1"), "one\n");
+        assert_eq!(read("access.log"), "two\n");
     }
 
     #[test]

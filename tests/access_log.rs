@@ -34,15 +34,9 @@ fn send(server: &Server, head: &[u8]) -> (u16, usize) {
     (r.status, r.after_headers.len())
 }
 
-/// The access log lines on stdout so far (the `combined` log shares stdout
-/// with the `listening on` line).
+/// The access log lines on stdout so far (stdout holds nothing else).
 fn log_lines(server: &Server) -> Vec<String> {
-    server
-        .stdout()
-        .lines()
-        .filter(|l| !l.starts_with("listening on "))
-        .map(String::from)
-        .collect()
+    server.stdout().lines().map(String::from).collect()
 }
 
 /// The request lines, in order; each waits for its log line (lines of
@@ -364,4 +358,143 @@ fn a_log_format_needs_the_access_log() {
         stderr.contains("combined") && stderr.contains("json"),
         "{stderr}"
     );
+}
+
+/// `ccc serve --access-log | goaccess -`: in `combined` as in `json`,
+/// stdout holds log lines alone; the server's own lines (where it
+/// listens, the closing counters) go to stderr.
+#[test]
+fn a_combined_log_keeps_stdout_for_its_lines_alone() {
+    let ws = site();
+    let mut server = Server::start(&ws, &["--access-log"]);
+    requests(&server, &[b"GET /assets/app/1.0.0/v.txt HTTP/1.1\r\n"]);
+    sigterm(server.pid());
+    let status = server.wait_exit(STARTUP).expect("serve stops on SIGTERM");
+    assert!(status.success(), "{}", server.stderr());
+    let stdout = server.stdout();
+    assert!(
+        stdout.lines().count() == 1 && stdout.starts_with("127.0.0.1 - - ["),
+        "{stdout}"
+    );
+    let stderr = server.stderr();
+    assert!(
+        stderr.contains(&format!("listening on http://{}\n", server.addr))
+            && stderr.contains("\nstopped after "),
+        "{stderr}"
+    );
+}
+
+/// `--access-log PATH` appends to a file, which SIGUSR1 opens again at
+/// its path, as nginx's does for logrotate: lines before the rename stay
+/// in the renamed file, lines after go to the new one, none lost. stdout
+/// keeps the server's own lines. A file that cannot be opened stops the
+/// start, naming it.
+#[test]
+fn a_log_file_is_reopened_on_sigusr1() {
+    let ws = site();
+    let log = ws.path().join("logs/access.log");
+    std::fs::create_dir_all(log.parent().expect("folder")).expect("mkdir");
+    std::fs::write(&log, "an older line\n").expect("an existing log");
+    let mut server = Server::start(&ws, &["--access-log", log.to_str().expect("UTF-8")]);
+    let get = |path: &str| crate::serve_util::get(&server.url(path), &[]).status;
+    let lines = |path: &std::path::Path| -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(get("/assets/app/1.0.0/v.txt"), 200);
+    assert!(
+        poll_until(STARTUP, || lines(&log).len() == 2).is_some(),
+        "{:?}",
+        lines(&log)
+    );
+    assert_eq!(lines(&log)[0], "an older line", "appended to");
+    // logrotate: rename, then the signal.
+    let rotated = ws.path().join("logs/access.log.1");
+    std::fs::rename(&log, &rotated).expect("rotate");
+    assert_eq!(get("/assets/app/1.0.0/gone.txt"), 404);
+    assert!(poll_until(STARTUP, || lines(&rotated).len() == 3).is_some());
+    let pid = rustix::process::Pid::from_raw(server.pid() as i32).expect("pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::USR1).expect("SIGUSR1");
+    assert!(
+        poll_until(STARTUP, || server.stderr().contains("SIGUSR1: access log")).is_some(),
+        "{}",
+        server.stderr()
+    );
+    for _ in 0..3 {
+        assert_eq!(get("/assets/app/1.0.0/v.txt"), 200);
+    }
+    assert!(
+        poll_until(STARTUP, || lines(&log).len() == 3).is_some(),
+        "{:?}",
+        lines(&log)
+    );
+    assert_eq!(lines(&rotated).len(), 3, "{:?}", lines(&rotated));
+    assert!(lines(&rotated)[2].contains("\"GET /assets/app/1.0.0/gone.txt HTTP/1.1\" 404 "));
+    assert!(lines(&log).iter().all(|l| l.contains(" 200 ")));
+    let stats = server.stats();
+    assert_eq!(stats["log"]["access_log"]["written"], 5, "{stats}");
+    sigterm(server.pid());
+    assert!(server.wait_exit(STARTUP).expect("stops").success());
+    assert!(
+        server.stdout().starts_with("listening on http://"),
+        "{}",
+        server.stdout()
+    );
+
+    let out = ws.fails(
+        &[
+            "serve",
+            "--port",
+            "0",
+            "--access-log",
+            "no/such/folder/access.log",
+        ],
+        1,
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: no/such/folder/access.log: No such file or directory"),
+        "{stderr}"
+    );
+}
+
+/// `--log-exclude GLOB` leaves requests out of the access log by path (a
+/// load balancer's `/healthz` every second, Prometheus's `/metrics`);
+/// they are still counted.
+#[test]
+fn excluded_paths_are_left_out_of_the_log() {
+    let ws = site();
+    let server = Server::start(
+        &ws,
+        &[
+            "--access-log",
+            "--log-exclude",
+            "/healthz",
+            "--log-exclude",
+            "/assets/*/v.txt",
+        ],
+    );
+    for path in [
+        "/healthz",
+        "/healthz?probe=1",
+        "/assets/app/1.0.0/v.txt",
+        "/_stats",
+    ] {
+        crate::serve_util::get(&server.url(path), &[]);
+    }
+    assert!(poll_until(STARTUP, || !log_lines(&server).is_empty()).is_some());
+    std::thread::sleep(Duration::from_millis(200));
+    let lines = log_lines(&server);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].contains("\"GET /_stats HTTP/1.1\" 200 "),
+        "{lines:?}"
+    );
+    let stats = server.stats();
+    assert!(stats["requests"].as_u64() >= Some(4), "{stats}");
+    let out = ws.fails(&["serve", "--port", "0", "--log-exclude", "/healthz"], 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--access-log"));
 }

@@ -182,7 +182,7 @@ fn synopses_name_every_value() {
     for part in [
         "[--port <PORT>]",
         "[--cache-bytes <SIZE>]",
-        "[--access-log]",
+        "[--access-log [<PATH>]]",
     ] {
         assert!(serve.contains(part), "{serve}");
     }

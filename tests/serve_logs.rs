@@ -138,8 +138,8 @@ fn serving_goes_on_when_stdout_is_a_full_disk() {
     let body = publish_one(&ws);
     let server = Bare::start(&ws, dev_full());
     serve_some(&server.base, &body, 50);
-    // The listening line and one line per answered request, written by
-    // the log's own thread.
+    // One line per answered request (the readiness probes too), written
+    // by the log's own thread.
     let dropped = |stats: &Value| stats["log"]["stdout"]["dropped"].as_u64() >= Some(51);
     assert!(poll_until(RECOVERY, || dropped(&server.stats())).is_some());
     let stats = server.stats();
@@ -186,16 +186,24 @@ fn serving_goes_on_when_stdout_is_a_closed_pipe() {
     let ws = Workspace::new();
     let body = publish_one(&ws);
     let mut server = Bare::spawn(&ws, 0, Stdio::piped());
-    let mut out = BufReader::new(server.child.stdout.take().expect("stdout"));
-    let mut first = String::new();
-    out.read_line(&mut first).expect("the listening line");
-    drop(out); // what `head -1` does once it has its line
-    server.base = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("{first:?}"))
+    // stdout holds the log alone: the address is on stderr.
+    let listening = poll_until(STARTUP, || server.stderr().contains("listening on "));
+    assert!(listening.is_some(), "{}", server.stderr());
+    let stderr = server.stderr();
+    server.base = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("listening on "))
+        .expect("the listening line")
         .to_string();
     server.wait_ready();
+    let mut out = BufReader::new(server.child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    out.read_line(&mut first).expect("the first log line");
+    assert!(
+        first.contains("\"GET /healthz HTTP/1.1\" 200 "),
+        "{first:?}"
+    );
+    drop(out); // what `head -1` does once it has its line
     serve_some(&server.base, &body, 50);
     let dropped = |stats: &Value| stats["log"]["stdout"]["dropped"].as_u64() >= Some(50);
     assert!(
@@ -262,8 +270,9 @@ fn a_stdout_nobody_reads_never_stalls_the_server() {
         "one episode: {stderr}"
     );
     let log = String::from_utf8(drain.join().expect("reader")).expect("UTF-8 log");
+    // Log lines alone, the server's own lines on stderr.
     assert!(
-        log.starts_with("listening on http://"),
+        log.lines().all(|l| l.starts_with("127.0.0.1 - - [")),
         "{}",
         &log[..80.min(log.len())]
     );

@@ -6,16 +6,19 @@
 //! stdout or stderr never stops it from serving.
 //!
 //! The `listening on` lines and the final counters go to stdout, except
-//! with `--log-format json`: then stdout carries the access log's objects
-//! alone, so that `ccc serve --access-log --log-format json | jq .` reads
-//! every line, and those lines go to stderr with the other notes. The
-//! `combined` log keeps them on stdout, where scripts that read the
-//! address from the first line find it.
+//! while the access log goes there (`--access-log` without a file, in
+//! either format): then stdout carries the log's lines alone, so that
+//! `ccc serve --access-log --log-format json | jq .` reads every line and
+//! a log tool reading `combined` lines meets nothing else, and those
+//! lines go to stderr with the other notes. Without an access log on
+//! stdout they stay there, where scripts that read the address from the
+//! first line find it.
 
 use crate::cli::{LogFormat, ServeArgs, ServerArgs};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
+use crate::http::log_skip::LogSkip;
 use crate::output::count;
 use crate::serve::store;
 use crate::serve::{self, Server};
@@ -33,11 +36,28 @@ const FINAL_FLUSH: Duration = Duration::from_secs(2);
 /// The port `serve` listens on unless `--port` says.
 pub const DEFAULT_PORT: u16 = 8333;
 
+/// Whether the access log goes to stdout (`--access-log`, or
+/// `--access-log -`).
+fn logs_to_stdout(args: &ServerArgs) -> bool {
+    args.access_log.as_deref() == Some(Path::new("-"))
+}
+
+/// Opens the file `--access-log PATH` names for the access log, before
+/// the server starts: one that cannot be opened is an error naming it.
+pub fn open_access_log(args: &ServerArgs) -> Result<()> {
+    match &args.access_log {
+        Some(path) if !logs_to_stdout(args) => {
+            log::access_to_file(path).map_err(|e| Error::io(path, e))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Resolves the shared server flags into a server configuration.
-pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
+pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = args.threads.unwrap_or(cores).max(1);
-    serve::Config {
+    Ok(serve::Config {
         store: store::Config {
             db: db.to_path_buf(),
             cache_entries: args.cache_capacity.unwrap_or(usize::MAX),
@@ -50,10 +70,11 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
         bind: args.bind.clone(),
         port: args.port.unwrap_or(DEFAULT_PORT),
         threads,
-        access_log: args.access_log.then_some(match args.log_format {
+        access_log: args.access_log.is_some().then_some(match args.log_format {
             LogFormat::Combined => access_log::Format::Combined,
             LogFormat::Json => access_log::Format::Json,
         }),
+        log_skip: LogSkip::new(&args.log_exclude).map_err(Error::Usage)?,
         trusted_proxies: TrustedProxies::new(args.trust_proxy.clone()),
         aliases: serve::alias::Policy::new(args.alias_max_age)
             .with_not_found_max_age(args.not_found_max_age),
@@ -67,18 +88,19 @@ pub fn config(db: &Path, args: &ServerArgs) -> serve::Config {
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         reuse_port: args.reuse_port,
         shutdown_timeout: args.shutdown_timeout,
-    }
+    })
 }
 
 pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
-    let config = config(db, &args.server);
+    let config = config(db, &args.server)?;
     let stop = interrupt::watch()?;
     log::start();
+    open_access_log(&args.server)?;
     let server = Server::start(config.clone())?;
     // Lines about the server, not about a request (module doc).
-    let json_log = config.access_log == Some(access_log::Format::Json);
+    let log_on_stdout = logs_to_stdout(&args.server);
     let say = |line: std::fmt::Arguments| {
-        if json_log {
+        if log_on_stdout {
             log::err(line)
         } else {
             log::out(line)

@@ -12,7 +12,8 @@
 //!   and the answer to `OPTIONS`;
 //! - [`not_found`]: which of package, version or file a 404 names;
 //! - [`access_log`]: the line `--access-log` prints per request (nginx's
-//!   `combined`, or JSON).
+//!   `combined`, or JSON); [`log_skip`]: the paths `--log-exclude` leaves
+//!   out of it.
 //!
 //! # Validators
 //!
@@ -31,6 +32,7 @@ pub mod conditional;
 pub mod cors;
 pub mod forwarded;
 pub mod header_lines;
+pub mod log_skip;
 pub mod negotiate;
 pub mod not_found;
 pub mod range;

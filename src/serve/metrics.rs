@@ -287,23 +287,29 @@ pub fn render(
         conns.tls_failures,
     );
 
-    for (name, help, stdout, stderr) in [
+    let file = log.access_log;
+    for (name, help, stdout, stderr, access_log) in [
         (
             "ccc_log_lines_written_total",
-            "Log lines written, by stream (stdout carries the access log).",
+            "Log lines written, by stream (stdout carries the access log, unless it has a file: access_log).",
             log.stdout.written,
             log.stderr.written,
+            file.map(|f| f.written),
         ),
         (
             "ccc_log_lines_dropped_total",
             "Log lines dropped because their stream was not writable or not read.",
             log.stdout.dropped,
             log.stderr.dropped,
+            file.map(|f| f.dropped),
         ),
     ] {
         page.family(name, "counter", help);
         page.sample(name, &[("stream", "stdout")], stdout);
         page.sample(name, &[("stream", "stderr")], stderr);
+        if let Some(lines) = access_log {
+            page.sample(name, &[("stream", "access_log")], lines);
+        }
     }
     page.text
 }

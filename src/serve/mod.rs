@@ -51,6 +51,7 @@ use crate::causal;
 use crate::error::{Error, Result};
 use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
+use crate::http::log_skip::LogSkip;
 use crate::log;
 use crate::transport::{self, Limits, OpenFiles, Transport, listen, tls};
 use service::Service;
@@ -131,8 +132,11 @@ pub struct Config {
     pub port: u16,
     /// The runtime's threads.
     pub threads: usize,
-    /// Print one line per request to stdout, in this format.
+    /// Log one line per request, in this format (to stdout, or the file
+    /// `crate::log::access_to_file` named).
     pub access_log: Option<access_log::Format>,
+    /// The requests the access log leaves out (`--log-exclude`).
+    pub log_skip: LogSkip,
     /// Whose forwarding headers name the client (`--trust-proxy`).
     pub trusted_proxies: TrustedProxies,
     /// How redirects from aliases are cached (`--alias-max-age`).
@@ -195,6 +199,7 @@ impl Server {
             store: store.handle.clone(),
             counters: counters.clone(),
             access_log: config.access_log,
+            log_skip: config.log_skip.clone(),
             trusted_proxies: config.trusted_proxies.clone(),
             aliases: config.aliases.clone(),
         });
@@ -254,8 +259,9 @@ impl Server {
         self.open_files
     }
 
-    /// Serves until `stop` becomes true, reloading the TLS pair on SIGHUP;
-    /// then stops accepting, lets requests in flight finish (up to
+    /// Serves until `stop` becomes true, reloading the TLS pair on SIGHUP
+    /// and opening the access log's file again on SIGUSR1; then stops
+    /// accepting, lets requests in flight finish (up to
     /// `--shutdown-timeout`) and returns the final counters.
     pub fn run(self, stop: &AtomicBool) -> Result<StatsReport> {
         let Server {
@@ -269,8 +275,9 @@ impl Server {
             ..
         } = self;
         let cut_off = runtime.block_on(async {
-            let mut hangup =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut hangup = signal(SignalKind::hangup()).ok();
+            let mut rotate = signal(SignalKind::user_defined1()).ok();
             let mut releaser = allocator::Releaser::default();
             let mut release = tokio::time::interval(RELEASE_EVERY);
             release.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -281,9 +288,16 @@ impl Server {
                         None => std::future::pending().await,
                     }
                 };
+                let rotated = async {
+                    match rotate.as_mut() {
+                        Some(signal) => signal.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
                 tokio::select! {
                     _ = tokio::time::sleep(STOP_POLL) => {}
                     _ = hung_up => reload(certificate.as_ref()),
+                    _ = rotated => reopen_access_log(),
                     _ = release.tick() => releaser.tick(),
                 }
             }
@@ -318,6 +332,25 @@ fn reload(certificate: Option<&tls::Certificate>) {
         Some(Ok(())) => log::err(format_args!("SIGHUP: TLS certificate reloaded")),
         Some(Err(e)) => log::err(format_args!(
             "warning: SIGHUP: {e}; the certificate in force is kept"
+        )),
+    }
+}
+
+/// SIGUSR1: the access log's file is opened again at its path, as nginx
+/// does for log rotation; one that does not open leaves the old one in
+/// use.
+fn reopen_access_log() {
+    match log::reopen_access() {
+        Ok(Some(path)) => log::err(format_args!(
+            "SIGUSR1: access log {} opened again",
+            path.display()
+        )),
+        Ok(None) => log::err(format_args!(
+            "SIGUSR1: nothing to reopen (the access log, if any, goes to stdout)"
+        )),
+        Err((path, e)) => log::err(format_args!(
+            "warning: SIGUSR1: cannot open the access log {} ({e}); still writing to the file open before",
+            path.display()
         )),
     }
 }

@@ -12,6 +12,7 @@
 use crate::causal;
 use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
+use crate::http::log_skip::LogSkip;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
@@ -29,6 +30,7 @@ pub(super) struct Service {
     pub(super) store: store::Handle,
     pub(super) counters: Arc<Counters>,
     pub(super) access_log: Option<access_log::Format>,
+    pub(super) log_skip: LogSkip,
     pub(super) trusted_proxies: TrustedProxies,
     pub(super) aliases: alias::Policy,
 }
@@ -68,7 +70,7 @@ impl Handler for Service {
             };
             // Queued, never blocking: a stalled or broken stdout costs
             // lines, not requests.
-            log::out(access_log::line(format, &entry));
+            log::access(access_log::line(format, &entry));
         }
         causal::after_respond(Some(&ticket.peer.addr));
     }
@@ -106,7 +108,7 @@ impl Handler for Service {
                 user_agent: None,
                 elapsed: Duration::ZERO,
             };
-            log::out(access_log::line(format, &entry));
+            log::access(access_log::line(format, &entry));
         }
     }
 }
@@ -157,7 +159,9 @@ impl Service {
         let elapsed = received.elapsed();
         self.counters
             .record(Method::of(method), status, answer.class, elapsed);
-        let logged = self.access_log.map(|_| {
+        let logged = (self.access_log)
+            .filter(|_| !self.log_skip.skips(target(parts)))
+            .map(|_| {
             Box::new(Logged {
                 // The wall clock is read only for the log line.
                 received: {

@@ -349,7 +349,8 @@ mod enabled {
         // A free port unless --port names one: the load is ccc's own.
         let mut server_args = args.server.clone();
         server_args.port.get_or_insert(0);
-        let server = Server::start(super::super::serve::config(db, &server_args))?;
+        super::super::serve::open_access_log(&server_args)?;
+        let server = Server::start(super::super::serve::config(db, &server_args)?)?;
         let addr = server.addr();
         eprintln!("profiling http://{addr} (seed {})", settings.seed);
         let stop_server = AtomicBool::new(false);
