@@ -817,11 +817,13 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_NOT_FOUND_MAX_AGE", default_value = crate::serve::alias::DEFAULT_NOT_FOUND_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
     pub not_found_max_age: Duration,
 
-    /// On a replica kept by examples/deploy/ccc-follow: the longest its
-    /// follower may go without confirming that the catalog served is the
-    /// replica's newest (it touches `DB.follow` each time it does). Past
-    /// it, or with no such file, `/healthz` says `stale` and answers 503,
-    /// so a load balancer takes the replica out.
+    /// On a replica kept by `ccc follow` (or examples/deploy/ccc-follow):
+    /// the longest its follower may go without confirming that the catalog
+    /// served is the replica's newest (it touches `DB.follow` each time it
+    /// does). Past it, or with no such file, `/healthz` says `stale` and
+    /// answers 503, so a load balancer takes the replica out; stderr says
+    /// when the replica turns stale and when it recovers, and at start
+    /// when no follower has confirmed it yet.
     #[arg(long, env = "CCC_MAX_LAG", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub max_lag: Option<Duration>,
 

@@ -659,6 +659,48 @@ fn ccc_follow_refuses_what_it_cannot_follow() {
     assert!(!db.exists());
 }
 
+/// A replica directory Litestream has not made yet (in a folder that
+/// exists) is waited for, and said at once, naming it: a typo in the path
+/// must not look like a Litestream that has not written yet. SIGTERM ends
+/// the wait with 0.
+#[test]
+fn ccc_follow_names_a_replica_that_does_not_exist_yet() {
+    let ws = Workspace::new();
+    let missing = ws.path().join("replica-not-yet");
+    let mut child = Command::new(ccc_path())
+        .arg("--db")
+        .arg(ws.path().join("edge.db"))
+        .args([
+            "follow",
+            missing.to_str().expect("UTF-8"),
+            "--interval",
+            "100ms",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("ccc follow runs");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut first).expect("a line at start");
+    assert_eq!(
+        first.trim_end(),
+        format!(
+            "ccc follow: {} does not exist yet; waiting for Litestream to create it \
+             (is `litestream replicate` writing there?)",
+            missing.display()
+        )
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().expect("wait").is_none(), "it waits");
+    crate::serve_util::sigterm(child.id());
+    let status = crate::serve_util::wait_timeout(&mut child, STARTUP).expect("exits");
+    assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut stderr, &mut rest);
+    assert!(!rest.contains("no snapshot"), "said once: {rest}");
+}
+
 /// A replica's copy (a follower writes `DB.follow` beside it) takes no
 /// writes of its own, which the next change from the writer would
 /// overwrite: every write command refuses it with a hint, reads work.

@@ -374,12 +374,24 @@ fn a_replica_whose_follower_stopped_says_stale_with_503() {
         serde_json::Value::Null
     );
     assert_eq!(h["catalog"]["follower"]["max_lag_secs"], 3);
+    // Said at start: no follower, and what to run.
+    let said = |needle: &str| {
+        poll_until(Duration::from_secs(5), || server.stderr().contains(needle)).is_some()
+    };
+    assert!(
+        said("warning: --max-lag 3s but no follower has confirmed catalog")
+            && server.stderr().contains("ccc follow REPLICA"),
+        "{}",
+        server.stderr()
+    );
     // Still answers: only the load balancer's probe is told.
     assert_eq!(get(&server.url("/assets/app/1.0.0/a.js"), &[]).status, 200);
 
     std::fs::write(&heartbeat, b"").expect("the follower's touch");
     let (status, h) = health();
     assert_eq!((status, &h["status"]), (200, &"ok".into()), "{h}");
+    // The log says it turned current, within a staleness check.
+    assert!(said("note: replica current again"), "{}", server.stderr());
     assert_eq!(h["catalog"]["follower"]["stale"], false);
     let metrics = get(&server.url("/metrics"), &[]).text();
     assert!(
@@ -404,6 +416,29 @@ fn a_replica_whose_follower_stopped_says_stale_with_503() {
     assert!(
         metrics.lines().any(|l| l == "ccc_catalog_stale 1"),
         "{metrics}"
+    );
+    // The log says it turned stale, once, and current again once.
+    assert!(
+        said("warning: replica stale: its follower last confirmed catalog"),
+        "{}",
+        server.stderr()
+    );
+    std::fs::write(&heartbeat, b"").expect("the follower's touch");
+    assert!(
+        poll_until(Duration::from_secs(5), || server
+            .stderr()
+            .matches("note: replica current again")
+            .count()
+            == 2)
+        .is_some(),
+        "{}",
+        server.stderr()
+    );
+    assert_eq!(
+        server.stderr().matches("warning: replica stale").count(),
+        1,
+        "{}",
+        server.stderr()
     );
 
     // Without --max-lag there is no follower to judge.

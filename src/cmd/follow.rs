@@ -23,10 +23,20 @@ use std::time::{Duration, Instant};
 const MAX_BACKOFF: u32 = 64;
 
 pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
+    let (replica, missing) = open_replica(&args.replica)?;
     let follower = Follower {
-        replica: open_replica(&args.replica)?,
+        replica,
         served: db.to_path_buf(),
     };
+    // Said at once, naming it: a typo in the path would otherwise look
+    // like a Litestream that has not written yet.
+    if let (Some(path), false) = (&missing, args.quiet || args.once) {
+        eprintln!(
+            "ccc follow: {} does not exist yet; waiting for Litestream to create it \
+             (is `litestream replicate` writing there?)",
+            path.display()
+        );
+    }
     for leftover in follower.remove_leftovers()? {
         eprintln!(
             "ccc follow: removed {}, left by a follower that was stopped",
@@ -34,7 +44,7 @@ pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
         );
     }
     let mut delay = args.interval;
-    let mut said_waiting = false;
+    let mut said_waiting = missing.is_some();
     let mut first = true;
     loop {
         let started = Instant::now();
@@ -74,13 +84,14 @@ pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
 }
 
 /// The replica `replica` names; a directory must be in one that exists.
-fn open_replica(replica: &str) -> Result<Source> {
+/// With the path of a directory that does not exist yet.
+fn open_replica(replica: &str) -> Result<(Source, Option<PathBuf>)> {
     let source = Source::parse(replica)?;
     let Source::Dir(path) = &source else {
-        return Ok(source);
+        return Ok((source, None));
     };
     match std::fs::metadata(path) {
-        Ok(meta) if meta.is_dir() => Ok(source),
+        Ok(meta) if meta.is_dir() => Ok((source, None)),
         Ok(_) => Err(Error::BadInput {
             path: path.clone(),
             what: "not a directory: REPLICA is the directory of a Litestream file replica".into(),
@@ -88,7 +99,8 @@ fn open_replica(replica: &str) -> Result<Source> {
         // Litestream makes the directory at its first sync: one that is
         // not there yet, in a directory that is, is waited for.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && folder_of(path).is_dir() => {
-            Ok(source)
+            let missing = path.clone();
+            Ok((source, Some(missing)))
         }
         Err(source) => Err(Error::Io {
             path: path.clone(),

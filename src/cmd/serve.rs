@@ -115,6 +115,33 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
             "warning: net.ipv4.tcp_migrate_req is 0, so connections queued on this port when this server stops are reset, not handed to the next one; set it to 1 (examples/deploy/60-ccc-reuse-port.conf in /etc/sysctl.d/, or `sysctl -w net.ipv4.tcp_migrate_req=1`) for --reuse-port handovers that drop nothing"
         ));
     }
+    if let Some(max_lag) = config.store.max_lag {
+        let heartbeat = crate::follow::heartbeat_path(db);
+        let age = std::fs::metadata(&heartbeat)
+            .and_then(|m| m.modified())
+            .ok()
+            .map(|at| at.elapsed().unwrap_or_default());
+        if let Some(age) = age.filter(|age| *age > max_lag) {
+            log::err(format_args!(
+                "warning: replica stale: its follower last confirmed catalog {} {} s ago ({} is \
+                 older than --max-lag {}); /healthz answers 503 until it confirms again: is \
+                 `ccc follow` running, and can it read the replica?",
+                db.display(),
+                age.as_secs(),
+                heartbeat.display(),
+                humantime::format_duration(max_lag),
+            ));
+        } else if age.is_none() {
+            log::err(format_args!(
+                "warning: --max-lag {} but no follower has confirmed catalog {} ({} does not \
+                 exist): /healthz answers 503 `stale` until `ccc follow REPLICA` (or \
+                 examples/deploy/ccc-follow) runs beside this server and confirms it",
+                humantime::format_duration(max_lag),
+                db.display(),
+                heartbeat.display()
+            ));
+        }
+    }
     if server.inherited() {
         log::err(format_args!(
             "serving the {} systemd passed (LISTEN_FDS); --bind and --port are not used",

@@ -12,7 +12,7 @@
 use super::queries;
 use super::readers::{self, Offer};
 use super::shared_read::{SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
-use super::watch::{CatalogState, STALENESS_CHECK, Served, open_file};
+use super::watch::{CatalogState, FollowerHealth, STALENESS_CHECK, Served, open_file};
 use super::{AssetKey, CacheStats, Msg, Shared};
 use crate::actor::Actor;
 use crate::catalog::Catalog;
@@ -50,6 +50,11 @@ impl Store {
                 logged: None,
                 reloads: 0,
                 data_version,
+                // As at start, which `ccc serve` itself reports.
+                follower_stale: workers
+                    .config
+                    .max_lag
+                    .map(|lag| FollowerHealth::of(&workers.config.db, lag).stale),
             },
             shared: None,
             bound: SharingBound {

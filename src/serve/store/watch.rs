@@ -171,7 +171,7 @@ pub struct FollowerHealth {
 
 impl FollowerHealth {
     /// The follower of the catalog at `db`, judged against `max_lag`.
-    fn of(db: &Path, max_lag: std::time::Duration) -> FollowerHealth {
+    pub(super) fn of(db: &Path, max_lag: std::time::Duration) -> FollowerHealth {
         let seen = std::fs::metadata(crate::follow::heartbeat_path(db))
             .and_then(|m| m.modified())
             .ok()
@@ -197,6 +197,10 @@ pub(super) struct Served {
     pub(super) logged: Option<(CatalogState, Option<FileId>)>,
     pub(super) reloads: u64,
     pub(super) data_version: i64,
+    /// With `--max-lag`: whether the follower was stale at the last
+    /// check (at start, before the first), so that each change is logged
+    /// once.
+    pub(super) follower_stale: Option<bool>,
 }
 
 /// Opens the catalog at `path` read-only, with the file it was opened from
@@ -393,6 +397,7 @@ impl Store {
     /// module doc), then, in the file still open, SQLite's `data_version`.
     pub(super) fn check_staleness(&mut self) -> Result<()> {
         self.follow_path(true);
+        self.watch_follower();
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
@@ -405,6 +410,42 @@ impl Store {
             self.drop_stale()?;
         }
         Ok(())
+    }
+
+    /// With `--max-lag`: logs the follower turning stale and recovering,
+    /// once each, as `/healthz` turns 503 and back. How it was at start
+    /// is `ccc serve`'s to say.
+    fn watch_follower(&mut self) {
+        let Some(max_lag) = self.workers.config.max_lag else {
+            return;
+        };
+        let db = &self.workers.config.db;
+        let health = FollowerHealth::of(db, max_lag);
+        let before = self.served.follower_stale.replace(health.stale);
+        let lag = humantime::format_duration(max_lag);
+        let heartbeat = crate::follow::heartbeat_path(db);
+        match (before, health.stale, health.seen_secs_ago) {
+            (Some(false), true, Some(ago)) => log::err(format_args!(
+                "warning: replica stale: its follower last confirmed catalog {} {ago} s ago \
+                 ({} is older than --max-lag {lag}); /healthz answers 503 until it confirms \
+                 again: is `ccc follow` running, and can it read the replica?",
+                db.display(),
+                heartbeat.display(),
+            )),
+            (Some(false), true, None) => log::err(format_args!(
+                "warning: replica stale: {} is gone, so nothing confirms catalog {} \
+                 (--max-lag {lag}); /healthz answers 503",
+                heartbeat.display(),
+                db.display(),
+            )),
+            (Some(true), false, ago) => log::err(format_args!(
+                "note: replica current again: its follower confirmed catalog {}{}; /healthz \
+                 answers 200",
+                db.display(),
+                ago.map(|a| format!(" {a} s ago")).unwrap_or_default(),
+            )),
+            _ => {}
+        }
     }
 
     /// Drops cached entries whose version no longer exists.
