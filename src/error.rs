@@ -310,9 +310,13 @@ impl Error {
                 "an empty file counts as no catalog: `ccc publish <pkg>@<version> <DIR>` creates the catalog in it, or point --db / CCC_DB_PATH at an existing cdn.db"
                     .into(),
             ),
-            Error::VersionExists { .. } => {
-                Some("versions are immutable; pass --force to replace it atomically".into())
-            }
+            Error::VersionExists { package, version } => Some(format!(
+                "publish a new version ({package}@{}): a published version is served \
+                 `immutable` for a year, so browsers and caches keep its old bytes, and pages \
+                 that pin its `integrity` stop loading once they change; --force replaces it \
+                 anyway, atomically",
+                next_version(version)
+            )),
             Error::BrokenReferences { root_paths, .. } => {
                 let all = "`ccc check DIR` lists them all; without --strict the version is published and they are reported";
                 Some(match root_paths {
@@ -454,6 +458,31 @@ impl Error {
     }
 }
 
+/// The version to suggest after `version`: the next prerelease
+/// (`2.0.0-rc.1` -> `2.0.0-rc.2`) or the next patch (`1.4.0` -> `1.4.1`).
+fn next_version(version: &str) -> String {
+    let Ok(mut v) = semver::Version::parse(version) else {
+        return "a new version".into();
+    };
+    v.build = semver::BuildMetadata::EMPTY;
+    if !v.pre.is_empty() {
+        let pre = v.pre.as_str().to_string();
+        let bumped = match pre.rsplit_once('.') {
+            Some((head, n)) if n.parse::<u64>().is_ok() => {
+                format!("{head}.{}", n.parse::<u64>().unwrap_or(0) + 1)
+            }
+            _ => format!("{pre}.1"),
+        };
+        if let Ok(pre) = semver::Prerelease::new(&bumped) {
+            v.pre = pre;
+            return v.to_string();
+        }
+    }
+    v.patch += 1;
+    v.pre = semver::Prerelease::EMPTY;
+    v.to_string()
+}
+
 /// What to try when a port cannot be bound; `holder` is who holds it
 /// when it is in use, and whether it shares it (see `transport::holder`).
 fn bind_hint(
@@ -526,6 +555,20 @@ mod tests {
             "internal error: the store actor has stopped"
         );
         assert!(stopped.hint().is_some_and(|h| h.contains("bug")));
+    }
+
+    #[test]
+    fn the_already_published_hint_says_what_force_costs() {
+        let e = Error::VersionExists {
+            package: "app".into(),
+            version: "1.4.0".into(),
+        };
+        let hint = e.hint().unwrap_or_default();
+        assert!(hint.starts_with("publish a new version (app@1.4.1)"), "{hint}");
+        assert!(hint.contains("`integrity`") && hint.contains("--force"), "{hint}");
+        assert_eq!(next_version("2.0.0-rc.1"), "2.0.0-rc.2");
+        assert_eq!(next_version("2.0.0-beta"), "2.0.0-beta.1");
+        assert_eq!(next_version("1.0.0+build.5"), "1.0.1");
     }
 
     #[test]

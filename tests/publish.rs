@@ -41,7 +41,14 @@ fn an_existing_version_is_refused_without_force() {
         .args(["publish", "app@1.0.0", "dist"])
         .assert()
         .code(1)
-        .stderr(predicates::str::contains("app@1.0.0 is already published"));
+        .stderr(predicates::str::contains("app@1.0.0 is already published"))
+        // What --force costs, and the way that costs nothing.
+        .stderr(predicates::str::contains(
+            "hint: publish a new version (app@1.0.1): a published version is served \
+             `immutable` for a year, so browsers and caches keep its old bytes, and pages \
+             that pin its `integrity` stop loading once they change; --force replaces it \
+             anyway, atomically",
+        ));
 }
 
 #[test]
