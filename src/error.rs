@@ -564,8 +564,14 @@ mod tests {
             version: "1.4.0".into(),
         };
         let hint = e.hint().unwrap_or_default();
-        assert!(hint.starts_with("publish a new version (app@1.4.1)"), "{hint}");
-        assert!(hint.contains("`integrity`") && hint.contains("--force"), "{hint}");
+        assert!(
+            hint.starts_with("publish a new version (app@1.4.1)"),
+            "{hint}"
+        );
+        assert!(
+            hint.contains("`integrity`") && hint.contains("--force"),
+            "{hint}"
+        );
         assert_eq!(next_version("2.0.0-rc.1"), "2.0.0-rc.2");
         assert_eq!(next_version("2.0.0-beta"), "2.0.0-beta.1");
         assert_eq!(next_version("1.0.0+build.5"), "1.0.1");

@@ -694,3 +694,66 @@ fn a_refused_write_leaves_the_server_of_a_deleted_catalog_as_it_was() {
     assert_eq!((r.status, r.body), (200, b"1\n".to_vec()));
     assert_eq!(get(&server.url("/assets/app/2.0.0/a.js"), &[]).status, 404);
 }
+
+/// Mistakes a publish goes through with, said on stderr (and in --json's
+/// `warnings`), even with --quiet: the project folder published instead
+/// of its build (most files under node_modules/, naming dist/ when it is
+/// there), a new package whose name differs from one in the catalog only
+/// in case, and a PKG@VERSION the folder's package.json disagrees with.
+#[test]
+fn likely_mistakes_are_published_with_a_warning() {
+    let ws = Workspace::new();
+    ws.write(
+        "project/package.json",
+        r#"{"name": "app", "version": "1.3.0"}"#,
+    );
+    ws.write("project/dist/index.js", "export {};\n");
+    for i in 0..5 {
+        ws.write(
+            &format!("project/node_modules/dep{i}/index.js"),
+            "module.exports = 1;\n",
+        );
+    }
+    let out = ws.ok(&["publish", "app@1.4.0", "project", "--quiet"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "warning: 5 of 7 files published as app@1.4.0 are under node_modules/: was \
+             `ccc publish app@1.4.0 project/dist` meant? (--exclude node_modules leaves them out)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: published as app@1.4.0, but the package.json in")
+            && err.contains("says app@1.3.0"),
+        "{err}"
+    );
+    // The build alone, named from package.json: nothing to say.
+    ws.write(
+        "project/dist/package.json",
+        r#"{"name": "app", "version": "1.5.0"}"#,
+    );
+    let out = ws.ok(&["publish", "project/dist", "--quiet"]);
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    ws.write("json/index.js", "export {};\n");
+    ws.ok(&["publish", "JSONStream@1.3.5", "json", "--quiet"]);
+    let report = ws.publish_json("jsonstream@1.0.0", "json", &[]);
+    assert_eq!(
+        report["warnings"],
+        serde_json::json!([{"kind": "case_clash", "existing": "JSONStream"}])
+    );
+    let out = ws.ok(&["publish", "jsonStream@1.0.0", "json", "--quiet"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: jsonStream is a new package beside the catalog's JSONStream, whose name differs only in case"),
+        "{err}"
+    );
+    // Another version of the same package is no clash.
+    let report = ws.publish_json("JSONStream@1.3.6", "json", &[]);
+    assert_eq!(report["warnings"], serde_json::json!([]));
+}

@@ -513,6 +513,92 @@ pub struct Report {
     /// npm reads a tarball (`package`, `react`); None for a directory and
     /// for an archive with nothing stripped.
     pub stripped_folder: Option<String>,
+    /// What looks like a mistake, published all the same ([`Warning`]).
+    pub warnings: Vec<Warning>,
+}
+
+/// Something about a publish that is usually a mistake; the version is
+/// published all the same (a script may mean it), and the words say what
+/// to check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// Most files are under a `node_modules/` folder: the project folder
+    /// was published instead of its build (`dist/`).
+    NodeModules {
+        /// Files under `node_modules/`, and in the whole version.
+        node_modules_file_count: u64,
+        file_count: u64,
+    },
+    /// A new package whose name differs from a package of the catalog
+    /// only in case (`jsonstream` beside `JSONStream`): two packages, as
+    /// names and URLs are case-sensitive.
+    CaseClash { existing: String },
+    /// The root `package.json` names another package or version than the
+    /// one published.
+    ManifestDisagrees {
+        /// Its `name` and `version`, as written (None when absent).
+        name: Option<String>,
+        version: Option<String>,
+    },
+}
+
+/// A publish's mistakes that [`Warning`] names: judged from every path of
+/// the version, its root `package.json`, and the catalog's other names.
+fn warnings(
+    tx: &Connection,
+    (package, version): &Identity,
+    collected: &Collected,
+) -> rusqlite::Result<Vec<Warning>> {
+    let mut out = Vec::new();
+    let file_count = collected.rows.len() as u64;
+    let node_modules_file_count = collected
+        .rows
+        .iter()
+        .filter(|row| row.0.split('/').any(|segment| segment == "node_modules"))
+        .count() as u64;
+    if node_modules_file_count * 2 > file_count {
+        out.push(Warning::NodeModules {
+            node_modules_file_count,
+            file_count,
+        });
+    }
+    let known: bool = tx
+        .prepare_cached("SELECT 1 FROM packages WHERE name = ?1")?
+        .exists([package])?;
+    if !known {
+        let existing: Option<String> = tx
+            .query_row(
+                "SELECT name FROM packages WHERE name = ?1 COLLATE NOCASE AND name <> ?1
+                  ORDER BY name LIMIT 1",
+                [package],
+                |r| r.get(0),
+            )
+            .optional()?;
+        if let Some(existing) = existing {
+            out.push(Warning::CaseClash { existing });
+        }
+    }
+    if let Some(manifest) = collected
+        .manifest
+        .as_deref()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+    {
+        let name = manifest["name"].as_str().map(String::from);
+        let declared = manifest["version"].as_str().map(String::from);
+        let name_differs = name.as_ref().is_some_and(|n| n != package);
+        let version_differs = declared.as_ref().is_some_and(|v| {
+            semver::Version::parse(v.trim().trim_start_matches(['v', '=']))
+                .map_or(true, |v| v != *version)
+        });
+        if name_differs || version_differs {
+            out.push(Warning::ManifestDisagrees {
+                name,
+                version: declared,
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A group of a publish's files: how many, their size, and the stored size
@@ -877,6 +963,7 @@ fn run(
         .then(|| check_references(&identity, &mut collected, options.strict))
         .transpose()?;
 
+    let warnings = warnings(&tx, &identity, &collected).at(&path)?;
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
     if let Some(checked) = &references {
@@ -908,6 +995,7 @@ fn run(
         skipped,
         stripped_folder,
         references,
+        warnings,
     })
 }
 

@@ -224,6 +224,12 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         }
         _ => (None, Ok(())),
     };
+    // Said even with --quiet: each is a likely mistake (--json has them).
+    if !args.json {
+        for warning in &report.warnings {
+            eprintln!("warning: {}", warning_text(warning, &report, args.source()));
+        }
+    }
     // Never silently: a catalog deleted by mistake is not replaced by a
     // new one without a word (`--no-create` refuses instead).
     if creating && !report.dry_run && !args.quiet {
@@ -396,6 +402,51 @@ fn summary(report: &publish::Report) -> String {
         ));
     }
     lines.join("\n")
+}
+
+/// A [`publish::Warning`] in words, for the version `report` describes,
+/// published from `source`.
+fn warning_text(warning: &publish::Warning, report: &publish::Report, source: &Path) -> String {
+    let spec = format!("{}@{}", report.package, report.version);
+    match warning {
+        publish::Warning::NodeModules {
+            node_modules_file_count,
+            file_count,
+        } => {
+            // A build folder beside node_modules/ is what was meant.
+            let build = ["dist", "build", "out"]
+                .iter()
+                .map(|name| source.join(name))
+                .find(|dir| source.is_dir() && dir.is_dir());
+            let meant = match build {
+                Some(dir) => format!("was `ccc publish {spec} {}` meant?", dir.display()),
+                None => "was the build output (dist/) meant?".to_string(),
+            };
+            format!(
+                "{node_modules_file_count} of {} published as {spec} are under node_modules/: \
+                 {meant} (--exclude node_modules leaves them out)",
+                count(*file_count, "file"),
+            )
+        }
+        publish::Warning::CaseClash { existing } => format!(
+            "{} is a new package beside the catalog's {existing}, whose name differs only in \
+             case: names and URLs are case-sensitive, so these are two packages (`ccc rm {} \
+             --all` removes the new one; publish as {existing}@{} if that was meant)",
+            report.package, report.package, report.version
+        ),
+        publish::Warning::ManifestDisagrees { name, version } => {
+            let said = format!(
+                "{}@{}",
+                name.as_deref().unwrap_or(&report.package),
+                version.as_deref().unwrap_or(&report.version)
+            );
+            format!(
+                "published as {spec}, but the package.json in {} says {said}: is the \
+                 PKG@VERSION given right? (without it, publish takes package.json's)",
+                source.display()
+            )
+        }
+    }
 }
 
 /// Problems a publish's summary lists under its references.
@@ -599,6 +650,7 @@ mod tests {
             elapsed_ms: 1234,
             skipped: vec![],
             stripped_folder: None,
+            warnings: vec![],
         }
     }
 
