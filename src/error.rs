@@ -169,11 +169,14 @@ pub enum Error {
         why: String,
     },
 
+    /// `similar` holds the version's paths a typo away, when the command
+    /// looked them up (see `cmd::suggest_paths`).
     #[error("{path} is not a file of {package}@{version}")]
     AssetNotFound {
         package: String,
         version: String,
         path: String,
+        similar: Vec<String>,
     },
 
     /// A path that names no file but the folder of `files` files.
@@ -356,6 +359,24 @@ impl Error {
             }
             Error::PackageNotFound { .. } | Error::NoPackageMatches(_) => {
                 Some("`ccc ls` lists what the catalog holds".into())
+            }
+            Error::AssetNotFound {
+                package,
+                version,
+                similar,
+                ..
+            } => {
+                let list = format!("`ccc ls {package}@{version}` lists its files");
+                Some(match similar.is_empty() {
+                    true => list,
+                    false => {
+                        let names: Vec<String> = similar
+                            .iter()
+                            .map(|p| format!("`{package}@{version}/{p}`"))
+                            .collect();
+                        format!("did you mean {}? {list}", names.join(" or "))
+                    }
+                })
             }
             Error::VersionNotFound { package, .. } => {
                 Some(format!("`ccc ls {package}` lists its versions"))

@@ -96,5 +96,5 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, args.0),
     };
-    result.map_err(|e| cmd::suggest_packages(db, e))
+    result.map_err(|e| cmd::suggest_paths(db, cmd::suggest_packages(db, e)))
 }

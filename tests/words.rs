@@ -321,3 +321,48 @@ fn twin_trees_and_long_names_fit_80_columns_and_read_clearly() {
         }
     }
 }
+
+/// A path typo gets a did-you-mean: `cat` and `inspect` name the paths a
+/// typo away (another case, a missing folder, a swapped letter); the
+/// server's 404 names the path when only its case differs, in words and
+/// in `did_you_mean`.
+#[test]
+fn a_path_typo_gets_a_did_you_mean() {
+    let ws = Workspace::new();
+    ws.write("dist/img/Logo.png", "PNG");
+    ws.write("dist/js/main.js", "export {};\n");
+    ws.publish("app@1.0.0", "dist", &[]);
+    for (command, asked, meant) in [
+        ("cat", "img/logo.png", "img/Logo.png"),
+        ("inspect", "main.js", "js/main.js"),
+        ("cat", "js/mian.js", "js/main.js"),
+    ] {
+        let out = ws.fails(&[command, &format!("app@1.0.0/{asked}")], 1);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("error: {asked} is not a file of app@1.0.0"))
+                && err.contains(&format!(
+                    "hint: did you mean `app@1.0.0/{meant}`? `ccc ls app@1.0.0` lists its files"
+                )),
+            "{command} {asked}: {err}"
+        );
+    }
+    let out = ws.fails(&["cat", "app@1.0.0/css/app.css"], 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("hint: `ccc ls app@1.0.0` lists its files") && !err.contains("did you mean"),
+        "{err}"
+    );
+
+    let server = Server::start(&ws, &[]);
+    let r = get(&server.url("/assets/app/1.0.0/img/logo.png"), &[]);
+    assert_eq!(r.status, 404);
+    let body = r.json();
+    assert_eq!(
+        body["error"],
+        "app@1.0.0 has no file img/logo.png; paths are case-sensitive: did you mean img/Logo.png?"
+    );
+    assert_eq!(body["did_you_mean"], "img/Logo.png");
+    let r = get(&server.url("/assets/app/1.0.0/img/gone.png"), &[]);
+    assert!(r.json().get("did_you_mean").is_none(), "{}", r.text());
+}

@@ -219,6 +219,29 @@ impl Catalog {
             .at(self)
     }
 
+    /// The path of a version equal to `path` but for ASCII case, if any
+    /// (the first in order).
+    pub fn path_in_another_case(&self, version_id: i64, path: &str) -> Result<Option<String>> {
+        self.conn()
+            .prepare_cached(
+                "SELECT path FROM assets WHERE version_id = ?1 AND path = ?2 COLLATE NOCASE
+                  AND path <> ?2 ORDER BY path LIMIT 1",
+            )
+            .and_then(|mut s| {
+                s.query_row(rusqlite::params![version_id, path], |r| r.get(0))
+                    .optional()
+            })
+            .at(self)
+    }
+
+    /// Every path of a version, in order.
+    pub fn paths(&self, version_id: i64) -> Result<Vec<String>> {
+        self.conn()
+            .prepare_cached("SELECT path FROM assets WHERE version_id = ?1 ORDER BY path")
+            .and_then(|mut s| s.query_map([version_id], |r| r.get(0))?.collect())
+            .at(self)
+    }
+
     /// How many packages the catalog holds.
     pub fn package_count(&self) -> Result<u64> {
         self.conn()
@@ -419,6 +442,7 @@ impl Catalog {
                 package,
                 version,
                 path: path.to_string(),
+                similar: Vec::new(),
             },
         })
     }

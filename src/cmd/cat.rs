@@ -61,6 +61,7 @@ pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
             package: version.package.clone(),
             version: version.version.to_string(),
             path: asset.path.clone(),
+            similar: Vec::new(),
         });
     };
     // cat never writes the brotli stream, so its damage is not cat's to report.

@@ -43,6 +43,64 @@ pub(crate) fn suggest_packages(db: &std::path::Path, err: Error) -> Error {
     Error::PackageNotFound { package, similar }
 }
 
+/// A file a version does not hold, with the version's paths a typo away
+/// for the hint (see [`similar_paths`]); looked up, like
+/// [`suggest_packages`], only once the command has failed.
+pub(crate) fn suggest_paths(db: &std::path::Path, err: Error) -> Error {
+    let Error::AssetNotFound {
+        package,
+        version,
+        path,
+        similar,
+    } = err
+    else {
+        return err;
+    };
+    let paths = Catalog::open(db, Access::ReadOnly).and_then(|catalog| {
+        let exact = semver::Version::parse(&version).map_err(|e| Error::Internal(e.to_string()))?;
+        let row = catalog.resolve(&package, &Selector::Exact(exact))?;
+        catalog.paths(row.id)
+    });
+    let similar = match paths {
+        Ok(paths) => similar_paths(&path, &paths),
+        Err(_) => similar,
+    };
+    Error::AssetNotFound {
+        package,
+        version,
+        path,
+        similar,
+    }
+}
+
+/// The paths of `paths` a typo of `wanted` may have meant, at most three:
+/// those equal to it but for case, else those whose file name it is
+/// (`main.js` for `js/main.js`), else the closest by edit distance (as
+/// [`similar_names`] judges names).
+pub(crate) fn similar_paths(wanted: &str, paths: &[String]) -> Vec<String> {
+    let folded = wanted.to_lowercase();
+    let same: Vec<String> = paths
+        .iter()
+        .filter(|p| p.to_lowercase() == folded)
+        .take(3)
+        .cloned()
+        .collect();
+    if !same.is_empty() {
+        return same;
+    }
+    let suffix = format!("/{wanted}");
+    let under: Vec<String> = paths
+        .iter()
+        .filter(|p| p.ends_with(&suffix))
+        .take(3)
+        .cloned()
+        .collect();
+    if !under.is_empty() {
+        return under;
+    }
+    similar_names(wanted, paths)
+}
+
 /// The names in `names` closest to `wanted` (ignoring case), at most
 /// three, when close enough to be a typo: an edit distance of a third of
 /// the name's characters, at least one, counting a swap of two
@@ -145,7 +203,7 @@ fn print_purged(purged: &Purged) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::similar_names;
+    use super::{similar_names, similar_paths};
 
     #[test]
     fn only_close_names_are_suggested() {
@@ -156,5 +214,15 @@ mod tests {
         assert_eq!(similar_names("vué", &names), ["vue"]);
         assert!(similar_names("angular", &names).is_empty());
         assert!(similar_names("xy", &names).is_empty());
+    }
+
+    #[test]
+    fn paths_a_typo_away_are_suggested() {
+        let paths = ["index.html", "js/main.js", "js/vendor.js", "img/Logo.png"].map(String::from);
+        assert_eq!(similar_paths("img/logo.png", &paths), ["img/Logo.png"]);
+        assert_eq!(similar_paths("main.js", &paths), ["js/main.js"]);
+        assert_eq!(similar_paths("js/mian.js", &paths), ["js/main.js"]);
+        assert_eq!(similar_paths("index.htm", &paths), ["index.html"]);
+        assert!(similar_paths("css/app.css", &paths).is_empty());
     }
 }

@@ -44,11 +44,14 @@ pub enum Missing {
     },
     /// The package exists; it has no such dist-tag.
     Tag { package: String, tag: String },
-    /// The version exists; this file is not in it.
+    /// The version exists; this file is not in it. `did_you_mean` is its
+    /// path under another case, when the version holds one.
     File {
         package: String,
         version: String,
         path: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        did_you_mean: Option<String>,
     },
 }
 
@@ -67,7 +70,17 @@ impl std::fmt::Display for Missing {
                 package,
                 version,
                 path,
+                did_you_mean: None,
             } => write!(f, "{package}@{version} has no file {path}"),
+            Missing::File {
+                package,
+                version,
+                path,
+                did_you_mean: Some(other),
+            } => write!(
+                f,
+                "{package}@{version} has no file {path}; paths are case-sensitive: did you mean {other}?"
+            ),
         }
     }
 }
@@ -117,6 +130,7 @@ pub fn diagnose<E>(
             package,
             version: echo(&version.to_string()),
             path: echo(path),
+            did_you_mean: None,
         },
         Selector::Latest | Selector::Range(..) => Missing::NoMatch {
             package,

@@ -941,7 +941,16 @@ pub(super) fn missing(
     asked: &Selector,
     path: &str,
 ) -> Result<Answer> {
-    let missing = diagnose(store, package, asked, path)?;
+    let mut missing = diagnose(store, package, asked, path)?;
+    if let not_found::Missing::File {
+        version,
+        did_you_mean,
+        ..
+    } = &mut missing
+    {
+        *did_you_mean =
+            store.case_variant(package.to_string(), version.clone(), path.to_string())?;
+    }
     let body = not_found::Body::new(&missing);
     Ok(Answer::json(404, policy.not_found_cache_control(), &body))
 }

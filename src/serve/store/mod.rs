@@ -207,6 +207,8 @@ enum Msg {
     ImportMap(String, String, bool, Reply<Result<Option<ImportMap>>>),
     Package(String, Page, Reply<Result<Option<PackageVersions>>>),
     Entry(String, String, Reply<Result<Option<Option<String>>>>),
+    /// The path of an exact version equal to one but for case.
+    CaseVariant(String, String, String, Reply<Result<Option<String>>>),
     /// Every package with its totals.
     Packages(Page, Reply<Result<Vec<PackageRow>>>),
     /// One checked chunk of a big file's blob.
@@ -338,6 +340,20 @@ impl Handle {
             Some(read) => Ok(read.result?.map(|found| found.remember(shared, read.seen))),
             None => self.call(|reply| Msg::Entry(package, version, reply))?,
         }
+    }
+
+    /// The path of `package@version` (exact) that equals `path` but for
+    /// ASCII case, if there is one: for a 404's "did you mean".
+    pub fn case_variant(
+        &self,
+        package: String,
+        version: String,
+        path: String,
+    ) -> Result<Option<String>> {
+        self.read(
+            |c| queries::case_variant(c, &package, &version, &path),
+            |reply| Msg::CaseVariant(package.clone(), version.clone(), path.clone(), reply),
+        )
     }
 
     /// The files of `package@version` in `page`, if that exact version

@@ -183,6 +183,12 @@ impl Actor for Store {
                     .and_then(|c| queries::list(c, &package, &version, page));
                 reply.send(self.after_read(result))
             }
+            Msg::CaseVariant(package, version, path, reply) => {
+                let result = self
+                    .catalog()
+                    .and_then(|c| queries::case_variant(c, &package, &version, &path));
+                reply.send(self.after_read(result))
+            }
             Msg::ImportMap(package, version, integrity, reply) => {
                 let result = self
                     .catalog()

@@ -58,6 +58,34 @@ pub(super) fn import_map(
     Ok(Some(importmap::generate(catalog, row, &options)?.importmap))
 }
 
+/// Most files a version may have for a 404 to look for the path under
+/// another case: the look is a scan of the version's paths in the
+/// primary key's index, so a scan of missing paths stays cheap.
+const CASE_SCAN_FILES: u64 = 10_000;
+
+/// The path of `package@version` equal to `path` but for ASCII case
+/// (SQLite's NOCASE), if the version exists, has at most
+/// [`CASE_SCAN_FILES`] files and holds one.
+pub(super) fn case_variant(
+    catalog: &Catalog,
+    package: &str,
+    version: &str,
+    path: &str,
+) -> Result<Option<String>> {
+    let Ok(exact) = semver::Version::parse(version) else {
+        return Ok(None);
+    };
+    let v = match catalog.resolve(package, &Selector::Exact(exact)) {
+        Ok(v) => v,
+        Err(Error::PackageNotFound { .. } | Error::VersionNotFound { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if v.file_count > CASE_SCAN_FILES {
+        return Ok(None);
+    }
+    catalog.path_in_another_case(v.id, path)
+}
+
 /// The files of `package@version` in `page`, if that exact version exists.
 pub(super) fn list(
     catalog: &Catalog,
