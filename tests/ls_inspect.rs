@@ -387,6 +387,15 @@ fn every_command_speaks_of_a_version_in_the_same_words() {
         assert_eq!(one[key], file[key], "{key}: {one}");
     }
     assert_eq!(inspect["files"], listing["files"]);
+    // The table shows the SRI value a page pins the file with.
+    let integrity = one["integrity"].as_str().expect("integrity").to_string();
+    assert!(integrity.starts_with("sha256-"), "{one}");
+    let text = String::from_utf8(ws.ok(&["inspect", "app@1.0.0/a.js"]).stdout).expect("UTF-8");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("integrity") && l.contains(&integrity)),
+        "{text}"
+    );
 }
 
 /// A catalog with 150 packages (`p000`..`p149`), the first with 130

@@ -160,6 +160,8 @@ fn asset(
         ]);
     }
     table.add_row(["sha256".into(), hex::encode(a.sha256)]);
+    // What a page pins the file with: `integrity="..."`.
+    table.add_row(["integrity".into(), a.integrity()]);
     let others = if same_content.is_empty() {
         "no other file".to_string()
     } else {
