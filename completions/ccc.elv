@@ -100,6 +100,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;diff'= {
+            cand --limit 'Show at most N files that differ (0: all of them). Default: 100 in a table, all in JSON'
+            cand --offset 'Skip the first N files that differ, in path order'
             cand --db 'The catalog file'
             cand --json 'Print JSON instead of a table'
             cand -h 'Print help (see more with ''--help'')'

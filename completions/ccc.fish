@@ -84,6 +84,8 @@ complete -c ccc -n "__fish_ccc_using_subcommand inspect" -l db -d 'The catalog f
 complete -c ccc -n "__fish_ccc_using_subcommand inspect" -l json -d 'Print JSON instead of tables'
 complete -c ccc -n "__fish_ccc_using_subcommand inspect" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand inspect" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand diff" -l limit -d 'Show at most N files that differ (0: all of them). Default: 100 in a table, all in JSON' -r
+complete -c ccc -n "__fish_ccc_using_subcommand diff" -l offset -d 'Skip the first N files that differ, in path order' -r
 complete -c ccc -n "__fish_ccc_using_subcommand diff" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand diff" -l json -d 'Print JSON instead of a table'
 complete -c ccc -n "__fish_ccc_using_subcommand diff" -s h -l help -d 'Print help (see more with \'--help\')'

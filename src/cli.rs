@@ -302,6 +302,8 @@ impl CheckArgs for PublishArgs {
 /// and stored size and their change (--json: both versions' sizes), then
 /// the number of unchanged files. A
 /// version may be `latest` or a range; the versions compared are named.
+/// The table shows 100 files, as `ls` does, and says how to see the next
+/// ones (--limit, --offset); the summary line counts them all.
 /// Exits 0 whether or not the versions differ, like `git diff`.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -314,6 +316,15 @@ pub struct DiffArgs {
     /// package.
     #[arg(value_name = "[PKG@]VERSION", value_parser = parse_other_version)]
     pub to: OtherVersion,
+
+    /// Show at most N files that differ (0: all of them). Default: 100 in
+    /// a table, all in JSON.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
+    /// Skip the first N files that differ, in path order.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
 
     /// Print JSON instead of a table.
     #[arg(long)]

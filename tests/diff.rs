@@ -195,3 +195,73 @@ fn the_table_lists_each_difference_and_a_summary_and_exits_zero() {
         "{text}"
     );
 }
+
+/// A diff of thousands of files pages as `ls` does: 100 rows in a table
+/// by default and a line saying how to see the next ones; `--limit` and
+/// `--offset` pick the page; the summary counts every file; `--json`
+/// lists every file unless `--limit` is given.
+#[test]
+fn a_long_diff_pages_like_ls() {
+    let ws = crate::util::Workspace::new();
+    let files = |version: &str| -> Vec<(String, Vec<u8>)> {
+        (0..250)
+            .map(|i| {
+                (
+                    format!("f{i:03}.txt"),
+                    format!("{version} {i}\n").into_bytes(),
+                )
+            })
+            .collect()
+    };
+    ws.write_tree("v1", &files("1"));
+    ws.write_tree("v2", &files("2"));
+    ws.publish("app@1.0.0", "v1", &[]);
+    ws.publish("app@2.0.0", "v2", &[]);
+    let text = |args: &[&str]| {
+        let mut all = vec!["diff", "app@1.0.0", "2.0.0"];
+        all.extend_from_slice(args);
+        String::from_utf8(ws.ok(&all).stdout).expect("UTF-8")
+    };
+    let first = text(&[]);
+    let rows = first.lines().filter(|l| l.contains(" changed ")).count();
+    assert_eq!(rows, 100, "{first}");
+    assert!(
+        first.contains("0 added, 0 removed, 250 changed, 0 unchanged")
+            && first.trim_end().ends_with(
+                "rows 1-100 of 250 differing files; next: --offset 100 (--limit 0 lists all)"
+            ),
+        "{first}"
+    );
+    let last = text(&["--offset", "200"]);
+    assert!(
+        last.contains(" f249.txt ") && !last.contains(" f199.txt "),
+        "{last}"
+    );
+    assert!(
+        last.trim_end()
+            .ends_with("rows 201-250 of 250 differing files"),
+        "{last}"
+    );
+    let all = text(&["--limit", "0"]);
+    assert_eq!(all.lines().filter(|l| l.contains(" changed ")).count(), 250);
+    let json = ws.json(&["diff", "app@1.0.0", "2.0.0", "--json"]);
+    assert_eq!(json["changed"].as_array().map(Vec::len), Some(250));
+    let json = ws.json(&[
+        "diff",
+        "app@1.0.0",
+        "2.0.0",
+        "--json",
+        "--limit",
+        "10",
+        "--offset",
+        "5",
+    ]);
+    let paths: Vec<&str> = json["changed"]
+        .as_array()
+        .expect("changed")
+        .iter()
+        .filter_map(|c| c["path"].as_str())
+        .collect();
+    assert_eq!(paths.first(), Some(&"f005.txt"));
+    assert_eq!(paths.len(), 10);
+}

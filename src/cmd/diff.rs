@@ -1,8 +1,16 @@
 //! `ccc diff PKG@A PKG@B`: the files added, removed and changed from one
 //! version to another, from the catalog's rows alone.
+//!
+//! Paged as `ls` pages (`--limit`, `--offset`, [`super::ls::TABLE_ROWS`]
+//! rows in a table by default, a line saying how to see the next ones):
+//! the page is of the files that differ, in path order; the summary line
+//! counts them all. `--json` lists every file unless `--limit` is given,
+//! and then the page's, its totals still the versions'.
 
+use super::ls::TABLE_ROWS;
 use super::{resolve_version, version_title};
 use crate::catalog::diff::{Diff, Side};
+use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog};
 use crate::cli::{DiffArgs, OtherVersion};
 use crate::error::Result;
@@ -29,18 +37,54 @@ pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
         version_title(&from, &args.from, None),
         version_title(&to, &to_target, None)
     );
-    let diff = catalog.diff(from, to)?;
+    let mut diff = catalog.diff(from, to)?;
+    let page = Page {
+        offset: args.offset,
+        limit: match args.limit {
+            Some(0) => None,
+            Some(n) => Some(n),
+            None if args.json => None,
+            None => Some(TABLE_ROWS),
+        },
+    };
     if args.json {
+        keep_page(&mut diff, page);
         output::print_json(&diff)?;
     } else {
-        output::print(render(&header, &diff))?;
+        output::print(render(&header, &diff, page))?;
     }
     // Like `git diff`: differences are the answer, not a failure.
     Ok(ExitCode::SUCCESS)
 }
 
-/// The table: one row per file that differs, then a summary line.
-fn render(header: &str, diff: &Diff) -> String {
+/// Keeps in `diff`'s lists only the files of `page`, counted over the
+/// files that differ in path order.
+fn keep_page(diff: &mut Diff, page: Page) {
+    if page == Page::ALL {
+        return;
+    }
+    let mut paths: Vec<&str> = diff
+        .added
+        .iter()
+        .map(|f| f.path.as_str())
+        .chain(diff.removed.iter().map(|f| f.path.as_str()))
+        .chain(diff.changed.iter().map(|f| f.path.as_str()))
+        .collect();
+    paths.sort_unstable();
+    let shown: std::collections::HashSet<String> = paths
+        .into_iter()
+        .skip(page.offset as usize)
+        .take(page.limit.map_or(usize::MAX, |n| n as usize))
+        .map(String::from)
+        .collect();
+    diff.added.retain(|f| shown.contains(&f.path));
+    diff.removed.retain(|f| shown.contains(&f.path));
+    diff.changed.retain(|f| shown.contains(&f.path));
+}
+
+/// The table: one row per file that differs in `page`, then a summary
+/// line, then which rows were shown.
+fn render(header: &str, diff: &Diff, page: Page) -> String {
     let mut out = String::new();
     // Two long versions break after the arrow rather than past the edge.
     let lines = match output::terminal_width() {
@@ -111,11 +155,21 @@ fn render(header: &str, diff: &Diff) -> String {
             .map(|f| ("changed", f.path.as_str(), Some(&f.from), Some(&f.to))),
     );
     rows.sort_by(|a, b| a.1.cmp(b.1));
-    for (mark, path, from, to) in rows {
+    let total = rows.len() as u64;
+    let shown = rows
+        .into_iter()
+        .skip(page.offset as usize)
+        .take(page.limit.map_or(usize::MAX, |n| n as usize));
+    let mut count_shown = 0;
+    for (mark, path, from, to) in shown {
         row(mark, path, from, to);
+        count_shown += 1;
+    }
+    if count_shown > 0 {
+        out.push_str(&format!("{table}\n"));
     }
     out.push_str(&format!(
-        "{table}\n{} added, {} removed, {} changed, {} unchanged; size {}, stored {}",
+        "{} added, {} removed, {} changed, {} unchanged; size {}, stored {}",
         diff.added.len(),
         diff.removed.len(),
         diff.changed.len(),
@@ -123,6 +177,10 @@ fn render(header: &str, diff: &Diff) -> String {
         signed_size(diff.raw_bytes_delta),
         signed_size(diff.stored_bytes_delta),
     ));
+    if let Some(rest) = super::ls::rest_line(page, count_shown, total, "differing file") {
+        out.push('\n');
+        out.push_str(&rest);
+    }
     out
 }
 

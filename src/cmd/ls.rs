@@ -185,12 +185,21 @@ fn versions(catalog: &Catalog, package: &str, page: Page, shape: Shape) -> Resul
 /// Under a table that shows part of a listing: which rows it showed and
 /// how to see the others, `rows 101-200 of 5,000 packages; next: --offset 200`.
 fn print_rest(page: Page, shown: usize, total: u64, noun: &str) -> Result<ExitCode> {
+    if let Some(line) = rest_line(page, shown, total, noun) {
+        output::print(line)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The line [`print_rest`] prints, when the table left rows out (`diff`
+/// ends its table with it too).
+pub(super) fn rest_line(page: Page, shown: usize, total: u64, noun: &str) -> Option<String> {
     let shown = shown as u64;
     if page.offset == 0 && shown >= total {
-        return Ok(ExitCode::SUCCESS);
+        return None;
     }
     let of = count(total, noun);
-    let line = if shown == 0 {
+    Some(if shown == 0 {
         format!("no rows past --offset {}: there are {of}", page.offset)
     } else {
         let (first, last) = (page.offset + 1, page.offset + shown);
@@ -200,7 +209,5 @@ fn print_rest(page: Page, shown: usize, total: u64, noun: &str) -> Result<ExitCo
             String::new()
         };
         format!("rows {first}-{last} of {of}{next}")
-    };
-    output::print(line)?;
-    Ok(ExitCode::SUCCESS)
+    })
 }
