@@ -233,8 +233,12 @@ fn a_bind_failure_names_the_address() {
         )),
         "{stderr}"
     );
+    // The holder is named: this test's own process.
     assert!(
-        stderr.contains(&format!("another program listens on port {port}")),
+        stderr.contains(&format!(
+            "(pid {}) listens on port {port}; pick another with --port",
+            std::process::id()
+        )),
         "{stderr}"
     );
 }
