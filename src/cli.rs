@@ -38,6 +38,37 @@ pub struct Cli<C: Subcommand = Invocation> {
     pub command: C,
 }
 
+impl Cli<Invocation> {
+    /// Parses the process's arguments, exiting with clap's message on a
+    /// wrong command line. Every command's usage line is its own plain one
+    /// (`ccc publish [OPTIONS] <[PKG@VERSION] SOURCE>...`): clap would
+    /// otherwise add the flags given to the usage of an error
+    /// (`ccc publish --tag <TAG> <...>` for a missing SOURCE), which reads
+    /// as if `--tag` were required.
+    pub fn parse_args() -> Self {
+        use clap::CommandFactory;
+        let mut command = Self::command();
+        command.build();
+        plain_usage(&mut command);
+        let matches = command.get_matches();
+        Self::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+/// Sets every subcommand's usage to the one clap renders for it alone.
+fn plain_usage(command: &mut clap::Command) {
+    for sub in command.get_subcommands_mut() {
+        let rendered = sub.render_usage().to_string();
+        let usage = rendered
+            .strip_prefix("Usage: ")
+            .unwrap_or(&rendered)
+            .to_string();
+        let taken = std::mem::replace(sub, clap::Command::new("-"));
+        *sub = taken.override_usage(usage);
+        plain_usage(sub);
+    }
+}
+
 /// Everything the binary accepts: the commands users run, and the hidden
 /// one that writes completions and man pages. Parsed once per process, so
 /// the size of the larger variant costs nothing worth a box.

@@ -1,10 +1,9 @@
 //! The `ccc` binary: parse, run, report. All work lives in the library.
 
-use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = ccc::cli::Cli::parse();
+    let cli = ccc::cli::Cli::parse_args();
     match ccc::run(cli) {
         Ok(code) => code,
         Err(err) => {

@@ -366,3 +366,28 @@ fn a_path_typo_gets_a_did_you_mean() {
     let r = get(&server.url("/assets/app/1.0.0/img/gone.png"), &[]);
     assert!(r.json().get("did_you_mean").is_none(), "{}", r.text());
 }
+
+/// A usage line shows the command's own usage, never the flags the
+/// command line happened to give: `ccc publish --tag next` without a
+/// source must not read as if `--tag` were required.
+#[test]
+fn usage_lines_do_not_make_given_flags_look_required() {
+    let ws = Workspace::new();
+    ws.write("dist/a.js", "1;\n");
+    for args in [
+        &["publish", "--tag", "next"][..],
+        &["publish", "--strict", "--no-check", "dist"],
+        &["publish", "--tag", "next", "--json"],
+    ] {
+        let out = ws.fails(args, 2);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("Usage: ccc publish [OPTIONS] <[PKG@VERSION] SOURCE>...")
+                && !err.contains("Usage: ccc publish --"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = ws.fails(&["ls", "--limit"], 2);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("Usage: ccc ls --limit"), "{err}");
+}
