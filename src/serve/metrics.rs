@@ -527,5 +527,24 @@ mod tests {
                 assert!(line.starts_with(family), "`{line}` outside {family}");
             }
         }
+        assert!(
+            !page.contains("stream=\"access_log\""),
+            "no file, no stream"
+        );
+        // With `--access-log PATH`, its file is a stream of its own.
+        let logs = LogStats {
+            access_log: Some(crate::log::StreamStats {
+                written: 12,
+                dropped: 3,
+            }),
+            ..LogStats::default()
+        };
+        let page = render(&counters, &CacheStats::default(), &catalog, &logs);
+        for line in [
+            "ccc_log_lines_written_total{stream=\"access_log\"} 12",
+            "ccc_log_lines_dropped_total{stream=\"access_log\"} 3",
+        ] {
+            assert!(page.lines().any(|l| l == line), "no `{line}` in\n{page}");
+        }
     }
 }
