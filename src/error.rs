@@ -488,10 +488,12 @@ fn next_version(version: &str) -> String {
     v.build = semver::BuildMetadata::EMPTY;
     if !v.pre.is_empty() {
         let pre = v.pre.as_str().to_string();
-        let bumped = match pre.rsplit_once('.') {
-            Some((head, n)) if n.parse::<u64>().is_ok() => {
-                format!("{head}.{}", n.parse::<u64>().unwrap_or(0) + 1)
-            }
+        // The number at the end of the last identifier goes up: `rc.1`
+        // -> `rc.2`, `build1` -> `build2`; without one, `.1` is added.
+        let digits = pre.len() - pre.trim_end_matches(|c: char| c.is_ascii_digit()).len();
+        let (head, number) = pre.split_at(pre.len() - digits);
+        let bumped = match number.parse::<u64>() {
+            Ok(n) => format!("{head}{}", n + 1),
             _ => format!("{pre}.1"),
         };
         if let Ok(pre) = semver::Prerelease::new(&bumped) {
@@ -595,6 +597,8 @@ mod tests {
         );
         assert_eq!(next_version("2.0.0-rc.1"), "2.0.0-rc.2");
         assert_eq!(next_version("2.0.0-beta"), "2.0.0-beta.1");
+        assert_eq!(next_version("3.47.2-build1"), "3.47.2-build2");
+        assert_eq!(next_version("1.0.0-0"), "1.0.0-1");
         assert_eq!(next_version("1.0.0+build.5"), "1.0.1");
     }
 
