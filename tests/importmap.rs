@@ -765,7 +765,8 @@ fn the_whole_lacking_tree_is_listed_at_once_and_commonjs_is_named() {
         "{stderr}"
     );
     assert!(!stderr.contains("scheduler"), "{stderr}");
-    // A registry that is not there is said so; the map's lacks are listed.
+    // A registry that is not there is said so, once (it is not asked
+    // again, so none waits its timeout); the map's lacks are listed.
     let out = ws
         .ccc()
         .env_remove("CCC_OFFLINE")
@@ -779,7 +780,9 @@ fn the_whole_lacking_tree_is_listed_at_once_and_commonjs_is_named() {
         .expect("run importmap");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("warning: npm registry: http://127.0.0.1:9/react-dom")
+        stderr.contains("warning: npm registry: http://127.0.0.1:9/@acme%2fui")
+            && stderr.contains("the registry is not asked again")
+            && stderr.matches("warning: npm registry").count() == 1
             && stderr.contains("'react-dom@^18.3.1'"),
         "{stderr}"
     );

@@ -294,6 +294,7 @@ pub fn lacking(
             by: by.clone(),
             range: range.clone(),
         };
+        let mut unreachable = false;
         let picked = match registry.as_deref_mut() {
             None => None,
             Some(registry) => match registry.document(&package) {
@@ -315,11 +316,20 @@ pub fn lacking(
                     None
                 }
                 Err(e) => {
-                    say(e, &mut trouble);
+                    say(
+                        format!("{e}; the registry is not asked again"),
+                        &mut trouble,
+                    );
+                    unreachable = true;
                     None
                 }
             },
         };
+        // One that does not answer would make each package wait its
+        // timeout: the rest are listed by range.
+        if unreachable {
+            registry = None;
+        }
         let version = picked.as_ref().map(|(v, _)| v.clone());
         if let Some(known) = found
             .iter_mut()
