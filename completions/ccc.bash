@@ -215,7 +215,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -238,6 +238,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --in-flight-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -963,7 +967,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -986,6 +990,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --in-flight-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1233,7 +1241,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
+        --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1243,7 +1251,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
+            --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac

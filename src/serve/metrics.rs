@@ -539,7 +539,13 @@ mod tests {
             }),
             ..LogStats::default()
         };
-        let page = render(&counters, &CacheStats::default(), &catalog, &logs);
+        let page = render(
+            &counters,
+            &CacheStats::default(),
+            &InFlightStats::default(),
+            &catalog,
+            &logs,
+        );
         for line in [
             "ccc_log_lines_written_total{stream=\"access_log\"} 12",
             "ccc_log_lines_dropped_total{stream=\"access_log\"} 3",

@@ -162,27 +162,27 @@ impl Service {
         let logged = (self.access_log)
             .filter(|_| !self.log_skip.skips(target(parts)))
             .map(|_| {
-            Box::new(Logged {
-                // The wall clock is read only for the log line.
-                received: {
-                    let now = SystemTime::now();
-                    now.checked_sub(elapsed).unwrap_or(now)
-                },
-                peer: self.trusted_proxies.client(peer.addr.ip(), &parts.headers),
-                method: method.to_string(),
-                target: target(parts).to_string(),
-                protocol: protocol(parts.version),
-                status,
-                referer: parts
-                    .headers
-                    .get(header::REFERER)
-                    .map(|v| v.as_bytes().to_vec()),
-                user_agent: parts
-                    .headers
-                    .get(header::USER_AGENT)
-                    .map(|v| v.as_bytes().to_vec()),
-            })
-        });
+                Box::new(Logged {
+                    // The wall clock is read only for the log line.
+                    received: {
+                        let now = SystemTime::now();
+                        now.checked_sub(elapsed).unwrap_or(now)
+                    },
+                    peer: self.trusted_proxies.client(peer.addr.ip(), &parts.headers),
+                    method: method.to_string(),
+                    target: target(parts).to_string(),
+                    protocol: protocol(parts.version),
+                    status,
+                    referer: parts
+                        .headers
+                        .get(header::REFERER)
+                        .map(|v| v.as_bytes().to_vec()),
+                    user_agent: parts
+                        .headers
+                        .get(header::USER_AGENT)
+                        .map(|v| v.as_bytes().to_vec()),
+                })
+            });
         let served_asset = answer.class == RouteClass::Asset && matches!(status, 200 | 206 | 304);
         causal::before_respond();
         if served_asset {
