@@ -498,3 +498,83 @@ fn excluded_paths_are_left_out_of_the_log() {
     let out = ws.fails(&["serve", "--port", "0", "--log-exclude", "/healthz"], 2);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--access-log"));
 }
+
+/// A response cut short is logged with the body bytes that did reach the
+/// client, as nginx logs it, and `"complete": false`: an HTTP/1.1 client
+/// that closes mid-body, an HTTP/2 client that resets its stream. /_stats
+/// counts the same bytes and the responses cut short.
+#[test]
+fn a_response_cut_short_is_logged_with_the_bytes_that_left() {
+    use crate::attack::h2::*;
+    let ws = site();
+    const BIG: usize = 8 << 20;
+    ws.write_tree(
+        "big",
+        &[("big.bin".into(), crate::util::Rng::new(5).bytes(BIG))],
+    );
+    ws.publish("big@1.0.0", "big", &["--level", "1"]);
+    let server = Server::start(&ws, &["--access-log", "--log-format", "json"]);
+    let line = |n: usize| -> Value {
+        let got = poll_until(STARTUP, || log_lines(&server).len() >= n);
+        assert!(got.is_some(), "no log line {n}: {}", server.stdout());
+        serde_json::from_str(&log_lines(&server)[n - 1]).expect("JSON")
+    };
+
+    // HTTP/1.1: read 100 KB of the 8 MB body, then reset the connection.
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    socket.set_recv_buffer_size(64 << 10).expect("rcvbuf");
+    socket.connect(&server.addr.into()).expect("connect");
+    let mut h1: TcpStream = socket.into();
+    h1.write_all(b"GET /assets/big/1.0.0/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("request");
+    let mut taken = 0;
+    let mut chunk = [0u8; 16 << 10];
+    while taken < 100_000 {
+        taken += h1.read(&mut chunk).expect("the body");
+    }
+    socket2::SockRef::from(&h1)
+        .set_linger(Some(Duration::ZERO))
+        .expect("linger");
+    drop(h1);
+    let cut = line(1);
+    assert_eq!(cut["status"], 200, "{cut}");
+    assert_eq!(cut["complete"], false, "{cut}");
+    let sent = cut["body_bytes"].as_u64().expect("body_bytes");
+    assert!(
+        (100_000..BIG as u64 / 2).contains(&sent),
+        "what reached the socket, not the 8 MB body: {cut}"
+    );
+
+    // HTTP/2: the default 64 KiB window lets that much through; then the
+    // client resets the stream.
+    let mut c = H2::open(server.addr, &[]);
+    c.send(&header_frames(
+        1,
+        &request("/assets/big/1.0.0/big.bin", &[]),
+        true,
+    ))
+    .expect("request");
+    let mut data = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while data < 65_535 && std::time::Instant::now() < deadline {
+        if let Got::Frame(f) = c.next(Duration::from_millis(100))
+            && f.kind == DATA
+        {
+            data += f.payload.len();
+        }
+    }
+    c.send(&rst_stream(1, CANCEL)).expect("reset");
+    let reset = line(2);
+    assert_eq!(reset["protocol"], "HTTP/2.0", "{reset}");
+    assert_eq!(reset["complete"], false, "{reset}");
+    assert_eq!(reset["body_bytes"].as_u64(), Some(data as u64), "{reset}");
+
+    let stats = server.stats();
+    assert_eq!(stats["cut_short"].as_u64(), Some(2), "{stats}");
+    assert_eq!(
+        stats["bytes_sent"].as_u64(),
+        Some(sent + data as u64),
+        "{stats}"
+    );
+}

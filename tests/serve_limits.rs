@@ -646,3 +646,73 @@ fn pipelined_requests_are_answered_in_order() {
         .collect();
     assert_eq!(statuses, [200, 200, 404, 200, 200]);
 }
+
+/// HTTP/1.1 requests that name their host or target the wrong way are
+/// refused as nginx refuses them: two `Host` headers, a `Host` that is
+/// not a host, `GET *` (400); CONNECT, for proxies (405 with `Allow`).
+#[test]
+fn hosts_and_targets_that_are_not_are_refused() {
+    let ws = Workspace::new();
+    site(&ws, false);
+    let server = Server::start(&ws, &[]);
+    for (head, want) in [
+        ("GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", 400),
+        ("GET /healthz HTTP/1.1\r\nHost: a b/c\r\n\r\n", 400),
+        ("GET /healthz HTTP/1.1\r\nHost: x:80x\r\n\r\n", 400),
+        (
+            "GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            400,
+        ),
+        (
+            "CONNECT x:443 HTTP/1.1\r\nHost: x:443\r\nConnection: close\r\n\r\n",
+            405,
+        ),
+        (
+            "OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+            204,
+        ),
+        (
+            "GET /healthz HTTP/1.1\r\nHost: [::1]:8333\r\nConnection: close\r\n\r\n",
+            200,
+        ),
+    ] {
+        let (answer, _) = exchange(server.addr, head.as_bytes());
+        let answer = answer.unwrap_or_else(|| panic!("no answer to {head:?}"));
+        assert_eq!(answer.status, want, "{head:?}: {answer:?}");
+        if want == 405 {
+            assert!(
+                answer.header("allow").is_some(),
+                "405 names what is allowed"
+            );
+        }
+    }
+    still_serving(&server);
+}
+
+/// A client that sends part of the HTTP/2 preface (or of a head) and
+/// closes is gone at once: 2,000 such connections leave none open a
+/// second later, and the server idle.
+#[test]
+fn a_client_that_sends_part_of_a_preface_and_leaves_is_gone_at_once() {
+    let ws = Workspace::new();
+    site(&ws, false);
+    let server = Server::start(&ws, &["--header-timeout", "60s"]);
+    for i in 0..2000 {
+        let mut s = connect(server.addr);
+        let start: &[u8] = if i % 2 == 0 {
+            b"P"
+        } else {
+            b"PRI * HTTP/2.0\r\n"
+        };
+        s.write_all(start).expect("a start");
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    let stats = server.stats();
+    // The connection /_stats came on is the one left.
+    assert_eq!(stats["connections"]["open"].as_u64(), Some(1), "{stats}");
+    let cpu = |pid| crate::attack::procfs::cpu_ticks(pid).expect("/proc/PID/stat");
+    let before = cpu(server.pid());
+    std::thread::sleep(Duration::from_secs(2));
+    let spent = cpu(server.pid()) - before;
+    assert!(spent <= 5, "{spent} ticks of CPU in 2 s with no client");
+}

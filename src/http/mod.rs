@@ -11,6 +11,8 @@
 //! - [`cors`]: the cross-origin and security headers of every response,
 //!   and the answer to `OPTIONS`;
 //! - [`not_found`]: which of package, version or file a 404 names;
+//! - [`host`]: whether a request's `Host` (and HTTP/2 `:authority`) is a
+//!   host;
 //! - [`access_log`]: the line `--access-log` prints per request (nginx's
 //!   `combined`, or JSON); [`log_skip`]: the paths `--log-exclude` leaves
 //!   out of it.
@@ -32,6 +34,7 @@ pub mod conditional;
 pub mod cors;
 pub mod forwarded;
 pub mod header_lines;
+pub mod host;
 pub mod log_skip;
 pub mod negotiate;
 pub mod not_found;

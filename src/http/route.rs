@@ -142,6 +142,17 @@ pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError>
     if method == "OPTIONS" {
         return Ok(Route::Options);
     }
+    // RFC 9110 9.3.6: CONNECT is for proxies, which ccc is not.
+    if method == "CONNECT" {
+        return Err(RouteError::MethodNotAllowed);
+    }
+    // RFC 9112 3.2.4: the asterisk form names no resource but the server,
+    // for OPTIONS alone.
+    if target == "*" {
+        return Err(RouteError::BadRequest(
+            "the target `*` is for OPTIONS only".into(),
+        ));
+    }
     // RFC 9112 3.2.2: the absolute form (`GET http://host/path`) must be
     // accepted too; the authority is not ours to check.
     let origin_form = match target
@@ -642,6 +653,16 @@ mod tests {
             route("DELETE", "/_stats"),
             Err(RouteError::MethodNotAllowed)
         );
+        // CONNECT is refused whatever it names; `*` is for OPTIONS only.
+        for target in ["cdn.example.com:443", "/nope", "/"] {
+            assert_eq!(route("CONNECT", target), Err(RouteError::MethodNotAllowed));
+        }
+        for method in ["GET", "HEAD", "POST"] {
+            assert!(
+                matches!(route(method, "*"), Err(RouteError::BadRequest(_))),
+                "{method} *"
+            );
+        }
         for unknown in ["/nope", "/", "/assetsx", "/assets//", "http://h:1"] {
             assert_eq!(route("GET", unknown), Err(unknown_path()), "{unknown}");
         }

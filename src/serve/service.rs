@@ -12,6 +12,7 @@
 use crate::causal;
 use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
+use crate::http::host;
 use crate::http::log_skip::LogSkip;
 use crate::log;
 use crate::serve::alias;
@@ -222,6 +223,7 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
         access_control_request_headers: None,
     };
     let (mut hosts, mut ranges, mut if_ranges) = (0, 0, 0);
+    let mut host_value: Option<&[u8]> = None;
     let mut longest_line = 0;
     let mut head = ask.method.len() + target.len() + 12;
     for (name, value) in &parts.headers {
@@ -230,6 +232,7 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
         head += line + 2;
         if name == header::HOST {
             hosts += 1;
+            host_value = Some(value.as_bytes());
             continue;
         }
         let Ok(text) = value.to_str() else {
@@ -258,6 +261,23 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
         return Err(
             Answer::error(400, "an HTTP/1.1 request needs exactly one Host header").closing(),
         );
+    }
+    if hosts > 1 {
+        return Err(Answer::error(400, "a request has at most one Host header").closing());
+    }
+    if let Some(value) = host_value {
+        if !host::valid(value) {
+            let why = "the Host header is not a host name or address with an optional port";
+            return Err(Answer::error(400, why).closing());
+        }
+        // RFC 9113 8.3.1: a request with both must name one host.
+        if let Some(authority) = parts.uri.authority()
+            && parts.version == Version::HTTP_2
+            && !host::same(authority.as_str().as_bytes(), value)
+        {
+            let why = "the request's :authority and Host name different hosts";
+            return Err(Answer::error(400, why).closing());
+        }
     }
     if longest_line > limits::MAX_HEADER_LINE {
         let why = format!(

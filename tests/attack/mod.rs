@@ -24,6 +24,7 @@
 
 pub mod attacks;
 pub mod digest;
+pub mod h2;
 pub mod probe;
 pub mod procfs;
 pub mod wire;

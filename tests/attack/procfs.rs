@@ -109,6 +109,14 @@ impl Sampler {
     }
 }
 
+/// The CPU time (user and system, in clock ticks of 1/100 s) the process
+/// has used, from `/proc/PID/stat`; None off Linux.
+pub fn cpu_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
