@@ -409,6 +409,56 @@ fn a_key_that_does_not_match_is_refused_before_listening() {
     assert_eq!(out.status.code(), Some(2), "--tls-cert needs --tls-key");
 }
 
+/// A 1024-bit RSA key made for this test with `openssl genrsa 1024`: too
+/// small for the TLS library.
+const SMALL_RSA_KEY: &str = "-----BEGIN PRIVATE KEY-----\nMIICeAIBADANBgkqhkiG9w0BAQEFAASCAmIwggJeAgEAAoGBALYAE+ZeZn7IbSn4\nFjPtvEGGHY4WRgP8G7fPeJ5OAB6Bv8hzz17P+8ulHbZZr3ZWmX6la4HHTVQ1se6x\nVbhxv2yVQDQAuPr+Mz4j3oSTlTjksBxDhxuTc1GO/ZHsAIfF2rDaboMhq3nfOs9k\n2BsOSER/C4WuwhhMzzser6w3T42hAgMBAAECgYAdecm/R46l/ePgJjPCWUBiBEyJ\nFIZmYtBCZrGMQem3ByB+YHM3Ucvf4W/8dm36ZnAZmMTekd6uQrv8gm/1nUZ5E0Ho\ncKGqbFCoGW/ct0RDlr8VlRpkLWSxjsmVp71HfPljmyZXEyu+EJOQRWbFDt/7ihrV\nI99NofLxX3ycRvGUIQJBAO0AH4IaZth08w0KXlBiclXDIFt95Wc4AF/sucrPd3kZ\nzDBshMXsODRA38oGQHs5neKndX4KRbzqeC5KIjw499UCQQDElzSbtFtfHueF+Gu/\nGTyrUl9qz3CL0Zq2GupU7b3nJIoPTytUAl/PHZycoLAiJ6DR+XmfOJUHOJFKppHa\nuVCdAkEAqHJR8rK5LlfQ+A/KgO+3u+T39o9AoWBYQ9WJJ/DVRalkS3aV1+bQ+7Kw\nXHKdGfgVk6baBz9d2av8x0nBk3QaEQJBAJzs/ieUTqOdbb65UHjY0l8Hf/co43QY\nuuDGl2t343EQ78vMrI+A3a3cu1kjw7Vf4LX76KO6bOu4sfHfCOqJptkCQQC3AiLt\nbyIIMsYvReLAKQzagvx6mjgjLM0LYlFf2v8lJR8wEaUtambBCSbFqBG0k07G3z8z\ntUfJHmEyNXB2SmbI\n-----END PRIVATE KEY-----";
+
+#[test]
+fn bad_key_files_are_named_for_what_is_wrong() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (_, cert, key) = certificates(ws.path(), "one");
+    let good = std::fs::read_to_string(&key).expect("the key");
+    let cases = [
+        (
+            "encrypted.pem",
+            "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI\n-----END ENCRYPTED PRIVATE KEY-----\n".to_string(),
+            "is encrypted (a passphrase protects it)",
+        ),
+        (
+            "cut.pem",
+            good[..good.len() / 2].to_string(),
+            "is cut short",
+        ),
+        (
+            "small.pem",
+            SMALL_RSA_KEY.to_string(),
+            "RSA key shorter than 2048 bits",
+        ),
+        (
+            "cert.pem",
+            std::fs::read_to_string(&cert).expect("the certificate"),
+            "holds a certificate, not a private key",
+        ),
+    ];
+    for (name, text, says) in cases {
+        let path = ws.path().join(name);
+        std::fs::write(&path, text).expect("write");
+        let out = ws
+            .ccc()
+            .args(["serve", "--port", "0", "--tls-cert"])
+            .arg(&cert)
+            .arg("--tls-key")
+            .arg(&path)
+            .output()
+            .expect("ccc runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{name}: {stderr}");
+        assert!(stderr.contains(says), "{name}: {stderr}");
+        assert!(stderr.contains(name), "the file is named: {stderr}");
+    }
+}
+
 /// A client that downloads `path` slowly (16 KiB reads with pauses) over
 /// one connection, saying on `started` once the response's head arrived;
 /// returns the bytes of the body it received.

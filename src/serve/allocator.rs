@@ -87,14 +87,19 @@ impl Releaser {
     }
 }
 
-/// The process's anonymous resident memory, from `/proc/self/statm`
-/// (resident pages less file-backed and shared ones).
+/// The process's anonymous resident memory (`RssAnon` of
+/// `/proc/self/status`).
 fn anonymous_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let mut pages = statm.split_whitespace().map(|n| n.parse::<u64>().ok());
-    let resident = pages.nth(1)??;
-    let shared = pages.next()??;
-    Some(resident.saturating_sub(shared) * rustix::param::page_size() as u64)
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    Some(kib * 1024)
 }
 
 fn trim() {

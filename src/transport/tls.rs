@@ -90,6 +90,69 @@ impl Certificate {
     }
 }
 
+/// Why a key file does not read as a PEM private key, in words: an
+/// encrypted key, a PEM cut short, a certificate where the key should be.
+fn unreadable_key(key: &Path, e: &rustls_pki_types::pem::Error) -> String {
+    use rustls_pki_types::pem::Error as Pem;
+    let text = std::fs::read(key).unwrap_or_default();
+    let has = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+    let key = key.display();
+    if has(b"ENCRYPTED PRIVATE KEY") || has(b"Proc-Type: 4,ENCRYPTED") {
+        return format!(
+            "the private key {key} is encrypted (a passphrase protects it); ccc reads unencrypted \
+             keys: write one with `openssl pkey -in {key} -out key.pem` and keep it readable by \
+             ccc alone"
+        );
+    }
+    match e {
+        Pem::MissingSectionEnd { .. } | Pem::IllegalSectionStart { .. } => format!(
+            "the private key {key} is cut short: its `-----BEGIN ...-----` line has no matching \
+             `-----END ...-----` line"
+        ),
+        Pem::NoItemsFound if has(b"BEGIN CERTIFICATE") => format!(
+            "{key} holds a certificate, not a private key: --tls-key names the key \
+             (`-----BEGIN PRIVATE KEY-----`)"
+        ),
+        Pem::NoItemsFound => format!(
+            "{key} holds no PEM private key (`-----BEGIN PRIVATE KEY-----`, `RSA PRIVATE KEY` or \
+             `EC PRIVATE KEY`)"
+        ),
+        Pem::Base64Decode(_) => {
+            format!("the private key {key} is damaged: its base64 does not decode")
+        }
+        e => format!("cannot read the private key {key}: {e}"),
+    }
+}
+
+/// Why a private key read from PEM cannot sign, in words: an RSA key
+/// rustls refuses says why (too small, too large, inconsistent).
+fn unusable_key(key: &Path, private: &PrivateKeyDer<'_>, e: &rustls::Error) -> String {
+    let rsa = match private {
+        PrivateKeyDer::Pkcs1(der) => Some(::ring::rsa::KeyPair::from_der(der.secret_pkcs1_der())),
+        PrivateKeyDer::Pkcs8(der) => Some(::ring::rsa::KeyPair::from_pkcs8(der.secret_pkcs8_der())),
+        _ => None,
+    };
+    let key = key.display();
+    match rsa.and_then(Result::err).map(|why| why.to_string()) {
+        Some(why) if why == "TooSmall" => format!(
+            "the private key {key} is an RSA key shorter than 2048 bits, which the TLS \
+             library refuses; make a 2048-bit (or an ECDSA P-256) key and certificate"
+        ),
+        Some(why) if why == "TooLarge" => {
+            format!(
+                "the private key {key} is an RSA key longer than 8192 bits, which ccc cannot use"
+            )
+        }
+        Some(why) if why != "WrongAlgorithm" && why != "InvalidEncoding" => {
+            format!("the private key {key} is an RSA key ccc cannot use: {why}")
+        }
+        _ => format!(
+            "cannot use the private key {key}: {e} (ccc takes RSA of 2048 to 8192 bits, ECDSA \
+             P-256 or P-384, or Ed25519)"
+        ),
+    }
+}
+
 fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, String> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .and_then(|certs| certs.collect())
@@ -100,10 +163,9 @@ fn load_pair(cert: &Path, key: &Path) -> Result<CertifiedKey, String> {
             cert.display()
         ));
     }
-    let private = PrivateKeyDer::from_pem_file(key)
-        .map_err(|e| format!("cannot read the private key {}: {e}", key.display()))?;
-    let signing = ring::sign::any_supported_type(&private)
-        .map_err(|e| format!("cannot use the private key {}: {e}", key.display()))?;
+    let private = PrivateKeyDer::from_pem_file(key).map_err(|e| unreadable_key(key, &e))?;
+    let signing =
+        ring::sign::any_supported_type(&private).map_err(|e| unusable_key(key, &private, &e))?;
     let pair = CertifiedKey::new(chain, signing);
     pair.keys_match().map_err(|e| match e {
         rustls::Error::InconsistentKeys(_) => format!(
