@@ -43,6 +43,19 @@ enum Mode {
     Malformed,
     /// Ask for --target, read --read-bytes, reset (--count at a time).
     Reset,
+    /// HTTP/2 connections with --streams streams on --target, initial
+    /// window 0, never a WINDOW_UPDATE (--count).
+    H2NoWindow,
+    /// HTTP/2 connections with --streams streams on --target, default
+    /// windows, never reading (--count).
+    H2Stalled,
+    /// Connect, send `P`, close, in a loop (--count threads).
+    PrefaceCycles,
+    /// Connections that send the start of a TLS ClientHello (--count).
+    PartialTls,
+    /// Keep-alive `Range: bytes=0-0` and HEAD of --target in turn
+    /// (--count connections).
+    TinyRanges,
 }
 
 /// Attack a local server and measure well-behaved clients meanwhile.
@@ -51,6 +64,13 @@ struct Args {
     /// The server (a loopback address).
     #[arg(long, required = true)]
     addr: Option<SocketAddr>,
+    /// Where the attack goes, when not --addr (a server's HTTP/2-only
+    /// port: nginx's cleartext HTTP/2 listens apart).
+    #[arg(long)]
+    attack_addr: Option<SocketAddr>,
+    /// HTTP/2 attacks: streams per connection.
+    #[arg(long, default_value_t = 100)]
+    streams: usize,
     /// The server's processes, for resident memory and threads (repeat for
     /// several, e.g. nginx's master and worker).
     #[arg(long = "pid")]
@@ -200,6 +220,22 @@ fn run(args: Args) -> Result<ExitCode, String> {
                 target: large(mode)?,
                 read_bytes: args.read_bytes,
             },
+            Mode::H2NoWindow => Attack::H2NoWindow {
+                count,
+                streams: args.streams,
+                target: large(mode)?,
+            },
+            Mode::H2Stalled => Attack::H2Stalled {
+                count,
+                streams: args.streams,
+                target: large(mode)?,
+            },
+            Mode::PrefaceCycles => Attack::PrefaceCycles { workers: count },
+            Mode::PartialTls => Attack::PartialTls { count },
+            Mode::TinyRanges => Attack::TinyRanges {
+                workers: count,
+                target: large(mode)?,
+            },
         })
     };
     let mut attack = make(mode, args.count)?;
@@ -222,7 +258,11 @@ fn run(args: Args) -> Result<ExitCode, String> {
         after: args.after,
     };
     eprintln!("attack: {}", attack.describe());
-    let report = attack::run(addr, &args.pids, &attack, &probe, timing);
+    let attack_addr = args.attack_addr.unwrap_or(addr);
+    if !attack_addr.ip().is_loopback() {
+        return Err(format!("{attack_addr} is not a loopback address"));
+    }
+    let report = attack::run_split(addr, attack_addr, &args.pids, &attack, &probe, timing);
     eprintln!("{}", report.summary());
     let violations = report.violations(&Bounds::default());
     for v in &violations {

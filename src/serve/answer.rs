@@ -705,6 +705,7 @@ fn body(
             store: store.clone(),
             cursor: ChunkCursor::new(blob, range),
             name: name(),
+            place: None,
         })));
     }
     // Identity to a client that takes neither coding of a compressed
@@ -736,6 +737,7 @@ fn body(
             },
             range,
             name: name(),
+            place: None,
         })),
     })
 }

@@ -21,6 +21,7 @@
 //! (`ccc_in_flight_*`).
 
 use serde::Serialize;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -41,8 +42,20 @@ pub struct InFlight {
     /// Misses sent from the catalog in pieces because the budget had no
     /// room to read them whole.
     streamed: AtomicU64,
-    waiting: Mutex<Vec<Waker>>,
+    /// Reservations waiting for room, first come first served.
+    waiting: Mutex<VecDeque<Arc<Waiter>>>,
 }
+
+/// A reservation waiting for room: how much it wants and whom to wake.
+#[derive(Debug)]
+pub struct Waiter {
+    bytes: u64,
+    waker: Mutex<Waker>,
+}
+
+/// Where a body that may wait for room keeps its place in the queue
+/// between polls, so that polling again does not queue it again.
+pub type Place = Option<Arc<Waiter>>;
 
 /// Bytes reserved of the budget until dropped.
 #[derive(Debug)]
@@ -74,7 +87,7 @@ impl InFlight {
             peak: AtomicU64::new(0),
             waits: AtomicU64::new(0),
             streamed: AtomicU64::new(0),
-            waiting: Mutex::new(Vec::new()),
+            waiting: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -99,23 +112,90 @@ impl InFlight {
         }
     }
 
-    /// Reserves `bytes`, or arranges for `cx` to be woken when memory is
-    /// given back. A reservation larger than the whole budget is granted
-    /// once nothing else is held, so that it is never refused for ever.
-    pub fn poll_reserve(self: &Arc<Self>, bytes: u64, cx: &mut Context<'_>) -> Poll<Reservation> {
-        let bytes_fit = bytes.min(self.budget);
-        if let Some(mut granted) = self.try_reserve(bytes_fit) {
-            self.grow(&mut granted, bytes - bytes_fit);
+    /// Reserves `bytes`, or keeps `place` in the queue of reservations
+    /// waiting for room, woken (first come, first served) when memory
+    /// given back makes room for it. A reservation larger than the whole
+    /// budget is granted once nothing else is held, so that it is never
+    /// refused for ever.
+    pub fn poll_reserve(
+        self: &Arc<Self>,
+        bytes: u64,
+        place: &mut Place,
+        cx: &mut Context<'_>,
+    ) -> Poll<Reservation> {
+        let fit = bytes.min(self.budget);
+        let queued_before = place.is_some();
+        if self.first_in_line(place)
+            && let Some(mut granted) = self.try_reserve(fit)
+        {
+            self.grow(&mut granted, bytes - fit);
+            self.leave(place);
             return Poll::Ready(granted);
         }
-        self.waiting().push(cx.waker().clone());
+        match place {
+            Some(waiter) => *lock(&waiter.waker) = cx.waker().clone(),
+            None => {
+                let waiter = Arc::new(Waiter {
+                    bytes: fit,
+                    waker: Mutex::new(cx.waker().clone()),
+                });
+                self.waiting().push_back(waiter.clone());
+                *place = Some(waiter);
+            }
+        }
         // Given back between the attempt and the registration: try again.
-        if let Some(mut granted) = self.try_reserve(bytes_fit) {
-            self.grow(&mut granted, bytes - bytes_fit);
+        if self.first_in_line(place)
+            && let Some(mut granted) = self.try_reserve(fit)
+        {
+            self.grow(&mut granted, bytes - fit);
+            self.leave(place);
             return Poll::Ready(granted);
         }
-        self.waits.fetch_add(1, Ordering::Relaxed);
+        if !queued_before {
+            self.waits.fetch_add(1, Ordering::Relaxed);
+        }
         Poll::Pending
+    }
+
+    /// Whether `place` is first in the queue (a newcomer: whether the
+    /// queue is empty), so that no one passes those waiting.
+    fn first_in_line(&self, place: &Place) -> bool {
+        match place {
+            None => self.waiting().is_empty(),
+            Some(waiter) => self
+                .waiting()
+                .front()
+                .is_none_or(|first| Arc::ptr_eq(first, waiter)),
+        }
+    }
+
+    /// Takes `place` out of the queue.
+    fn leave(&self, place: &mut Place) {
+        if let Some(waiter) = place.take() {
+            self.waiting().retain(|w| !Arc::ptr_eq(w, &waiter));
+            // The next in line may fit in what is left.
+            self.wake_what_fits();
+        }
+    }
+
+    /// Wakes the first in line when the room left fits it (it stays
+    /// first until it takes its reservation, and then wakes the next); a
+    /// waiter whose body is gone is dropped from the queue.
+    fn wake_what_fits(&self) {
+        let room = self
+            .budget
+            .saturating_sub(self.held.load(Ordering::Relaxed));
+        let mut waiting = self.waiting();
+        while let Some(first) = waiting.front() {
+            if Arc::strong_count(first) == 1 {
+                waiting.pop_front();
+                continue;
+            }
+            if first.bytes <= room {
+                lock(&first.waker).wake_by_ref();
+            }
+            break;
+        }
     }
 
     /// Reserves `bytes` whether or not the budget has room: for what
@@ -154,8 +234,8 @@ impl InFlight {
         }
     }
 
-    fn waiting(&self) -> std::sync::MutexGuard<'_, Vec<Waker>> {
-        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    fn waiting(&self) -> std::sync::MutexGuard<'_, VecDeque<Arc<Waiter>>> {
+        lock(&self.waiting)
     }
 }
 
@@ -168,11 +248,12 @@ impl Reservation {
 impl Drop for Reservation {
     fn drop(&mut self) {
         self.pool.held.fetch_sub(self.bytes, Ordering::Relaxed);
-        let woken = std::mem::take(&mut *self.pool.waiting());
-        for waker in woken {
-            waker.wake();
-        }
+        self.pool.wake_what_fits();
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Bytes that give their reservation back when the last view of them is
@@ -224,17 +305,34 @@ mod tests {
         let count = Arc::new(Count(AtomicUsize::new(0)));
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
-        assert!(pool.poll_reserve(20, &mut cx).is_pending());
-        assert_eq!(pool.stats().waits, 1);
+        let (mut first, mut second) = (None, None);
+        assert!(pool.poll_reserve(20, &mut first, &mut cx).is_pending());
+        assert!(pool.poll_reserve(5, &mut second, &mut cx).is_pending());
+        // Polled again, each keeps its place: counted and queued once.
+        assert!(pool.poll_reserve(20, &mut first, &mut cx).is_pending());
+        assert_eq!(pool.stats().waits, 2);
+        assert_eq!(pool.waiting().len(), 2);
         drop(held);
-        assert_eq!(count.0.load(Ordering::Relaxed), 1, "woken");
-        let Poll::Ready(got) = pool.poll_reserve(20, &mut cx) else {
+        assert_eq!(
+            count.0.load(Ordering::Relaxed),
+            1,
+            "the first in line is woken"
+        );
+        // The second fits, but waits its turn.
+        assert!(pool.poll_reserve(5, &mut second, &mut cx).is_pending());
+        let Poll::Ready(got) = pool.poll_reserve(20, &mut first, &mut cx) else {
             panic!("room now");
         };
         assert_eq!(got.bytes(), 20);
+        assert_eq!(count.0.load(Ordering::Relaxed), 2, "then the next");
+        let Poll::Ready(small) = pool.poll_reserve(5, &mut second, &mut cx) else {
+            panic!("its turn");
+        };
+        assert!(pool.waiting().is_empty());
         // Larger than the whole budget: granted once nothing else is.
-        drop(got);
-        let Poll::Ready(big) = pool.poll_reserve(150, &mut cx) else {
+        drop((got, small));
+        let mut big_place = None;
+        let Poll::Ready(big) = pool.poll_reserve(150, &mut big_place, &mut cx) else {
             panic!("granted when alone");
         };
         assert_eq!(pool.stats().bytes, 150);

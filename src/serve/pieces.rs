@@ -19,7 +19,7 @@
 use crate::catalog::chunks::ChunkCursor;
 use crate::catalog::pieces::{PIECE_SIZE, piece_of, piece_range};
 use crate::log;
-use crate::serve::in_flight::{InFlight, Reservation, owned_bytes};
+use crate::serve::in_flight::{InFlight, Place, Reservation, owned_bytes};
 use crate::serve::store::{self, PieceAt};
 use crate::transport;
 use bytes::Bytes;
@@ -39,6 +39,8 @@ pub struct CatalogPieces {
     pub(super) range: Range<u64>,
     /// `package@version/path`, for the log when a piece fails.
     pub(super) name: String,
+    /// Its place in the queue for in-flight memory, while it waits.
+    pub(super) place: Place,
 }
 
 impl transport::Pieces for CatalogPieces {
@@ -55,7 +57,8 @@ impl transport::Pieces for CatalogPieces {
         } else {
             piece.end - piece.start
         };
-        let reserved = ready!(self.store.in_flight().poll_reserve(held, cx));
+        let budget = self.store.in_flight().clone();
+        let reserved = ready!(budget.poll_reserve(held, &mut self.place, cx));
         let read = self.store.piece(&self.at, self.range.start..end);
         Poll::Ready(Some(
             read.map(|(bytes, from)| {
@@ -78,6 +81,7 @@ pub struct ChunkPieces {
     pub(super) cursor: ChunkCursor,
     /// `package@version/path`, for the log when a chunk fails.
     pub(super) name: String,
+    pub(super) place: Place,
 }
 
 impl transport::Pieces for ChunkPieces {
@@ -86,7 +90,8 @@ impl transport::Pieces for ChunkPieces {
             return Poll::Ready(None);
         }
         let chunk = self.cursor.blob.chunk_size;
-        let reserved = ready!(self.store.in_flight().poll_reserve(chunk, cx));
+        let budget = self.store.in_flight().clone();
+        let reserved = ready!(budget.poll_reserve(chunk, &mut self.place, cx));
         Poll::Ready(match self.store.next_piece(&mut self.cursor, reserved) {
             Ok(piece) => piece.map(Ok),
             Err(e) => Some(Err(cut_short(&self.name, &mut self.cursor.range, e))),
@@ -108,6 +113,7 @@ pub struct DecodedPieces {
     /// Decoded bytes before the range not yet dropped.
     skip: u64,
     name: String,
+    place: Place,
 }
 
 /// Where a decoder reads the stored gzip stream.
@@ -133,6 +139,7 @@ impl DecodedPieces {
             skip: range.start,
             range,
             name,
+            place: None,
         }
     }
 
@@ -155,10 +162,11 @@ impl transport::Pieces for DecodedPieces {
             return Poll::Ready(None);
         }
         if self.state.is_none() {
-            self.state = Some(ready!(self.budget.poll_reserve(DECODER_BYTES, cx)));
+            let state = self.budget.poll_reserve(DECODER_BYTES, &mut self.place, cx);
+            self.state = Some(ready!(state));
         }
         let len = (self.range.end - self.range.start).min(PIECE_SIZE as u64);
-        let reserved = ready!(self.budget.poll_reserve(len, cx));
+        let reserved = ready!(self.budget.poll_reserve(len, &mut self.place, cx));
         let mut out = vec![0; len as usize];
         Poll::Ready(Some(match self.decode(&mut out) {
             Ok(()) => {

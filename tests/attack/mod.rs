@@ -143,6 +143,19 @@ pub fn run(
     probe: &ProbeConfig,
     timing: Timing,
 ) -> Report {
+    run_split(addr, addr, pids, attack, probe, timing)
+}
+
+/// [`run`], with the probe on `addr` and the attack on `attack_addr` (a
+/// server's HTTP/2-only port beside its HTTP/1.1 one, as nginx has them).
+pub fn run_split(
+    addr: SocketAddr,
+    attack_addr: SocketAddr,
+    pids: &[u32],
+    attack: &Attack,
+    probe: &ProbeConfig,
+    timing: Timing,
+) -> Report {
     let phases = Phases::new(5);
     let sampler = procfs::Sampler::start(pids.to_vec(), phases.clone(), Duration::from_millis(50));
     let clients = Probe::start(addr, probe, phases.clone());
@@ -150,7 +163,7 @@ pub fn run(
     phases.set(QUIET);
     std::thread::sleep(timing.quiet);
     phases.set(if timing.ramp.is_zero() { ATTACK } else { RAMP });
-    let running = attack.start(addr);
+    let running = attack.start(attack_addr);
     let ramp_started = std::time::Instant::now();
     let mut ramp_complete = timing.ramp.is_zero();
     while !ramp_complete && ramp_started.elapsed() < timing.ramp {
@@ -351,6 +364,7 @@ impl Report {
                 .max()
                 .unwrap_or(0),
             peak_threads: phases.iter().map(|f| f.peak_threads).max().unwrap_or(0),
+            last_rss_anon_kib: self.footprint_after.last_rss_anon_kib,
             samples: phases.iter().map(|f| f.samples).sum(),
         }
     }

@@ -19,6 +19,8 @@ pub struct Footprint {
     pub peak_rss_anon_kib: u64,
     /// Most threads seen (summed over the PIDs).
     pub peak_threads: u64,
+    /// Anonymous resident memory at the phase's last sample, KiB.
+    pub last_rss_anon_kib: u64,
     /// Samples taken; 0 means the process could not be read.
     pub samples: u64,
 }
@@ -93,6 +95,7 @@ impl Sampler {
                     f.peak_rss_kib = f.peak_rss_kib.max(now.rss_kib);
                     f.peak_rss_anon_kib = f.peak_rss_anon_kib.max(now.rss_anon_kib);
                     f.peak_threads = f.peak_threads.max(now.threads);
+                    f.last_rss_anon_kib = now.rss_anon_kib;
                     f.samples += 1;
                 }
                 std::thread::sleep(every);
