@@ -741,3 +741,52 @@ fn chromium_loads_lodash_es_as_modules_over_https_and_http2() {
     let stats: serde_json::Value = serde_json::from_slice(&stats).expect("JSON");
     assert!(stats["by_status"]["200"].as_u64() >= Some(250), "{stats}");
 }
+
+/// At the cap, TLS connections stuck in the middle of a handshake (the
+/// start of a ClientHello, then nothing) are reclaimed, oldest first, as
+/// silent or half-headed ones are: every newcomer gets its answer.
+#[test]
+fn at_the_cap_half_done_tls_handshakes_make_room() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (ca, cert, key) = certificates(ws.path(), "cap");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+            "--max-connections",
+            "30",
+        ],
+    );
+    // 40 handshakes begun: a handshake record of 512 bytes of which 4 came.
+    let half_hello = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc];
+    let held: Vec<TcpStream> = (0..40)
+        .map(|_| {
+            let mut s = TcpStream::connect(server.addr).expect("connect");
+            s.write_all(&half_hello).expect("half a ClientHello");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let url = server.url("/assets/site/1.0.0/v.txt");
+    let ca_arg = ca.to_str().expect("UTF-8");
+    for newcomer in 0..31 {
+        let (status, body) = curl(&["--cacert", ca_arg], &url);
+        assert_eq!(
+            (status.as_str(), &body[..]),
+            ("200 2", &b"1.0.0"[..]),
+            "newcomer {newcomer}"
+        );
+    }
+    let (_, stats) = curl(&["--cacert", ca_arg], &server.url("/_stats"));
+    let stats: serde_json::Value = serde_json::from_slice(&stats).expect("JSON");
+    assert!(
+        stats["connections"]["reclaimed"].as_u64() >= Some(10),
+        "{stats}"
+    );
+    assert_eq!(stats["connections"]["refused"].as_u64(), Some(0), "{stats}");
+    drop(held);
+}
