@@ -318,17 +318,28 @@ impl<T> Expected<T> {
     fn take<'a>(&mut self, mut bytes: &'a [u8]) -> &'a [u8] {
         const BLANK_LINE: &[u8; 4] = b"\r\n\r\n";
         while self.head_end < 4 {
+            if self.head_end == 0 {
+                let Some(at) = memchr::memmem::find(bytes, BLANK_LINE) else {
+                    // The longest end of `bytes` that begins a blank line.
+                    let begun = (1..4).rev().find(|&k| bytes.ends_with(&BLANK_LINE[..k]));
+                    self.head_end = begun.unwrap_or(0) as u8;
+                    return &[];
+                };
+                bytes = &bytes[at + 4..];
+                self.head_end = 4;
+                break;
+            }
+            // A blank line begun in an earlier write: the next byte goes
+            // on with it, or it was not one (and is searched again).
             let Some((&byte, rest)) = bytes.split_first() else {
                 return bytes;
             };
-            bytes = rest;
-            self.head_end = if byte == BLANK_LINE[usize::from(self.head_end)] {
-                self.head_end + 1
-            } else if byte == b'\r' {
-                1
+            if byte == BLANK_LINE[usize::from(self.head_end)] {
+                self.head_end += 1;
+                bytes = rest;
             } else {
-                0
-            };
+                self.head_end = 0;
+            }
         }
         let body = usize::try_from(self.body - self.written)
             .unwrap_or(usize::MAX)
@@ -367,6 +378,21 @@ mod tests {
             assert!(e.finished(), "cut at {cut}");
             assert_eq!(e.written, 5);
             assert_eq!(rest, b"HTTP/1.1 304");
+        }
+    }
+
+    #[test]
+    fn a_blank_line_split_across_writes_is_found() {
+        let wire = b"HTTP/1.1 200 OK\r\n\r\r\n\r\nabc";
+        for a in 0..wire.len() {
+            for b in a..wire.len() {
+                let mut e = expected(3);
+                let mut rest = Vec::new();
+                for part in [&wire[..a], &wire[a..b], &wire[b..]] {
+                    rest.extend_from_slice(e.take(part));
+                }
+                assert!(e.finished() && rest.is_empty(), "cut at {a} and {b}");
+            }
         }
     }
 
