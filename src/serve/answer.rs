@@ -84,6 +84,8 @@ pub enum Headers {
         ok: bool,
         /// The representation sent.
         encoding: Encoding,
+        /// A cache hit: the head is kept in the asset, for the next hits.
+        hit: bool,
     },
     Built(HeaderLines),
 }
@@ -96,6 +98,7 @@ impl Headers {
                 asset,
                 ok,
                 encoding,
+                ..
             } => {
                 let sent = *ok
                     || http::HeaderName::from_bytes(name.as_bytes())
@@ -108,25 +111,16 @@ impl Headers {
     }
 
     /// Makes `map` the lines sent, sharing names and values: a 200's
-    /// prepared head is cloned whole, `Content-Length` and all.
+    /// prepared head is cloned whole, `Content-Length` and all, once a
+    /// response built it ([`crate::serve::prepared::Prepared::write_head`]).
     fn fill(&self, map: &mut http::HeaderMap) {
         match self {
             Headers::Prepared {
                 asset,
-                ok: true,
+                ok,
                 encoding,
-            } => *map = asset.value().lines(*encoding).clone(),
-            Headers::Prepared {
-                asset,
-                ok: false,
-                encoding,
-            } => {
-                let head = asset.value().lines(*encoding);
-                map.reserve(head.len());
-                for (name, value) in head.iter().filter(|(n, _)| prepared::in_304(n)) {
-                    map.append(name.clone(), value.clone());
-                }
-            }
+                hit,
+            } => asset.value().write_head(*encoding, *ok, *hit, map),
             Headers::Built(lines) => {
                 map.reserve(lines.len() + 1);
                 lines.append_to(map);
@@ -141,6 +135,7 @@ impl Headers {
             asset,
             ok,
             encoding,
+            ..
         } = self
         {
             let ok = *ok;
@@ -247,6 +242,7 @@ impl Answer {
                 asset,
                 ok: true,
                 encoding,
+                ..
             } => Some(asset.value().length(*encoding)),
             _ => None,
         };
@@ -595,6 +591,7 @@ fn asset(
         let stored = &hit.value().stored;
         want == Want::Part || stored.in_memory() || !store.could_cache(stored.stored_bytes())
     });
+    let hit = cached.is_some();
     let (asset, reserved) = match cached {
         Some(hit) => (hit, None),
         None => {
@@ -634,6 +631,7 @@ fn asset(
                 asset,
                 ok: false,
                 encoding: send,
+                hit,
             },
             body: Body::Empty,
             length: Some(length),
@@ -668,6 +666,7 @@ fn asset(
         asset,
         ok: true,
         encoding: send,
+        hit,
     };
     if status == 206 {
         let whole = length as u64;

@@ -21,7 +21,7 @@ use crate::http::cors;
 use crate::http::header_lines::{KeptHead, built_heap_bytes};
 use crate::serve::stored::{StoredAsset, Stream};
 use crate::transport::SERVER;
-use http::header::{self, HeaderMap, HeaderName};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use std::sync::OnceLock;
 
 /// Whether a 304 sends the line named `name`: its validators and caching
@@ -188,6 +188,48 @@ impl Prepared {
     /// HEAD).
     pub fn length(&self, encoding: Encoding) -> usize {
         self.representation(encoding).length
+    }
+
+    /// Writes the head of a 200 of `encoding` (`ok`), or of a 304 (the
+    /// lines [`in_304`] keeps), into `map`: a clone of the kept head, built
+    /// by the first response that asks to `keep` it (a cache hit) or any
+    /// later one; until then the lines written straight into `map`. A miss
+    /// (which the cache may never keep) thus builds its lines once, not a
+    /// kept head and a clone of it.
+    pub fn write_head(&self, encoding: Encoding, ok: bool, keep: bool, map: &mut HeaderMap) {
+        let representation = self.representation(encoding);
+        let kept = if keep {
+            Some(self.lines(encoding))
+        } else {
+            representation.ok.get()
+        };
+        if let Some(head) = kept {
+            if ok {
+                *map = head.clone();
+            } else {
+                map.reserve(head.len());
+                for (name, value) in head.iter().filter(|(n, _)| in_304(n)) {
+                    map.append(name.clone(), value.clone());
+                }
+            }
+            return;
+        }
+        map.reserve(16);
+        self.each_line(representation, |name, value| {
+            if !ok && !in_304(&name) {
+                return;
+            }
+            let value = match value {
+                Line::Constant(value) => HeaderValue::from_static(value),
+                // A value that may not be sent (a control character: a bug
+                // in ccc or the catalog) is left out, as the kept head does.
+                Line::Text(value) => match HeaderValue::from_str(value) {
+                    Ok(value) => value,
+                    Err(_) => return,
+                },
+            };
+            map.append(name, value);
+        });
     }
 
     /// The head of a 200 of the representation of `encoding`, `Server`
