@@ -114,6 +114,10 @@ mod tests {
         // A wildcard that Fetch honours only without credentials, which
         // ccc never allows (no Access-Control-Allow-Credentials).
         assert_eq!(exposed, Some("*"));
-        assert!(!EVERY_RESPONSE.iter().any(|(n, _)| n.contains("Credentials")));
+        assert!(
+            !EVERY_RESPONSE
+                .iter()
+                .any(|(n, _)| n.contains("Credentials"))
+        );
     }
 }

@@ -55,10 +55,7 @@ fn valid_host(host: &[u8]) -> bool {
                 bytes.next().is_some_and(u8::is_ascii_hexdigit)
                     && bytes.next().is_some_and(u8::is_ascii_hexdigit)
             }
-            // unreserved and sub-delims
-            b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+'
-            | b',' | b';' | b'=' => true,
-            b => b.is_ascii_alphanumeric(),
+            b => REG_NAME[usize::from(b)],
         };
         if !ok {
             return false;
@@ -66,6 +63,35 @@ fn valid_host(host: &[u8]) -> bool {
     }
     true
 }
+
+/// The bytes of a reg-name but `%`: unreserved and sub-delims.
+static REG_NAME: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+            );
+        b += 1;
+    }
+    table
+};
 
 #[cfg(test)]
 mod tests {

@@ -289,12 +289,17 @@ impl<H: Handler> Wire for Ledger<H> {
                 let mut bytes = &buf[..buf.len().min(left)];
                 left -= bytes.len();
                 while !bytes.is_empty() {
+                    let alone = pending.len() == 1;
                     // Bytes of no response: hyper's own answers to a head
                     // it refused.
                     let Some(front) = pending.front_mut() else {
                         break;
                     };
-                    bytes = front.take(bytes);
+                    bytes = if alone {
+                        front.take_to_end(bytes)
+                    } else {
+                        front.take(bytes)
+                    };
                     if front.finished() {
                         let front = pending.pop_front().expect("the front was just seen");
                         done.push((front.ticket, front.written));
@@ -348,6 +353,26 @@ impl<T> Expected<T> {
         &bytes[body..]
     }
 
+    /// [`Expected::take`] for the only response pending: when `bytes` end
+    /// where its body does and the head's blank line sits just before the
+    /// body, the head ended there (a head holds no blank line but its
+    /// last), found without a search, as a whole small response written
+    /// at once is.
+    fn take_to_end<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        let body = self.body - self.written;
+        if self.head_end == 0
+            && let Some(head) = (bytes.len() as u64).checked_sub(body)
+            && let Ok(head) = usize::try_from(head)
+            && head >= 4
+            && bytes[head - 4..head] == *b"\r\n\r\n"
+        {
+            self.head_end = 4;
+            self.written = self.body;
+            return &[];
+        }
+        self.take(bytes)
+    }
+
     fn finished(&self) -> bool {
         self.head_end == 4 && self.written == self.body
     }
@@ -394,6 +419,25 @@ mod tests {
                 assert!(e.finished() && rest.is_empty(), "cut at {a} and {b}");
             }
         }
+    }
+
+    #[test]
+    fn a_whole_response_written_at_once_is_taken_without_a_search() {
+        let mut e = expected(5);
+        assert!(
+            e.take_to_end(b"HTTP/1.1 200 OK\r\nx: y\r\n\r\nhello")
+                .is_empty()
+        );
+        assert!(e.finished());
+        // Not ending with the body: searched as before.
+        let mut e = expected(5);
+        assert!(e.take_to_end(b"HTTP/1.1 200 OK\r\n\r\nhel").is_empty());
+        assert_eq!((e.head_end, e.written), (4, 3));
+        // A body that itself looks like a head's end is not mistaken.
+        let mut e = expected(6);
+        assert!(e.take_to_end(b"HTTP/1.1 200 OK\r\n").is_empty());
+        assert!(e.take_to_end(b"\r\nab\r\n\r\n").is_empty());
+        assert!(e.finished());
     }
 
     #[test]
