@@ -281,30 +281,14 @@ impl<H: Handler> Wire for Ledger<H> {
         let mut done: smallvec::SmallVec<[(H::Ticket, u64); 2]> = smallvec::SmallVec::new();
         {
             let mut pending = self.lock();
-            let mut left = written;
-            for buf in bufs {
-                if left == 0 {
-                    break;
-                }
-                let mut bytes = &buf[..buf.len().min(left)];
-                left -= bytes.len();
-                while !bytes.is_empty() {
-                    let alone = pending.len() == 1;
-                    // Bytes of no response: hyper's own answers to a head
-                    // it refused.
-                    let Some(front) = pending.front_mut() else {
-                        break;
-                    };
-                    bytes = if alone {
-                        front.take_to_end(bytes)
-                    } else {
-                        front.take(bytes)
-                    };
-                    if front.finished() {
-                        let front = pending.pop_front().expect("the front was just seen");
-                        done.push((front.ticket, front.written));
-                    }
-                }
+            if pending.len() == 1
+                && let Some(front) = pending.front_mut()
+                && front.ends_in(bufs, written)
+            {
+                let front = pending.pop_front().expect("the front was just seen");
+                done.push((front.ticket, front.written));
+            } else {
+                take_each(&mut pending, bufs, written, &mut done);
             }
         }
         for (ticket, body_bytes) in done {
@@ -314,6 +298,36 @@ impl<H: Handler> Wire for Ledger<H> {
                 complete: true,
             };
             self.handler.finished(ticket, delivery);
+        }
+    }
+}
+
+/// Hands the `written` bytes of `bufs` to the pending responses in
+/// order; those written in full go to `done`.
+fn take_each<T>(
+    pending: &mut VecDeque<Expected<T>>,
+    bufs: &[io::IoSlice<'_>],
+    written: usize,
+    done: &mut smallvec::SmallVec<[(T, u64); 2]>,
+) {
+    let mut left = written;
+    for buf in bufs {
+        if left == 0 {
+            break;
+        }
+        let mut bytes = &buf[..buf.len().min(left)];
+        left -= bytes.len();
+        while !bytes.is_empty() {
+            // Bytes of no response: hyper's own answers to a head it
+            // refused.
+            let Some(front) = pending.front_mut() else {
+                break;
+            };
+            bytes = front.take(bytes);
+            if front.finished() {
+                let front = pending.pop_front().expect("the front was just seen");
+                done.push((front.ticket, front.written));
+            }
         }
     }
 }
@@ -353,24 +367,47 @@ impl<T> Expected<T> {
         &bytes[body..]
     }
 
-    /// [`Expected::take`] for the only response pending: when `bytes` end
-    /// where its body does and the head's blank line sits just before the
-    /// body, the head ended there (a head holds no blank line but its
-    /// last), found without a search, as a whole small response written
-    /// at once is.
-    fn take_to_end<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+    /// Whether the `written` bytes of `bufs` are the rest of this
+    /// response, head and body, ending where its body does: so when the
+    /// head has not begun to end before and the four bytes before the
+    /// body are the head's blank line (a head holds no blank line but its
+    /// last). A small response written whole at once is taken so, without
+    /// a search; then it is finished.
+    fn ends_in(&mut self, bufs: &[io::IoSlice<'_>], written: usize) -> bool {
         let body = self.body - self.written;
-        if self.head_end == 0
-            && let Some(head) = (bytes.len() as u64).checked_sub(body)
-            && let Ok(head) = usize::try_from(head)
-            && head >= 4
-            && bytes[head - 4..head] == *b"\r\n\r\n"
-        {
+        let Some(head) = (written as u64)
+            .checked_sub(body)
+            .and_then(|h| usize::try_from(h).ok())
+        else {
+            return false;
+        };
+        if self.head_end != 0 || head < 4 {
+            return false;
+        }
+        // The four bytes before the body, wherever the slices cut them.
+        let mut blank = [0u8; 4];
+        let mut got = 0;
+        let mut start = 0;
+        for buf in bufs {
+            let end = start + buf.len();
+            let from = (head - 4).max(start);
+            let to = head.min(end);
+            if from < to {
+                blank[from - (head - 4)..to - (head - 4)]
+                    .copy_from_slice(&buf[from - start..to - start]);
+                got += to - from;
+            }
+            if end >= head {
+                break;
+            }
+            start = end;
+        }
+        if got == 4 && blank == *b"\r\n\r\n" {
             self.head_end = 4;
             self.written = self.body;
-            return &[];
+            return true;
         }
-        self.take(bytes)
+        false
     }
 
     fn finished(&self) -> bool {
@@ -423,21 +460,26 @@ mod tests {
 
     #[test]
     fn a_whole_response_written_at_once_is_taken_without_a_search() {
+        let io = |parts: &[&'static [u8]]| -> Vec<io::IoSlice<'static>> {
+            parts.iter().map(|p| io::IoSlice::new(p)).collect()
+        };
+        let head: &[u8] = b"HTTP/1.1 200 OK\r\nx: y\r\n\r\n";
         let mut e = expected(5);
-        assert!(
-            e.take_to_end(b"HTTP/1.1 200 OK\r\nx: y\r\n\r\nhello")
-                .is_empty()
-        );
+        assert!(e.ends_in(&io(&[head, b"hello"]), head.len() + 5));
         assert!(e.finished());
-        // Not ending with the body: searched as before.
+        // Written in part: not taken so (searched as before).
         let mut e = expected(5);
-        assert!(e.take_to_end(b"HTTP/1.1 200 OK\r\n\r\nhel").is_empty());
-        assert_eq!((e.head_end, e.written), (4, 3));
-        // A body that itself looks like a head's end is not mistaken.
+        assert!(!e.ends_in(&io(&[head, b"hello"]), head.len() + 3));
+        // The blank line across two slices, and a body ending like one.
         let mut e = expected(6);
-        assert!(e.take_to_end(b"HTTP/1.1 200 OK\r\n").is_empty());
-        assert!(e.take_to_end(b"\r\nab\r\n\r\n").is_empty());
+        assert!(e.ends_in(&io(&[b"HTTP/1.1 200 OK\r\n", b"\r\nab\r\n\r\n"]), 25));
         assert!(e.finished());
+        // Four bytes before the body that are not a blank line: searched.
+        let wire: &[u8] = b"HTTP/1.1 200 OK\r\nx\r\n\r\nyz";
+        let mut e = expected(3);
+        assert!(!e.ends_in(&io(&[wire]), wire.len()));
+        let mut e = expected(2);
+        assert!(e.ends_in(&io(&[wire]), wire.len()));
     }
 
     #[test]
