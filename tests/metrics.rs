@@ -207,16 +207,24 @@ fn prometheus_reads_what_the_server_counted() {
     assert_eq!(room.status, 200);
     sent.add("GET", 200, room.body().len());
     drop(idle);
-    // Two heads being sent fill it with nothing to reclaim: the next is
-    // refused with 503.
-    let half_heads: Vec<TcpStream> = (0..2)
+    // Two connections answering a request fill it with nothing to
+    // reclaim (HTTP/2 streams given no window: their answers' heads are
+    // sent, their bodies wait): the next is refused with 503.
+    let busy: Vec<crate::attack::h2::H2> = (0..2)
         .map(|_| {
-            let mut s = TcpStream::connect(server.addr).expect("connect");
-            s.write_all(b"GET /healthz HTTP/1.1\r\n")
-                .expect("half a head");
-            s
+            use crate::attack::h2::*;
+            let mut c = H2::open(server.addr, &[(INITIAL_WINDOW_SIZE, 0)]);
+            c.send(&header_frames(
+                1,
+                &request("/assets/app/1.0.0/a.js", &[]),
+                true,
+            ))
+            .expect("a request");
+            sent.add("GET", 200, 0);
+            c
         })
         .collect();
+    std::thread::sleep(Duration::from_millis(300));
     // (Until the idle ones are gone, a try may still find room.)
     let refused = poll_until(Duration::from_secs(10), || {
         let r = raw_get(server.addr, "GET", "/healthz", &[]);
@@ -227,8 +235,11 @@ fn prometheus_reads_what_the_server_counted() {
         sent.add("GET", r.status, r.body().len());
         false
     });
-    assert!(refused.is_some(), "no 503 with the cap full of heads");
-    drop(half_heads);
+    assert!(
+        refused.is_some(),
+        "no 503 with the cap full of busy connections"
+    );
+    drop(busy);
     // The held connections close; a scrape gets through again (each try
     // refused meanwhile is counted too).
     let mut page = None;
