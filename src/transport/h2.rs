@@ -415,19 +415,12 @@ impl<T> Stream<T> {
     }
 }
 
-/// Makes a response head fit for HTTP/2: without the lines that only
-/// HTTP/1 connections have (RFC 9113 8.2.2), with `date` and with
+/// Makes a response head fit for HTTP/2: without `Connection` (RFC 9113
+/// 8.2.2; the only connection-specific line ccc's answers carry, on
+/// refusals that close an HTTP/1 connection), with `date` and with
 /// `content-length` (which a HEAD's or a 304's answer already carries).
 fn finish_head(headers: &mut HeaderMap, body: &Payload) {
-    for name in [
-        header::CONNECTION,
-        header::TRANSFER_ENCODING,
-        header::UPGRADE,
-        header::HeaderName::from_static("keep-alive"),
-        header::HeaderName::from_static("proxy-connection"),
-    ] {
-        headers.remove(name);
-    }
+    headers.remove(header::CONNECTION);
     headers.insert(header::DATE, now_date());
     if !headers.contains_key(header::CONTENT_LENGTH) {
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
