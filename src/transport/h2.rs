@@ -21,6 +21,7 @@
 //! no progress either, so that wait is bounded by the same timeout.
 
 use super::conn::{End, Watched, until_due};
+use super::cork::{Cork, Corked};
 use super::limits;
 use super::watch::{ABORT, CLOSING_GRACE, Reason, Watch, instant_of, now_ms};
 use super::{ConnStats, Delivery, Handler, Payload, Peer, Shared};
@@ -61,6 +62,7 @@ where
     H: Handler,
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
+    let (io, cork) = Corked::new(io);
     // The preface and SETTINGS, within the header timeout.
     let conn = match until_due(watch, shared.http2.handshake::<_, Bytes>(io)).await {
         Ok(Ok(conn)) => conn,
@@ -69,6 +71,7 @@ where
     };
     let mut driver = Driver {
         conn,
+        cork,
         streams: Vec::new(),
         peer,
         watch,
@@ -126,7 +129,10 @@ enum Due {
 
 /// One connection: h2's state and the streams being answered.
 struct Driver<'a, H: Handler, IO> {
-    conn: Connection<Watched<IO>, Bytes>,
+    conn: Connection<Corked<Watched<IO>>, Bytes>,
+    /// Held while a turn answers and sends, released at its end, so the
+    /// turn's frames leave in one write.
+    cork: Arc<Cork>,
     streams: Vec<Stream<H::Ticket>>,
     peer: Peer,
     watch: &'a Arc<Watch>,
@@ -171,32 +177,41 @@ where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     /// Takes new requests and sends what the windows allow, until nothing
-    /// moves; Ready once the connection has ended.
+    /// moves, then writes the turn's frames at once; Ready once the
+    /// connection has ended.
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
+        self.cork.hold();
         loop {
-            // Also reads and writes the connection's frames.
-            match self.conn.poll_accept(cx) {
-                Poll::Ready(Some(Ok((request, respond)))) => {
-                    self.start(request, respond);
-                    continue;
+            // Reads the connection's frames; writes them once released.
+            if let Poll::Ready(next) = self.conn.poll_accept(cx) {
+                self.cork.hold();
+                match next {
+                    Some(Ok((request, respond))) => self.start(request, respond),
+                    Some(Err(e)) => {
+                        self.cut_short_all();
+                        return Poll::Ready(End::Done(Err(e.into())));
+                    }
+                    None => {
+                        self.cut_short_all();
+                        return Poll::Ready(if self.idle_closed {
+                            End::TimedOut(Reason::Idle)
+                        } else {
+                            End::Done(Ok(()))
+                        });
+                    }
                 }
-                Poll::Ready(Some(Err(e))) => {
-                    self.cut_short_all();
-                    return Poll::Ready(End::Done(Err(e.into())));
-                }
-                Poll::Ready(None) => {
-                    self.cut_short_all();
-                    return Poll::Ready(if self.idle_closed {
-                        End::TimedOut(Reason::Idle)
-                    } else {
-                        End::Done(Ok(()))
-                    });
-                }
-                Poll::Pending => {}
+                continue;
             }
-            if !self.send(cx) {
+            if self.send(cx) {
+                self.cork.hold();
+                continue;
+            }
+            if self.cork.gathered() == 0 || !self.cork.is_held() {
                 return Poll::Pending;
             }
+            // Nothing moves: the next poll writes what the turn gathered,
+            // or waits for the socket to take it.
+            self.cork.release();
         }
     }
 

@@ -30,6 +30,7 @@
 //! connections.
 
 mod conn;
+mod cork;
 mod h1;
 mod h2;
 pub mod holder;
