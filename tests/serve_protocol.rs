@@ -139,6 +139,60 @@ fn http_1_1_heads_need_one_host_and_a_text_target() {
 }
 
 #[test]
+fn an_answer_to_a_client_that_asks_to_close_says_it_closes() {
+    let ws = Workspace::new();
+    site(&ws);
+    let server = Server::start(&ws, &[]);
+    for (head, closes) in [
+        (
+            "GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nConnection: close",
+            true,
+        ),
+        (
+            "GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nConnection: TE, Close",
+            true,
+        ),
+        ("GET /assets/site/1.0.0/v.txt HTTP/1.0", true),
+        (
+            "GET /assets/site/1.0.0/v.txt HTTP/1.0\r\nConnection: keep-alive",
+            false,
+        ),
+        ("GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x", false),
+    ] {
+        let mut stream = TcpStream::connect(server.addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        stream
+            .write_all(format!("{head}\r\n\r\n").as_bytes())
+            .expect("send");
+        let mut all = Vec::new();
+        let mut chunk = [0u8; 4096];
+        // Up to the end of the answer's body (5 bytes), or the close.
+        while !all.ends_with(b"1.0.0") {
+            match stream.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&chunk[..n]),
+            }
+        }
+        let answer = parse_raw(&all).unwrap_or_else(|| panic!("{head:?}: no answer"));
+        assert_eq!(answer.status, 200, "{head:?}");
+        let said = answer.header("connection").map(str::to_ascii_lowercase);
+        assert_eq!(
+            said.as_deref() == Some("close"),
+            closes,
+            "{head:?}: {said:?}"
+        );
+        if closes {
+            assert!(
+                matches!(stream.read(&mut chunk), Ok(0) | Err(_)),
+                "{head:?}: the connection stays open"
+            );
+        }
+    }
+}
+
+#[test]
 fn expect_100_continue_is_answered_without_waiting_for_the_body() {
     let ws = Workspace::new();
     site(&ws);

@@ -198,7 +198,9 @@ mod tests {
         assert_eq!(corked.io.writes, 0);
         assert_eq!(cork.gathered(), 22);
         cork.release();
-        poll_fn(|cx| Pin::new(&mut corked).poll_flush(cx)).await.unwrap();
+        poll_fn(|cx| Pin::new(&mut corked).poll_flush(cx))
+            .await
+            .unwrap();
         assert_eq!(corked.io.writes, 1);
         assert_eq!(corked.io.bytes, b"headersdataheadersdata");
         assert_eq!(cork.gathered(), 0);

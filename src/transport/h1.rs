@@ -83,8 +83,9 @@ fn service<H: Handler>(
         watch.request_began();
         // The body is never read: dropping it lets hyper discard or refuse it.
         let (head, _body) = request.into_parts();
+        let last = asks_to_close(&head);
         let (mut response, ticket) = handler.handle(head, peer);
-        if watch.close.load(Ordering::Relaxed) != KEEP {
+        if last || watch.close.load(Ordering::Relaxed) != KEEP {
             response.headers_mut().insert(
                 http::header::CONNECTION,
                 http::HeaderValue::from_static("close"),
@@ -95,6 +96,22 @@ fn service<H: Handler>(
             data: (!body.is_empty()).then_some(body),
         })))
     })
+}
+
+/// Whether the client wants the connection closed after this answer:
+/// `Connection: close`, or HTTP/1.0 without `keep-alive`. hyper closes it
+/// then; the answer says so too (RFC 9112 9.6), or a client that reuses
+/// connections finds out only when its next request fails.
+fn asks_to_close(head: &http::request::Parts) -> bool {
+    let has = |option: &str| {
+        head.headers
+            .get_all(http::header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case(option))
+    };
+    has("close") || (head.version == http::Version::HTTP_10 && !has("keep-alive"))
 }
 
 /// Runs a hyper connection under the watch's deadlines and close requests:
