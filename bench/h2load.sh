@@ -14,6 +14,12 @@
 #   ccc-all-{h2c,h1}   ccc, the whole catalog cached (filled first)
 #   nginx-{h2c,h1}     nginx gzip_static + open_file_cache, as bench/rps.sh
 #                      runs it, with one more listener: `listen ... http2`
+#   ccc-all-{h2,h1}tls and nginx-{h2,h1}tls: the same over TLS, one
+#                      certificate for both (ECDSA P-256, made in
+#                      $WORK/tls), ALPN choosing the protocol
+#   ccc-handshake, nginx-handshake: new TLS connections per second: wrk
+#                      over HTTPS with `Connection: close`, so every request
+#                      is a full handshake (wrk resumes no session)
 #
 # HTTP/2: $CLIENTS connections with up to $STREAMS streams each (`-m`);
 # HTTP/1.1: $CLIENTS keep-alive connections, one request at a time (`-m 1`,
@@ -34,6 +40,7 @@ ROUNDS=${ROUNDS:-3}
 CLIENTS=${CLIENTS:-50}
 STREAMS=${STREAMS:-10}
 NGINX_H2_PORT=18337
+NGINX_TLS_PORT=18338
 
 [ -f "$WORK/data/urls_hot.txt" ] && [ -x "$WORK/bin/ccc" ] \
     || die "run bench/rps.sh first: $WORK has no catalog or binaries"
@@ -43,29 +50,60 @@ command -v h2load >/dev/null || {
 NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
 HZ=$(getconf CLK_TCK)
 mkdir -p "$WORK/logs"
+# One certificate for both servers, for 127.0.0.1, that curl trusts.
+make_tls() {
+    mkdir -p "$WORK/tls"
+    [ -s "$WORK/tls/cert.pem" ] || openssl req -x509 -nodes -days 30 -subj /CN=127.0.0.1 \
+        -newkey ec -pkeyopt ec_paramgen_curve:P-256 -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$WORK/tls/key.pem" -out "$WORK/tls/cert.pem" 2>"$WORK/logs/openssl.log"
+    export CURL_CA_BUNDLE=$WORK/tls/cert.pem
+}
+
 MEDIAN_SIZE=0
 write_nginx_conf
-# The same server block, with a second listener for HTTP/2 prior knowledge.
-sed -i "s|^        listen 127.0.0.1:$NGINX_PORT;|&\n        listen 127.0.0.1:$NGINX_H2_PORT http2;|" \
+make_tls
+# The same server block, with a second listener for HTTP/2 prior knowledge
+# and a third for TLS, ALPN offering h2 and http/1.1.
+sed -i "s|^        listen 127.0.0.1:$NGINX_PORT;|&\n        listen 127.0.0.1:$NGINX_H2_PORT http2;\n        listen 127.0.0.1:$NGINX_TLS_PORT ssl http2;\n        ssl_certificate $WORK/tls/cert.pem;\n        ssl_certificate_key $WORK/tls/key.pem;|" \
     "$WORK/nginx/nginx.conf"
 "$NGINX" -t -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" 2>"$WORK/logs/nginx-t.log" \
     || { cat "$WORK/logs/nginx-t.log" >&2; die "nginx config rejected"; }
 
 # h2load reads its URIs from a file: the first names scheme, host and port,
 # the rest only their paths; every client walks the list in order.
-uris() { # port list
-    { echo "http://127.0.0.1:$1$(head -1 "$2")"; tail -n +2 "$2"; } >"$WORK/h2load-uris.txt"
+uris() { # port list scheme
+    { echo "$3://127.0.0.1:$1$(head -1 "$2")"; tail -n +2 "$2"; } >"$WORK/h2load-uris.txt"
+}
+
+# New TLS connections per second: wrk closes and reconnects after every
+# answer; one request per handshake, so req/s is handshakes/s.
+handshakes() { # seconds port: prints as h2() does
+    timeout $(($1 + 30)) taskset -c "$LOAD_CPU" wrk -t1 -c "$CLIENTS" -d "${1}s" \
+        -H 'Connection: close' -H 'Accept-Encoding: gzip' \
+        "https://127.0.0.1:$2$(head -1 "$WORK/data/urls_hot.txt")" \
+        >"$WORK/logs/wrk-hs.out" 2>&1 || { cat "$WORK/logs/wrk-hs.out" >&2; return 1; }
+    awk '/^Requests\/sec:/ { rps = $2 }
+         /requests in/ { total = $1 }
+         /Socket errors:/ { gsub(",", ""); failed = $4 + $6 + $8 + $10 }
+         /Non-2xx/ { bad = $4 }
+         END { printf "%d %d %d %.0f %d\n", total, total - bad, failed, rps, bad }' "$WORK/logs/wrk-hs.out"
 }
 
 h2() { # seconds protocol port: prints "total succeeded failed req/s status>=400"
-    local proto=(-m "$STREAMS")
-    [ "$2" = h1 ] && proto=(--h1 -m 1)
-    uris "$3" "$WORK/data/urls_hot.txt"
+    [ "$2" != handshake ] || { handshakes "$1" "$3"; return; }
+    local proto=(-m "$STREAMS") scheme=http alpn=h2c
+    case $2 in
+        h1 | h1tls) proto=(--h1 -m 1) alpn=http/1.1 ;;
+        h2tls) alpn=h2 ;;
+    esac
+    case $2 in *tls) scheme=https ;; esac
+    uris "$3" "$WORK/data/urls_hot.txt" "$scheme"
     timeout $(($1 + 30)) taskset -c "$LOAD_CPU" h2load -t1 -c "$CLIENTS" "${proto[@]}" \
         -D "$1" -H 'Accept-Encoding: gzip' -i "$WORK/h2load-uris.txt" \
         >"$WORK/logs/h2load.out" 2>&1 || { cat "$WORK/logs/h2load.out" >&2; return 1; }
-    grep -q "Application protocol: $([ "$2" = h1 ] && echo http/1.1 || echo h2c)" \
+    grep -q "Application protocol: $alpn" \
         "$WORK/logs/h2load.out" || { cat "$WORK/logs/h2load.out" >&2; return 1; }
+    grep -m1 '^Cipher:' "$WORK/logs/h2load.out" >"$WORK/logs/cipher.txt" || true
     awk '/^finished in/ { gsub(",", ""); rps = $4 }
          /^requests:/ { total = $2; ok = $8; failed = $10 + $12 + $14 }
          /^status codes:/ { gsub(",", ""); bad = $7 + $9 }
@@ -79,6 +117,12 @@ CONFIGS=(
     "ccc-all-h1|ccc|50000|2GiB|h1"
     "nginx-h2c|nginx|-|-|h2c"
     "nginx-h1|nginx|-|-|h1"
+    "ccc-all-h2tls|ccc|50000|2GiB|h2tls"
+    "ccc-all-h1tls|ccc|50000|2GiB|h1tls"
+    "nginx-h2tls|nginx|-|-|h2tls"
+    "nginx-h1tls|nginx|-|-|h1tls"
+    "ccc-handshake|ccc|256|64MiB|handshake"
+    "nginx-handshake|nginx|-|-|handshake"
 )
 if [ -n "$H2_ONLY" ]; then
     kept=()
@@ -90,13 +134,17 @@ run_h2() { # config round
     local name server entries bytes proto
     IFS='|' read -r name server entries bytes proto <<<"$1"
     wait_for_quiet
+    local tls=()
+    case $proto in *tls | handshake) tls=(CCC_TLS_CERT="$WORK/tls/cert.pem" CCC_TLS_KEY="$WORK/tls/key.pem") ;; esac
     case $server in
-        ccc) start_ccc "$WORK/bin/ccc" "$THREADS" "$entries" "$bytes" ;;
+        ccc) start_ccc "$WORK/bin/ccc" "$THREADS" "$entries" "$bytes" "${tls[@]}" ;;
         nginx) start_nginx ;;
     esac
-    local port=$PORT
+    local port=$PORT scheme=http
     [ "$server" = nginx ] && [ "$proto" = h2c ] && port=$NGINX_H2_PORT
-    local first base="http://127.0.0.1:$PORT"
+    [ ${#tls[@]} = 0 ] || scheme=https
+    [ "$server" = nginx ] && [ "$scheme" = https ] && port=$NGINX_TLS_PORT
+    local first base="$scheme://127.0.0.1:$port"
     first=$(head -1 "$WORK/data/urls_hot.txt")
     wait_http "$base$first" || die "$name did not start"
     check_gzip "$base$first" || die "$name: $first is not a 200 gzip answer"
