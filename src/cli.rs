@@ -99,6 +99,8 @@ pub enum Command {
     Backup(BackupArgs),
     Follow(FollowArgs),
     Serve(ServeArgs),
+    Token(TokenArgs),
+    Audit(AuditArgs),
     Export(ExportArgs),
     Causal(Box<Checked<CausalArgs>>),
 }
@@ -216,6 +218,13 @@ pub struct PublishArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+
+    /// With --to, the archive is sent to the server, which publishes it
+    /// with its own settings (--level, --brotli-quality and the size
+    /// limits are the server's); --force, --tag, --strict, --no-check and
+    /// --dry-run are sent with it.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 /// List packages, one package's versions, or one version's files.
@@ -315,6 +324,13 @@ impl CheckArgs for PublishArgs {
                 first.display()
             ));
         }
+        if self.remote.to.is_some() && !self.purge.caches.is_empty() {
+            return Err(
+                "--purge purges from this machine after a local publish; with --to, purge \
+                 from the server's side"
+                    .into(),
+            );
+        }
         if !self.purge.caches.is_empty() && !self.force {
             return Err(
                 "--purge purges the files --force replaces; a version published for the \
@@ -396,6 +412,8 @@ pub struct CatArgs {
 pub struct TagArgs {
     #[command(subcommand)]
     pub action: TagAction,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -427,6 +445,123 @@ pub enum TagAction {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `--to` and what goes with it: a server's upload API instead of the
+/// catalog file (`ccc serve --publish-api`).
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Send the change to the `ccc serve --publish-api` at URL (like
+    /// https://cdn.example.com) instead of writing the catalog file. The
+    /// token comes from CCC_TOKEN or --token-file, never from the command
+    /// line. Plain http:// is for a server on this machine only (loopback).
+    #[arg(long, global = true, value_name = "URL", value_parser = parse_remote_url)]
+    pub to: Option<url::Url>,
+
+    /// With --to: read the token from FILE (its first line) instead of
+    /// CCC_TOKEN.
+    #[arg(long, global = true, value_name = "FILE", requires = "to")]
+    pub token_file: Option<PathBuf>,
+
+    /// With --to: check the server's certificate against the PEM
+    /// certificates in FILE (a private CA) instead of the system's roots.
+    #[arg(long, global = true, value_name = "FILE", requires = "to")]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// Make, list and revoke the tokens that may change the catalog over HTTP.
+///
+/// A token is given to CI (as CCC_TOKEN) for `ccc publish --to URL`
+/// against a `ccc serve --publish-api` of this catalog. It is shown once,
+/// when made: the catalog keeps only a hash of it, so replicas and backups
+/// hold nothing a thief could use. Each token has scopes: ACTIONS:GLOBS,
+/// where the actions are publish (a new version), replace (publish
+/// --force), tag (dist-tags), remove (rm), and GLOBS are package names
+/// where `*` stands for anything (`@team/*`, `app`, `*`); read-stats (a
+/// restricted /_stats and /metrics) takes no package. A token with no
+/// scope can do nothing.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a token and print it, once, on stdout.
+    Create {
+        /// A name for the token, like `ci-github` (letters, digits, `-_.`):
+        /// the audit log records it, and revoke takes it.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// What the token may do, as ACTIONS:GLOBS, like
+        /// `publish,tag:@team/*` or `read-stats` (repeatable).
+        #[arg(long, value_name = "SCOPE", value_parser = crate::catalog::tokens::parse_scope)]
+        scope: Vec<crate::catalog::tokens::Scope>,
+        /// How long the token lasts, like 90d or 1y; `never` for a token
+        /// that does not expire.
+        #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_expiry)]
+        expires: Expiry,
+        /// Print the token and its details as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tokens: name, scopes, expiry, last use, state.
+    Ls {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke the token NAME: every server of the catalog refuses it from
+    /// its next request.
+    Revoke {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+/// How long a token lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    After(Duration),
+    Never,
+}
+
+fn parse_expiry(s: &str) -> Result<Expiry, String> {
+    if s == "never" {
+        return Ok(Expiry::Never);
+    }
+    parse_positive_duration(s)
+        .map(Expiry::After)
+        .map_err(|e| format!("{e}; or `never`"))
+}
+
+/// A `--to` URL: http or https with a host, and no path beyond `/`.
+fn parse_remote_url(s: &str) -> Result<url::Url, String> {
+    match url::Url::parse(s) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
+        _ => Err(format!(
+            "`{s}` is not an http:// or https:// URL, like https://cdn.example.com"
+        )),
+    }
+}
+
+/// Show the audit log: what was changed over HTTP, by which token, from
+/// where, and tokens made and revoked; oldest first.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Show the last N rows [default: 100; 0: all].
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: u64,
+    /// Only rows newer than DURATION ago, like 24h or 7d.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub since: Option<Duration>,
+    /// Only the rows of the token NAME.
+    #[arg(long, value_name = "NAME")]
+    pub token: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `--purge` and `--purge-delay`: HTTP caches to purge of what `rm` and
@@ -472,12 +607,27 @@ pub struct RmArgs {
 
     #[command(flatten)]
     pub purge: PurgeArgs,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
 }
 
 impl CheckArgs for RmArgs {
     const COMMAND: &str = "rm";
 
     fn check(&self) -> Result<(), String> {
+        if self.remote.to.is_some() {
+            let local_only = [
+                (self.all, "--all"),
+                (self.dry_run, "--dry-run"),
+                (!self.purge.caches.is_empty(), "--purge"),
+            ];
+            if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
+                return Err(format!(
+                    "{flag} is for the catalog file; with --to, name each version to remove"
+                ));
+            }
+        }
         for target in &self.targets {
             match (target.exact_version(), self.all) {
                 (None, false) => {

@@ -116,6 +116,29 @@ pub enum Error {
     #[error("{package}@{version} is already published")]
     VersionExists { package: String, version: String },
 
+    /// An upload's `package.json` names another package or version than
+    /// its URL.
+    #[error(
+        "{package}@{version} was not published: its package.json says {}@{}",
+        name.as_deref().unwrap_or(package),
+        declared.as_deref().unwrap_or(version)
+    )]
+    ManifestDisagrees {
+        package: String,
+        version: String,
+        name: Option<String>,
+        declared: Option<String>,
+    },
+
+    /// A server refused a request made with `--to` (its status and words).
+    #[error("{url}: {status} {error}")]
+    Remote {
+        url: String,
+        status: u16,
+        error: String,
+        hint: Option<String>,
+    },
+
     /// `publish --strict` found references that do not resolve.
     #[error(
         "{package}@{version} was not published: {} inside it, first {first}",
@@ -320,6 +343,12 @@ impl Error {
                  anyway, atomically",
                 next_version(version)
             )),
+            Error::ManifestDisagrees { .. } => Some(
+                "publish to the URL of the name and version the package.json gives, or fix \
+                 package.json in the build"
+                    .into(),
+            ),
+            Error::Remote { hint, .. } => hint.clone(),
             Error::BrokenReferences { root_paths, .. } => {
                 let all = "`ccc check DIR` lists them all; without --strict the version is published and they are reported";
                 Some(match root_paths {

@@ -93,6 +93,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Backup(args) => cmd::backup::run(db, args),
         Command::Follow(args) => cmd::follow::run(db, args),
         Command::Serve(args) => cmd::serve::run(db, args),
+        Command::Token(args) => cmd::token::run(db, args),
+        Command::Audit(args) => cmd::audit::run(db, args),
         Command::Export(args) => cmd::export::run(db, args),
         Command::Causal(args) => cmd::causal::run(db, args.0),
     };

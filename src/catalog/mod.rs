@@ -23,6 +23,11 @@
 //!                                        -- streams over 64 KiB: [`pieces`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
+//! tokens   (id, name, kind, selector UNIQUE, hash (32 bytes), scopes (JSON),
+//!           created_at, expires_at, last_used_at, revoked_at, created_by,
+//!           claims (JSON))               -- who may write over HTTP: [`tokens`]
+//! audit    (id, at, token, client, action, target, status, detail)
+//!                                        -- what they did: [`audit`]
 //! ```
 //!
 //! A blob is stored once however many versions use it; deleting a version
@@ -153,6 +158,7 @@
 //! open transaction back.
 
 pub mod archive;
+pub mod audit;
 pub mod backup;
 pub mod chunks;
 pub mod content_type;
@@ -168,6 +174,7 @@ pub mod query;
 pub mod read_only;
 pub mod rows;
 pub mod tags;
+pub mod tokens;
 pub mod verify;
 
 pub use crate::encoding::Encoding;
@@ -361,6 +368,36 @@ CREATE TABLE pieces (
     PRIMARY KEY (blob_id, coding)
 ) WITHOUT ROWID;
 "#,
+    // 9 -> 10: tokens that may write over HTTP, and the audit log of what
+    // they did (see `tokens` and `audit`). In the catalog, so that
+    // replicas have them and a backup keeps them.
+    r#"
+CREATE TABLE tokens (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    selector     TEXT UNIQUE,
+    hash         BLOB CHECK (hash IS NULL OR length(hash) = 32),
+    scopes       TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    expires_at   INTEGER,
+    last_used_at INTEGER,
+    revoked_at   INTEGER,
+    created_by   TEXT NOT NULL,
+    claims       TEXT
+);
+CREATE UNIQUE INDEX tokens_by_name ON tokens(name) WHERE revoked_at IS NULL;
+CREATE TABLE audit (
+    id       INTEGER PRIMARY KEY,
+    at       INTEGER NOT NULL,
+    token    TEXT,
+    client   TEXT NOT NULL,
+    action   TEXT NOT NULL,
+    target   TEXT NOT NULL,
+    status   INTEGER NOT NULL,
+    detail   TEXT NOT NULL
+);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -390,6 +427,9 @@ pub const REFS_SCHEMA: i64 = 8;
 
 /// The first schema with `pieces`, filled for every stream (`pieces`).
 pub const PIECES_SCHEMA: i64 = 9;
+
+/// The first schema with `tokens` and `audit`.
+pub const TOKENS_SCHEMA: i64 = 10;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -649,6 +689,12 @@ impl Catalog {
     /// digests (schema 9; older catalogs, read as they are, have none).
     pub fn has_pieces(&self) -> bool {
         self.schema >= PIECES_SCHEMA
+    }
+
+    /// Whether the catalog has `tokens` and `audit` (schema 10); an older
+    /// one, read as it is, knows no token.
+    pub fn has_tokens(&self) -> bool {
+        self.schema >= TOKENS_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {

@@ -453,6 +453,14 @@ pub struct Options {
     /// The dist-tag to point at the version (`--tag`); None moves `latest`
     /// only to a newest release (see [`super::tags`]).
     pub tag: Option<String>,
+    /// Refuse the version when its root `package.json` names another
+    /// package or version ([`Error::ManifestDisagrees`]) instead of
+    /// warning: an upload names both in its URL, and a mismatch there is
+    /// a mistake in the CI job, not a choice.
+    pub manifest_must_agree: bool,
+    /// The audit row of this publish (an upload's), written in the
+    /// publish's own transaction; its action and target are set here.
+    pub audit: Option<super::audit::Entry>,
 }
 
 impl Default for Options {
@@ -468,6 +476,8 @@ impl Default for Options {
             check: true,
             strict: false,
             tag: None,
+            manifest_must_agree: false,
+            audit: None,
         }
     }
 }
@@ -964,10 +974,34 @@ fn run(
         .transpose()?;
 
     let warnings = warnings(&tx, &identity, &collected).at(&path)?;
+    if options.manifest_must_agree {
+        for warning in &warnings {
+            if let Warning::ManifestDisagrees { name, version } = warning {
+                return Err(Error::ManifestDisagrees {
+                    package: identity.0.clone(),
+                    version: identity.1.to_string(),
+                    name: name.clone(),
+                    declared: version.clone(),
+                });
+            }
+        }
+    }
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
     if let Some(checked) = &references {
         write_links(&tx, written.version_id, &checked.links).at(&path)?;
+    }
+    if let Some(entry) = &options.audit {
+        let mut entry = entry.clone();
+        entry.action = if existing.is_some() {
+            "replace"
+        } else {
+            "publish"
+        }
+        .into();
+        entry.target = format!("{}@{}", identity.0, identity.1);
+        entry.detail = format!("{} files, {} bytes", written.file_count, written.raw_bytes);
+        super::audit::record(&tx, &entry).at(&path)?;
     }
     // The last moment to stop: after the commit the version is published.
     crate::interrupt::check()?;

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each resolves its clap arguments into library
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
+pub mod audit;
 pub mod backup;
 pub mod cat;
 pub mod causal;
@@ -17,6 +18,7 @@ pub mod publish;
 pub mod rm;
 pub mod serve;
 pub mod tag;
+pub mod token;
 pub mod verify;
 
 use crate::catalog::rows::VersionRow;

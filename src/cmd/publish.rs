@@ -134,6 +134,8 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         check: !args.no_check,
         strict: args.strict,
         tag: args.tag.clone(),
+        manifest_must_agree: false,
+        audit: None,
     };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {

@@ -1,0 +1,48 @@
+//! `ccc audit`: the catalog's audit log (see [`crate::catalog::audit`]),
+//! oldest first, as a table or JSON.
+
+use crate::catalog::{Access, Catalog};
+use crate::cli::AuditArgs;
+use crate::error::Result;
+use crate::output::{self, Column, Table};
+use crate::units::{rfc3339, unix_now};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: AuditArgs) -> Result<ExitCode> {
+    let catalog = Catalog::open(db, Access::ReadOnly)?;
+    let since = args
+        .since
+        .map(|d| unix_now().saturating_sub(i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2)));
+    let limit = (args.limit > 0).then_some(args.limit);
+    let rows = catalog.audit_log(since, args.token.as_deref(), limit)?;
+    if args.json {
+        output::print_json(&rows)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(vec![
+        Column::text("at"),
+        Column::text("token"),
+        Column::text("client"),
+        Column::text("action"),
+        Column::text("target"),
+        Column::number("status"),
+        Column::prose("detail"),
+    ]);
+    for row in &rows {
+        table.add_row([
+            rfc3339(row.at),
+            row.token.clone().unwrap_or_else(|| "-".into()),
+            row.client.clone(),
+            row.action.clone(),
+            row.target.clone(),
+            match row.status {
+                0 => "-".to_string(),
+                n => n.to_string(),
+            },
+            row.detail.clone(),
+        ]);
+    }
+    output::print(table)?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,111 @@
+//! `ccc token create NAME --scope ...`, `ccc token ls`, `ccc token revoke
+//! NAME`: the tokens a `ccc serve --publish-api` of this catalog accepts
+//! (see [`crate::catalog::tokens`]). Run by the catalog's administrator on
+//! the machine that holds it.
+//!
+//! `create` prints the token alone on stdout, so that `ccc token create ci
+//! --scope publish:app > token` keeps nothing else, and what it may do on
+//! stderr; it is the only time the token is shown.
+
+use crate::catalog::tokens::TokenRow;
+use crate::catalog::{Access, Catalog};
+use crate::cli::{Expiry, TokenAction, TokenArgs};
+use crate::error::Result;
+use crate::output::{self, Column, Table};
+use crate::units::{rfc3339, unix_now};
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
+    match args.action {
+        TokenAction::Create {
+            name,
+            scope,
+            expires,
+            json,
+        } => {
+            let catalog = Catalog::open(db, Access::ReadWrite)?;
+            let expires_at = match expires {
+                Expiry::Never => None,
+                Expiry::After(d) => Some(
+                    unix_now().saturating_add(i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2)),
+                ),
+            };
+            let created = catalog.create_token(&name, scope, expires_at)?;
+            if json {
+                output::print_json(&created)?;
+            } else {
+                output::print(&created.token)?;
+                let row = &created.row;
+                let scopes = scopes_text(row);
+                eprintln!(
+                    "made the token {}: {scopes}; {}. It is shown once: keep it in your CI's \
+                     secrets (as CCC_TOKEN), never in a repository.",
+                    row.name,
+                    expiry_text(row.expires_at)
+                );
+                if row.scopes.is_empty() {
+                    eprintln!(
+                        "warning: {} has no scope, so it can do nothing; revoke it and give \
+                         --scope ACTIONS:GLOBS, like --scope publish,tag:{}",
+                        row.name, "@team/*"
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenAction::Ls { json } => {
+            let catalog = Catalog::open(db, Access::ReadOnly)?;
+            let tokens = catalog.tokens()?;
+            if json {
+                output::print_json(&tokens)?;
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut table = Table::new(vec![
+                Column::text("name"),
+                Column::prose("scopes"),
+                Column::text("expires"),
+                Column::text("last used"),
+                Column::text("state"),
+            ]);
+            for t in &tokens {
+                table.add_row([
+                    t.name.clone(),
+                    scopes_text(t),
+                    t.expires_at.map_or("never".into(), rfc3339),
+                    t.last_used_at.map_or("never".into(), rfc3339),
+                    t.state.to_string(),
+                ]);
+            }
+            output::print(table)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenAction::Revoke { name } => {
+            let catalog = Catalog::open(db, Access::ReadWrite)?;
+            let row = catalog.revoke_token(&name)?;
+            output::print(format_args!(
+                "Revoked the token {}: servers of this catalog refuse it from their next request",
+                row.name
+            ))?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn scopes_text(row: &TokenRow) -> String {
+    if row.scopes.is_empty() {
+        return "no scope".into();
+    }
+    row.scopes
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn expiry_text(expires_at: Option<i64>) -> String {
+    match expires_at {
+        None => "it never expires".into(),
+        Some(at) => format!("it expires at {}", rfc3339(at)),
+    }
+}
