@@ -1088,6 +1088,13 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub send_timeout: Duration,
 
+    /// Time a client may go without sending a byte of an upload's body
+    /// (--publish-api), counted between two reads, not for the whole body;
+    /// then the upload fails, nothing is published, and the connection is
+    /// closed.
+    #[arg(long, env = "CCC_BODY_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub body_timeout: Duration,
+
     /// On SIGINT or SIGTERM, how long requests in flight (a long download
     /// too) may take to finish after the server stops accepting; then the
     /// connections left are closed.
@@ -1102,6 +1109,40 @@ pub struct ServerArgs {
     /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
     #[arg(long, env = "CCC_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+
+    /// Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc
+    /// rm --to` with a token made by `ccc token create` (PUT and DELETE
+    /// under /-/api/v1/). Off unless given: a catalog may be served by many
+    /// servers, and only its writer, over TLS, should take writes.
+    #[arg(long, env = "CCC_PUBLISH_API", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub publish_api: bool,
+
+    /// With --publish-api: the largest upload taken; a larger one is
+    /// answered 413 and nothing is published.
+    #[arg(long, env = "CCC_MAX_UPLOAD_SIZE", value_name = "SIZE", default_value = crate::serve::api::DEFAULT_MAX_UPLOAD, value_parser = parse_size)]
+    pub max_upload_size: u64,
+
+    /// With --publish-api: refuse an upload whose tar stream, decompressed,
+    /// is larger than SIZE (a gzip bomb), answered 422.
+    #[arg(long, env = "CCC_MAX_UNPACKED_SIZE", value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    pub max_unpacked_size: u64,
+
+    /// With --publish-api: how long a change waits for the one before it
+    /// (the catalog takes one at a time); then it is answered 503 with
+    /// Retry-After.
+    #[arg(long, env = "CCC_PUBLISH_WAIT", value_name = "DURATION", default_value = crate::serve::api::DEFAULT_PUBLISH_WAIT, value_parser = parse_duration)]
+    pub publish_wait: Duration,
+
+    /// On a replica: the writer's URL, which the write API names to a
+    /// client that sends a change here.
+    #[arg(long, env = "CCC_WRITER", value_name = "URL", value_parser = parse_remote_url)]
+    pub writer: Option<url::Url>,
+
+    /// Answer /_stats and /metrics only to these addresses (a CIDR block,
+    /// repeatable), and to a bearer of a token with the read-stats scope,
+    /// as nginx's allow/deny restricts stub_status [default: anyone].
+    #[arg(long, env = "CCC_STATS_ALLOW", value_delimiter = ',', value_name = "CIDR", value_parser = parse_proxy)]
+    pub stats_allow: Vec<ipnet::IpNet>,
 
     /// Share the port with other processes that set it too (SO_REUSEPORT),
     /// so a new `ccc serve` can start before the old one stops. Both must

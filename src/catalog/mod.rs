@@ -218,6 +218,14 @@ pub fn wait_for_locks(bound: Option<Duration>) {
     ONE_WAIT.store(true, Ordering::Relaxed);
 }
 
+/// Starts the next lock wait afresh: for a long-lived process (`serve`'s
+/// write API) whose earlier wait ran out, so that the next writer waits
+/// its whole bound again and empties the log as it closes.
+pub fn forget_lock_wait() {
+    GAVE_UP.store(false, Ordering::Relaxed);
+    *WAIT_STARTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
 pub const APPLICATION_ID: i32 = 0x6363_6331;
 

@@ -230,7 +230,7 @@ pub(super) fn after_publish(
 }
 
 /// What `ccc tag add` or `ccc tag rm` changed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TagChange {
     pub package: String,
     pub tag: String,

@@ -293,7 +293,7 @@ fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec
 ///   3 files (12.1 KiB) repeat content of this version, stored once
 ///   1 path skipped
 /// ```
-fn summary(report: &publish::Report) -> String {
+pub(crate) fn summary(report: &publish::Report) -> String {
     let verb = match (report.dry_run, report.replaced) {
         (true, false) => "Would publish",
         (true, true) => "Would replace",

@@ -109,29 +109,75 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
             purged,
         })?;
     } else {
-        let verb = if args.dry_run {
-            "Would remove"
-        } else {
-            "Removed"
-        };
-        for v in &removed {
-            output::print(format_args!("{verb} {}@{}", v.package, v.version))?;
-        }
-        for t in &tags {
-            output::print(format_args!(
-                "{verb} dist-tag {}@{} (named {})",
-                t.package, t.tag, t.version
-            ))?;
-        }
-        for package in &packages {
-            output::print(format_args!("{verb} package {package} (no versions left)"))?;
-        }
-        if !args.dry_run {
-            output::print("Blobs stay until `ccc gc` removes the ones nothing uses.")?;
-        }
+        output::print(removed_text(&removed, &tags, &packages, args.dry_run))?;
         if let Some(purged) = &purged {
             super::print_purged(purged)?;
         }
     }
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// What was removed, in words, as `ccc rm` prints it.
+fn removed_text(
+    removed: &[VersionRow],
+    tags: &[RemovedTag],
+    packages: &[String],
+    dry_run: bool,
+) -> String {
+    let verb = if dry_run { "Would remove" } else { "Removed" };
+    let mut lines = Vec::new();
+    for v in removed {
+        lines.push(format!("{verb} {}@{}", v.package, v.version));
+    }
+    for t in tags {
+        lines.push(format!(
+            "{verb} dist-tag {}@{} (named {})",
+            t.package, t.tag, t.version
+        ));
+    }
+    for package in packages {
+        lines.push(format!("{verb} package {package} (no versions left)"));
+    }
+    if !dry_run {
+        lines.push("Blobs stay until `ccc gc` removes the ones nothing uses.".into());
+    }
+    lines.join("\n")
+}
+
+/// Removes `package@version` (the server's write API): what `ccc rm`
+/// prints for it, and its `--json`.
+pub(crate) fn remove_one(
+    catalog: &mut Catalog,
+    package: &str,
+    version: &semver::Version,
+) -> Result<(String, serde_json::Value)> {
+    let v = catalog
+        .versions(package)?
+        .into_iter()
+        .find(|v| v.version == *version)
+        .ok_or_else(|| Error::VersionNotFound {
+            package: package.to_string(),
+            version: version.to_string(),
+        })?;
+    let removal = catalog.remove_versions(&[v.id], false)?;
+    let tags: Vec<RemovedTag> = removal
+        .tags_removed
+        .into_iter()
+        .map(|(_, tag)| RemovedTag {
+            package: v.package.clone(),
+            tag,
+            version: v.version.to_string(),
+        })
+        .collect();
+    let removed = vec![v];
+    let text = removed_text(&removed, &tags, &removal.packages_removed, false);
+    let json = serde_json::to_value(Removed {
+        versions: removed,
+        tags_removed: tags,
+        packages_removed: removal.packages_removed,
+        dry_run: false,
+        purged: None,
+    })
+    .map_err(|e| Error::Internal(e.to_string()))?;
+    Ok((text, json))
 }

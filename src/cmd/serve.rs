@@ -83,11 +83,23 @@ pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
             header_timeout: args.header_timeout,
             keepalive_timeout: args.keepalive_timeout,
             send_timeout: args.send_timeout,
+            body_timeout: args.body_timeout,
         },
         max_connections_asked: args.max_connections,
         tls: args.tls_cert.clone().zip(args.tls_key.clone()),
         reuse_port: args.reuse_port,
         shutdown_timeout: args.shutdown_timeout,
+        api: serve::api::Config {
+            enabled: args.publish_api,
+            max_upload: args.max_upload_size,
+            max_unpacked: args.max_unpacked_size,
+            publish_wait: args.publish_wait,
+            writer: args
+                .writer
+                .as_ref()
+                .map(|u| u.as_str().trim_end_matches('/').to_string()),
+            stats_allow: (!args.stats_allow.is_empty()).then(|| args.stats_allow.clone()),
+        },
     })
 }
 

@@ -47,8 +47,16 @@ pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
     }
 }
 
-/// One line for a tag that was added, moved or removed.
+/// Prints what a tag change did.
 fn report(change: &TagChange) -> Result<ExitCode> {
+    output::print(change_text(change))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What a tag change did, in words: one line for a tag that was added,
+/// moved or removed, and a note for a `latest` set by hand. The server's
+/// write API answers with the same words.
+pub(crate) fn change_text(change: &TagChange) -> String {
     let TagChange {
         package,
         tag,
@@ -57,7 +65,7 @@ fn report(change: &TagChange) -> Result<ExitCode> {
         removed,
     } = change;
     let name = format!("{package}@{tag}");
-    let line = match (from.as_deref(), to.as_deref(), removed) {
+    let mut text = match (from.as_deref(), to.as_deref(), removed) {
         (Some(from), Some(to), true) => {
             format!("Removed {name} (was {from}); {name} is the newest release again: {to}")
         }
@@ -67,15 +75,14 @@ fn report(change: &TagChange) -> Result<ExitCode> {
         (None, Some(to), false) => format!("{name}: {to} (new tag)"),
         _ => format!("{name}: nothing changed"),
     };
-    output::print(line)?;
     // A `latest` set by hand is pinned against the highest-release rule:
     // prereleases, backports and `publish --tag` leave it; as with npm,
     // publishing a release newer than every other without `--tag` moves it.
     if let ("latest", Some(to), false) = (tag.as_str(), to, removed) {
-        output::print(format_args!(
-            "{name} is pinned at {to}: prereleases, older releases and `publish --tag` leave it \
+        text.push_str(&format!(
+            "\n{name} is pinned at {to}: prereleases, older releases and `publish --tag` leave it \
              there; a release newer than every other moves it, as npm publish does"
-        ))?;
+        ));
     }
-    Ok(ExitCode::SUCCESS)
+    text
 }

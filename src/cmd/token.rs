@@ -47,8 +47,8 @@ pub fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
                 if row.scopes.is_empty() {
                     eprintln!(
                         "warning: {} has no scope, so it can do nothing; revoke it and give \
-                         --scope ACTIONS:GLOBS, like --scope publish,tag:{}",
-                        row.name, "@team/*"
+                         --scope ACTIONS:GLOBS, like --scope publish,tag:@team/*",
+                        row.name
                     );
                 }
             }

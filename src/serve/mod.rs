@@ -31,6 +31,7 @@
 pub mod alias;
 mod allocator;
 pub mod answer;
+pub mod api;
 pub mod browse;
 pub mod cache;
 pub mod counters;
@@ -152,6 +153,8 @@ pub struct Config {
     pub reuse_port: bool,
     /// `--shutdown-timeout`: how long a stop waits for requests in flight.
     pub shutdown_timeout: Duration,
+    /// The write API (`--publish-api`) and who reads /_stats.
+    pub api: api::Config,
 }
 
 /// A started server: the store is open and the port is bound.
@@ -195,13 +198,20 @@ impl Server {
             bind_all(&config.bind, config.port, config.reuse_port)?
         };
         let counters = Arc::new(Counters::new());
-        let service = Arc::new(Service {
+        let api = Arc::new(api::Api::new(
+            config.api.clone(),
+            config.store.db.clone(),
+            config.trusted_proxies.clone(),
+        ));
+        let service = Arc::new_cyclic(|me| Service {
             store: store.handle.clone(),
             counters: counters.clone(),
             access_log: config.access_log,
             log_skip: config.log_skip.clone(),
             trusted_proxies: config.trusted_proxies.clone(),
             aliases: config.aliases.clone(),
+            api,
+            me: me.clone(),
         });
         let runtime = runtime(config.threads)
             .map_err(|e| Error::system("cannot start the server's threads", e))?;

@@ -3,7 +3,9 @@
 //! logs it with `--access-log`, and hands it back as a response.
 //!
 //! Every request is answered right there, on the runtime thread that read
-//! it. A cache hit waits on nothing. A miss, a listing or an alias waits
+//! it, but those of the write API ([`super::api`]), which the transport
+//! defers: their answer is made by a future, their work done on blocking
+//! threads, and the ticket made as for any other once it is ready. A cache hit waits on nothing. A miss, a listing or an alias waits
 //! on the store's actor, as a thread of nginx waits on a disk read: handing
 //! it to a blocking thread instead costs two more thread hops on every
 //! miss, and a slow answer holds up only the connections of its own
@@ -17,13 +19,14 @@ use crate::http::log_skip::LogSkip;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::{Answer, Ask, Values, answer};
+use crate::serve::api::Api;
 use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::store;
-use crate::transport::{Delivery, Handler, Payload, Peer, limits};
+use crate::transport::{Delivery, Handler, Later, Payload, Peer, RequestBody, limits};
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Response, Version, header};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 /// What every request shares: the store, the counters, the log's format.
@@ -34,6 +37,10 @@ pub(super) struct Service {
     pub(super) log_skip: LogSkip,
     pub(super) trusted_proxies: TrustedProxies,
     pub(super) aliases: alias::Policy,
+    /// The write API, and who may read /_stats and /metrics.
+    pub(super) api: Arc<Api>,
+    /// This service, for the futures of deferred requests.
+    pub(super) me: Weak<Service>,
 }
 
 impl Handler for Service {
@@ -45,10 +52,30 @@ impl Handler for Service {
         let in_flight = causal::latency!(REQUEST);
         let received = Instant::now();
         self.counters.begin();
-        let answer = self.decide(&head);
+        let answer = self.decide(&head, &peer);
         let response = self.respond(&head, answer, received, &peer);
         in_flight.end();
         response
+    }
+
+    fn defers(&self, head: &Parts) -> bool {
+        Api::claims(head)
+    }
+
+    fn handle_later(&self, head: Parts, body: RequestBody, peer: Peer) -> Later<Ticket> {
+        let received = Instant::now();
+        self.counters.begin();
+        let (Some(me), api) = (self.me.upgrade(), self.api.clone()) else {
+            // The server is going away: answered at once.
+            let answer = Answer::error(503, "the server is stopping").closing();
+            return Box::pin(std::future::ready(
+                self.respond(&head, answer, received, &peer),
+            ));
+        };
+        Box::pin(async move {
+            let answer = api.answer(head.clone(), body, peer).await;
+            me.respond(&head, answer, received, &peer)
+        })
     }
 
     fn finished(&self, ticket: Ticket, delivery: Delivery) {
@@ -137,11 +164,29 @@ struct Logged {
 
 impl Service {
     /// The answer to the request `parts` heads.
-    fn decide(&self, parts: &Parts) -> Answer {
+    fn decide(&self, parts: &Parts, peer: &Peer) -> Answer {
         match read_head(parts) {
-            Ok(ask) => answer(&ask, &self.store, &self.counters, &self.aliases),
+            Ok(ask) => {
+                if let Some(refused) = self.stats_refusal(&ask, parts, peer) {
+                    return refused;
+                }
+                answer(&ask, &self.store, &self.counters, &self.aliases)
+            }
             Err(refused) => refused,
         }
+    }
+
+    /// With `--stats-allow`, the refusal of a request for /_stats or
+    /// /metrics that may not read them.
+    fn stats_refusal(&self, ask: &Ask<'_>, parts: &Parts, peer: &Peer) -> Option<Answer> {
+        if !self.api.restricts_stats() {
+            return None;
+        }
+        let path = parts.uri.path();
+        if ask.method == "OPTIONS" || !(path == "/_stats" || path == "/metrics") {
+            return None;
+        }
+        self.api.stats_refusal(parts, peer)
     }
 
     /// Counts the answer, keeps what its log line needs, and makes it the

@@ -13,7 +13,7 @@
 use super::conn::{BoxError, End, Watched, Wire};
 use super::watch::{ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Watch};
 use super::watch::{instant_of, now_ms};
-use super::{Delivery, Handler, Payload, Peer, Shared};
+use super::{Delivery, Handler, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
 use http::Response;
 use http_body::{Body, Frame, SizeHint};
@@ -57,9 +57,28 @@ where
     (End::Parked, Some(io))
 }
 
-/// A response, made before hyper asks for it: the handler answers on the
-/// spot, so there is nothing to wait for (and nothing to box).
-type Responding = std::future::Ready<Result<Response<Sent>, Infallible>>;
+/// A response: made before hyper asks for it for nearly every request
+/// (nothing to wait for, and nothing boxed), or later for a deferred one
+/// (an upload), whose future the connection polls.
+pub(super) enum Responding {
+    Ready(Option<Response<Sent>>),
+    Later(Pin<Box<dyn Future<Output = Response<Sent>> + Send>>),
+}
+
+impl Future for Responding {
+    type Output = Result<Response<Sent>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Responding::Ready(response) => match response.take() {
+                Some(response) => Poll::Ready(Ok(response)),
+                // Polled again after it was ready: hyper does not.
+                None => Poll::Pending,
+            },
+            Responding::Later(future) => future.as_mut().poll(cx).map(Ok),
+        }
+    }
+}
 
 /// The service hyper calls on a connection: the handler's response, with
 /// `Connection: close` while the connection drains, entered in the ledger
@@ -79,22 +98,46 @@ fn service<H: Handler>(
     let handler = shared.handler.clone();
     let watch = watch.clone();
     let ledger = ledger.clone();
+    let body_timeout = shared.limits.body_timeout;
     hyper::service::service_fn(move |request: http::Request<Incoming>| {
         watch.request_began();
-        // The body is never read: dropping it lets hyper discard or refuse it.
-        let (head, _body) = request.into_parts();
+        let (head, body) = request.into_parts();
         let last = asks_to_close(&head);
-        let (mut response, ticket) = handler.handle(head, peer);
-        if last || watch.close.load(Ordering::Relaxed) != KEEP {
-            response.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
+        if super::may_defer(&*handler, &head) {
+            let later = handler.handle_later(head, RequestBody::h1(body, body_timeout), peer);
+            let (watch, ledger) = (watch.clone(), ledger.clone());
+            return Responding::Later(Box::pin(async move {
+                let (response, ticket) = later.await;
+                // Whether the connection drains is known once answered.
+                hand_over(response, ticket, last, &watch, &ledger)
+            }));
         }
-        ledger.expect(ticket, response.body().len());
-        std::future::ready(Ok(response.map(|body| Sent {
-            data: (!body.is_empty()).then_some(body),
-        })))
+        // The body is never read: dropping it lets hyper discard or refuse it.
+        drop(body);
+        let (response, ticket) = handler.handle(head, peer);
+        Responding::Ready(Some(hand_over(response, ticket, last, &watch, &ledger)))
+    })
+}
+
+/// A response on its way to hyper: `Connection: close` when it is the
+/// connection's last (the client asked, or the connection drains), and
+/// entered in the ledger.
+fn hand_over<H: Handler>(
+    mut response: Response<Payload>,
+    ticket: H::Ticket,
+    last: bool,
+    watch: &Watch,
+    ledger: &Ledger<H>,
+) -> Response<Sent> {
+    if last || watch.close.load(Ordering::Relaxed) != KEEP {
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    ledger.expect(ticket, response.body().len());
+    response.map(|body| Sent {
+        data: (!body.is_empty()).then_some(body),
     })
 }
 

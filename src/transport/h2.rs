@@ -24,7 +24,7 @@ use super::conn::{End, Watched, until_due};
 use super::cork::{Cork, Corked};
 use super::limits;
 use super::watch::{ABORT, CLOSING_GRACE, Reason, Watch, instant_of, now_ms};
-use super::{ConnStats, Delivery, Handler, Payload, Peer, Shared};
+use super::{ConnStats, Delivery, Handler, Later, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
 use h2::server::{Connection, SendResponse};
 use h2::{Reason as H2Reason, SendStream};
@@ -73,6 +73,7 @@ where
         conn,
         cork,
         streams: Vec::new(),
+        later: Vec::new(),
         peer,
         watch,
         shared,
@@ -134,6 +135,9 @@ struct Driver<'a, H: Handler, IO> {
     /// turn's frames leave in one write.
     cork: Arc<Cork>,
     streams: Vec<Stream<H::Ticket>>,
+    /// Deferred requests (uploads) whose answers are being made; empty
+    /// on every connection that sends none.
+    later: Vec<(Later<H::Ticket>, SendResponse<Bytes>)>,
     peer: Peer,
     watch: &'a Arc<Watch>,
     shared: &'a Shared<H>,
@@ -202,7 +206,8 @@ where
                 }
                 continue;
             }
-            if self.send(cx) {
+            let answered = !self.later.is_empty() && self.answer_later(cx);
+            if self.send(cx) || answered {
                 self.cork.hold();
                 continue;
             }
@@ -215,13 +220,49 @@ where
         }
     }
 
-    /// Answers a request and starts sending its response.
-    fn start(&mut self, request: http::Request<h2::RecvStream>, mut respond: SendResponse<Bytes>) {
+    /// Answers a request and starts sending its response; a deferred one
+    /// (an upload) gets its body, and is answered once its future is done.
+    fn start(&mut self, request: http::Request<h2::RecvStream>, respond: SendResponse<Bytes>) {
         self.watch.request_began();
         self.last_progress = now_ms();
+        let (head, body) = request.into_parts();
+        let handler = &self.shared.handler;
+        if super::may_defer(&**handler, &head) {
+            let body = RequestBody::h2(body, self.shared.limits.body_timeout);
+            self.later
+                .push((handler.handle_later(head, body, self.peer), respond));
+            return;
+        }
         // The body is never read: dropping it gives its window back.
-        let (head, _body) = request.into_parts();
-        let (response, ticket) = self.shared.handler.handle(head, self.peer);
+        drop(body);
+        let answered = handler.handle(head, self.peer);
+        self.respond(answered, respond);
+    }
+
+    /// Polls the deferred answers; true if any was sent.
+    fn answer_later(&mut self, cx: &mut Context<'_>) -> bool {
+        let mut answered = false;
+        let mut i = 0;
+        while i < self.later.len() {
+            let (future, _) = &mut self.later[i];
+            let Poll::Ready(response) = future.as_mut().poll(cx) else {
+                i += 1;
+                continue;
+            };
+            let (_, respond) = self.later.swap_remove(i);
+            self.last_progress = now_ms();
+            self.respond(response, respond);
+            answered = true;
+        }
+        answered
+    }
+
+    /// Sends a response's head and starts sending its body.
+    fn respond(
+        &mut self,
+        (response, ticket): (Response<Payload>, H::Ticket),
+        mut respond: SendResponse<Bytes>,
+    ) {
         let (mut parts, body) = response.into_parts();
         finish_head(&mut parts.headers, &body);
         let remaining = body.len();

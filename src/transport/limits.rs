@@ -7,6 +7,7 @@
 //! | `--header-timeout`        | `client_header_timeout`       | 60 s    |
 //! | `--keepalive-timeout`     | `keepalive_timeout`           | 75 s    |
 //! | `--send-timeout`          | `send_timeout`                | 60 s    |
+//! | `--body-timeout`          | `client_body_timeout`         | 60 s    |
 //! | request target 414        | `large_client_header_buffers` | 8 KiB (the router's) |
 //! | [`MAX_HEADER_LINE`] 431   | `large_client_header_buffers` | 8 KiB   |
 //! | [`MAX_HEAD`] 431          | `large_client_header_buffers` | 4x8 KiB |
@@ -15,8 +16,10 @@
 //! CDN's requests are small (a long asset URL and a few headers fit in
 //! 2 KiB). A connection costs a task and hyper's buffers, no thread, so
 //! the default cap is set by memory and descriptors, not by threads.
-//! Request bodies are never read: ccc answers GET, HEAD and OPTIONS, and
-//! hyper closes a connection whose unread body does not end at once.
+//! Request bodies are never read, but an upload's (`--publish-api`): ccc
+//! answers GET, HEAD and OPTIONS, and hyper closes a connection whose
+//! unread body does not end at once. An upload's body is bounded by
+//! `--body-timeout` between two reads and by the server's size limit.
 
 use std::io;
 use std::time::Duration;
@@ -69,6 +72,10 @@ pub struct Limits {
     /// Time a client may go without taking any response bytes; then the
     /// connection is closed.
     pub send_timeout: Duration,
+    /// Time a client may go without sending a byte of a body the server
+    /// reads (an upload); then the request fails and the connection is
+    /// closed.
+    pub body_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -78,6 +85,7 @@ impl Default for Limits {
             header_timeout: Duration::from_secs(60),
             keepalive_timeout: Duration::from_secs(75),
             send_timeout: Duration::from_secs(60),
+            body_timeout: Duration::from_secs(60),
         }
     }
 }

@@ -15,6 +15,13 @@
 //!                     the [`Handler`] (serve/): a request in, a response out
 //! ```
 //!
+//! A request is answered on the spot, on the runtime thread that read it,
+//! and its body is never read; except a request the handler
+//! [defers](Handler::defers) (an upload), which gets its body as a stream
+//! ([`body`]) and is answered by a future once its work, done off the
+//! runtime's threads, is over. Only requests other than GET and HEAD are
+//! asked whether they are deferred, so the common path pays nothing.
+//!
 //! - **hyper** reads and writes HTTP: framing on raw bytes (a header that
 //!   is not UTF-8 never hides a `Content-Length`), head size limits
 //!   answered 431/400, HTTP/2 with its stream and reset limits.
@@ -29,6 +36,7 @@
 //! request in flight finish (HTTP/2 gets GOAWAY) and closes idle
 //! connections.
 
+mod body;
 mod conn;
 mod cork;
 mod h1;
@@ -39,6 +47,7 @@ pub mod listen;
 pub mod tls;
 mod watch;
 
+pub use body::{BodyError, RequestBody};
 pub use limits::{Limits, OpenFiles};
 
 use bytes::Bytes;
@@ -111,6 +120,15 @@ impl Payload {
     }
 }
 
+/// An answer made later: for a request the handler [defers](Handler::defers).
+pub type Later<T> = std::pin::Pin<Box<dyn Future<Output = (Response<Payload>, T)> + Send>>;
+
+/// Whether `head` may be deferred: asked of the handler only for methods
+/// other than GET and HEAD, which are always answered on the spot.
+fn may_defer<H: Handler>(handler: &H, head: &http::request::Parts) -> bool {
+    head.method != http::Method::GET && head.method != http::Method::HEAD && handler.defers(head)
+}
+
 /// What answers requests: serve's routing, cache and store.
 pub trait Handler: Send + Sync + 'static {
     /// What the handler keeps of a request until its response has left:
@@ -121,6 +139,28 @@ pub trait Handler: Send + Sync + 'static {
     /// on the runtime thread that read it, and the ticket that
     /// [`Handler::finished`] gets back.
     fn handle(&self, head: http::request::Parts, peer: Peer) -> (Response<Payload>, Self::Ticket);
+
+    /// Whether the request `head` (never a GET or a HEAD) is answered by
+    /// [`Handler::handle_later`], with its body; false by default.
+    fn defers(&self, _head: &http::request::Parts) -> bool {
+        false
+    }
+
+    /// The answer to a deferred request, made by a future that may read
+    /// `body` and wait for work done elsewhere (it must not block the
+    /// runtime thread that polls it). The connection waits for it: over
+    /// HTTP/1 the next request is read once it is sent, over HTTP/2 other
+    /// streams go on meanwhile.
+    fn handle_later(
+        &self,
+        head: http::request::Parts,
+        body: RequestBody,
+        peer: Peer,
+    ) -> Later<Self::Ticket> {
+        drop(body);
+        let answered = self.handle(head, peer);
+        Box::pin(std::future::ready(answered))
+    }
 
     /// Called once per handled request, when its response has left or
     /// can no longer leave: `delivery` says how much of the body the
