@@ -1078,7 +1078,7 @@ mod tests {
         for (method, target, status) in [
             ("POST", "/-/api/v1/publish/app/1.0.0", 405),
             ("PUT", "/-/api/v1/publish/app/1.0", 422),
-            ("PUT", "/-/api/v1/publish/App Name/1.0.0", 422),
+            ("PUT", "/-/api/v1/publish/App%20Name/1.0.0", 422),
             ("PUT", "/-/api/v1/publish/app", 404),
             ("PUT", "/-/api/v2/publish/app/1.0.0", 404),
             ("PUT", "/-/api/v1/dist-tags/app/1.0.0/1.0.0", 422),

@@ -58,6 +58,8 @@ pub const PAGES: &[Page] = &[
             "cat",
             "tag",
             "rm",
+            "token",
+            "audit",
             "gc",
             "verify",
             "check",
@@ -316,7 +318,45 @@ pub const PAGES: &[Page] = &[
             "0",
             "Success, also when stopped by SIGINT or SIGTERM, after the requests in flight: that is how a server ends.",
         )],
-        see_also: &["causal", "export", "follow"],
+        see_also: &["causal", "export", "follow", "token", "audit"],
+    },
+    Page {
+        command: "token",
+        examples: &[
+            (
+                "ccc token create ci-app --scope publish,tag:app --expires 90d",
+                "A token for CI that may publish app's versions and move its dist-tags, for 90 days; printed once on stdout.",
+            ),
+            (
+                "ccc token create scraper --scope read-stats",
+                "A token that may read /_stats and /metrics where --stats-allow restricts them.",
+            ),
+            (
+                "ccc token ls",
+                "Every token: scopes, expiry, last use, state.",
+            ),
+            (
+                "ccc token revoke ci-app",
+                "Revoke a token at once, as when it has leaked.",
+            ),
+        ],
+        exits: &[],
+        see_also: &["serve", "audit", "publish"],
+    },
+    Page {
+        command: "audit",
+        examples: &[
+            (
+                "ccc audit",
+                "The last 100 changes made over HTTP, oldest first.",
+            ),
+            (
+                "ccc audit --token ci-app --since 7d --json",
+                "What the token ci-app did in the last week, as JSON.",
+            ),
+        ],
+        exits: &[],
+        see_also: &["token", "serve"],
     },
     Page {
         command: "causal",
