@@ -131,7 +131,7 @@ pub enum Error {
     },
 
     /// A server refused a request made with `--to` (its status and words).
-    #[error("{url}: {status} {error}")]
+    #[error("{url}: {}", remote_text(*status, error))]
     Remote {
         url: String,
         status: u16,
@@ -582,6 +582,15 @@ fn bind_hint(
             addr.ip()
         )),
         _ => None,
+    }
+}
+
+/// A server's refusal as `--to`'s errors say it: the status, when there
+/// was an answer, then its words.
+fn remote_text(status: u16, error: &str) -> String {
+    match status {
+        0 => error.to_string(),
+        status => format!("{status} {error}"),
     }
 }
 

@@ -42,6 +42,7 @@ pub mod log;
 pub mod output;
 pub mod purge;
 pub mod refs;
+pub mod remote;
 pub mod rng;
 pub mod serve;
 pub mod spec;

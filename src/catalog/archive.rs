@@ -71,6 +71,43 @@ pub struct Rules {
     pub want_identity: bool,
 }
 
+/// The package and version the root `package.json` of the archive
+/// `input` (called `name` in errors) names: a first pass that reads entry
+/// headers up to it, for `publish --to`, which names them in its URL
+/// before sending the archive. The root is the top (`package.json`) or
+/// the one folder below it (`package/package.json`), as npm reads it.
+pub fn identity(name: &Path, input: impl Read) -> Result<super::rows::Identity> {
+    let bad = |what: String| Error::bad_input(name, what);
+    let tar = open(name, input)?;
+    let mut archive = tar::Archive::new(tar);
+    let entries = archive
+        .entries()
+        .map_err(|e| bad(format!("is not a readable tar archive: {e}")))?;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| bad(format!("is not a readable tar archive: {e}")))?;
+        let path = entry.path_bytes().into_owned();
+        let path = String::from_utf8_lossy(&path);
+        let segments: Vec<&str> = path
+            .trim_start_matches("./")
+            .split('/')
+            .filter(|s| !s.is_empty() && *s != ".")
+            .collect();
+        let at_root = matches!(segments.as_slice(), ["package.json"] | [_, "package.json"]);
+        if !at_root || !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let mut bytes = Vec::new();
+        (&mut entry)
+            .take(super::manifest::MAX_MANIFEST_SIZE + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| bad(format!("cannot be read: {e}")))?;
+        return super::manifest::identity(&bytes, &name.join(&*path));
+    }
+    Err(bad(
+        "has no package.json at its root to name the package and version: give PKG@VERSION".into(),
+    ))
+}
+
 /// Reads the archive `input`, called `name` in errors (its path, or
 /// `stdin`), and passes each file to `sink`.
 pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Result<Streamed> {

@@ -530,7 +530,7 @@ pub struct Report {
 /// Something about a publish that is usually a mistake; the version is
 /// published all the same (a script may mean it), and the words say what
 /// to check.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Warning {
     /// Most files are under a `node_modules/` folder: the project folder

@@ -54,17 +54,20 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         .map(|t| (t.package, t.version));
     let source = Source::of(args.source())?;
     let quiet = args.quiet || args.json;
-    // Before any work: a script's missing catalog is a mistake, not a
-    // first publish.
-    if args.no_create && crate::catalog::is_missing_or_empty(db) {
-        return Err(Error::WontCreate(absolute(db)));
-    }
     if matches!(source, Source::Stdin) && std::io::stdin().is_terminal() {
         return Err(Error::Usage(
             "`-` reads an archive from stdin, which is a terminal; pipe one in, \
              like `tar -cz -C dist . | ccc publish app@1.0.0 -`"
                 .into(),
         ));
+    }
+    if args.remote.to.is_some() {
+        return to_server(db, &args, identity, source);
+    }
+    // Before any work: a script's missing catalog is a mistake, not a
+    // first publish.
+    if args.no_create && crate::catalog::is_missing_or_empty(db) {
+        return Err(Error::WontCreate(absolute(db)));
     }
     let bar = Bar::new(output::progress_target(quiet));
     // A directory's walk comes first, so that bad input fails before the
@@ -409,7 +412,17 @@ pub(crate) fn summary(report: &publish::Report) -> String {
 /// A [`publish::Warning`] in words, for the version `report` describes,
 /// published from `source`.
 fn warning_text(warning: &publish::Warning, report: &publish::Report, source: &Path) -> String {
-    let spec = format!("{}@{}", report.package, report.version);
+    warning_words(warning, &report.package, &report.version, source)
+}
+
+/// [`warning_text`] for `package@version`.
+fn warning_words(
+    warning: &publish::Warning,
+    package: &str,
+    published: &str,
+    source: &Path,
+) -> String {
+    let spec = format!("{package}@{published}");
     match warning {
         publish::Warning::NodeModules {
             node_modules_file_count,
@@ -434,13 +447,13 @@ fn warning_text(warning: &publish::Warning, report: &publish::Report, source: &P
             "{} is a new package beside the catalog's {existing}, whose name differs only in \
              case: names and URLs are case-sensitive, so these are two packages (`ccc rm {} \
              --all` removes the new one; publish as {existing}@{} if that was meant)",
-            report.package, report.package, report.version
+            package, package, published
         ),
         publish::Warning::ManifestDisagrees { name, version } => {
             let said = format!(
                 "{}@{}",
-                name.as_deref().unwrap_or(&report.package),
-                version.as_deref().unwrap_or(&report.version)
+                name.as_deref().unwrap_or(package),
+                version.as_deref().unwrap_or(published)
             );
             format!(
                 "published as {spec}, but the package.json in {} says {said}: is the \
@@ -459,6 +472,245 @@ fn remove_catalog_files(db: &Path) {
         let mut path = db.as_os_str().to_owned();
         path.push(suffix);
         let _ = std::fs::remove_file(path);
+    }
+}
+
+/// `publish --to URL`: the version goes to a server's write API
+/// (`crate::remote`) as a gzipped tar: an archive as it is, stdin spooled
+/// to a temporary file first (for its length and its package.json), a
+/// folder packed on the fly by a thread (the walk and its rules as a
+/// local publish's; gzip level 1, as the server compresses each file
+/// anew). The bar counts the bytes sent, or a folder's files packed. The
+/// server's summary is printed as a local publish prints its own, and its
+/// refusals exit 1 as a local publish's errors do.
+fn to_server(
+    db: &Path,
+    args: &PublishArgs,
+    identity: Option<Identity>,
+    source: Source,
+) -> Result<ExitCode> {
+    use crate::remote::{Remote, TOKEN_ENV, Upload};
+    let remote = Remote::new(&args.remote, std::env::var(TOKEN_ENV).ok())?;
+    let quiet = args.quiet || args.json;
+    let mut query: Vec<(&str, String)> = Vec::new();
+    for (set, key) in [
+        (args.force, "force"),
+        (args.strict, "strict"),
+        (args.no_check, "no_check"),
+        (args.dry_run, "dry_run"),
+    ] {
+        if set {
+            query.push((key, "1".into()));
+        }
+    }
+    if let Some(tag) = &args.tag {
+        query.push(("tag", tag.clone()));
+    }
+    let reply = match source {
+        Source::Dir(dir) => {
+            let (package, version) = match identity {
+                Some(identity) => identity,
+                None => manifest::of_dir(&dir)?,
+            };
+            let scan = Bar::new(output::progress_target(quiet));
+            let plan = publish::plan_dir(
+                &dir,
+                &args.exclude,
+                args.max_file_size,
+                CatalogFiles::of(db),
+                &scan,
+            );
+            scan.clear();
+            let plan = plan?;
+            for skipped in plan.skipped.iter().filter(|_| !quiet) {
+                eprintln!("warning: skipped {}: {}", skipped.path, skipped.reason);
+            }
+            let total = plan.files.iter().map(|f| f.size).sum();
+            let bar = output::byte_bar(total, "Uploading", quiet);
+            let (reader, writer) = std::io::pipe().map_err(|e| Error::io(&dir, e))?;
+            let reply = std::thread::scope(|scope| {
+                let packer = scope.spawn(|| pack(&plan.files, writer, &bar));
+                let reply = remote.publish(
+                    &package,
+                    &version,
+                    &query,
+                    Upload {
+                        reader: Box::new(reader),
+                        length: None,
+                    },
+                );
+                let packed = packer.join().unwrap_or_else(|_| {
+                    Err(Error::Internal(
+                        "the thread packing the folder failed".into(),
+                    ))
+                });
+                // A refusal cuts the packing short: the refusal is the news.
+                match (reply, packed) {
+                    (Ok(reply), Ok(())) => Ok(reply),
+                    (Err(e), _) | (Ok(_), Err(e)) => Err(e),
+                }
+            });
+            bar.finish_and_clear();
+            reply?
+        }
+        Source::Archive(path, file) => {
+            let bar_name = path.clone();
+            send_archive(&remote, &query, identity, &path, file, quiet, &bar_name)?
+        }
+        Source::Stdin => {
+            let name = PathBuf::from("- (stdin)");
+            let mut spool = tempfile::tempfile().map_err(|e| Error::io(&name, e))?;
+            std::io::copy(&mut std::io::stdin().lock(), &mut spool)
+                .map_err(|e| Error::io(&name, e))?;
+            send_archive(&remote, &query, identity, &name, spool, quiet, &name)?
+        }
+    };
+    print_reply(args, &reply)
+}
+
+/// Sends the archive `file` (called `name`), naming it `identity` or what
+/// its package.json says.
+fn send_archive(
+    remote: &crate::remote::Remote,
+    query: &[(&str, String)],
+    identity: Option<Identity>,
+    name: &Path,
+    mut file: std::fs::File,
+    quiet: bool,
+    shown: &Path,
+) -> Result<crate::remote::Reply> {
+    use std::io::{Seek, SeekFrom};
+    let rewind = |file: &mut std::fs::File| {
+        file.seek(SeekFrom::Start(0))
+            .map(|_| ())
+            .map_err(|e| Error::io(shown, e))
+    };
+    rewind(&mut file)?;
+    let (package, version) = match identity {
+        Some(identity) => identity,
+        None => {
+            let named = archive::identity(name, &mut file)?;
+            rewind(&mut file)?;
+            named
+        }
+    };
+    let length = file.metadata().map_err(|e| Error::io(shown, e))?.len();
+    let bar = output::byte_bar(length, "Uploading", quiet);
+    let reply = remote.publish(
+        &package,
+        &version,
+        query,
+        crate::remote::Upload {
+            reader: Box::new(Counted {
+                inner: file,
+                bar: &bar,
+            }),
+            length: Some(length),
+        },
+    );
+    bar.finish_and_clear();
+    reply
+}
+
+/// Prints a server's answer to a publish as a local publish prints its
+/// report: the summary, or `--json`'s report, and the warnings.
+fn print_reply(args: &PublishArgs, reply: &crate::remote::Reply) -> Result<ExitCode> {
+    let result = reply.result.clone().unwrap_or_default();
+    if args.json {
+        output::print_json(&result)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let warnings: Vec<publish::Warning> =
+        serde_json::from_value(result["warnings"].clone()).unwrap_or_default();
+    let package = result["package"].as_str().unwrap_or_default();
+    let version = result["version"].as_str().unwrap_or_default();
+    for warning in &warnings {
+        eprintln!(
+            "warning: {}",
+            warning_words(warning, package, version, args.source())
+        );
+    }
+    if !args.quiet
+        && let Some(summary) = &reply.summary
+    {
+        output::print(summary)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `files` as a gzipped tar into `out`, each under `./`, so that
+/// the server strips nothing and names no folder.
+fn pack(files: &[publish::FileEntry], out: impl std::io::Write, bar: &ProgressBar) -> Result<()> {
+    let gz = flate2::write::GzEncoder::new(out, flate2::Compression::new(1));
+    let mut tar = tar::Builder::new(gz);
+    let failed = |path: &Path, e: std::io::Error| match crate::interrupt::check() {
+        Err(stop) => stop,
+        Ok(()) => Error::io(path, e),
+    };
+    for file in files {
+        let publish::Source::Disk(path) = &file.source else {
+            return Err(Error::Internal("a folder's file not on disk".into()));
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_size(file.size);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        let opened = std::fs::File::open(path).map_err(|e| failed(path, e))?;
+        let reader = Exact {
+            inner: Counted { inner: opened, bar },
+            left: file.size,
+        };
+        tar.append_data(&mut header, format!("./{}", file.path), reader)
+            .map_err(|e| failed(path, e))?;
+    }
+    let gz = tar.into_inner().map_err(|e| failed(Path::new("-"), e))?;
+    gz.finish().map_err(|e| failed(Path::new("-"), e))?;
+    Ok(())
+}
+
+/// A reader that moves a bar by what it reads, and stops on Ctrl-C.
+struct Counted<'a, R> {
+    inner: R,
+    bar: &'a ProgressBar,
+}
+
+impl<R: std::io::Read> std::io::Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if crate::interrupt::requested().is_some() {
+            return Err(std::io::Error::other("interrupted"));
+        }
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// Exactly `left` bytes of `inner`: a file that shrank since the walk is
+/// an error, not a short tar entry, and one that grew is cut where the
+/// walk saw its end.
+struct Exact<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Exact<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Ok(0);
+        }
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let n = self.inner.read(&mut buf[..want])?;
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file shrank while it was sent",
+            ));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 

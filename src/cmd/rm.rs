@@ -36,6 +36,9 @@ struct RemovedTag {
 /// Every target names an exact version, or (with --all) only a package:
 /// `Checked` saw to that while parsing.
 pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
+    if args.remote.to.is_some() {
+        return to_server(&args);
+    }
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     let mut removed: Vec<VersionRow> = Vec::new();
     for target in &args.targets {
@@ -115,6 +118,40 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         }
     }
     outcome.map(|()| ExitCode::SUCCESS)
+}
+
+/// `rm --to URL`: each version removed by a server's write API, in the
+/// order named; the first refusal stops there (what was removed before it
+/// is printed). `--json` prints the answers' removals as one, as a local
+/// `rm --json` does.
+fn to_server(args: &RmArgs) -> Result<ExitCode> {
+    use crate::remote::{Remote, TOKEN_ENV};
+    let remote = Remote::new(&args.remote, std::env::var(TOKEN_ENV).ok())?;
+    let mut merged = serde_json::json!({
+        "versions": [], "tags_removed": [], "packages_removed": [], "dry_run": false
+    });
+    for target in &args.targets {
+        let version = target
+            .exact_version()
+            .ok_or_else(|| Error::Internal("rm --to without a version".into()))?;
+        let reply = remote.remove(&target.package, version)?;
+        if args.json {
+            let result = reply.result.unwrap_or_default();
+            for key in ["versions", "tags_removed", "packages_removed"] {
+                if let (Some(all), Some(these)) =
+                    (merged[key].as_array_mut(), result[key].as_array())
+                {
+                    all.extend(these.iter().cloned());
+                }
+            }
+        } else if let Some(summary) = &reply.summary {
+            output::print(summary)?;
+        }
+    }
+    if args.json {
+        output::print_json(&merged)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// What was removed, in words, as `ccc rm` prints it.

@@ -11,6 +11,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
+    if args.remote.to.is_some() {
+        return to_server(args);
+    }
     match args.action {
         TagAction::Add { target, tag } => {
             let mut catalog = Catalog::open(db, Access::ReadWrite)?;
@@ -45,6 +48,28 @@ pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `tag add|rm --to URL`: the change made by a server's write API, which
+/// answers with the words a local change prints.
+fn to_server(args: TagArgs) -> Result<ExitCode> {
+    use crate::remote::{Remote, TOKEN_ENV};
+    let remote = Remote::new(&args.remote, std::env::var(TOKEN_ENV).ok())?;
+    let reply = match &args.action {
+        TagAction::Add { target, tag } => remote.tag_add(&target.package, tag, &target.version)?,
+        TagAction::Rm { package, tag } => remote.tag_rm(package, tag)?,
+        TagAction::Ls { .. } => {
+            return Err(crate::error::Error::Usage(
+                "`tag ls` reads the catalog; a server lists a package's tags at \
+                 /assets/PKG/ (no --to needed)"
+                    .into(),
+            ));
+        }
+    };
+    if let Some(summary) = &reply.summary {
+        output::print(summary)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Prints what a tag change did.

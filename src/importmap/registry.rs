@@ -44,14 +44,6 @@ const MOST: usize = 1000;
 /// about 10 MB).
 const MAX_DOCUMENT: u64 = 256 << 20;
 
-/// Where the CA certificates are on common systems, after `SSL_CERT_FILE`.
-const CA_BUNDLES: &[&str] = &[
-    "/etc/ssl/certs/ca-certificates.crt",
-    "/etc/pki/tls/certs/ca-bundle.crt",
-    "/etc/ssl/ca-bundle.pem",
-    "/etc/ssl/cert.pem",
-];
-
 /// A package the catalog lacks, and why it is needed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Lacking {
@@ -110,7 +102,10 @@ impl Registry {
             config = config.tls_config(
                 ureq::tls::TlsConfig::builder()
                     .provider(ureq::tls::TlsProvider::Rustls)
-                    .root_certs(system_roots()?)
+                    .root_certs(
+                        crate::remote::system_roots("the npm registry's")
+                            .map_err(|why| format!("{why}, or pass --offline"))?,
+                    )
                     .unversioned_rustls_crypto_provider(Arc::new(provider))
                     .build(),
             );
@@ -163,36 +158,6 @@ impl Registry {
         self.documents.insert(package.to_string(), document.clone());
         Ok(Some(document))
     }
-}
-
-/// The CA certificates of this system.
-fn system_roots() -> std::result::Result<ureq::tls::RootCerts, String> {
-    let from_env = std::env::var_os("SSL_CERT_FILE").map(std::path::PathBuf::from);
-    let candidates = from_env
-        .into_iter()
-        .chain(CA_BUNDLES.iter().map(std::path::PathBuf::from));
-    let mut looked = Vec::new();
-    for path in candidates {
-        let Ok(pem) = std::fs::read(&path) else {
-            looked.push(path.display().to_string());
-            continue;
-        };
-        let certs: Vec<ureq::tls::Certificate<'static>> = ureq::tls::parse_pem(&pem)
-            .filter_map(|item| match item {
-                Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
-                _ => None,
-            })
-            .collect();
-        if !certs.is_empty() {
-            return Ok(ureq::tls::RootCerts::new_with_certs(&certs));
-        }
-        looked.push(path.display().to_string());
-    }
-    Err(format!(
-        "no CA certificates to check the npm registry's with (looked in {}); set SSL_CERT_FILE, \
-         or pass --offline",
-        looked.join(", ")
-    ))
 }
 
 /// Parses `--registry`: an http or https URL.
