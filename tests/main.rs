@@ -38,6 +38,7 @@ mod json_docs;
 mod ls_inspect;
 mod metrics;
 mod publish;
+mod publish_api;
 mod purge;
 mod readme;
 mod restarts;

@@ -332,7 +332,7 @@ fn http2_with_prior_knowledge_serves_the_same_bytes() {
 
 /// A certificate authority and a certificate for 127.0.0.1 and localhost
 /// signed by it, as PEM files in `dir`: (ca.pem, cert.pem, key.pem).
-fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub(crate) fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("a CA key");
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");

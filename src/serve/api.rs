@@ -524,6 +524,10 @@ impl Api {
                     })
                     .map_err(|e| reply_of(&e))?;
                 let may_replace = row.allows(Action::Replace, Some(package));
+                // A token that may do neither learns nothing of what exists.
+                if !may_replace && !row.allows(Action::Publish, Some(package)) {
+                    return forbid("publish to");
+                }
                 match (exists, *force, may_replace) {
                     (false, ..) if !row.allows(Action::Publish, Some(package)) => {
                         return forbid("publish to");
