@@ -39,6 +39,7 @@ mod ls_inspect;
 mod metrics;
 mod publish;
 mod publish_api;
+mod publish_ci;
 mod purge;
 mod readme;
 mod restarts;

@@ -437,10 +437,27 @@ impl Api {
             Ok(admitted) => admitted,
             Err(reply) => return reply,
         };
+        // Should the connection go away meanwhile, this future is dropped
+        // where it waits: the guard records that in the audit log.
+        let (action, target) = call.audited();
+        let mut cut_off = CutOff {
+            api: Some(self.clone()),
+            entry: Entry {
+                token: Some(row.name.clone()),
+                client: client.to_string(),
+                ..entry(
+                    action,
+                    target,
+                    499,
+                    "the client went away before the answer (its body cut off)",
+                )
+            },
+        };
         let spooled = match &call {
             Call::Publish { .. } => match self.spool(&head, body).await {
                 Ok(file) => Some(file),
                 Err(reply) => {
+                    cut_off.disarm();
                     let (action, target) = call.audited();
                     let detail = reply.error.clone().unwrap_or_default();
                     self.audit_later(Entry {
@@ -469,6 +486,9 @@ impl Api {
             )
             .retry_after(5);
         };
+        // From here the change is made (or not) whether or not the client
+        // waits for the answer, and audited either way.
+        cut_off.disarm();
         let api = self.clone();
         blocking(move || Ok::<_, Reply>(api.change(call, row, force, client, spooled)))
             .await
@@ -824,6 +844,29 @@ impl Api {
     }
 }
 
+/// An audit row written if dropped armed: a request whose future was
+/// dropped (its connection closed) before it was answered.
+struct CutOff {
+    api: Option<Arc<Api>>,
+    entry: Entry,
+}
+
+impl CutOff {
+    fn disarm(&mut self) {
+        self.api = None;
+    }
+}
+
+impl Drop for CutOff {
+    fn drop(&mut self) {
+        if let Some(api) = self.api.take()
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            api.audit_later(self.entry.clone());
+        }
+    }
+}
+
 fn entry(action: &str, target: String, status: u16, detail: &str) -> Entry {
     Entry {
         id: 0,
@@ -1111,6 +1154,40 @@ mod tests {
         ));
         assert!(matches!(bearer(&with("Basic eDp5")), Bearer::Malformed));
         assert!(matches!(bearer(&with("Bearer ")), Bearer::Malformed));
+    }
+
+    #[test]
+    fn a_token_in_clear_from_another_machine_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        drop(Catalog::open(&db, Access::Create).unwrap());
+        let config = Config {
+            enabled: true,
+            ..Config::default()
+        };
+        let api = Arc::new(Api::new(config, db, TrustedProxies::default()));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let mut h = head("PUT", "/-/api/v1/publish/app/1.0.0");
+        h.headers
+            .insert(http::header::AUTHORIZATION, "Bearer ccc_x".parse().unwrap());
+        let reply = |ip: &str, tls: bool| {
+            let peer = Peer {
+                addr: std::net::SocketAddr::new(ip.parse().unwrap(), 40000),
+                tls,
+            };
+            runtime.block_on(api.clone().reply(h.clone(), RequestBody::empty(), peer))
+        };
+        let refused = reply("192.0.2.7", false);
+        assert_eq!((refused.status, refused.code), (403, "insecure"));
+        assert!(refused.hint.unwrap().contains("revoke"));
+        // Over TLS, or from this machine, the token is read (and is not
+        // one of the catalog's).
+        assert_eq!(reply("192.0.2.7", true).status, 401);
+        assert_eq!(reply("127.0.0.1", false).status, 401);
+        assert_eq!(reply("::1", false).status, 401);
     }
 
     #[test]
