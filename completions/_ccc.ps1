@@ -41,6 +41,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Keep the catalog a copy of a writer''s, from its Litestream replica')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
+            [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Make, list and revoke the tokens that may change the catalog over HTTP')
+            [CompletionResult]::new('audit', 'audit', [CompletionResultType]::ParameterValue, 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -59,6 +61,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Compression threads, at least 1 [default: one per core]')
             [CompletionResult]::new('--wait', '--wait', [CompletionResultType]::ParameterName, 'Give up after waiting DURATION for another ccc''s lock on the catalog [default: wait as long as it takes, saying so after a second]')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--force', '--force', [CompletionResultType]::ParameterName, 'Replace the version if it exists, atomically (its dist-tags stay on it)')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything except commit, and report what would be stored')
@@ -128,6 +133,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;tag' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -140,6 +148,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;tag;add' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -148,6 +159,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;tag;rm' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
@@ -156,6 +170,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;tag;ls' {
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
@@ -186,6 +203,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;rm' {
             [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
             [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
+            [CompletionResult]::new('--to', '--to', [CompletionResultType]::ParameterName, 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)')
+            [CompletionResult]::new('--token-file', '--token-file', [CompletionResultType]::ParameterName, 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN')
+            [CompletionResult]::new('--ca-file', '--ca-file', [CompletionResultType]::ParameterName, 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--all', '--all', [CompletionResultType]::ParameterName, 'Remove every version of the named packages')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Show what would be removed, and change nothing')
@@ -289,14 +309,92 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--header-timeout', '--header-timeout', [CompletionResultType]::ParameterName, 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed')
             [CompletionResult]::new('--keepalive-timeout', '--keepalive-timeout', [CompletionResultType]::ParameterName, 'Time an idle keep-alive connection is kept open')
             [CompletionResult]::new('--send-timeout', '--send-timeout', [CompletionResultType]::ParameterName, 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker')
+            [CompletionResult]::new('--body-timeout', '--body-timeout', [CompletionResultType]::ParameterName, 'Time a client may go without sending a byte of an upload''s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed')
             [CompletionResult]::new('--shutdown-timeout', '--shutdown-timeout', [CompletionResultType]::ParameterName, 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)')
+            [CompletionResult]::new('--max-upload-size', '--max-upload-size', [CompletionResultType]::ParameterName, 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published')
+            [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422')
+            [CompletionResult]::new('--publish-wait', '--publish-wait', [CompletionResultType]::ParameterName, 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After')
+            [CompletionResult]::new('--writer', '--writer', [CompletionResultType]::ParameterName, 'On a replica: the writer''s URL, which the write API names to a client that sends a change here')
+            [CompletionResult]::new('--stats-allow', '--stats-allow', [CompletionResultType]::ParameterName, 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx''s allow/deny restricts stub_status [default: anyone]')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--log-misses', '--log-misses', [CompletionResultType]::ParameterName, 'Print a line to stderr for every cache miss')
+            [CompletionResult]::new('--publish-api', '--publish-api', [CompletionResultType]::ParameterName, 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes')
             [CompletionResult]::new('--reuse-port', '--reuse-port', [CompletionResultType]::ParameterName, 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;token' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Make a token and print it, once, on stdout')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the tokens: name, scopes, expiry, last use, state')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke the token NAME: every server of the catalog refuses it from its next request')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;token;create' {
+            [CompletionResult]::new('--scope', '--scope', [CompletionResultType]::ParameterName, 'What the token may do, as ACTIONS:GLOBS, like `publish,tag:@team/*` or `read-stats` (repeatable)')
+            [CompletionResult]::new('--expires', '--expires', [CompletionResultType]::ParameterName, 'How long the token lasts, like 90d or 1y; `never` for a token that does not expire')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the token and its details as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;token;ls' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;token;revoke' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;token;help' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Make a token and print it, once, on stdout')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the tokens: name, scopes, expiry, last use, state')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke the token NAME: every server of the catalog refuses it from its next request')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;token;help;create' {
+            break
+        }
+        'ccc;token;help;ls' {
+            break
+        }
+        'ccc;token;help;revoke' {
+            break
+        }
+        'ccc;token;help;help' {
+            break
+        }
+        'ccc;audit' {
+            [CompletionResult]::new('--limit', '--limit', [CompletionResultType]::ParameterName, 'Show the last N rows [default: 100; 0: all]')
+            [CompletionResult]::new('--since', '--since', [CompletionResultType]::ParameterName, 'Only rows newer than DURATION ago, like 24h or 7d')
+            [CompletionResult]::new('--token', '--token', [CompletionResultType]::ParameterName, 'Only the rows of the token NAME')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -328,9 +426,15 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--header-timeout', '--header-timeout', [CompletionResultType]::ParameterName, 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed')
             [CompletionResult]::new('--keepalive-timeout', '--keepalive-timeout', [CompletionResultType]::ParameterName, 'Time an idle keep-alive connection is kept open')
             [CompletionResult]::new('--send-timeout', '--send-timeout', [CompletionResultType]::ParameterName, 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker')
+            [CompletionResult]::new('--body-timeout', '--body-timeout', [CompletionResultType]::ParameterName, 'Time a client may go without sending a byte of an upload''s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed')
             [CompletionResult]::new('--shutdown-timeout', '--shutdown-timeout', [CompletionResultType]::ParameterName, 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)')
+            [CompletionResult]::new('--max-upload-size', '--max-upload-size', [CompletionResultType]::ParameterName, 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published')
+            [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422')
+            [CompletionResult]::new('--publish-wait', '--publish-wait', [CompletionResultType]::ParameterName, 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After')
+            [CompletionResult]::new('--writer', '--writer', [CompletionResultType]::ParameterName, 'On a replica: the writer''s URL, which the write API names to a client that sends a change here')
+            [CompletionResult]::new('--stats-allow', '--stats-allow', [CompletionResultType]::ParameterName, 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx''s allow/deny restricts stub_status [default: anyone]')
             [CompletionResult]::new('--sites', '--sites', [CompletionResultType]::ParameterName, 'Sites to profile, comma-separated [default: all]')
             [CompletionResult]::new('--speedups', '--speedups', [CompletionResultType]::ParameterName, 'Virtual speedups in percent, comma-separated (0 is always added)')
             [CompletionResult]::new('--rounds', '--rounds', [CompletionResultType]::ParameterName, 'Rounds over every site and speedup (at least 1)')
@@ -352,6 +456,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--plot', '--plot', [CompletionResultType]::ParameterName, 'Draw the speedup curves as SVG')
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
             [CompletionResult]::new('--log-misses', '--log-misses', [CompletionResultType]::ParameterName, 'Print a line to stderr for every cache miss')
+            [CompletionResult]::new('--publish-api', '--publish-api', [CompletionResultType]::ParameterName, 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes')
             [CompletionResult]::new('--reuse-port', '--reuse-port', [CompletionResultType]::ParameterName, 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself')
             [CompletionResult]::new('--coz-append', '--coz-append', [CompletionResultType]::ParameterName, 'Append to --coz-out instead of replacing it')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Exit 4 when the ledger audit finds an error')
@@ -376,6 +481,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('backup', 'backup', [CompletionResultType]::ParameterValue, 'Copy the catalog to OUT, consistently, while it is served or published to')
             [CompletionResult]::new('follow', 'follow', [CompletionResultType]::ParameterValue, 'Keep the catalog a copy of a writer''s, from its Litestream replica')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Serve the catalog over HTTP')
+            [CompletionResult]::new('token', 'token', [CompletionResultType]::ParameterValue, 'Make, list and revoke the tokens that may change the catalog over HTTP')
+            [CompletionResult]::new('audit', 'audit', [CompletionResultType]::ParameterValue, 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first')
             [CompletionResult]::new('export', 'export', [CompletionResultType]::ParameterValue, 'Write versions out as plain files with precompressed `.gz` and `.br` siblings')
             [CompletionResult]::new('causal', 'causal', [CompletionResultType]::ParameterValue, 'Profile `serve` under live load: which code is worth optimizing?')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -433,6 +540,24 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;serve' {
+            break
+        }
+        'ccc;help;token' {
+            [CompletionResult]::new('create', 'create', [CompletionResultType]::ParameterValue, 'Make a token and print it, once, on stdout')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the tokens: name, scopes, expiry, last use, state')
+            [CompletionResult]::new('revoke', 'revoke', [CompletionResultType]::ParameterValue, 'Revoke the token NAME: every server of the catalog refuses it from its next request')
+            break
+        }
+        'ccc;help;token;create' {
+            break
+        }
+        'ccc;help;token;ls' {
+            break
+        }
+        'ccc;help;token;revoke' {
+            break
+        }
+        'ccc;help;audit' {
             break
         }
         'ccc;help;export' {

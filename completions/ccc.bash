@@ -16,6 +16,9 @@ _ccc() {
             ",$1")
                 cmd="ccc"
                 ;;
+            ccc,audit)
+                cmd="ccc__subcmd__audit"
+                ;;
             ccc,backup)
                 cmd="ccc__subcmd__backup"
                 ;;
@@ -67,8 +70,14 @@ _ccc() {
             ccc,tag)
                 cmd="ccc__subcmd__tag"
                 ;;
+            ccc,token)
+                cmd="ccc__subcmd__token"
+                ;;
             ccc,verify)
                 cmd="ccc__subcmd__verify"
+                ;;
+            ccc__subcmd__help,audit)
+                cmd="ccc__subcmd__help__subcmd__audit"
                 ;;
             ccc__subcmd__help,backup)
                 cmd="ccc__subcmd__help__subcmd__backup"
@@ -118,6 +127,9 @@ _ccc() {
             ccc__subcmd__help,tag)
                 cmd="ccc__subcmd__help__subcmd__tag"
                 ;;
+            ccc__subcmd__help,token)
+                cmd="ccc__subcmd__help__subcmd__token"
+                ;;
             ccc__subcmd__help,verify)
                 cmd="ccc__subcmd__help__subcmd__verify"
                 ;;
@@ -129,6 +141,15 @@ _ccc() {
                 ;;
             ccc__subcmd__help__subcmd__tag,rm)
                 cmd="ccc__subcmd__help__subcmd__tag__subcmd__rm"
+                ;;
+            ccc__subcmd__help__subcmd__token,create)
+                cmd="ccc__subcmd__help__subcmd__token__subcmd__create"
+                ;;
+            ccc__subcmd__help__subcmd__token,ls)
+                cmd="ccc__subcmd__help__subcmd__token__subcmd__ls"
+                ;;
+            ccc__subcmd__help__subcmd__token,revoke)
+                cmd="ccc__subcmd__help__subcmd__token__subcmd__revoke"
                 ;;
             ccc__subcmd__tag,add)
                 cmd="ccc__subcmd__tag__subcmd__add"
@@ -154,6 +175,30 @@ _ccc() {
             ccc__subcmd__tag__subcmd__help,rm)
                 cmd="ccc__subcmd__tag__subcmd__help__subcmd__rm"
                 ;;
+            ccc__subcmd__token,create)
+                cmd="ccc__subcmd__token__subcmd__create"
+                ;;
+            ccc__subcmd__token,help)
+                cmd="ccc__subcmd__token__subcmd__help"
+                ;;
+            ccc__subcmd__token,ls)
+                cmd="ccc__subcmd__token__subcmd__ls"
+                ;;
+            ccc__subcmd__token,revoke)
+                cmd="ccc__subcmd__token__subcmd__revoke"
+                ;;
+            ccc__subcmd__token__subcmd__help,create)
+                cmd="ccc__subcmd__token__subcmd__help__subcmd__create"
+                ;;
+            ccc__subcmd__token__subcmd__help,help)
+                cmd="ccc__subcmd__token__subcmd__help__subcmd__help"
+                ;;
+            ccc__subcmd__token__subcmd__help,ls)
+                cmd="ccc__subcmd__token__subcmd__help__subcmd__ls"
+                ;;
+            ccc__subcmd__token__subcmd__help,revoke)
+                cmd="ccc__subcmd__token__subcmd__help__subcmd__revoke"
+                ;;
             *)
                 ;;
         esac
@@ -161,12 +206,42 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__audit)
+            opts="-h -V --limit --since --token --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --limit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -215,7 +290,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -289,6 +364,10 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --shutdown-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -298,6 +377,26 @@ _ccc() {
                     return 0
                     ;;
                 --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-upload-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-unpacked-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --publish-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --writer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -511,8 +610,22 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
+            opts="publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__audit)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -790,6 +903,62 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__help__subcmd__token)
+            opts="create ls revoke"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__token__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__token__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__token__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__help__subcmd__verify)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -875,7 +1044,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --max-unpacked-size --jobs --wait --no-create --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --max-unpacked-size --jobs --wait --no-create --quiet --json --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -929,6 +1098,18 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -941,7 +1122,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__rm)
-            opts="-h -V --all --dry-run --json --purge --purge-delay --db --help --version"
+            opts="-h -V --all --dry-run --json --purge --purge-delay --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -952,6 +1133,18 @@ _ccc() {
                     return 0
                     ;;
                 --purge-delay)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -967,7 +1160,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --shutdown-timeout --tls-cert --tls-key --reuse-port --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1041,6 +1234,10 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --shutdown-timeout)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1050,6 +1247,26 @@ _ccc() {
                     return 0
                     ;;
                 --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-upload-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-unpacked-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --publish-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --writer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --stats-allow)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1065,12 +1282,24 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__tag)
-            opts="-h -V --db --help --version add rm ls help"
+            opts="-h -V --to --token-file --ca-file --db --help --version add rm ls help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1083,12 +1312,24 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__tag__subcmd__add)
-            opts="-h -V --db --help --version"
+            opts="-h -V --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --db)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1171,6 +1412,180 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__tag__subcmd__ls)
+            opts="-h -V --json --to --token-file --ca-file --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__tag__subcmd__rm)
+            opts="-h -V --to --token-file --ca-file --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --token-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token)
+            opts="-h -V --db --help --version create ls revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__create)
+            opts="-h -V --scope --expires --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --scope)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --expires)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__help)
+            opts="create ls revoke help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__help__subcmd__create)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__help__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__help__subcmd__revoke)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__token__subcmd__ls)
             opts="-h -V --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1188,7 +1603,7 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        ccc__subcmd__tag__subcmd__rm)
+        ccc__subcmd__token__subcmd__revoke)
             opts="-h -V --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1241,7 +1656,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) return 0 ;;
+        --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1251,7 +1666,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --access-log|--alias-max-age|--base|--bind|--brotli-quality|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--purge|--purge-delay|--registry|--rounds|--seed|--send-timeout|--settle|--shutdown-timeout|--site-clock|--sites|--speedups|--tag|--threads|--tls-cert|--tls-key|--trust-proxy|--urls|--wait|--warmup|--window|-j) ((i++)) ;;
+            --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac

@@ -38,6 +38,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
+            cand token 'Make, list and revoke the tokens that may change the catalog over HTTP'
+            cand audit 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -55,6 +57,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -j 'Compression threads, at least 1 [default: one per core]'
             cand --jobs 'Compression threads, at least 1 [default: one per core]'
             cand --wait 'Give up after waiting DURATION for another ccc''s lock on the catalog [default: wait as long as it takes, saying so after a second]'
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand --force 'Replace the version if it exists, atomically (its dist-tags stay on it)'
             cand --dry-run 'Do everything except commit, and report what would be stored'
@@ -118,6 +123,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;tag'= {
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -129,6 +137,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;tag;add'= {
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -136,6 +147,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;tag;rm'= {
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand -h 'Print help'
             cand --help 'Print help'
@@ -143,6 +157,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
         }
         &'ccc;tag;ls'= {
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand --json 'Print JSON instead of a table'
             cand -h 'Print help'
@@ -167,6 +184,9 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;rm'= {
             cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
             cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
+            cand --to 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)'
+            cand --token-file 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN'
+            cand --ca-file 'With --to: check the server''s certificate against the PEM certificates in FILE (a private CA) instead of the system''s roots'
             cand --db 'The catalog file'
             cand --all 'Remove every version of the named packages'
             cand --dry-run 'Show what would be removed, and change nothing'
@@ -263,14 +283,82 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --header-timeout 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed'
             cand --keepalive-timeout 'Time an idle keep-alive connection is kept open'
             cand --send-timeout 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker'
+            cand --body-timeout 'Time a client may go without sending a byte of an upload''s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed'
             cand --shutdown-timeout 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed'
             cand --tls-cert 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again'
             cand --tls-key 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)'
+            cand --max-upload-size 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published'
+            cand --max-unpacked-size 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422'
+            cand --publish-wait 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After'
+            cand --writer 'On a replica: the writer''s URL, which the write API names to a client that sends a change here'
+            cand --stats-allow 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx''s allow/deny restricts stub_status [default: anyone]'
             cand --db 'The catalog file'
             cand --log-misses 'Print a line to stderr for every cache miss'
+            cand --publish-api 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
             cand --reuse-port 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;token'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand create 'Make a token and print it, once, on stdout'
+            cand ls 'List the tokens: name, scopes, expiry, last use, state'
+            cand revoke 'Revoke the token NAME: every server of the catalog refuses it from its next request'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;token;create'= {
+            cand --scope 'What the token may do, as ACTIONS:GLOBS, like `publish,tag:@team/*` or `read-stats` (repeatable)'
+            cand --expires 'How long the token lasts, like 90d or 1y; `never` for a token that does not expire'
+            cand --db 'The catalog file'
+            cand --json 'Print the token and its details as JSON'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;token;ls'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;token;revoke'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;token;help'= {
+            cand create 'Make a token and print it, once, on stdout'
+            cand ls 'List the tokens: name, scopes, expiry, last use, state'
+            cand revoke 'Revoke the token NAME: every server of the catalog refuses it from its next request'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;token;help;create'= {
+        }
+        &'ccc;token;help;ls'= {
+        }
+        &'ccc;token;help;revoke'= {
+        }
+        &'ccc;token;help;help'= {
+        }
+        &'ccc;audit'= {
+            cand --limit 'Show the last N rows [default: 100; 0: all]'
+            cand --since 'Only rows newer than DURATION ago, like 24h or 7d'
+            cand --token 'Only the rows of the token NAME'
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -300,9 +388,15 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --header-timeout 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed'
             cand --keepalive-timeout 'Time an idle keep-alive connection is kept open'
             cand --send-timeout 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker'
+            cand --body-timeout 'Time a client may go without sending a byte of an upload''s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed'
             cand --shutdown-timeout 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed'
             cand --tls-cert 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again'
             cand --tls-key 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)'
+            cand --max-upload-size 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published'
+            cand --max-unpacked-size 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422'
+            cand --publish-wait 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After'
+            cand --writer 'On a replica: the writer''s URL, which the write API names to a client that sends a change here'
+            cand --stats-allow 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx''s allow/deny restricts stub_status [default: anyone]'
             cand --sites 'Sites to profile, comma-separated [default: all]'
             cand --speedups 'Virtual speedups in percent, comma-separated (0 is always added)'
             cand --rounds 'Rounds over every site and speedup (at least 1)'
@@ -324,6 +418,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --plot 'Draw the speedup curves as SVG'
             cand --db 'The catalog file'
             cand --log-misses 'Print a line to stderr for every cache miss'
+            cand --publish-api 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
             cand --reuse-port 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
             cand --coz-append 'Append to --coz-out instead of replacing it'
             cand --strict 'Exit 4 when the ledger audit finds an error'
@@ -347,6 +442,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand backup 'Copy the catalog to OUT, consistently, while it is served or published to'
             cand follow 'Keep the catalog a copy of a writer''s, from its Litestream replica'
             cand serve 'Serve the catalog over HTTP'
+            cand token 'Make, list and revoke the tokens that may change the catalog over HTTP'
+            cand audit 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first'
             cand export 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
             cand causal 'Profile `serve` under live load: which code is worth optimizing?'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -387,6 +484,19 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;follow'= {
         }
         &'ccc;help;serve'= {
+        }
+        &'ccc;help;token'= {
+            cand create 'Make a token and print it, once, on stdout'
+            cand ls 'List the tokens: name, scopes, expiry, last use, state'
+            cand revoke 'Revoke the token NAME: every server of the catalog refuses it from its next request'
+        }
+        &'ccc;help;token;create'= {
+        }
+        &'ccc;help;token;ls'= {
+        }
+        &'ccc;help;token;revoke'= {
+        }
+        &'ccc;help;audit'= {
         }
         &'ccc;help;export'= {
         }

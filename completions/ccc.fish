@@ -42,6 +42,8 @@ complete -c ccc -n "__fish_ccc_needs_command" -f -a "importmap" -d 'Write the im
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "follow" -d 'Keep the catalog a copy of a writer\'s, from its Litestream replica'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "token" -d 'Make, list and revoke the tokens that may change the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_needs_command" -f -a "audit" -d 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
 complete -c ccc -n "__fish_ccc_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -56,6 +58,9 @@ complete -c ccc -n "__fish_ccc_using_subcommand publish" -l chunked-from -d 'Sto
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l max-unpacked-size -d 'Refuse an archive whose tar stream, decompressed, is larger than SIZE' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s j -l jobs -d 'Compression threads, at least 1 [default: one per core]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l wait -d 'Give up after waiting DURATION for another ccc\'s lock on the catalog [default: wait as long as it takes, saying so after a second]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace the version if it exists, atomically (its dist-tags stay on it)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
@@ -94,6 +99,9 @@ complete -c ccc -n "__fish_ccc_using_subcommand cat" -l db -d 'The catalog file'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -l gzip -d 'Write a gzip stream instead: the stored one, or for files stored raw, one made on the fly'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand cat" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -s V -l version -d 'Print version'
@@ -101,12 +109,21 @@ complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcomm
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and not __fish_seen_subcommand_from add rm ls help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from rm" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -l json -d 'Print JSON instead of a table'
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from ls" -s h -l help -d 'Print help'
@@ -117,6 +134,9 @@ complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_
 complete -c ccc -n "__fish_ccc_using_subcommand tag; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l to -d 'Send the change to the `ccc serve --publish-api` at URL (like https://cdn.example.com) instead of writing the catalog file. The token comes from CCC_TOKEN or --token-file, never from the command line. Plain http:// is for a server on this machine only (loopback)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l token-file -d 'With --to: read the token from FILE (its first line) instead of CCC_TOKEN' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand rm" -l ca-file -d 'With --to: check the server\'s certificate against the PEM certificates in FILE (a private CA) instead of the system\'s roots' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l all -d 'Remove every version of the named packages'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l dry-run -d 'Show what would be removed, and change nothing'
@@ -182,14 +202,52 @@ complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-connections -d 'Mo
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l body-timeout -d 'Time a client may go without sending a byte of an upload\'s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l shutdown-timeout -d 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l tls-cert -d 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l tls-key -d 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-upload-size -d 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l max-unpacked-size -d 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l publish-wait -d 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l writer -d 'On a replica: the writer\'s URL, which the write API names to a client that sends a change here' -r
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l stats-allow -d 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx\'s allow/deny restricts stub_status [default: anyone]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l log-misses -d 'Print a line to stderr for every cache miss'
+complete -c ccc -n "__fish_ccc_using_subcommand serve" -l publish-api -d 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server\'s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand serve" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -f -a "create" -d 'Make a token and print it, once, on stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -f -a "ls" -d 'List the tokens: name, scopes, expiry, last use, state'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -f -a "revoke" -d 'Revoke the token NAME: every server of the catalog refuses it from its next request'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and not __fish_seen_subcommand_from create ls revoke help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l scope -d 'What the token may do, as ACTIONS:GLOBS, like `publish,tag:@team/*` or `read-stats` (repeatable)' -r
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l expires -d 'How long the token lasts, like 90d or 1y; `never` for a token that does not expire' -r
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l json -d 'Print the token and its details as JSON'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from revoke" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from revoke" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from revoke" -s V -l version -d 'Print version'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "create" -d 'Make a token and print it, once, on stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "ls" -d 'List the tokens: name, scopes, expiry, last use, state'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "revoke" -d 'Revoke the token NAME: every server of the catalog refuses it from its next request'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -l limit -d 'Show the last N rows [default: 100; 0: all]' -r
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -l since -d 'Only rows newer than DURATION ago, like 24h or 7d' -r
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -l token -d 'Only the rows of the token NAME' -r
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -l json -d 'Print JSON instead of a table'
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand audit" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand export" -l json -d 'Print the summary as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -212,9 +270,15 @@ complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-connections -d 'M
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l header-timeout -d 'Time a client has to send a complete request head (line and headers), from connecting or from the first byte of a later request; then the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l keepalive-timeout -d 'Time an idle keep-alive connection is kept open' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l send-timeout -d 'Time a client may take no response bytes at all before its connection is closed. A slow client holds only its own connection, never a worker' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l body-timeout -d 'Time a client may go without sending a byte of an upload\'s body (--publish-api), counted between two reads, not for the whole body; then the upload fails, nothing is published, and the connection is closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l shutdown-timeout -d 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l tls-cert -d 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l tls-key -d 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-upload-size -d 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l max-unpacked-size -d 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l publish-wait -d 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l writer -d 'On a replica: the writer\'s URL, which the write API names to a client that sends a change here' -r
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l stats-allow -d 'Answer /_stats and /metrics only to these addresses (a CIDR block, repeatable), and to a bearer of a token with the read-stats scope, as nginx\'s allow/deny restricts stub_status [default: anyone]' -r
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l sites -d 'Sites to profile, comma-separated [default: all]' -r -f -a "cache-lookup\t''
 cache-insert\t''
 sqlite-query\t''
@@ -248,28 +312,34 @@ full\t''"
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l plot -d 'Draw the speedup curves as SVG' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l log-misses -d 'Print a line to stderr for every cache miss'
+complete -c ccc -n "__fish_ccc_using_subcommand causal" -l publish-api -d 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l reuse-port -d 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server\'s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l coz-append -d 'Append to --coz-out instead of replacing it'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -l strict -d 'Exit 4 when the ledger audit finds an error'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand causal" -s V -l version -d 'Print version'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "diff" -d 'Show the files added, removed and changed from one version to another'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "tag" -d 'Add, remove or list a package\'s dist-tags'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "check" -d 'Check that every reference of a version\'s files resolves inside it'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "importmap" -d 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "follow" -d 'Keep the catalog a copy of a writer\'s, from its Litestream replica'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "serve" -d 'Serve the catalog over HTTP'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "publish" -d 'Publish a directory or a tar archive as PKG@VERSION, in one atomic transaction'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "ls" -d 'List packages, one package\'s versions, or one version\'s files'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "inspect" -d 'Show a version\'s sizes, compression and dedup, or one file in detail'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "diff" -d 'Show the files added, removed and changed from one version to another'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "cat" -d 'Write a file\'s original bytes to stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "tag" -d 'Add, remove or list a package\'s dist-tags'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "rm" -d 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "gc" -d 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "verify" -d 'Check the database and that every blob decodes to its recorded sha256'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "check" -d 'Check that every reference of a version\'s files resolves inside it'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "importmap" -d 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "backup" -d 'Copy the catalog to OUT, consistently, while it is served or published to'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "follow" -d 'Keep the catalog a copy of a writer\'s, from its Litestream replica'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "serve" -d 'Serve the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "token" -d 'Make, list and revoke the tokens that may change the catalog over HTTP'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "audit" -d 'Show the audit log: what was changed over HTTP, by which token, from where, and tokens made and revoked; oldest first'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "export" -d 'Write versions out as plain files with precompressed `.gz` and `.br` siblings'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "causal" -d 'Profile `serve` under live load: which code is worth optimizing?'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and not __fish_seen_subcommand_from publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "add" -d 'Point TAG at PKG@VERSION (moving it if it names another version)'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "rm" -d 'Remove TAG from PKG (`latest` then is the newest release again)'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "create" -d 'Make a token and print it, once, on stdout'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "ls" -d 'List the tokens: name, scopes, expiry, last use, state'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "revoke" -d 'Revoke the token NAME: every server of the catalog refuses it from its next request'

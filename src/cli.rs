@@ -475,8 +475,9 @@ pub struct RemoteArgs {
 /// against a `ccc serve --publish-api` of this catalog. It is shown once,
 /// when made: the catalog keeps only a hash of it, so replicas and backups
 /// hold nothing a thief could use. Each token has scopes: ACTIONS:GLOBS,
-/// where the actions are publish (a new version), replace (publish
-/// --force), tag (dist-tags), remove (rm), and GLOBS are package names
+/// where the actions are publish (a new version), replace (a version
+/// published again, replacing it), tag (dist-tags), remove (rm), and
+/// GLOBS are package names
 /// where `*` stands for anything (`@team/*`, `app`, `*`); read-stats (a
 /// restricted /_stats and /metrics) takes no package. A token with no
 /// scope can do nothing.

@@ -67,6 +67,8 @@ fn same_shape(doc: &Value, real: &Value, at: &str, errors: &mut Vec<String>) {
                     continue;
                 }
                 match r.get(key) {
+                    // A time that has not come is null (the vocabulary).
+                    Some(rv) if key.ends_with("_at") && (dv.is_null() || rv.is_null()) => {}
                     Some(rv) => same_shape(dv, rv, &format!("{at}.{key}"), errors),
                     None => errors.push(format!("{at}.{key}: documented, not printed")),
                 }
@@ -103,7 +105,7 @@ fn vocabulary(v: &Value, at: &str, errors: &mut Vec<String>) {
         Value::Object(map) => {
             for (key, value) in map {
                 let here = format!("{at}.{key}");
-                if key.ends_with("_at") {
+                if key.ends_with("_at") && !value.is_null() {
                     match value.as_str().map(humantime::parse_rfc3339) {
                         Some(Ok(_)) if value.as_str().is_some_and(|s| s.ends_with('Z')) => {}
                         _ => errors.push(format!("{here}: {value} is not an RFC 3339 UTC time")),
@@ -267,6 +269,16 @@ fn run(ws: &Workspace, name: &str) -> Value {
             let out = ws.fails(&["verify", "--json"], 1);
             serde_json::from_slice(&out.stdout).expect("verify --json")
         }
+        "ccc token create NAME --json" => ws.json(&[
+            "token",
+            "create",
+            "docs-made",
+            "--scope",
+            "publish,tag:app",
+            "--json",
+        ]),
+        "ccc token ls --json" => ws.json(&["token", "ls", "--json"]),
+        "ccc audit --json" => ws.json(&["audit", "--token", "docs", "--json"]),
         other => panic!("docs/JSON.md documents {other:?}, which this test cannot run"),
     }
 }
@@ -316,6 +328,63 @@ fn server_answers(ws: &Workspace) -> BTreeMap<String, Value> {
     let missing = get(&server.url("/assets/app/1.1.0/nope.js"), &[]);
     assert_eq!(missing.status, 404);
     out.insert("404 Not Found".into(), missing.json());
+    out.extend(write_api_answers(ws));
+    out
+}
+
+/// The write API's answers: a publish, a tag, a refusal.
+fn write_api_answers(ws: &Workspace) -> BTreeMap<String, Value> {
+    let server = Server::start(ws, &["--publish-api"]);
+    let made = ws.ok(&[
+        "token",
+        "create",
+        "docs",
+        "--scope",
+        "publish,tag,remove:app",
+    ]);
+    let token = String::from_utf8(made.stdout).expect("UTF-8");
+    let auth = format!("Bearer {}", token.trim());
+    let tgz = {
+        let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        let mut tar = tar::Builder::new(gz);
+        for (name, bytes) in [
+            (
+                "package/package.json",
+                &br#"{"name":"app","version":"2.0.0"}"#[..],
+            ),
+            ("package/index.js", b"export {};\n"),
+        ] {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(bytes.len() as u64);
+            header.set_mode(0o644);
+            tar.append_data(&mut header, name, bytes).expect("append");
+        }
+        tar.into_inner().expect("tar").finish().expect("gzip")
+    };
+    let agent = crate::serve_util::agent();
+    let send = |method: &str, path: &str, body: &[u8]| {
+        let request = ureq::http::Request::builder()
+            .method(method)
+            .uri(server.url(path))
+            .header("Authorization", &auth)
+            .body(body.to_vec())
+            .expect("request");
+        let response = agent.run(request).expect("an answer");
+        let text = response.into_body().read_to_string().expect("body");
+        serde_json::from_str::<Value>(&text).expect("JSON")
+    };
+    let mut out = BTreeMap::new();
+    let published = send("PUT", "/-/api/v1/publish/app/2.0.0", &tgz);
+    assert_eq!(published["status"], 201, "{published}");
+    out.insert("PUT /-/api/v1/publish/PKG/VERSION".into(), published);
+    let again = send("PUT", "/-/api/v1/publish/app/2.0.0", &tgz);
+    assert_eq!(again["status"], 409, "{again}");
+    out.insert("The write API's refusals".into(), again);
+    let tagged = send("PUT", "/-/api/v1/dist-tags/app/beta/2.0.0", b"");
+    assert_eq!(tagged["status"], 200, "{tagged}");
+    out.insert("PUT /-/api/v1/dist-tags/PKG/TAG/VERSION".into(), tagged);
+    let removed = send("DELETE", "/-/api/v1/versions/app/2.0.0", b"");
+    assert_eq!(removed["status"], 200, "{removed}");
     out
 }
 

@@ -33,10 +33,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Variables ccc reads other than through a clap `env` fallback, with what
-/// they do. None today: every setting is a flag, and its variable is read by
-/// clap. Code that reads one directly must list it here; the man page test
-/// fails for a `CCC_*` name in `src/` that no page documents.
-pub const OTHER_ENV: &[(&str, &str)] = &[];
+/// they do. Code that reads one directly must list it here; the man page
+/// test fails for a `CCC_*` name in `src/` that no page documents.
+/// `CCC_TOKEN` is no flag's fallback on purpose: a flag's value shows in
+/// `ps`, so `--to` takes the token from it or from `--token-file` only.
+pub const OTHER_ENV: &[(&str, &str)] = &[(
+    "CCC_TOKEN",
+    "The token that publish, tag and rm send with --to (made by `ccc token create`), unless --token-file names a file holding it",
+)];
 
 /// Every generated file: its path relative to the repository root and its
 /// contents.
