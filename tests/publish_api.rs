@@ -1016,3 +1016,52 @@ fn uploads_over_tls_by_http1_and_http2() {
     assert!(text.ends_with("201 2"), "{text}");
     assert_eq!(versions(&ws, "app"), ["2.0.0", "1.0.0"]);
 }
+
+/// A change that waits for another past `--publish-wait` is answered 503
+/// with `Retry-After`, and nothing of it is published.
+#[test]
+fn a_change_that_waits_too_long_is_answered_503() {
+    let (ws, server) = setup(&["--publish-wait", "50ms"]);
+    let secret = token(&ws, "ci", &["publish:*"]);
+    // Text that takes gzip -9 and brotli a while.
+    let mut rng = crate::util::Rng::new(5);
+    let text: Vec<Vec<u8>> = (0..3).map(|_| rng.text(1 << 20)).collect();
+    let mut entries: Vec<(String, &[u8])> = vec![(
+        "package/package.json".into(),
+        br#"{"name":"slow","version":"1.0.0"}"#,
+    )];
+    for (i, t) in text.iter().enumerate() {
+        entries.push((format!("package/f{i}.js"), t));
+    }
+    let named: Vec<(&str, &[u8])> = entries.iter().map(|(n, b)| (n.as_str(), *b)).collect();
+    let slow = tgz(&named);
+    std::thread::scope(|scope| {
+        let first = scope.spawn(|| {
+            call(
+                &server,
+                "PUT",
+                "/-/api/v1/publish/slow/1.0.0",
+                Some(&secret),
+                &slow,
+            )
+            .0
+        });
+        // Until the first's body is whole in its spool: it publishes now.
+        let waited = Instant::now();
+        while crate::publish_ci::spool_size(server.pid(), ws.path()) != Some(slow.len() as u64)
+            && waited.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let response = agent()
+            .put(server.url("/-/api/v1/publish/quick/1.0.0"))
+            .header("Authorization", format!("Bearer {secret}"))
+            .send(package("quick", "1.0.0"))
+            .expect("answer");
+        assert_eq!(response.status(), 503);
+        assert!(response.headers().contains_key("retry-after"));
+        assert_eq!(first.join().expect("thread"), 201);
+    });
+    assert_eq!(versions(&ws, "quick"), Vec::<String>::new());
+    assert_eq!(versions(&ws, "slow"), ["1.0.0"]);
+}

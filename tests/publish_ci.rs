@@ -317,7 +317,7 @@ fn a_1gib_upload_under_128mib_and_a_2gib_body_past_the_limit() {
 
 /// The size of the unnamed file process `pid` keeps open in `dir` (an
 /// upload's spool), seen through /proc.
-fn spool_size(pid: u32, dir: &Path) -> Option<u64> {
+pub(crate) fn spool_size(pid: u32, dir: &Path) -> Option<u64> {
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
     for fd in fds.filter_map(|e| e.ok()) {
         let Ok(target) = std::fs::read_link(fd.path()) else {

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `ccc publish --to https://...` against a local `ccc publish` of the same
+# trees, in pairs: each round publishes the four npm trees (lodash-es,
+# rxjs, @fortawesome/fontawesome-free, typescript) into a fresh catalog
+# both ways, back to back in alternating order, and the figure is the
+# median of the rounds' remote/local ratios of wall time.
+#
+#   bash bench/publish_to.sh ROUNDS [tree|tgz]
+#   NPM=target/npm bash bench/publish_to.sh 5 tree
+#
+# `tree` publishes the unpacked folders (what a build leaves; --to packs
+# them on the fly), `tgz` the tarballs as npm packed them. The remote side
+# is a `ccc serve --publish-api` over TLS (a CA and certificate made with
+# openssl) on 127.0.0.1:$PORT (18411), started before the clock runs and
+# on a fresh catalog each round; both sides use the same binary ($BIN,
+# target/release/ccc) and every core. Prints each round (local s, remote
+# s, ratio), then the median ratio.
+set -euo pipefail
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BIN=${BIN:-$REPO/target/release/ccc}
+NPM=${NPM:-$REPO/target/npm}
+PORT=${PORT:-18411}
+ROUNDS=${1:-5}
+FORM=${2:-tree}
+TARBALLS=(lodash-es-4.17.21.tgz rxjs-7.8.1.tgz fortawesome-fontawesome-free-6.5.2.tgz typescript-5.6.3.tgz)
+WORK=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+# What each side publishes.
+sources=()
+for t in "${TARBALLS[@]}"; do
+    [ -f "$NPM/$t" ] || { echo "no $NPM/$t: npm pack it (see .ci/run)" >&2; exit 2; }
+    if [ "$FORM" = tree ]; then
+        mkdir -p "$WORK/trees/${t%.tgz}"
+        tar -xzf "$NPM/$t" -C "$WORK/trees/${t%.tgz}"
+        sources+=("$WORK/trees/${t%.tgz}/package")
+    else
+        sources+=("$NPM/$t")
+    fi
+done
+
+# A CA and a certificate for 127.0.0.1.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+    -subj /CN=bench-ca -keyout "$WORK/ca.key" -out "$WORK/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=127.0.0.1 \
+    -keyout "$WORK/key.pem" -out "$WORK/cert.csr" 2>/dev/null
+printf 'subjectAltName=IP:127.0.0.1\n' >"$WORK/ext"
+openssl x509 -req -in "$WORK/cert.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" \
+    -CAcreateserial -days 1 -extfile "$WORK/ext" -out "$WORK/cert.pem" 2>/dev/null
+
+now() { date +%s.%N; }
+
+local_round() { # seconds to publish every source into a fresh catalog
+    rm -rf "$WORK/local" && mkdir "$WORK/local"
+    local start end
+    start=$(now)
+    for s in "${sources[@]}"; do "$BIN" --db "$WORK/local/cdn.db" publish "$s" -q; done
+    end=$(now)
+    awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}'
+}
+
+remote_round() { # the same, through --to, into a fresh served catalog
+    rm -rf "$WORK/remote" && mkdir "$WORK/remote"
+    "$BIN" --db "$WORK/remote/cdn.db" token create bench --scope 'publish:*' --expires 1d \
+        >"$WORK/token" 2>/dev/null
+    "$BIN" --db "$WORK/remote/cdn.db" serve --port "$PORT" --publish-api \
+        --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" >/dev/null 2>&1 &
+    local pid=$! start end
+    for _ in $(seq 100); do
+        curl -s --cacert "$WORK/ca.pem" -o /dev/null "https://127.0.0.1:$PORT/healthz" && break
+        sleep 0.05
+    done
+    start=$(now)
+    for s in "${sources[@]}"; do
+        "$BIN" publish --to "https://127.0.0.1:$PORT" --ca-file "$WORK/ca.pem" \
+            --token-file "$WORK/token" "$s" -q
+    done
+    end=$(now)
+    kill "$pid"
+    wait "$pid" 2>/dev/null || true
+    awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}'
+}
+
+echo "form: $FORM; $(nproc) cores; $BIN"
+ratios=()
+for round in $(seq "$ROUNDS"); do
+    if [ $((round % 2)) = 0 ]; then r=$(remote_round); l=$(local_round); else l=$(local_round); r=$(remote_round); fi
+    ratio=$(awk -v l="$l" -v r="$r" 'BEGIN {printf "%.3f", r / l}')
+    echo "round $round: local ${l}s, --to ${r}s, --to/local $ratio"
+    ratios+=("$ratio")
+done
+printf '%s\n' "${ratios[@]}" | sort -n | awk '{r[NR] = $1} END {print "median --to/local: " r[int((NR + 1) / 2)]}'
