@@ -130,6 +130,10 @@ pub enum Error {
         declared: Option<String>,
     },
 
+    /// `ccc token`: a name taken, or no such token.
+    #[error("{0}")]
+    Token(String),
+
     /// A server refused a request made with `--to` (its status and words).
     #[error("{url}: {}", remote_text(*status, error))]
     Remote {

@@ -132,6 +132,57 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
         (Catalog, vec!["serve", "--port", "http"], Code(2)),
         (Catalog, vec!["serve", "--port", "{busy}"], Code(1)),
         (Empty, vec!["serve", "--port", "0"], Code(1)),
+        // token and audit
+        (
+            Catalog,
+            vec!["token", "create", "ci", "--scope", "publish:app"],
+            Code(0),
+        ),
+        (
+            Catalog,
+            vec!["token", "create", "ci", "--scope", "push:app"],
+            Code(2),
+        ),
+        (Catalog, vec!["token", "create", "bad name"], Code(2)),
+        (Catalog, vec!["token", "revoke", "nope"], Code(1)),
+        (Catalog, vec!["token", "ls", "--json"], Code(0)),
+        (Empty, vec!["token", "ls"], Code(1)),
+        (Catalog, vec!["audit", "--json"], Code(0)),
+        (Catalog, vec!["audit", "--since", "soon"], Code(2)),
+        (Empty, vec!["audit"], Code(1)),
+        // --to: no token is a usage error; a server that is not there, 1
+        (
+            Catalog,
+            vec!["publish", "--to", "http://127.0.0.1:1", "app@2.0.0", "dist"],
+            Code(2),
+        ),
+        (
+            Catalog,
+            vec![
+                "publish",
+                "--to",
+                "http://127.0.0.1:1",
+                "app@2.0.0",
+                "dist",
+                "--token-file",
+                "a-file",
+            ],
+            Code(1),
+        ),
+        (
+            Catalog,
+            vec![
+                "tag",
+                "rm",
+                "--to",
+                "https://cdn.example.com",
+                "app",
+                "beta",
+                "--token-file",
+                "nope",
+            ],
+            Code(1),
+        ),
         // export
         (Catalog, vec!["export", "out"], Code(0)),
         (Catalog, vec!["export", "app@1.0.0", "out2"], Code(0)),

@@ -388,7 +388,7 @@ impl Catalog {
             .and_then(|mut s| s.exists([name]))
             .at(&path)?;
         if taken {
-            return Err(Error::Usage(format!(
+            return Err(Error::Token(format!(
                 "a token named {name} exists; revoke it first (`ccc token revoke {name}`) or \
                  choose another name"
             )));
@@ -471,7 +471,7 @@ impl Catalog {
             )
             .at(&path)?;
         if changed == 0 {
-            return Err(Error::Usage(format!(
+            return Err(Error::Token(format!(
                 "no active token is named {name} (`ccc token ls` lists them)"
             )));
         }
