@@ -563,6 +563,133 @@ fn publish_to_prints_the_summary_and_exits_as_a_local_publish() {
     assert_eq!(versions(&ws, "app"), ["1.3.0"]);
 }
 
+/// An upload runs the publish of the command line: references checked
+/// (`--strict` refuses a broken one), gzip and brotli stored, content the
+/// catalog holds deduplicated, `--tag` pointed, `--dry-run` leaving
+/// nothing.
+#[test]
+fn an_upload_runs_the_publish_of_the_command_line() {
+    let (ws, server) = setup(&[]);
+    let secret = token(&ws, "ci", &["publish:app"]);
+    let script = crate::util::Rng::new(9).script(64 << 10);
+    ws.write(
+        "site/index.html",
+        "<script type=module src=\"./js/main.js\"></script>",
+    );
+    ws.write_path("site/js/main.js", &script);
+    ws.write("site/js/more.js", "import './missing.js';\n");
+    let send = |args: &[&str]| {
+        let mut all = vec!["publish", "--to", &server.base];
+        all.extend_from_slice(args);
+        ws.ccc()
+            .args(&all)
+            .env("CCC_TOKEN", &secret)
+            .output()
+            .expect("run")
+    };
+    let strict = send(&["--strict", "app@1.0.0", "site"]);
+    let said = String::from_utf8_lossy(&strict.stderr).into_owned();
+    assert_eq!(strict.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("422") && said.contains("missing.js"),
+        "{said}"
+    );
+    assert_eq!(versions(&ws, "app"), Vec::<String>::new());
+    let dry = send(&["--dry-run", "app@1.0.0", "site", "--json"]);
+    assert!(dry.status.success());
+    let dry: Value = serde_json::from_slice(&dry.stdout).expect("JSON");
+    assert_eq!(dry["dry_run"], true, "{dry}");
+    assert_eq!(versions(&ws, "app"), Vec::<String>::new());
+
+    let first = send(&["app@1.0.0", "site", "--json"]);
+    assert!(first.status.success());
+    let first: Value = serde_json::from_slice(&first.stdout).expect("JSON");
+    assert_eq!(first["file_count"], 3, "{first}");
+    assert_eq!(first["new_content"]["file_count"], 3, "{first}");
+    assert_eq!(
+        first["references"]["problems"][0]["file"], "js/more.js",
+        "{first}"
+    );
+    assert!(first["brotli"]["blob_count"].as_u64() >= Some(1), "{first}");
+    assert_eq!(first["tags"], serde_json::json!(["latest"]), "{first}");
+    let served = agent()
+        .get(server.url("/assets/app/1.0.0/js/main.js"))
+        .header("Accept-Encoding", "br")
+        .call()
+        .expect("GET");
+    assert_eq!(served.headers()["content-encoding"], "br");
+
+    let second = send(&["--tag", "next", "app@2.0.0-rc.1", "site", "--json"]);
+    assert!(second.status.success());
+    let second: Value = serde_json::from_slice(&second.stdout).expect("JSON");
+    assert_eq!(second["already_stored"]["file_count"], 3, "{second}");
+    assert_eq!(second["new_content"]["file_count"], 0, "{second}");
+    assert_eq!(second["tags"], serde_json::json!(["next"]), "{second}");
+    let tags = ws.json(&["tag", "ls", "app", "--json"]).to_string();
+    assert!(
+        tags.contains("next") && tags.contains("2.0.0-rc.1"),
+        "{tags}"
+    );
+}
+
+/// On a terminal, `publish --to` draws a bar of the bytes sent, for an
+/// archive and for a folder packed on the fly; the summary follows it.
+#[test]
+fn publish_to_draws_an_upload_bar_on_a_terminal() {
+    let (ws, server) = setup(&[]);
+    let secret = token(&ws, "ci", &["publish:app"]);
+    // Bytes gzip cannot shrink, so the bar has something to count.
+    let noise = crate::util::Rng::new(3).bytes(4 << 20);
+    ws.write_path(
+        "app.tgz",
+        tgz(&[
+            (
+                "package/package.json",
+                br#"{"name":"app","version":"1.0.0"}"#,
+            ),
+            ("package/noise.bin", &noise),
+        ]),
+    );
+    ws.write_path("dist/noise.bin", &noise);
+    for (version, source) in [("1.0.0", "app.tgz"), ("1.1.0", "dist")] {
+        let target = format!("app@{version}");
+        let line = [
+            crate::util::ccc_path().to_str().expect("UTF-8"),
+            "publish",
+            "--to",
+            &server.base,
+            &target,
+            source,
+        ]
+        .join(" ");
+        // `script` gives the command a terminal and copies what it drew.
+        let mut script = std::process::Command::new("script");
+        crate::util::hermetic(&mut script);
+        let out = script
+            .args(["-qec", &line, "/dev/null"])
+            .current_dir(ws.path())
+            .env("CCC_TOKEN", &secret)
+            .env("TERM", "xterm")
+            .env("COLUMNS", "100")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("script (util-linux)");
+        let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(out.status.success(), "{source}: {drawn}");
+        assert!(drawn.contains("Uploading"), "{source}: no bar in {drawn:?}");
+        assert!(
+            drawn.contains("4.00 MiB"),
+            "{source}: no total in {drawn:?}"
+        );
+        assert!(
+            drawn.contains(&format!("Published app@{version}")),
+            "{drawn:?}"
+        );
+        assert!(!drawn.contains(&secret));
+    }
+    assert_eq!(versions(&ws, "app"), ["1.1.0", "1.0.0"]);
+}
+
 /// An archive that a local publish refuses is refused the same way (422),
 /// and the catalog is left as it was.
 #[test]
@@ -570,7 +697,8 @@ fn hostile_archives_are_refused_and_leave_nothing() {
     let (ws, server) = setup(&["--max-unpacked-size", "1MiB"]);
     let secret = token(&ws, "ci", &["publish,remove:*"]);
     let manifest: &[u8] = br#"{"name":"evil","version":"1.0.0"}"#;
-    let link = {
+    // package.json and one entry of another kind: `special` adds it.
+    let with = |special: &dyn Fn(&mut tar::Builder<flate2::write::GzEncoder<Vec<u8>>>)| {
         let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let mut tar = tar::Builder::new(gz);
         let mut h = tar::Header::new_gnu();
@@ -578,13 +706,25 @@ fn hostile_archives_are_refused_and_leave_nothing() {
         h.set_entry_type(tar::EntryType::Regular);
         tar.append_data(&mut h, "package/package.json", manifest)
             .expect("append");
+        special(&mut tar);
+        tar.into_inner().expect("tar").finish().expect("gz")
+    };
+    let link = with(&|tar| {
         let mut h = tar::Header::new_gnu();
         h.set_size(0);
         h.set_entry_type(tar::EntryType::Symlink);
         tar.append_link(&mut h, "package/passwd", "/etc/passwd")
             .expect("link");
-        tar.into_inner().expect("tar").finish().expect("gz")
-    };
+    });
+    let device = with(&|tar| {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_entry_type(tar::EntryType::Char);
+        h.set_device_major(1).expect("major");
+        h.set_device_minor(3).expect("minor");
+        tar.append_data(&mut h, "package/null", std::io::empty())
+            .expect("device");
+    });
     // Names set by hand: the tar crate refuses to write them.
     let raw_named = |name: &[u8], kind: u8| {
         let mut block = vec![0u8; 512];
@@ -618,7 +758,6 @@ fn hostile_archives_are_refused_and_leave_nothing() {
             raw_named(b"package/\xff\xfe.js", b'0'),
             "UTF-8",
         ),
-        ("device", raw_named(b"package/dev", b'3'), ""),
         ("gzip bomb", bomb, "--max-unpacked-size"),
         ("not an archive", b"PK\x03\x04 a zip".to_vec(), "zip"),
     ];
@@ -630,19 +769,6 @@ fn hostile_archives_are_refused_and_leave_nothing() {
             Some(&secret),
             &body,
         );
-        if what == "device" {
-            // A device is left out and reported, as a local publish does;
-            // no package.json then names evil@1.0.0, which is refused.
-            assert!(matches!(status, 201 | 422), "{what}: {json}");
-            let _ = call(
-                &server,
-                "DELETE",
-                "/-/api/v1/versions/evil/1.0.0",
-                Some(&secret),
-                b"",
-            );
-            continue;
-        }
         assert_eq!(status, 422, "{what}: {json}");
         let error = json["error"].as_str().expect("error");
         assert!(error.contains(words), "{what}: {error}");
@@ -651,24 +777,28 @@ fn hostile_archives_are_refused_and_leave_nothing() {
             "{what}: a server path: {error}"
         );
     }
-    // A link is left out and reported, as a local publish does.
-    let (status, json) = call(
-        &server,
-        "PUT",
-        "/-/api/v1/publish/evil/1.0.0",
-        Some(&secret),
-        &link,
-    );
-    assert_eq!(status, 201, "{json}");
-    assert_eq!(json["result"]["skipped"][0]["path"], "passwd", "{json}");
-    assert_eq!(json["result"]["file_count"], 1);
-    let _ = call(
-        &server,
-        "DELETE",
-        "/-/api/v1/versions/evil/1.0.0",
-        Some(&secret),
-        b"",
-    );
+    // A link and a device are left out and reported, as a local publish
+    // does; only package.json is published.
+    for (what, body, path) in [("link", &link, "passwd"), ("device", &device, "null")] {
+        let (status, json) = call(
+            &server,
+            "PUT",
+            "/-/api/v1/publish/evil/1.0.0",
+            Some(&secret),
+            body,
+        );
+        assert_eq!(status, 201, "{what}: {json}");
+        assert_eq!(json["result"]["skipped"][0]["path"], path, "{what}: {json}");
+        assert_eq!(json["result"]["file_count"], 1, "{what}: {json}");
+        let (status, json) = call(
+            &server,
+            "DELETE",
+            "/-/api/v1/versions/evil/1.0.0",
+            Some(&secret),
+            b"",
+        );
+        assert_eq!(status, 200, "{what}: {json}");
+    }
     assert_eq!(versions(&ws, "evil"), Vec::<String>::new());
     // No temporary file is left beside the catalog.
     let left: Vec<String> = std::fs::read_dir(ws.path())
@@ -923,6 +1053,47 @@ fn wrong_tokens_are_rate_limited_per_address() {
             .expect("JSON")
             .contains(&good[16..56])
     );
+}
+
+/// Behind a proxy given with `--trust-proxy`, the audit log records, and
+/// the rate limit counts, the client the proxy names, not the proxy.
+#[test]
+fn behind_a_trusted_proxy_the_client_is_the_one_it_names() {
+    let (ws, server) = setup(&["--trust-proxy", "127.0.0.0/8"]);
+    let good = token(&ws, "ci", &["publish:*"]);
+    let wrong = format!("ccc_{}", &good[4..]).replace(&good[10..20], "aaaaaaaaaa");
+    let put = |token: &str, client: &str, version: &str| {
+        agent()
+            .put(server.url(&format!("/-/api/v1/publish/app/{version}")))
+            .header("Authorization", format!("Bearer {token}"))
+            .header("X-Forwarded-For", format!("198.51.100.1, {client}"))
+            .send(package("app", version))
+            .expect("answer")
+            .status()
+            .as_u16()
+    };
+    let statuses: Vec<u16> = (0..11)
+        .map(|_| put(&wrong, "203.0.113.9", "1.0.0"))
+        .collect();
+    assert_eq!(&statuses[..10], &[401; 10], "{statuses:?}");
+    assert_eq!(statuses[10], 429, "{statuses:?}");
+    // Another client behind the same proxy is not held back.
+    assert_eq!(put(&good, "203.0.113.10", "1.0.0"), 201);
+    assert_eq!(put(&good, "203.0.113.9", "1.0.1"), 429);
+    let rows = audit(&ws);
+    let remote: Vec<(&str, u64)> = rows
+        .iter()
+        .filter(|r| r["client"] != "local")
+        .map(|r| {
+            (
+                r["client"].as_str().expect("client"),
+                r["status"].as_u64().expect("status"),
+            )
+        })
+        .collect();
+    let mut want = vec![("203.0.113.9", 401); 10];
+    want.push(("203.0.113.10", 201));
+    assert_eq!(remote, want, "{rows:?}");
 }
 
 #[test]
