@@ -899,6 +899,87 @@ fn hostile_bodies_are_cut_off() {
     );
 }
 
+/// The same hostile bodies over HTTP/2 (cleartext, from loopback): past
+/// the limit, reset by the client mid-body, stalled. Each stream gets its
+/// answer or its end, nothing is published, and the connection goes on to
+/// carry a good upload.
+#[test]
+fn hostile_bodies_over_http2_are_cut_off() {
+    use crate::attack::h2::{CANCEL, rst_stream};
+    use crate::attack::h2::{DATA, END_STREAM, H2, answer, frame, header_frames, request_with};
+    let (ws, server) = setup(&["--max-upload-size", "32KiB", "--body-timeout", "1s"]);
+    let secret = token(&ws, "ci", &["publish:*"]);
+    let bearer = format!("Bearer {secret}");
+    let put = |stream: u32, version: &str, length: Option<usize>| {
+        let path = format!("/-/api/v1/publish/big/{version}");
+        let length = length.map(|n| n.to_string());
+        let mut extra: Vec<(&str, &[u8])> = vec![("authorization", bearer.as_bytes())];
+        if let Some(n) = &length {
+            extra.push(("content-length", n.as_bytes()));
+        }
+        let block = request_with(
+            &[
+                (":method", "PUT"),
+                (":scheme", "http"),
+                (":authority", "127.0.0.1"),
+                (":path", &path),
+            ],
+            &extra,
+        );
+        header_frames(stream, &block, false)
+    };
+    let mut c = H2::open(server.addr, &[]);
+    let code = |result: Result<(u16, Vec<u8>), String>| match result {
+        Ok((status, body)) => {
+            let json: Value = serde_json::from_slice(&body).expect("a JSON answer");
+            assert_eq!(json["status"], status, "{json}");
+            status
+        }
+        Err(e) => panic!("no answer: {e}"),
+    };
+    // A declared length past the limit: 413 before the body.
+    c.send(&put(1, "1.0.0", Some(1 << 30))).expect("send");
+    assert_eq!(code(answer(&mut c, 1)), 413);
+    // 48 KiB without a length (within the stream's first window): 413
+    // once past 32 KiB.
+    c.send(&put(3, "1.0.0", None)).expect("send");
+    for _ in 0..3 {
+        c.send(&frame(DATA, 0, 3, &[b'a'; 16 << 10])).expect("data");
+    }
+    assert_eq!(code(answer(&mut c, 3)), 413);
+    // Reset by the client after a few bytes.
+    c.send(&put(5, "1.0.0", Some(10_000))).expect("send");
+    c.send(&frame(DATA, 0, 5, &[0x1f, 0x8b, 8])).expect("data");
+    c.send(&rst_stream(5, CANCEL)).expect("reset");
+    // Stalled after a few bytes: 408 after --body-timeout.
+    let started = Instant::now();
+    c.send(&put(7, "1.0.0", Some(10_000))).expect("send");
+    c.send(&frame(DATA, 0, 7, &[0x1f, 0x8b, 8])).expect("data");
+    assert_eq!(code(answer(&mut c, 7)), 408);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(900), "{took:?}");
+    // The same connection carries a good upload.
+    let body = package("big", "1.0.0");
+    c.send(&put(9, "1.0.0", Some(body.len()))).expect("send");
+    c.send(&frame(DATA, END_STREAM, 9, &body)).expect("data");
+    assert_eq!(code(answer(&mut c, 9)), 201);
+    assert_eq!(versions(&ws, "big"), ["1.0.0"]);
+    let rows = audit(&ws);
+    let statuses: Vec<u64> = rows
+        .iter()
+        .filter(|r| r["target"] == "big@1.0.0")
+        .map(|r| r["status"].as_u64().expect("status"))
+        .collect();
+    assert_eq!(statuses.len(), 5, "{rows:?}");
+    for want in [413, 408, 201] {
+        assert!(statuses.contains(&want), "{want}: {statuses:?}");
+    }
+    assert!(
+        statuses.iter().any(|s| matches!(s, 400 | 499)),
+        "the reset is audited: {statuses:?}"
+    );
+}
+
 #[test]
 fn concurrent_uploads_of_one_version_leave_one_winner() {
     let (ws, server) = setup(&[]);
