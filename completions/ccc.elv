@@ -317,8 +317,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --expires 'How long the token lasts, like 90d or 1y; `never` for a token that does not expire'
             cand --db 'The catalog file'
             cand --json 'Print the token and its details as JSON'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

@@ -228,7 +228,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcomman
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l expires -d 'How long the token lasts, like 90d or 1y; `never` for a token that does not expire' -r
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -l json -d 'Print the token and its details as JSON'
-complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
+complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from create" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -l db -d 'The catalog file' -r -F
 complete -c ccc -n "__fish_ccc_using_subcommand token; and __fish_seen_subcommand_from ls" -l json -d 'Print JSON instead of a table'

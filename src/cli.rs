@@ -490,6 +490,9 @@ pub struct TokenArgs {
 #[derive(Debug, Subcommand)]
 pub enum TokenAction {
     /// Make a token and print it, once, on stdout.
+    ///
+    /// Only a hash of it is kept, in the catalog; the catalog is made when
+    /// there is none yet (a writer whose versions all come from CI).
     Create {
         /// A name for the token, like `ci-github` (letters, digits, `-_.`):
         /// the audit log records it, and revoke takes it.

@@ -144,6 +144,11 @@ fn table() -> Vec<(Setup, Vec<&'static str>, End)> {
             Code(2),
         ),
         (Catalog, vec!["token", "create", "bad name"], Code(2)),
+        (
+            Empty,
+            vec!["token", "create", "ci", "--scope", "publish:app"],
+            Code(0),
+        ),
         (Catalog, vec!["token", "revoke", "nope"], Code(1)),
         (Catalog, vec!["token", "ls", "--json"], Code(0)),
         (Empty, vec!["token", "ls"], Code(1)),

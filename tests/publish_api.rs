@@ -187,6 +187,32 @@ fn a_token_is_shown_once_and_only_its_hash_is_kept() {
     );
 }
 
+/// A writer whose every version comes from CI starts from its first
+/// token: `token create` makes the catalog, `serve --publish-api` serves
+/// it empty, and the first upload lands.
+#[test]
+fn a_new_writer_starts_from_its_first_token() {
+    let ws = Workspace::new();
+    assert!(!ws.db().exists());
+    let secret = token(&ws, "ci", &["publish:app"]);
+    assert!(ws.db().exists());
+    let server = Server::start(&ws, &["--publish-api"]);
+    let (status, json) = call(
+        &server,
+        "PUT",
+        "/-/api/v1/publish/app/1.0.0",
+        Some(&secret),
+        &package("app", "1.0.0"),
+    );
+    assert_eq!(status, 201, "{json}");
+    let got = agent()
+        .get(server.url("/assets/app/1.0.0/index.js"))
+        .call()
+        .expect("GET");
+    assert_eq!(got.status(), 200);
+    assert_eq!(versions(&ws, "app"), ["1.0.0"]);
+}
+
 /// Every kind of token against every action: what its scopes grant
 /// succeeds, all else is refused with 401 (no token, expired, revoked),
 /// 403 (out of scope) or 409 (a version it may not replace), and the

@@ -5,7 +5,10 @@
 //!
 //! `create` prints the token alone on stdout, so that `ccc token create ci
 //! --scope publish:app > token` keeps nothing else, and what it may do on
-//! stderr; it is the only time the token is shown.
+//! stderr; it is the only time the token is shown. It makes the catalog
+//! when there is none yet: a writer whose every version comes from CI
+//! starts from its first token, as a local one starts from its first
+//! publish.
 
 use crate::catalog::tokens::TokenRow;
 use crate::catalog::{Access, Catalog};
@@ -24,7 +27,7 @@ pub fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
             expires,
             json,
         } => {
-            let catalog = Catalog::open(db, Access::ReadWrite)?;
+            let catalog = Catalog::open(db, Access::Create)?;
             let expires_at = match expires {
                 Expiry::Never => None,
                 Expiry::After(d) => Some(
