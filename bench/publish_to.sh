@@ -54,7 +54,7 @@ local_round() { # seconds to publish every source into a fresh catalog
     rm -rf "$WORK/local" && mkdir "$WORK/local"
     local start end
     start=$(now)
-    for s in "${sources[@]}"; do "$BIN" --db "$WORK/local/cdn.db" publish "$s" -q; done
+    for s in "${sources[@]}"; do "$BIN" --db "$WORK/local/cdn.db" publish "$s" -q || return 1; done
     end=$(now)
     awk -v a="$start" -v b="$end" 'BEGIN {printf "%.3f", b - a}'
 }
@@ -62,18 +62,20 @@ local_round() { # seconds to publish every source into a fresh catalog
 remote_round() { # the same, through --to, into a fresh served catalog
     rm -rf "$WORK/remote" && mkdir "$WORK/remote"
     "$BIN" --db "$WORK/remote/cdn.db" token create bench --scope 'publish:*' --expires 1d \
-        >"$WORK/token" 2>/dev/null
+        >"$WORK/token" 2>"$WORK/token.err" || { cat "$WORK/token.err" >&2; return 1; }
     "$BIN" --db "$WORK/remote/cdn.db" serve --port "$PORT" --publish-api \
-        --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" >/dev/null 2>&1 &
-    local pid=$! start end
-    for _ in $(seq 100); do
-        curl -s --cacert "$WORK/ca.pem" -o /dev/null "https://127.0.0.1:$PORT/healthz" && break
+        --tls-cert "$WORK/cert.pem" --tls-key "$WORK/key.pem" >/dev/null 2>"$WORK/serve.err" &
+    local pid=$! start end up=""
+    for _ in $(seq 200); do
+        curl -s --cacert "$WORK/ca.pem" -o /dev/null "https://127.0.0.1:$PORT/healthz" \
+            && { up=1; break; }
         sleep 0.05
     done
+    [ -n "$up" ] || { kill "$pid" 2>/dev/null; cat "$WORK/serve.err" >&2; return 1; }
     start=$(now)
     for s in "${sources[@]}"; do
         "$BIN" publish --to "https://127.0.0.1:$PORT" --ca-file "$WORK/ca.pem" \
-            --token-file "$WORK/token" "$s" -q
+            --token-file "$WORK/token" "$s" -q || { kill "$pid"; return 1; }
     done
     end=$(now)
     kill "$pid"
@@ -84,6 +86,7 @@ remote_round() { # the same, through --to, into a fresh served catalog
 echo "form: $FORM; $(nproc) cores; $BIN"
 ratios=()
 for round in $(seq "$ROUNDS"); do
+    # A round that fails stops the script (set -e sees a failed $(...)).
     if [ $((round % 2)) = 0 ]; then r=$(remote_round); l=$(local_round); else l=$(local_round); r=$(remote_round); fi
     ratio=$(awk -v l="$l" -v r="$r" 'BEGIN {printf "%.3f", r / l}')
     echo "round $round: local ${l}s, --to ${r}s, --to/local $ratio"
