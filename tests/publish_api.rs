@@ -724,7 +724,8 @@ fn hostile_archives_are_refused_and_leave_nothing() {
     let secret = token(&ws, "ci", &["publish,remove:*"]);
     let manifest: &[u8] = br#"{"name":"evil","version":"1.0.0"}"#;
     // package.json and one entry of another kind: `special` adds it.
-    let with = |special: &dyn Fn(&mut tar::Builder<flate2::write::GzEncoder<Vec<u8>>>)| {
+    type Tgz = tar::Builder<flate2::write::GzEncoder<Vec<u8>>>;
+    let with = |special: &dyn Fn(&mut Tgz)| {
         let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         let mut tar = tar::Builder::new(gz);
         let mut h = tar::Header::new_gnu();
