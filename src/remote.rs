@@ -204,6 +204,12 @@ impl Remote {
             status: 0,
             error: scrub(&e.to_string(), &self.token),
             hint: Some(match e {
+                _ if refused_certificate(&e) => {
+                    "the server's certificate is not signed by a CA this machine trusts: give \
+                     its CA's certificate with --ca-file FILE (a private CA), or check that --to \
+                     names the server"
+                        .into()
+                }
                 ureq::Error::Io(_) | ureq::Error::ConnectionFailed => {
                     "is the server up, and was the upload within its --max-upload-size?".into()
                 }
@@ -243,6 +249,17 @@ impl Remote {
         }
         Ok(reply)
     }
+}
+
+/// Whether `e` is the TLS handshake refusing the server's certificate.
+fn refused_certificate(e: &ureq::Error) -> bool {
+    use tokio_rustls::rustls;
+    let ureq::Error::Io(io) = e else {
+        return false;
+    };
+    io.get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+        .is_some_and(|tls| matches!(tls, rustls::Error::InvalidCertificate(_)))
 }
 
 /// Whether `url` names this machine.

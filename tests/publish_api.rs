@@ -1242,6 +1242,7 @@ fn stats_are_restricted_by_range_or_a_read_stats_token() {
 /// from curl, against the same server; the CA is checked.
 #[test]
 fn uploads_over_tls_by_http1_and_http2() {
+    use predicates::prelude::PredicateBooleanExt;
     let ws = Workspace::new();
     ws.write("d/a.txt", "a");
     ws.publish("seed@1.0.0", "d", &[]);
@@ -1271,13 +1272,17 @@ fn uploads_over_tls_by_http1_and_http2() {
         .env("CCC_TOKEN", &secret)
         .assert()
         .success();
-    // Without the CA, the server's certificate is refused.
+    // Without the CA, the server's certificate is refused, and the hint
+    // names --ca-file.
     ws.ccc()
         .args(["publish", "--to", &server.base, "app@1.0.1", "app.tgz"])
         .env("CCC_TOKEN", &secret)
         .env("SSL_CERT_FILE", ws.path().join("api-cert.pem"))
         .assert()
-        .code(1);
+        .code(1)
+        .stderr(
+            predicates::str::contains("certificate").and(predicates::str::contains("--ca-file")),
+        );
     ws.write_path("app2.tgz", package("app", "2.0.0"));
     let out = std::process::Command::new("curl")
         .args([
