@@ -677,7 +677,13 @@ fn publish_to_draws_an_upload_bar_on_a_terminal() {
         ]),
     );
     ws.write_path("dist/noise.bin", &noise);
-    for (version, source) in [("1.0.0", "app.tgz"), ("1.1.0", "dist")] {
+    let tgz_size = std::fs::metadata(ws.path().join("app.tgz"))
+        .expect("stat")
+        .len();
+    for (version, source, size) in [
+        ("1.0.0", "app.tgz", tgz_size),
+        ("1.1.0", "dist", noise.len() as u64),
+    ] {
         let target = format!("app@{version}");
         let line = [
             crate::util::ccc_path().to_str().expect("UTF-8"),
@@ -703,9 +709,11 @@ fn publish_to_draws_an_upload_bar_on_a_terminal() {
         let drawn = String::from_utf8_lossy(&out.stdout).into_owned();
         assert!(out.status.success(), "{source}: {drawn}");
         assert!(drawn.contains("Uploading"), "{source}: no bar in {drawn:?}");
+        // indicatif's binary units, two decimals: the bar reached its total.
+        let total = format!("{:.2} MiB", size as f64 / f64::from(1 << 20));
         assert!(
-            drawn.contains("4.00 MiB"),
-            "{source}: no total in {drawn:?}"
+            drawn.contains(&format!("{total}/{total}")),
+            "{source}: not {total}/{total} in {drawn:?}"
         );
         assert!(
             drawn.contains(&format!("Published app@{version}")),
