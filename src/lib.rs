@@ -13,6 +13,8 @@
 //!   store actor that owns the server's catalog connection, and the cache
 //!   requests read;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
+//! - [`delta`]: the deltas of RFC 9842 (dcb, dcz), families of names and
+//!   the URL patterns a file is offered as a dictionary for;
 //! - [`encoding`]: the content codings, one type from the tables to the
 //!   wire;
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
@@ -31,6 +33,7 @@ pub mod catalog;
 pub mod causal;
 pub mod cli;
 pub mod cmd;
+pub mod delta;
 pub mod encoding;
 pub mod error;
 pub mod file_id;
