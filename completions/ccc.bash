@@ -875,7 +875,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --max-unpacked-size --jobs --wait --no-create --quiet --json --db --help --version"
+            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --no-deltas --max-unpacked-size --jobs --wait --no-create --quiet --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

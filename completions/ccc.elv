@@ -60,6 +60,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --dry-run 'Do everything except commit, and report what would be stored'
             cand --strict 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)'
             cand --no-check 'Do not read the references of scripts, stylesheets and pages'
+            cand --no-deltas 'Make no deltas. By default each script, stylesheet, JSON and wasm file is also coded against the same file (or hashed-name family) in the two newest earlier versions and the one `latest` named (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli stream: a browser holding that version downloads only the change'
             cand --no-create 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
             cand -q 'Print no progress and no summary'
             cand --quiet 'Print no progress and no summary'

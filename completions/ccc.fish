@@ -61,6 +61,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand publish" -l force -d 'Replace th
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l dry-run -d 'Do everything except commit, and report what would be stored'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l strict -d 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l no-check -d 'Do not read the references of scripts, stylesheets and pages'
+complete -c ccc -n "__fish_ccc_using_subcommand publish" -l no-deltas -d 'Make no deltas. By default each script, stylesheet, JSON and wasm file is also coded against the same file (or hashed-name family) in the two newest earlier versions and the one `latest` named (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli stream: a browser holding that version downloads only the change'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l no-create -d 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -s q -l quiet -d 'Print no progress and no summary'
 complete -c ccc -n "__fish_ccc_using_subcommand publish" -l json -d 'Print the summary as JSON'

@@ -183,6 +183,14 @@ pub struct PublishArgs {
     #[arg(long)]
     pub no_check: bool,
 
+    /// Make no deltas. By default each script, stylesheet, JSON and wasm
+    /// file is also coded against the same file (or hashed-name family) in
+    /// the two newest earlier versions and the one `latest` named (dcb and
+    /// dcz, RFC 9842), kept where clearly smaller than its brotli stream:
+    /// a browser holding that version downloads only the change.
+    #[arg(long)]
+    pub no_deltas: bool,
+
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
     #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]

@@ -25,6 +25,7 @@ mod causal_validation;
 mod check;
 mod churn;
 mod completion;
+mod deltas;
 mod deploy_replicas;
 mod deploy_varnish;
 mod diff;

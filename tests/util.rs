@@ -203,7 +203,9 @@ impl Workspace {
         let before = ccc::catalog::CHECK_DIGEST_SCHEMA - 1;
         self.conn()
             .execute_batch(&format!(
-                "DROP TABLE pieces;
+                "DROP TABLE recoded;
+                 DROP TABLE deltas;
+                 DROP TABLE pieces;
                  DROP TABLE refs;
                  DROP TABLE chunks;
                  ALTER TABLE blobs DROP COLUMN stored_xxh3;

@@ -21,6 +21,10 @@
 //! pieces   (blob_id -> blobs, coding 0 body | 1 brotli, digests (16 bytes
 //!           per 64 KiB piece), PRIMARY KEY(blob_id, coding)) WITHOUT ROWID
 //!                                        -- streams over 64 KiB: [`pieces`]
+//! deltas   (id, blob_id -> blobs, dictionary_id -> blobs, coding 'dcb'|'dcz',
+//!           stored_xxh3 (16 bytes), body, UNIQUE(blob_id, dictionary_id, coding))
+//! recoded  (blob_id -> blobs PRIMARY KEY, generation, brotli_quality)
+//!                                        -- deltas between releases: [`deltas`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
 //! ```
@@ -156,11 +160,13 @@ pub mod archive;
 pub mod backup;
 pub mod chunks;
 pub mod content_type;
+pub mod deltas;
 pub mod diff;
 pub mod export;
 pub mod gc;
 pub mod generation;
 pub mod lookup;
+pub mod make_deltas;
 pub mod manifest;
 pub mod pieces;
 pub mod publish;
@@ -361,6 +367,31 @@ CREATE TABLE pieces (
     PRIMARY KEY (blob_id, coding)
 ) WITHOUT ROWID;
 "#,
+    // 9 -> 10: deltas (RFC 9842's dcb and dcz) of a blob against an
+    // earlier blob as dictionary (see `deltas`), and the blobs whose
+    // streams changed after their publish, which a server drops from its
+    // cache. The digest comes before the body, so that reading it never
+    // walks a long body's pages. Existing blobs get none; `ccc
+    // recompress` makes them.
+    r#"
+CREATE TABLE deltas (
+    id            INTEGER PRIMARY KEY,
+    blob_id       INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    dictionary_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    coding        TEXT NOT NULL CHECK (coding IN ('dcb', 'dcz')),
+    stored_xxh3   BLOB NOT NULL CHECK (length(stored_xxh3) = 16),
+    body          BLOB NOT NULL,
+    UNIQUE (blob_id, dictionary_id, coding)
+);
+CREATE INDEX deltas_by_dictionary ON deltas(dictionary_id);
+
+CREATE TABLE recoded (
+    blob_id        INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+    generation     INTEGER NOT NULL,
+    brotli_quality INTEGER
+);
+CREATE INDEX recoded_by_generation ON recoded(generation);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -390,6 +421,9 @@ pub const REFS_SCHEMA: i64 = 8;
 
 /// The first schema with `pieces`, filled for every stream (`pieces`).
 pub const PIECES_SCHEMA: i64 = 9;
+
+/// The first schema with `deltas` and `recoded` (`deltas`).
+pub const DELTAS_SCHEMA: i64 = 10;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -649,6 +683,11 @@ impl Catalog {
     /// digests (schema 9; older catalogs, read as they are, have none).
     pub fn has_pieces(&self) -> bool {
         self.schema >= PIECES_SCHEMA
+    }
+
+    /// Whether the catalog has the `deltas` and `recoded` tables.
+    pub fn has_deltas(&self) -> bool {
+        self.schema >= DELTAS_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {

@@ -453,6 +453,9 @@ pub struct Options {
     /// The dist-tag to point at the version (`--tag`); None moves `latest`
     /// only to a newest release (see [`super::tags`]).
     pub tag: Option<String>,
+    /// Make the deltas of the version's files against their predecessors
+    /// (`super::make_deltas`); `--no-deltas` turns it off.
+    pub deltas: bool,
 }
 
 impl Default for Options {
@@ -468,6 +471,7 @@ impl Default for Options {
             check: true,
             strict: false,
             tag: None,
+            deltas: true,
         }
     }
 }
@@ -495,6 +499,9 @@ pub struct Report {
     /// The brotli streams this publish added, against the gzip streams of
     /// the same files.
     pub brotli: BrotliGroup,
+    /// The deltas this publish made against the version's predecessors
+    /// (`super::make_deltas`); None with `--no-deltas`.
+    pub deltas: Option<super::make_deltas::Made>,
     /// Whether the version's references resolve inside it (`ccc
     /// check`'s report); None with `--no-check`.
     pub references: Option<crate::refs::check::Report>,
@@ -639,6 +646,8 @@ pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
+    /// The deltas: `done` of `total` pairs coded.
+    fn deltas(&self, _done: u64, _total: u64) {}
 }
 
 /// Progress that shows nothing.
@@ -964,11 +973,40 @@ fn run(
         .transpose()?;
 
     let warnings = warnings(&tx, &identity, &collected).at(&path)?;
+    // What `latest` named before this publish: a predecessor.
+    let latest_before = match options.deltas {
+        true => catalog
+            .resolve(&identity.0, &crate::spec::Selector::Latest)
+            .ok()
+            .map(|v| v.id),
+        false => None,
+    };
+    let new_blobs: HashSet<i64> = collected.new_blobs.values().map(|(id, _)| *id).collect();
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
     if let Some(checked) = &references {
         write_links(&tx, written.version_id, &checked.links).at(&path)?;
     }
+    let deltas = match options.deltas {
+        true => {
+            use super::make_deltas;
+            let (package, version) = &identity;
+            let against = make_deltas::predecessors(
+                catalog,
+                package,
+                written.version_id,
+                version,
+                latest_before,
+            )?;
+            let tasks = make_deltas::plan(catalog, written.version_id, &against, &new_blobs)?;
+            let levels = crate::delta::PUBLISH_LEVELS;
+            let progress = |done, total| progress.deltas(done, total);
+            Some(make_deltas::make(
+                catalog, tasks, work.jobs, levels, &against, &progress,
+            )?)
+        }
+        false => None,
+    };
     // The last moment to stop: after the commit the version is published.
     crate::interrupt::check()?;
     if options.dry_run {
@@ -987,6 +1025,7 @@ fn run(
         already_stored: written.already_stored,
         repeated_in_version: written.repeated_in_version,
         brotli: written.brotli,
+        deltas,
         chunked: written.chunked,
         replaced: existing.is_some(),
         tags: written.tags,

@@ -1,5 +1,6 @@
 //! `ccc rm PKG@VERSION...` and `ccc rm --all PKG...`: remove versions in one
-//! transaction. Their blobs stay until `ccc gc`.
+//! transaction. Their blobs stay until `ccc gc`; deltas whose file or
+//! dictionary no version holds any more go with them.
 
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
@@ -19,6 +20,9 @@ struct Removed {
     versions: Vec<VersionRow>,
     tags_removed: Vec<RemovedTag>,
     packages_removed: Vec<String>,
+    /// Deltas whose file or dictionary no version holds any more.
+    removed_delta_count: u64,
+    removed_delta_bytes: u64,
     dry_run: bool,
     /// With --purge, what was purged.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -89,6 +93,7 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         })
         .collect();
     let packages = removal.packages_removed;
+    let (delta_count, delta_bytes) = removal.deltas_removed;
     let (purged, outcome) = super::purge_caches(
         &args.purge,
         args.dry_run,
@@ -105,6 +110,8 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
             versions: removed,
             tags_removed: tags,
             packages_removed: packages,
+            removed_delta_count: delta_count,
+            removed_delta_bytes: delta_bytes,
             dry_run: args.dry_run,
             purged,
         })?;
@@ -125,6 +132,13 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         }
         for package in &packages {
             output::print(format_args!("{verb} package {package} (no versions left)"))?;
+        }
+        if delta_count > 0 {
+            output::print(format_args!(
+                "{verb} {} ({}): their file or dictionary is in no version any more",
+                output::count(delta_count, "delta"),
+                crate::units::human_size(delta_bytes)
+            ))?;
         }
         if !args.dry_run {
             output::print("Blobs stay until `ccc gc` removes the ones nothing uses.")?;

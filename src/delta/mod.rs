@@ -9,10 +9,10 @@
 //!
 //! - `dcb` (RFC 9842 4.1): the 4 bytes `FF 44 43 42`, the dictionary's
 //!   SHA-256, then a brotli stream whose window starts with the
-//!   dictionary. The window is at most 16 MiB (`lgwin` 24), and the
-//!   `brotli` crate's encoder keeps only the last `2^lgwin - 16` bytes
-//!   of a dictionary, so the window is sized to hold the dictionary and
-//!   the file together ([`dcb_window_bits`]);
+//!   dictionary. The window is always the largest RFC 9842 allows, 16
+//!   MiB (`lgwin` 24): the `brotli` crate's encoder keeps only the last
+//!   `2^lgwin - 16` bytes of a dictionary, and with a dictionary it runs
+//!   ten times slower with a window sized to the pair (bench/DELTAS.md);
 //! - `dcz` (RFC 9842 4.2): a zstd skippable frame of 32 bytes (the
 //!   8-byte frame header `5E 2A 4D 18 20 00 00 00`) holding the
 //!   dictionary's SHA-256, then a zstd frame with the dictionary as a
@@ -64,12 +64,22 @@ pub struct Levels {
     pub dcz_level: i32,
 }
 
-/// What publish makes deltas at: the qualities past which each coding
-/// costs more time than it saves bytes on real releases (bench/DELTAS.md,
-/// "Levels"). A delta's bytes never change once stored: its ETag names it.
+/// What publish makes deltas of changed files at: the qualities past
+/// which each coding costs more time than it saves bytes on real releases
+/// (bench/DELTAS.md, "Levels"). A delta's bytes never change once stored:
+/// its ETag names it.
 pub const PUBLISH_LEVELS: Levels = Levels {
-    dcb_quality: 6,
-    dcz_level: 9,
+    dcb_quality: 5,
+    dcz_level: 6,
+};
+
+/// What a file is coded at against its own bytes (unchanged since the
+/// predecessor): every level says "all of the dictionary" in a few
+/// dozen bytes, these at a third of the cost of [`PUBLISH_LEVELS`]
+/// (bench/DELTAS.md).
+pub const UNCHANGED_LEVELS: Levels = Levels {
+    dcb_quality: 4,
+    dcz_level: 3,
 };
 
 /// The kind of file that is offered as a dictionary and coded as a delta:
@@ -144,17 +154,6 @@ impl DictionarySize {
     }
 }
 
-/// The brotli window of a `dcb` stream of `data_len` bytes against a
-/// dictionary of `dictionary_len`: big enough that the end of the file
-/// still reaches the start of the dictionary, at most 16 MiB
-/// ([`DCB_MAX_WINDOW_BITS`]). The encoder keeps `2^bits - 16` bytes of
-/// history.
-pub fn dcb_window_bits(dictionary_len: usize, data_len: usize) -> i32 {
-    let span = dictionary_len as u64 + data_len as u64 + 16;
-    let bits = 64 - (span.max(2) - 1).leading_zeros() as i32;
-    bits.clamp(10, DCB_MAX_WINDOW_BITS)
-}
-
 /// The zstd window log of a `dcz` frame of `data_len` bytes against a
 /// dictionary of `dictionary_len`: what reaches from the end of the file
 /// to the start of the dictionary, within what every decoder must take.
@@ -215,7 +214,7 @@ pub fn encode(
             out.extend_from_slice(dictionary_sha);
             let params = brotli::enc::BrotliEncoderParams {
                 quality: levels.dcb_quality.clamp(1, 11) as i32,
-                lgwin: dcb_window_bits(dictionary.len(), data.len()),
+                lgwin: DCB_MAX_WINDOW_BITS,
                 size_hint: data.len(),
                 ..Default::default()
             };
@@ -371,13 +370,9 @@ mod tests {
     }
 
     #[test]
-    fn windows_stay_within_rfc_9842_and_chromium() {
+    fn dcz_windows_stay_within_rfc_9842_and_chromium() {
         const MIB: usize = 1 << 20;
         // Small files: a small window that still spans both.
-        assert_eq!(dcb_window_bits(100_000, 100_000), 18);
-        assert_eq!(dcb_window_bits(0, 0), 10);
-        // Never past 16 MiB.
-        assert_eq!(dcb_window_bits(20 * MIB, 20 * MIB), 24);
         assert_eq!(dcz_window_log(100_000, 100_000), 18);
         // 8 MiB is always allowed.
         assert_eq!(dcz_window_log(MIB, 7 * MIB), 23);
