@@ -45,6 +45,7 @@ mod restarts;
 mod serve;
 mod serve_aliases;
 mod serve_cors;
+mod serve_deltas;
 mod serve_faults;
 mod serve_h2_limits;
 mod serve_limits;

@@ -673,6 +673,7 @@ mod tests {
             already_stored: group(2, 2000, 1000),
             repeated_in_version: group(1, 1000, 500),
             brotli: publish::BrotliGroup::default(),
+            deltas: None,
             chunked: publish::Group::default(),
             references: None,
             replaced: false,

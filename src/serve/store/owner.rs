@@ -171,6 +171,10 @@ impl Actor for Store {
                 let result = self.get_for(key, want);
                 reply.send(self.after_read(result))
             }
+            Msg::GetDelta(key, plain, reply) => {
+                let result = self.get_delta_for(key, plain.value());
+                reply.send(self.after_read(result))
+            }
             Msg::Resolve(package, selector, reply) => {
                 let result = self.resolve(&package, &selector);
                 reply.send(self.after_read(result))
