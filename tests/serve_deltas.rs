@@ -215,6 +215,30 @@ fn a_release_is_sent_as_a_delta_against_the_one_the_client_holds() {
         assert_eq!(r.body(), body);
     }
     assert_eq!(misses(&server), before);
+
+    // /metrics counts them by coding, and what they saved.
+    let page = String::from_utf8(get(&server, "GET", "/metrics", &[]).body()).expect("text");
+    let sample = |name: &str| -> u64 {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with(name) && l[name.len()..].starts_with(' '))
+            .unwrap_or_else(|| panic!("no {name} in {page}"));
+        line.rsplit(' ')
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("a count")
+    };
+    let deltas = |what: &str| {
+        sample(&format!("ccc_asset_{what}{{encoding=\"dcb\"}}"))
+            + sample(&format!("ccc_asset_{what}{{encoding=\"dcz\"}}"))
+    };
+    // The first answer, dcb and dcz alone, the one holding br, the range
+    // (its part's bytes), the stylesheet, the CORS load, three hits.
+    assert_eq!(deltas("responses_total"), 10, "{page}");
+    assert!(sample("ccc_asset_responses_total{encoding=\"br\"}") >= 10);
+    let saved = sample("ccc_delta_saved_bytes_total");
+    assert!(saved > 7 * (br_len - body.len()) as u64, "{saved}");
+    assert!(deltas("response_body_bytes_total") > 5 * body.len() as u64);
 }
 
 #[test]

@@ -160,6 +160,13 @@ impl Service {
         let elapsed = received.elapsed();
         self.counters
             .record(Method::of(method), status, answer.class, elapsed);
+        if let Some(sent) = answer
+            .sent
+            .filter(|_| matches!(status, 200 | 206) && method != "HEAD")
+        {
+            self.counters
+                .record_sent(&sent, answer.length.unwrap_or(sent.length));
+        }
         let logged = (self.access_log)
             .filter(|_| !self.log_skip.skips(target(parts)))
             .map(|_| {
