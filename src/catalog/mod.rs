@@ -367,7 +367,9 @@ CREATE TABLE pieces (
     PRIMARY KEY (blob_id, coding)
 ) WITHOUT ROWID;
 "#,
-    // 9 -> 10: deltas (RFC 9842's dcb and dcz) of a blob against an
+    // 9 -> 10: the write API's tokens, which come with it.
+    "",
+    // 10 -> 11: deltas (RFC 9842's dcb and dcz) of a blob against an
     // earlier blob as dictionary (see `deltas`), and the blobs whose
     // streams changed after their publish, which a server drops from its
     // cache. The digest comes before the body, so that reading it never
@@ -423,7 +425,7 @@ pub const REFS_SCHEMA: i64 = 8;
 pub const PIECES_SCHEMA: i64 = 9;
 
 /// The first schema with `deltas` and `recoded` (`deltas`).
-pub const DELTAS_SCHEMA: i64 = 10;
+pub const DELTAS_SCHEMA: i64 = 11;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -614,7 +614,7 @@ pub(super) fn fill(tx: &Connection, path: &Path, poll: impl Fn() -> Result<()>) 
 mod tests {
     use super::*;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-    use crate::catalog::{Access, PIECES_SCHEMA};
+    use crate::catalog::{Access, SCHEMA_VERSION};
 
     /// Publishes `app@VERSION` with `files` into the catalog at `db`.
     fn publish_at(db: &Path, version: &str, files: &[(&str, &[u8])], options: &Options) {
@@ -716,6 +716,8 @@ mod tests {
             .unwrap()
             .execute_batch(
                 "DROP TABLE pieces;
+                 DROP TABLE IF EXISTS deltas;
+                 DROP TABLE IF EXISTS recoded;
                  UPDATE meta SET value = '8' WHERE key = 'schema_version';
                  PRAGMA user_version = 8;",
             )
@@ -869,7 +871,7 @@ mod tests {
         drop(reader);
 
         let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
-        assert_eq!(writer.schema(), PIECES_SCHEMA);
+        assert_eq!(writer.schema(), SCHEMA_VERSION);
         drop(writer);
         let filled = rows(&db);
         let undamaged: Vec<_> = want.iter().filter(|r| r.0 != damaged).cloned().collect();
