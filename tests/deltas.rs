@@ -175,6 +175,26 @@ fn publish_codes_each_file_against_the_previous_release() {
     let report = ws.json(&["verify", "--json"]);
     assert_eq!(report["ok"], true, "{report}");
     assert!(report["delta_count"].as_u64().unwrap() >= 14, "{report}");
+    // inspect lists a file's deltas: against which file, size, ratio.
+    let out = ws.ok(&["inspect", "app@1.1.0/app.js"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for coding in ["dcb", "dcz"] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(&format!("{coding} against app@1.0.0/app.js: ")))
+            .unwrap_or_else(|| panic!("no {coding} line in {text}"));
+        assert!(line.trim_end().ends_with("of brotli)"), "{line}");
+    }
+    let detail = ws.json(&["inspect", "app@1.1.0/app.js", "--json"]);
+    let listed = detail["deltas"].as_array().expect("deltas");
+    assert_eq!(listed.len(), 2, "{detail}");
+    for d in listed {
+        assert_eq!(d["dictionary_sha256"], sha256_hex(&one.app));
+        assert_eq!(d["against"][0], "app@1.0.0/app.js");
+        assert!(d["stored_bytes"].as_u64().unwrap() * 20 < brotli, "{d}");
+    }
+    let image = ws.json(&["inspect", "app@1.1.0/logo.png", "--json"]);
+    assert_eq!(image["deltas"], serde_json::json!([]));
 }
 
 #[test]
