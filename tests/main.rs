@@ -3,6 +3,7 @@
 
 mod attack;
 mod chromium;
+mod chromium_deltas;
 mod serve_util;
 mod util;
 

@@ -278,7 +278,7 @@ fn http2_with_prior_knowledge_serves_the_same_bytes() {
 
 /// A certificate authority and a certificate for 127.0.0.1 and localhost
 /// signed by it, as PEM files in `dir`: (ca.pem, cert.pem, key.pem).
-fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+pub fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("a CA key");
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
@@ -671,7 +671,7 @@ fn a_connection_idle_past_parking_serves_its_next_requests() {
 
 /// The base64 sha256 of the public key in the PEM key file `key`, as
 /// Chromium's `--ignore-certificate-errors-spki-list` takes it.
-fn spki_hash(key: &Path) -> String {
+pub fn spki_hash(key: &Path) -> String {
     use base64::Engine;
     use rcgen::PublicKeyData;
     use sha2::Digest;
