@@ -264,3 +264,34 @@ fn aliases_and_unversioned_kinds_are_not_offered_as_dictionaries() {
         assert_eq!(r.header("vary"), Some("Accept-Encoding"), "{path}");
     }
 }
+
+#[test]
+fn a_running_server_offers_deltas_made_after_it_cached_the_file() {
+    let ws = Workspace::new();
+    let one = release(&ws, "v1", 1);
+    ws.publish("app@1.0.0", "v1", &[]);
+    let server = Server::start(&ws, &[]);
+    let url = asset_path("app", "1.0.0", "css/site.css");
+    let holds = available(&one.style);
+    // Cached before any delta of its content exists: brotli, and no
+    // dictionary in Vary.
+    let before = get(&server, "GET", &url, &[CHROMIUM, &holds]);
+    assert_eq!(before.header("content-encoding"), Some("br"));
+    assert_eq!(before.header("vary"), Some("Accept-Encoding"));
+    // 1.1.0 holds the same stylesheet: its content gains a delta against
+    // its own bytes, which the server learns of within its staleness check.
+    release(&ws, "v2", 2);
+    ws.publish("app@1.1.0", "v2", &[]);
+    let served = crate::serve_util::poll_until(std::time::Duration::from_secs(10), || {
+        let r = get(&server, "GET", &url, &[CHROMIUM, &holds]);
+        matches!(r.header("content-encoding"), Some("dcb" | "dcz"))
+    });
+    assert!(served.is_some(), "the new delta is never offered");
+    let r = get(&server, "GET", &url, &[CHROMIUM, &holds]);
+    assert_eq!(
+        r.header("vary"),
+        Some("Accept-Encoding, Available-Dictionary")
+    );
+    let coding = r.header("content-encoding").expect("coded").to_string();
+    assert_eq!(decode(&ws, &coding, &r.body(), &one.style), one.style);
+}
