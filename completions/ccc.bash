@@ -28,6 +28,9 @@ _ccc() {
             ccc,check)
                 cmd="ccc__subcmd__check"
                 ;;
+            ccc,deltas)
+                cmd="ccc__subcmd__deltas"
+                ;;
             ccc,diff)
                 cmd="ccc__subcmd__diff"
                 ;;
@@ -81,6 +84,9 @@ _ccc() {
                 ;;
             ccc__subcmd__help,check)
                 cmd="ccc__subcmd__help__subcmd__check"
+                ;;
+            ccc__subcmd__help,deltas)
+                cmd="ccc__subcmd__help__subcmd__deltas"
                 ;;
             ccc__subcmd__help,diff)
                 cmd="ccc__subcmd__help__subcmd__diff"
@@ -161,7 +167,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc deltas verify check importmap backup follow serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -406,6 +412,32 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__deltas)
+            opts="-j -q -h -V --jobs --quiet --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__diff)
             opts="-h -V --limit --offset --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -511,7 +543,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify check importmap backup follow serve export causal help"
+            opts="publish ls inspect diff cat tag rm gc deltas verify check importmap backup follow serve export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -567,6 +599,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__deltas)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1269,6 +1315,7 @@ _ccc_with_catalog_names() {
         "tag ls") most=1 ;;
         "rm") most=99 ;;
         "gc") most=99 ;;
+        "deltas") most=99 ;;
         "importmap") most=1 ;;
         "export") most=1 ;;
         esac

@@ -71,6 +71,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         command,
         Command::Publish(_)
             | Command::Gc(_)
+            | Command::Deltas(_)
             | Command::Verify(_)
             | Command::Check(_)
             | Command::Backup(_)
@@ -90,6 +91,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tag(args) => cmd::tag::run(db, args),
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
+        Command::Deltas(args) => cmd::deltas::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Check(args) => cmd::check::run(db, args),
         Command::Importmap(args) => cmd::importmap::run(db, args),

@@ -213,6 +213,61 @@ fn no_deltas_makes_none() {
 }
 
 #[test]
+fn one_command_brings_an_older_catalog_up_to_date() {
+    let ws = Workspace::new();
+    let one = release(&ws, "v1", 1);
+    ws.publish("app@1.0.0", "v1", &[]);
+    let two = release(&ws, "v2", 2);
+    ws.publish("app@1.1.0", "v2", &["--no-deltas"]);
+    let three = release(&ws, "v3", 3);
+    ws.publish("app@1.2.0", "v3", &["--no-deltas"]);
+    // As a catalog from before deltas: the schema without their tables.
+    let before = ccc::catalog::DELTAS_SCHEMA - 1;
+    ws.conn()
+        .execute_batch(&format!(
+            "DROP TABLE recoded; DROP TABLE deltas;
+             UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
+             PRAGMA user_version = {before};"
+        ))
+        .expect("downgrade");
+    let out = ws.ok(&["deltas"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("app@1.1.0\n  deltas against 1.0.0: 4 files,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("app@1.2.0\n  deltas against 1.1.0: 4 files,"),
+        "{text}"
+    );
+    assert!(text.contains("for 1 package"), "{text}");
+    for (new, old) in [(&two.app, &one.app), (&three.app, &two.app)] {
+        let found = deltas_of(&ws, new);
+        assert_eq!(found.len(), 2);
+        for (coding, dictionary, body) in &found {
+            assert_eq!(*dictionary, sha256_hex(old));
+            assert_eq!(decode(&ws, coding, body, old), *new, "{coding}");
+        }
+    }
+    // A second run has nothing left to make.
+    let out = ws.ok(&["deltas", "app"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 deltas made (0 B) for 1 package"), "{text}");
+    let report = ws.json(&["verify", "--json"]);
+    assert_eq!(report["ok"], true, "{report}");
+    // A package the catalog does not have is named.
+    let out = ws
+        .ccc()
+        .args(["deltas", "nosuch"])
+        .output()
+        .expect("run ccc");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nosuch"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
 fn verify_decodes_every_delta() {
     let ws = Workspace::new();
     release(&ws, "v1", 1);

@@ -1,8 +1,9 @@
 //! Making deltas: which earlier files each file of a version is coded
 //! against ([`plan`]), and the coding of them all on every core
 //! ([`make`]), inside the writing command's transaction. Publish runs both
-//! for the version it writes, after its files are stored; `ccc
-//! recompress` runs them for versions an older catalog has none for.
+//! for the version it writes, after its files are stored; `ccc deltas`
+//! runs them for every version of a catalog ([`catch_up`]), for the
+//! versions published before deltas existed or with `--no-deltas`.
 //!
 //! # Predecessors
 //!
@@ -129,6 +130,66 @@ pub fn predecessors(
         && let Some(v) = versions.iter().find(|v| v.id == latest)
     {
         out.push((v.id, v.version.to_string()));
+    }
+    Ok(out)
+}
+
+/// One version [`catch_up`] went through, and the deltas it made.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaughtUp {
+    pub package: String,
+    pub version: String,
+    pub made: Made,
+}
+
+/// Makes the deltas `package`'s versions lack, oldest first, each version
+/// in a transaction of its own (an interruption keeps the versions done):
+/// every version against its predecessors ([`predecessors`]; `latest`
+/// counts when it precedes the version), pairs the catalog holds already
+/// not made again. `progress(version, done, total)` hears of each pair.
+pub fn catch_up(
+    catalog: &Catalog,
+    package: &str,
+    jobs: usize,
+    progress: &dyn Fn(&str, u64, u64),
+) -> Result<Vec<CaughtUp>> {
+    let latest = catalog
+        .resolve(package, &crate::spec::Selector::Latest)
+        .ok();
+    let mut versions = catalog.versions(package)?;
+    versions.sort_by(|a, b| a.version.cmp_precedence(&b.version));
+    let mut out = Vec::new();
+    for v in &versions {
+        crate::interrupt::check()?;
+        let latest = latest
+            .as_ref()
+            .filter(|l| l.version.cmp_precedence(&v.version).is_lt())
+            .map(|l| l.id);
+        let against = predecessors(catalog, package, v.id, &v.version, latest)?;
+        if against.is_empty() {
+            continue;
+        }
+        let tx = catalog.write_transaction()?;
+        let tasks = plan(catalog, v.id, &against, &HashSet::new())?;
+        let version = v.version.to_string();
+        let progress = |done, total| progress(&version, done, total);
+        let made = make(
+            catalog,
+            tasks,
+            jobs,
+            delta::PUBLISH_LEVELS,
+            &against,
+            &progress,
+        )?;
+        if made.delta_count > 0 {
+            super::generation::stamp(&tx).at(catalog)?;
+        }
+        crate::interrupt::commit(|| tx.commit()).at(catalog)?;
+        out.push(CaughtUp {
+            package: package.to_string(),
+            version,
+            made,
+        });
     }
     Ok(out)
 }

@@ -415,7 +415,7 @@ fn summary(report: &publish::Report) -> String {
 /// ```text
 ///   deltas against 0.169.0: 606 files, 6.0 MiB as brotli -> 210.9 KiB for a browser holding 0.169.0 (96.6% less); 1,211 deltas stored (1016.6 KiB)
 /// ```
-fn deltas_line(made: &crate::catalog::make_deltas::Made) -> Option<String> {
+pub(super) fn deltas_line(made: &crate::catalog::make_deltas::Made) -> Option<String> {
     let newest = made.against.first()?;
     let against = made.against.join(", ");
     if made.file_count == 0 {
