@@ -8,7 +8,7 @@
 //! ```text
 //! deltas  (id, blob_id -> blobs, dictionary_id -> blobs, coding 'dcb'|'dcz',
 //!          stored_xxh3 (16 bytes), body, UNIQUE(blob_id, dictionary_id, coding))
-//! recoded (blob_id -> blobs PRIMARY KEY, generation, brotli_quality)
+//! recoded (blob_id -> blobs PRIMARY KEY, generation)
 //! ```
 //!
 //! `body` is the whole response body, header included (the dictionary's
@@ -26,7 +26,8 @@
 //!
 //! - Publish makes the deltas of each new version's files against their
 //!   predecessors in the same transaction as the version
-//!   (`publish`); `ccc recompress` makes those an older catalog lacks.
+//!   (`publish`); `ccc deltas` makes those an older catalog lacks
+//!   (`make_deltas::catch_up`).
 //! - The server reads a blob's dictionaries with the asset
 //!   ([`Catalog::delta_offers`]: hashes and lengths, no body), and the
 //!   bodies of one dictionary when a request names it
@@ -39,14 +40,13 @@
 //!
 //! # Streams that change after publish
 //!
-//! A blob's streams are written with it, except deltas made later (a
-//! republished file gets a delta against the file it replaces; `ccc
-//! recompress` adds deltas and a better brotli stream). `recoded` names
-//! each such blob with the catalog generation of the change
-//! ([`super::generation`]), so a running server drops what it cached of
-//! those blobs ([`Catalog::recoded_since`]) and serves the new streams,
-//! and with the brotli quality of a stream `recompress` wrote, which its
-//! ETag then names (a new stream, a new representation).
+//! A blob's streams are written with it, except deltas made later: a
+//! file unchanged in a new release gets a delta against its own earlier
+//! bytes, and `ccc deltas` codes versions published without them.
+//! `recoded` names each such blob with the catalog generation of the
+//! change ([`super::generation`]), so a running server drops what it
+//! cached of those blobs ([`Catalog::recoded_since`]) and offers the new
+//! deltas.
 
 use super::{Catalog, Encoding, SqliteResult};
 use crate::error::{Error, Result};
@@ -345,20 +345,14 @@ pub(crate) fn drop_unused(tx: &Connection) -> rusqlite::Result<(u64, u64)> {
     Ok((count as u64, bytes as u64))
 }
 
-/// Records that blob `blob_id`'s streams changed in the transaction `tx`
-/// commits (module doc), with the quality of a brotli stream that
-/// replaced its first (None leaves what was recorded).
-pub(crate) fn mark_recoded(
-    tx: &Connection,
-    blob_id: i64,
-    brotli_quality: Option<u32>,
-) -> rusqlite::Result<()> {
+/// Records that blob `blob_id` gained streams in the transaction `tx`
+/// commits (module doc).
+pub(crate) fn mark_recoded(tx: &Connection, blob_id: i64) -> rusqlite::Result<()> {
     tx.prepare_cached(
-        "INSERT INTO recoded (blob_id, generation, brotli_quality)
-         VALUES (?1, coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'), 0) + 1, ?2)
-         ON CONFLICT (blob_id) DO UPDATE SET generation = excluded.generation,
-             brotli_quality = coalesce(excluded.brotli_quality, recoded.brotli_quality)",
+        "INSERT INTO recoded (blob_id, generation)
+         VALUES (?1, coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'generation'), 0) + 1)
+         ON CONFLICT (blob_id) DO UPDATE SET generation = excluded.generation",
     )?
-    .execute(params![blob_id, brotli_quality])?;
+    .execute([blob_id])?;
     Ok(())
 }

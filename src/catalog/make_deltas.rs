@@ -27,8 +27,8 @@
 //! Both codings are made ([`crate::delta::PUBLISH_LEVELS`]) and each is
 //! kept when it is at most [`MAX_SHARE`] of what a client that accepts
 //! brotli is sent today (the brotli stream, else the gzip one): clearly
-//! smaller, and still smaller once `ccc recompress` has made that brotli
-//! stream the quality-11 one, which is about 10% smaller than quality 5's.
+//! smaller, and still smaller than a quality-11 brotli stream, which is
+//! about 10% smaller than the quality-5 one publish makes.
 //!
 //! # Memory and order
 //!
@@ -385,7 +385,7 @@ pub fn make(
         }
         if let Some(smallest) = kept.iter().map(|(_, b)| b.len() as u64).min() {
             if task.existed && recoded.insert(task.target) {
-                deltas::mark_recoded(catalog.conn(), task.target, None).at(catalog)?;
+                deltas::mark_recoded(catalog.conn(), task.target).at(catalog)?;
             }
             note_newest(&task, smallest);
         }

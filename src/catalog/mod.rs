@@ -23,7 +23,7 @@
 //!                                        -- streams over 64 KiB: [`pieces`]
 //! deltas   (id, blob_id -> blobs, dictionary_id -> blobs, coding 'dcb'|'dcz',
 //!           stored_xxh3 (16 bytes), body, UNIQUE(blob_id, dictionary_id, coding))
-//! recoded  (blob_id -> blobs PRIMARY KEY, generation, brotli_quality)
+//! recoded  (blob_id -> blobs PRIMARY KEY, generation)
 //!                                        -- deltas between releases: [`deltas`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
@@ -373,8 +373,8 @@ CREATE TABLE pieces (
     // earlier blob as dictionary (see `deltas`), and the blobs whose
     // streams changed after their publish, which a server drops from its
     // cache. The digest comes before the body, so that reading it never
-    // walks a long body's pages. Existing blobs get none; `ccc
-    // recompress` makes them.
+    // walks a long body's pages. Existing blobs get none; `ccc deltas`
+    // makes them.
     r#"
 CREATE TABLE deltas (
     id            INTEGER PRIMARY KEY,
@@ -388,9 +388,8 @@ CREATE TABLE deltas (
 CREATE INDEX deltas_by_dictionary ON deltas(dictionary_id);
 
 CREATE TABLE recoded (
-    blob_id        INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
-    generation     INTEGER NOT NULL,
-    brotli_quality INTEGER
+    blob_id    INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL
 );
 CREATE INDEX recoded_by_generation ON recoded(generation);
 "#,

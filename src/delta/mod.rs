@@ -12,7 +12,7 @@
 //!   dictionary. The window is always the largest RFC 9842 allows, 16
 //!   MiB (`lgwin` 24): the `brotli` crate's encoder keeps only the last
 //!   `2^lgwin - 16` bytes of a dictionary, and with a dictionary it runs
-//!   ten times slower with a window sized to the pair (bench/DELTAS.md);
+//!   much slower with a window sized to the pair;
 //! - `dcz` (RFC 9842 4.2): a zstd skippable frame of 32 bytes (the
 //!   8-byte frame header `5E 2A 4D 18 20 00 00 00`) holding the
 //!   dictionary's SHA-256, then a zstd frame with the dictionary as a
