@@ -43,11 +43,11 @@ for pair in "${PAIRS[@]}"; do
     before=$(size "$db")
     out="$WORK/out"
     /usr/bin/time -f '%U %S' -o "$WORK/time" \
-      "$CCC" --db "$db" publish -q "${flag[@]}" "$name@$new" "$TARBALLS/$name-$new.tgz" >"$out"
+      "$CCC" --db "$db" publish "${flag[@]}" "$name@$new" "$TARBALLS/$name-$new.tgz" >"$out" 2>/dev/null
     after=$(size "$db")
     cpu=$(awk '{printf "%.2f", $1 + $2}' "$WORK/time")
     made=$(sqlite3 "$db" "SELECT count(*) || ' (' || coalesce(sum(length(body)), 0) || ')' FROM deltas")
-    gets=$(grep -o 'as brotli -> .* less)' "$out" || echo "brotli, as before")
+    gets=$(grep -oE '[0-9.]+ [KMG]?i?B as brotli -> .* less\)' "$out" || echo "brotli, as before")
     echo "| $name $old → $new | $mode | $((after - before)) B | $made | $gets | $cpu |"
   done
 done
