@@ -172,8 +172,7 @@ pub fn dcz_window_log(dictionary_len: usize, data_len: usize) -> u32 {
     let chromium_log = 64 - (dictionary.max(2) - 1).leading_zeros();
     let allowed = rfc_log
         .min(chromium_log)
-        .max(DCZ_BASE_WINDOW_LOG)
-        .min(DCZ_MAX_WINDOW_LOG);
+        .clamp(DCZ_BASE_WINDOW_LOG, DCZ_MAX_WINDOW_LOG);
     wanted.clamp(10, allowed)
 }
 
