@@ -59,6 +59,7 @@ pub const PAGES: &[Page] = &[
             "tag",
             "rm",
             "gc",
+            "deltas",
             "verify",
             "check",
             "importmap",
@@ -197,6 +198,18 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[],
         see_also: &["rm", "verify", "backup"],
+    },
+    Page {
+        command: "deltas",
+        examples: &[
+            (
+                "ccc deltas",
+                "Make the deltas every version lacks, against its predecessors.",
+            ),
+            ("ccc deltas app -j 1", "Only app's versions, on one core."),
+        ],
+        exits: &[],
+        see_also: &["publish", "inspect", "serve"],
     },
     Page {
         command: "verify",
