@@ -108,11 +108,7 @@ fn run(handle: &store::Handle, paths: &[String], threads: usize, seconds: f64) -
                     let mut done = 0u64;
                     let mut i = t * paths.len() / threads.max(1);
                     while !stop.load(Ordering::Relaxed) {
-                        let key = AssetKeyRef {
-                            package: "app",
-                            version: "1.0.0",
-                            path: &paths[i % paths.len()],
-                        };
+                        let key = AssetKeyRef::of("app", "1.0.0", &paths[i % paths.len()]);
                         let asset = handle.get(key).expect("a read").expect("published");
                         std::hint::black_box(asset);
                         done += 1;

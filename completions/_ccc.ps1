@@ -35,6 +35,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
+            [CompletionResult]::new('deltas', 'deltas', [CompletionResultType]::ParameterValue, 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
             [CompletionResult]::new('importmap', 'importmap', [CompletionResultType]::ParameterValue, 'Write the import map that loads a version and what it imports from the catalog, without a bundler')
@@ -69,6 +70,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Do everything except commit, and report what would be stored')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)')
             [CompletionResult]::new('--no-check', '--no-check', [CompletionResultType]::ParameterName, 'Do not read the references of scripts, stylesheets and pages')
+            [CompletionResult]::new('--no-deltas', '--no-deltas', [CompletionResultType]::ParameterName, 'Make no deltas. By default each script, stylesheet, JSON and wasm file is also coded against the same file (or hashed-name family) in the newest earlier version and the one `latest` named (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli stream: a browser holding that version downloads only the change')
             [CompletionResult]::new('--no-create', '--no-create', [CompletionResultType]::ParameterName, 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish')
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no progress and no summary')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no progress and no summary')
@@ -228,6 +230,18 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no progress')
             [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no progress')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;deltas' {
+            [CompletionResult]::new('-j', '-j', [CompletionResultType]::ParameterName, 'Coding threads, at least 1 [default: one per core]')
+            [CompletionResult]::new('--jobs', '--jobs', [CompletionResultType]::ParameterName, 'Coding threads, at least 1 [default: one per core]')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-q', '-q', [CompletionResultType]::ParameterName, 'Print no progress')
+            [CompletionResult]::new('--quiet', '--quiet', [CompletionResultType]::ParameterName, 'Print no progress')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -475,6 +489,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
+            [CompletionResult]::new('deltas', 'deltas', [CompletionResultType]::ParameterValue, 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)')
             [CompletionResult]::new('verify', 'verify', [CompletionResultType]::ParameterValue, 'Check the database and that every blob decodes to its recorded sha256')
             [CompletionResult]::new('check', 'check', [CompletionResultType]::ParameterValue, 'Check that every reference of a version''s files resolves inside it')
             [CompletionResult]::new('importmap', 'importmap', [CompletionResultType]::ParameterValue, 'Write the import map that loads a version and what it imports from the catalog, without a bundler')
@@ -522,6 +537,9 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;gc' {
+            break
+        }
+        'ccc;help;deltas' {
             break
         }
         'ccc;help;verify' {

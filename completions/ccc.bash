@@ -31,6 +31,9 @@ _ccc() {
             ccc,check)
                 cmd="ccc__subcmd__check"
                 ;;
+            ccc,deltas)
+                cmd="ccc__subcmd__deltas"
+                ;;
             ccc,diff)
                 cmd="ccc__subcmd__diff"
                 ;;
@@ -90,6 +93,9 @@ _ccc() {
                 ;;
             ccc__subcmd__help,check)
                 cmd="ccc__subcmd__help__subcmd__check"
+                ;;
+            ccc__subcmd__help,deltas)
+                cmd="ccc__subcmd__help__subcmd__deltas"
                 ;;
             ccc__subcmd__help,diff)
                 cmd="ccc__subcmd__help__subcmd__diff"
@@ -206,7 +212,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc deltas verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -505,6 +511,32 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__deltas)
+            opts="-j -q -h -V --jobs --quiet --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__diff)
             opts="-h -V --limit --offset --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -610,7 +642,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc verify check importmap backup follow serve token audit export causal help"
+            opts="publish ls inspect diff cat tag rm gc deltas verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -680,6 +712,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__check)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__deltas)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1044,7 +1090,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --max-unpacked-size --jobs --wait --no-create --quiet --json --to --token-file --ca-file --db --help --version"
+            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --no-deltas --max-unpacked-size --jobs --wait --no-create --quiet --json --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1684,6 +1730,7 @@ _ccc_with_catalog_names() {
         "tag ls") most=1 ;;
         "rm") most=99 ;;
         "gc") most=99 ;;
+        "deltas") most=99 ;;
         "importmap") most=1 ;;
         "export") most=1 ;;
         esac

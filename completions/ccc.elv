@@ -32,6 +32,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand tag 'Add, remove or list a package''s dist-tags'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+            cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
@@ -65,6 +66,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --dry-run 'Do everything except commit, and report what would be stored'
             cand --strict 'Refuse the version, publishing nothing, when a reference of its files is missing, matches a file only under another case, or leaves it (what `ccc check` reports)'
             cand --no-check 'Do not read the references of scripts, stylesheets and pages'
+            cand --no-deltas 'Make no deltas. By default each script, stylesheet, JSON and wasm file is also coded against the same file (or hashed-name family) in the newest earlier version and the one `latest` named (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli stream: a browser holding that version downloads only the change'
             cand --no-create 'Refuse to create the catalog when --db names none (or an empty file), instead of creating it: for scripts and servers, where a missing catalog is a mistake to stop at, not a first publish'
             cand -q 'Print no progress and no summary'
             cand --quiet 'Print no progress and no summary'
@@ -208,6 +210,17 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -q 'Print no progress'
             cand --quiet 'Print no progress'
             cand --json 'Print the report as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;deltas'= {
+            cand -j 'Coding threads, at least 1 [default: one per core]'
+            cand --jobs 'Coding threads, at least 1 [default: one per core]'
+            cand --db 'The catalog file'
+            cand -q 'Print no progress'
+            cand --quiet 'Print no progress'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -436,6 +449,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand tag 'Add, remove or list a package''s dist-tags'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
+            cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
@@ -472,6 +486,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;rm'= {
         }
         &'ccc;help;gc'= {
+        }
+        &'ccc;help;deltas'= {
         }
         &'ccc;help;verify'= {
         }

@@ -93,6 +93,7 @@ pub enum Command {
     Tag(TagArgs),
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
+    Deltas(DeltasArgs),
     Verify(VerifyArgs),
     Check(ReferencesArgs),
     Importmap(ImportmapArgs),
@@ -184,6 +185,14 @@ pub struct PublishArgs {
     /// Do not read the references of scripts, stylesheets and pages.
     #[arg(long)]
     pub no_check: bool,
+
+    /// Make no deltas. By default each script, stylesheet, JSON and wasm
+    /// file is also coded against the same file (or hashed-name family) in
+    /// the newest earlier version and the one `latest` named (dcb and
+    /// dcz, RFC 9842), kept where clearly smaller than its brotli stream:
+    /// a browser holding that version downloads only the change.
+    #[arg(long)]
+    pub no_deltas: bool,
 
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
@@ -748,6 +757,32 @@ impl CheckArgs for GcArgs {
         }
         Ok(())
     }
+}
+
+/// Make the deltas the catalog lacks, for versions published before ccc
+/// made them or without them (`ccc publish --no-deltas`).
+///
+/// Goes through every version of each package, oldest first, as publish
+/// does for the version it writes: each script, stylesheet, JSON and wasm
+/// file is coded against the same file (or hashed-name family) in the
+/// newest earlier version and in the one `latest` names when it is older
+/// (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli
+/// stream. Pairs the catalog holds are not made again, so a second run
+/// makes nothing. Each version is one transaction; a running `ccc serve`
+/// offers the new deltas within a second.
+#[derive(Debug, Args)]
+pub struct DeltasArgs {
+    /// The packages to bring up to date [default: every package].
+    #[arg(value_name = "PKG", value_parser = parse_package)]
+    pub packages: Vec<String>,
+
+    /// Coding threads, at least 1 [default: one per core].
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
+    pub jobs: Option<usize>,
+
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 /// Check the database and that every blob decodes to its recorded sha256.

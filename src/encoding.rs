@@ -4,8 +4,10 @@
 //!
 //! A blob's main body (the `blobs` table) is `gzip` or `identity`; a gzip
 //! blob may also have a `br` stream (the `brotli` table, see
-//! [`crate::catalog`]). The names are HTTP's content-coding tokens (RFC
-//! 9110 8.4.1), which are also what the tables and the JSON hold.
+//! [`crate::catalog`]) and deltas against earlier files, `dcb` and `dcz`
+//! (the `deltas` table, [`crate::delta`]). The names are HTTP's
+//! content-coding tokens (RFC 9110 8.4.1, RFC 9842 4), which are also
+//! what the tables and the JSON hold.
 
 /// How a body is coded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -20,12 +22,34 @@ pub enum Encoding {
     /// HTTP's for "no coding".
     #[serde(rename = "identity")]
     Identity,
+    /// A delta: brotli against a dictionary the client holds (RFC 9842
+    /// 4.1), sent only to a client that names that dictionary.
+    #[serde(rename = "dcb")]
+    Dcb,
+    /// A delta: zstd against a dictionary the client holds (RFC 9842
+    /// 4.2).
+    #[serde(rename = "dcz")]
+    Dcz,
 }
 
 impl Encoding {
     /// Every encoding, in the server's order of preference when a client
     /// accepts several equally: the smallest first.
     pub const PREFERENCE: [Encoding; 3] = [Encoding::Brotli, Encoding::Gzip, Encoding::Identity];
+
+    /// Every coding, the deltas last.
+    pub const ALL: [Encoding; 5] = [
+        Encoding::Brotli,
+        Encoding::Gzip,
+        Encoding::Identity,
+        Encoding::Dcb,
+        Encoding::Dcz,
+    ];
+
+    /// Whether this is a delta, which decodes only against its dictionary.
+    pub fn is_delta(self) -> bool {
+        matches!(self, Encoding::Dcb | Encoding::Dcz)
+    }
 
     /// The content-coding token: the name in the tables, in JSON and in
     /// `Content-Encoding`.
@@ -34,6 +58,8 @@ impl Encoding {
             Encoding::Brotli => "br",
             Encoding::Gzip => "gzip",
             Encoding::Identity => "identity",
+            Encoding::Dcb => "dcb",
+            Encoding::Dcz => "dcz",
         }
     }
 
@@ -43,6 +69,8 @@ impl Encoding {
             Encoding::Brotli => "brotli",
             Encoding::Gzip => "gzip",
             Encoding::Identity => "uncompressed",
+            Encoding::Dcb => "dcb delta",
+            Encoding::Dcz => "dcz delta",
         }
     }
 
@@ -56,18 +84,25 @@ impl Encoding {
             Some(Encoding::Gzip)
         } else if is("identity") {
             Some(Encoding::Identity)
+        } else if is("dcb") {
+            Some(Encoding::Dcb)
+        } else if is("dcz") {
+            Some(Encoding::Dcz)
         } else {
             None
         }
     }
 
-    /// A reader of the original bytes out of a body coded this way.
+    /// A reader of the original bytes out of a body coded this way; a
+    /// delta's reader fails, since only [`crate::delta::decode`], given its
+    /// dictionary, decodes one.
     pub fn decoder<'a>(self, body: &'a [u8]) -> Box<dyn std::io::Read + 'a> {
         match self {
             Encoding::Identity => Box::new(body),
             // Every member, as gzip(1) decodes a concatenation.
             Encoding::Gzip => Box::new(flate2::read::MultiGzDecoder::new(body)),
             Encoding::Brotli => Box::new(brotli::Decompressor::new(body, 64 * 1024)),
+            Encoding::Dcb | Encoding::Dcz => Box::new(NeedsDictionary(self)),
         }
     }
 
@@ -78,6 +113,9 @@ impl Encoding {
             Encoding::Brotli => ".br",
             Encoding::Gzip => ".gz",
             Encoding::Identity => "",
+            // Never exported: no static server sends a delta.
+            Encoding::Dcb => ".dcb",
+            Encoding::Dcz => ".dcz",
         }
     }
 
@@ -88,7 +126,22 @@ impl Encoding {
             Encoding::Brotli => "-br",
             Encoding::Gzip => "-gz",
             Encoding::Identity => "",
+            // Followed by the dictionary's (`serve::prepared`).
+            Encoding::Dcb => "-dcb",
+            Encoding::Dcz => "-dcz",
         }
+    }
+}
+
+/// The reader [`Encoding::decoder`] gives a delta: it has no dictionary.
+struct NeedsDictionary(Encoding);
+
+impl std::io::Read for NeedsDictionary {
+    fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::other(format!(
+            "a {} body decodes only against its dictionary",
+            self.0
+        )))
     }
 }
 
@@ -103,10 +156,7 @@ impl rusqlite::types::FromSql for Encoding {
         let text = value.as_str()?;
         // Exactly the stored spelling: `x-gzip` or `GZIP` in a table is not
         // something ccc wrote.
-        match Encoding::PREFERENCE
-            .into_iter()
-            .find(|e| e.as_str() == text)
-        {
+        match Encoding::ALL.into_iter().find(|e| e.as_str() == text) {
             Some(encoding) => Ok(encoding),
             None => Err(rusqlite::types::FromSqlError::Other(
                 format!("unknown encoding `{text}`").into(),
@@ -129,7 +179,7 @@ mod tests {
     #[test]
     fn every_encoding_round_trips_through_sqlite() {
         let conn = Connection::open_in_memory().unwrap();
-        for encoding in Encoding::PREFERENCE {
+        for encoding in Encoding::ALL {
             let back: Encoding = conn
                 .query_row("SELECT ?1", [encoding], |r| r.get(0))
                 .unwrap();
@@ -157,6 +207,8 @@ mod tests {
         assert_eq!(Encoding::from_token("BR"), Some(Encoding::Brotli));
         assert_eq!(Encoding::from_token("x-gzip"), Some(Encoding::Gzip));
         assert_eq!(Encoding::from_token("Identity"), Some(Encoding::Identity));
+        assert_eq!(Encoding::from_token("dcb"), Some(Encoding::Dcb));
+        assert_eq!(Encoding::from_token("DCZ"), Some(Encoding::Dcz));
         assert_eq!(Encoding::from_token("deflate"), None);
         assert_eq!(Encoding::from_token("*"), None);
     }

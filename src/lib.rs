@@ -13,6 +13,8 @@
 //!   store actor that owns the server's catalog connection, and the cache
 //!   requests read;
 //! - [`causal`]: the causal profiler (engine, sites, controller, reports);
+//! - [`delta`]: the deltas of RFC 9842 (dcb, dcz), families of names and
+//!   the URL patterns a file is offered as a dictionary for;
 //! - [`encoding`]: the content codings, one type from the tables to the
 //!   wire;
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
@@ -31,6 +33,7 @@ pub mod catalog;
 pub mod causal;
 pub mod cli;
 pub mod cmd;
+pub mod delta;
 pub mod encoding;
 pub mod error;
 pub mod file_id;
@@ -69,6 +72,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         command,
         Command::Publish(_)
             | Command::Gc(_)
+            | Command::Deltas(_)
             | Command::Verify(_)
             | Command::Check(_)
             | Command::Backup(_)
@@ -88,6 +92,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Tag(args) => cmd::tag::run(db, args),
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
+        Command::Deltas(args) => cmd::deltas::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Check(args) => cmd::check::run(db, args),
         Command::Importmap(args) => cmd::importmap::run(db, args),

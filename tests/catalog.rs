@@ -23,6 +23,7 @@ const COMMANDS: &[&[&str]] = &[
     &["inspect", "app@1.0.0"],
     &["cat", "app@1.0.0/a.js"],
     &["verify"],
+    &["deltas"],
     &["gc"],
     &["rm", "app@1.0.0"],
     &["publish", "app@2.0.0", "dist"],

@@ -560,3 +560,104 @@ fn origin_restarts_behind_varnish_cost_clients_nothing() {
         "{sent} in {took:?}"
     );
 }
+
+/// Deltas through Varnish: a client holding the previous release's file
+/// gets ccc's delta, kept apart by `Available-Dictionary` and a hit the
+/// second time, decoding to the exact file; everyone else shares the
+/// brotli copy; a dictionary ccc has no delta against is never kept.
+#[test]
+#[ignore = "needs varnishd (Debian's varnish); .ci/run installs it and runs this alone"]
+fn deltas_behind_varnish() {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let ws = Workspace::new();
+    let one = crate::deltas::release(&ws, "v1", 1);
+    ws.publish("app@1.0.0", "v1", &[]);
+    let two = crate::deltas::release(&ws, "v2", 2);
+    ws.publish("app@1.1.0", "v2", &[]);
+    let server = Server::start(&ws, &[]);
+    let backend = format!(".port = \"{}\";", server.addr.port());
+    let main_vcl = vcl(
+        ws.path(),
+        "ccc.vcl",
+        &[
+            (".port = \"8333\";", &backend),
+            (".port = \"8334\";", &backend),
+        ],
+    );
+    let varnish = Varnish::start(ws.path(), &main_vcl);
+    let client = Client::new();
+    let holds = |bytes: &[u8]| {
+        format!(
+            ":{}:",
+            base64::engine::general_purpose::STANDARD.encode(Sha256::digest(bytes))
+        )
+    };
+    let chromium = "gzip, deflate, br, zstd, dcb, dcz";
+    let pairs = [
+        ("app.js".to_string(), &one.app, &two.app),
+        (two.bundle.0.clone(), &one.bundle.1, &two.bundle.1),
+        ("css/site.css".to_string(), &one.style, &two.style),
+        ("data.json".to_string(), &one.data, &two.data),
+    ];
+    for (path, old, new) in pairs {
+        let url = varnish.url(&format!("/assets/app/1.1.0/{path}"));
+        let dictionary = holds(old);
+        let asks = [
+            ("Accept-Encoding", chromium),
+            ("Available-Dictionary", &dictionary),
+        ];
+        let direct = client.get(&server.url(&format!("/assets/app/1.1.0/{path}")), &asks);
+        let mut tag = String::new();
+        for round in ["miss", "hit"] {
+            let edge = client.get(&url, &asks);
+            assert_eq!(edge.status, 200, "{path}");
+            assert_eq!(edge.must("x-cache"), round, "{path}");
+            let coding = edge.must("content-encoding").to_string();
+            assert!(coding == "dcb" || coding == "dcz", "{path}: {coding}");
+            assert_eq!(
+                edge.header("content-encoding"),
+                direct.header("content-encoding")
+            );
+            assert!(edge.body == direct.body, "{path}: ccc's bytes");
+            assert!(
+                crate::deltas::decode(&ws, &coding, &edge.body, old) == *new,
+                "{path}: decodes to the file"
+            );
+            assert_eq!(edge.must("vary"), "Accept-Encoding, Available-Dictionary");
+            tag = edge.must("etag").to_string();
+        }
+        // A revalidation of the delta it holds.
+        let r = client.get(&url, &[asks[0], asks[1], ("If-None-Match", &tag)]);
+        assert_eq!(r.status, 304, "{path}");
+        // Everyone else: brotli, one copy for all of them.
+        let plain = [("Accept-Encoding", "br, gzip")];
+        let garbled = [
+            ("Accept-Encoding", chromium),
+            ("Available-Dictionary", "::"),
+        ];
+        let one_coding = [
+            ("Accept-Encoding", "br, dcb"),
+            ("Available-Dictionary", &dictionary),
+        ];
+        for headers in [&plain[..], &garbled, &one_coding] {
+            let r = client.get(&url, headers);
+            assert_eq!(r.must("content-encoding"), "br", "{path} {headers:?}");
+            assert!(&decoded(&r) == new, "{path} {headers:?}");
+            assert_ne!(r.must("etag"), tag);
+        }
+        assert_eq!(client.get(&url, &plain).must("x-cache"), "hit", "{path}");
+        // A dictionary ccc has no delta against: brotli, never kept.
+        let stranger = holds(format!("no release holds {path}").as_bytes());
+        let made_up = [
+            ("Accept-Encoding", chromium),
+            ("Available-Dictionary", &stranger),
+        ];
+        for _ in 0..2 {
+            let r = client.get(&url, &made_up);
+            assert_eq!(r.must("content-encoding"), "br", "{path}");
+            assert_eq!(r.must("x-cache"), "miss", "{path}");
+            assert!(&decoded(&r) == new, "{path}");
+        }
+    }
+}

@@ -3,6 +3,7 @@
 
 mod attack;
 mod chromium;
+mod chromium_deltas;
 mod serve_util;
 mod util;
 
@@ -25,6 +26,7 @@ mod causal_validation;
 mod check;
 mod churn;
 mod completion;
+mod deltas;
 mod deploy_replicas;
 mod deploy_varnish;
 mod diff;
@@ -46,6 +48,7 @@ mod restarts;
 mod serve;
 mod serve_aliases;
 mod serve_cors;
+mod serve_deltas;
 mod serve_faults;
 mod serve_h2_limits;
 mod serve_limits;

@@ -725,7 +725,7 @@ fn a_connection_idle_past_parking_serves_its_next_requests() {
 
 /// The base64 sha256 of the public key in the PEM key file `key`, as
 /// Chromium's `--ignore-certificate-errors-spki-list` takes it.
-fn spki_hash(key: &Path) -> String {
+pub fn spki_hash(key: &Path) -> String {
     use base64::Engine;
     use rcgen::PublicKeyData;
     use sha2::Digest;

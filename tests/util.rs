@@ -205,6 +205,8 @@ impl Workspace {
             .execute_batch(&format!(
                 "DROP TABLE tokens;
                  DROP TABLE audit;
+                DROP TABLE recoded;
+                 DROP TABLE deltas;
                  DROP TABLE pieces;
                  DROP TABLE refs;
                  DROP TABLE chunks;

@@ -24,6 +24,9 @@ pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
         raw_size: 4 * size as u64,
         published_at: published,
         chunks: None,
+        deltas: Arc::new([]),
+        delta: None,
+        use_as_dictionary: None,
     });
     asset.lines(Encoding::Gzip).clone()
 }

@@ -10,7 +10,9 @@ import directors;
 #
 # What ccc sends, and why this file needs so little:
 # - an exact version's files: `Cache-Control: public, max-age=31536000,
-#   immutable`, a strong ETag per representation, `Vary: Accept-Encoding`;
+#   immutable`, a strong ETag per representation, `Vary: Accept-Encoding`
+#   (and `Available-Dictionary` for a file with deltas: RFC 9842's dcb and
+#   dcz, a release coded against one the browser already holds);
 # - redirects from `latest` and ranges: `public, max-age=60`;
 # - a 404 for a missing package, version or file: `public, max-age=5`
 #   (`--not-found-max-age`), so a scan of missing paths stops here; other
@@ -18,8 +20,8 @@ import directors;
 # Varnish honours all of it as it stands. This file adds the purge ccc sends
 # on `ccc rm/gc --purge`, a day's cap on how long a file is kept without
 # asking ccc (the bound on serving a removed version when a purge was
-# missed), brotli, which Varnish's own Accept-Encoding handling knows
-# nothing of, and two origins taken in turn: a fetch that fails on one
+# missed), brotli and the deltas, which Varnish's own Accept-Encoding
+# handling knows nothing of, and two origins taken in turn: a fetch that fails on one
 # (an origin restarting, a 5xx) is tried once more on the other, so a
 # restart costs clients nothing.
 
@@ -84,16 +86,31 @@ sub vcl_recv {
         # Each origin's own counters and health, never a cached copy.
         return (pass);
     }
-    # ccc's answers depend on the URL and Accept-Encoding only; a cookie
-    # the site set for its pages must not turn every asset into a pass.
+    # ccc's answers depend on the URL, Accept-Encoding and
+    # Available-Dictionary only; a cookie the site set for its pages must
+    # not turn every asset into a pass.
     unset req.http.Cookie;
+
+    # A delta is for a client that holds a dictionary (one SHA-256, RFC
+    # 9842) and takes both dcb and dcz, as Chromium does: ccc answers it
+    # with the smaller, and Varnish keeps that copy apart from the others
+    # through the `Vary: Available-Dictionary` ccc sends. Anything else
+    # (a malformed value, a client that takes one coding only or refuses
+    # one) loses the header, so that it shares everyone's brotli copy.
+    if (req.http.Available-Dictionary !~ "^\s*:[A-Za-z0-9+/]{43}=:\s*$" ||
+        req.http.Accept-Encoding !~ "(^|,)\s*dcb\s*(,|$)" ||
+        req.http.Accept-Encoding !~ "(^|,)\s*dcz\s*(,|$)") {
+        unset req.http.Available-Dictionary;
+    }
 
     # Varnish reduces Accept-Encoding to `gzip` or nothing once this
     # returns. A client that takes brotli is remembered here, gets its own
     # copy of each URL (vcl_hash) and is fetched with its preference
     # (vcl_backend_fetch); ccc answers br, or gzip when it has no brotli.
+    # A client with a dictionary takes brotli too.
     unset req.http.X-Ccc-Br;
-    if (req.http.Accept-Encoding ~ "(^|,)\s*br\s*(,|;\s*q=(1|0?\.0*[1-9])|$)") {
+    if (req.http.Accept-Encoding ~ "(^|,)\s*br\s*(,|;\s*q=(1|0?\.0*[1-9])|$)" ||
+        req.http.Available-Dictionary) {
         set req.http.X-Ccc-Br = "1";
     }
     return (hash);
@@ -122,7 +139,9 @@ sub vcl_backend_fetch {
         # The next origin in turn: not the one that just failed.
         set bereq.backend = origins.backend();
     }
-    if (bereq.http.X-Ccc-Br) {
+    if (bereq.http.Available-Dictionary) {
+        set bereq.http.Accept-Encoding = "dcb, dcz, br, gzip";
+    } else if (bereq.http.X-Ccc-Br) {
         set bereq.http.Accept-Encoding = "br, gzip";
     }
     unset bereq.http.X-Ccc-Br;
@@ -140,6 +159,17 @@ sub vcl_backend_response {
         # was missed leaves within a day. Clients still get a year.
         set beresp.ttl = 1d;
         set beresp.keep = 7d;
+    }
+    # A dictionary ccc has no delta against (one from a release too old,
+    # or a made-up hash) is answered brotli: that copy is not kept under
+    # the dictionary's name, so that made-up hashes cannot fill the cache
+    # with copies of the same bytes. The next such request asks ccc again,
+    # which answers from its own cache.
+    if (bereq.http.Available-Dictionary &&
+        beresp.http.Content-Encoding !~ "^(dcb|dcz)$") {
+        set beresp.uncacheable = true;
+        set beresp.ttl = 60s;
+        return (deliver);
     }
     # A stale copy is served no longer than a revalidation takes.
     set beresp.grace = 10s;

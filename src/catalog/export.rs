@@ -73,6 +73,9 @@ fn sibling_body<'a>(
             catalog.brotli_body(file.blob_id)?.map(Cow::Owned)
         }
         Encoding::Brotli => None,
+        // A delta is for a client that names its dictionary: no static
+        // layout sends one.
+        Encoding::Dcb | Encoding::Dcz => None,
     })
 }
 

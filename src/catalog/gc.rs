@@ -170,6 +170,10 @@ pub struct Report {
     /// Brotli streams of the removed blobs, and any whose blob was gone.
     pub removed_brotli_count: u64,
     pub removed_brotli_bytes: u64,
+    /// Deltas dropped: their file or their dictionary is in no version
+    /// any more (`deltas`).
+    pub removed_delta_count: u64,
+    pub removed_delta_bytes: u64,
     /// The catalog's size before and after ([`Catalog::size`]).
     pub file_bytes_before: u64,
     pub file_bytes_after: u64,
@@ -332,6 +336,9 @@ pub struct Removal {
     /// version.
     pub tags_removed: Vec<(i64, String)>,
     pub packages_removed: Vec<String>,
+    /// Deltas dropped because no version holds their file or their
+    /// dictionary any more (`deltas`): how many, their bytes.
+    pub deltas_removed: (u64, u64),
 }
 
 /// The ids of blobs no asset uses. Selecting the id alone lets SQLite scan
@@ -400,6 +407,10 @@ impl Catalog {
             }
         }
         let packages_removed = delete_versions(&tx, ids).at(&path)?;
+        let deltas_removed = match self.has_deltas() {
+            true => super::deltas::drop_unused(&tx).at(&path)?,
+            false => (0, 0),
+        };
         if dry_run {
             tx.rollback().at(&path)?;
         } else {
@@ -409,6 +420,7 @@ impl Catalog {
         Ok(Removal {
             tags_removed,
             packages_removed,
+            deltas_removed,
         })
     }
 
@@ -444,6 +456,12 @@ impl Catalog {
             )
             .at(&path)?;
         }
+        // Deltas whose file or dictionary no version holds: before the
+        // blobs, so that they are counted rather than cascaded.
+        let (deltas_removed, delta_bytes_removed) = match self.has_deltas() {
+            true => super::deltas::drop_unused(&tx).at(&path)?,
+            false => (0, 0),
+        };
         let (blobs_removed, blob_bytes_removed): (i64, i64) = tx
             .query_row(
                 &format!(
@@ -469,7 +487,10 @@ impl Catalog {
         // Likewise piece digests, and those of a brotli stream that is gone;
         // the table holds no bodies, so reading all of it is cheap.
         tx.execute(ORPHAN_PIECES, []).at(&path)?;
-        let changed = removed_version_count > 0 || blobs_removed > 0 || brotli_removed > 0;
+        let changed = removed_version_count > 0
+            || blobs_removed > 0
+            || brotli_removed > 0
+            || deltas_removed > 0;
         if options.dry_run {
             tx.rollback().at(&path)?;
         } else {
@@ -493,6 +514,8 @@ impl Catalog {
             removed_stored_bytes: blob_bytes_removed as u64,
             removed_brotli_count: brotli_removed as u64,
             removed_brotli_bytes: brotli_bytes_removed as u64,
+            removed_delta_count: deltas_removed,
+            removed_delta_bytes: delta_bytes_removed,
             file_bytes_before,
             file_bytes_after: self.size()?,
             dry_run: options.dry_run,

@@ -21,6 +21,10 @@
 //! pieces   (blob_id -> blobs, coding 0 body | 1 brotli, digests (16 bytes
 //!           per 64 KiB piece), PRIMARY KEY(blob_id, coding)) WITHOUT ROWID
 //!                                        -- streams over 64 KiB: [`pieces`]
+//! deltas   (id, blob_id -> blobs, dictionary_id -> blobs, coding 'dcb'|'dcz',
+//!           stored_xxh3 (16 bytes), body, UNIQUE(blob_id, dictionary_id, coding))
+//! recoded  (blob_id -> blobs PRIMARY KEY, generation)
+//!                                        -- deltas between releases: [`deltas`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
 //! tokens   (id, name, kind, selector UNIQUE, hash (32 bytes), scopes (JSON),
@@ -162,11 +166,13 @@ pub mod audit;
 pub mod backup;
 pub mod chunks;
 pub mod content_type;
+pub mod deltas;
 pub mod diff;
 pub mod export;
 pub mod gc;
 pub mod generation;
 pub mod lookup;
+pub mod make_deltas;
 pub mod manifest;
 pub mod pieces;
 pub mod publish;
@@ -406,6 +412,30 @@ CREATE TABLE audit (
     detail   TEXT NOT NULL
 );
 "#,
+    // 10 -> 11: deltas (RFC 9842's dcb and dcz) of a blob against an
+    // earlier blob as dictionary (see `deltas`), and the blobs whose
+    // streams changed after their publish, which a server drops from its
+    // cache. The digest comes before the body, so that reading it never
+    // walks a long body's pages. Existing blobs get none; `ccc deltas`
+    // makes them.
+    r#"
+CREATE TABLE deltas (
+    id            INTEGER PRIMARY KEY,
+    blob_id       INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    dictionary_id INTEGER NOT NULL REFERENCES blobs(id) ON DELETE CASCADE,
+    coding        TEXT NOT NULL CHECK (coding IN ('dcb', 'dcz')),
+    stored_xxh3   BLOB NOT NULL CHECK (length(stored_xxh3) = 16),
+    body          BLOB NOT NULL,
+    UNIQUE (blob_id, dictionary_id, coding)
+);
+CREATE INDEX deltas_by_dictionary ON deltas(dictionary_id);
+
+CREATE TABLE recoded (
+    blob_id    INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL
+);
+CREATE INDEX recoded_by_generation ON recoded(generation);
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -438,6 +468,8 @@ pub const PIECES_SCHEMA: i64 = 9;
 
 /// The first schema with `tokens` and `audit`.
 pub const TOKENS_SCHEMA: i64 = 10;
+/// The first schema with `deltas` and `recoded` (`deltas`).
+pub const DELTAS_SCHEMA: i64 = 11;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -703,6 +735,11 @@ impl Catalog {
     /// one, read as it is, knows no token.
     pub fn has_tokens(&self) -> bool {
         self.schema >= TOKENS_SCHEMA
+    }
+
+    /// Whether the catalog has the `deltas` and `recoded` tables.
+    pub fn has_deltas(&self) -> bool {
+        self.schema >= DELTAS_SCHEMA
     }
 
     pub fn conn(&self) -> &Connection {

@@ -615,6 +615,7 @@ mod tests {
     use super::*;
     use crate::catalog::Access;
     use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+    use crate::catalog::SCHEMA_VERSION;
 
     /// Publishes `app@VERSION` with `files` into the catalog at `db`.
     fn publish_at(db: &Path, version: &str, files: &[(&str, &[u8])], options: &Options) {
@@ -718,6 +719,8 @@ mod tests {
                 "DROP TABLE pieces;
                  DROP TABLE tokens;
                  DROP TABLE audit;
+                 DROP TABLE IF EXISTS deltas;
+                 DROP TABLE IF EXISTS recoded;
                  UPDATE meta SET value = '8' WHERE key = 'schema_version';
                  PRAGMA user_version = 8;",
             )
@@ -871,7 +874,7 @@ mod tests {
         drop(reader);
 
         let writer = Catalog::open(&db, Access::ReadWrite).unwrap();
-        assert_eq!(writer.schema(), crate::catalog::SCHEMA_VERSION);
+        assert_eq!(writer.schema(), SCHEMA_VERSION);
         drop(writer);
         let filled = rows(&db);
         let undamaged: Vec<_> = want.iter().filter(|r| r.0 != damaged).cloned().collect();

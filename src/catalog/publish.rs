@@ -461,6 +461,9 @@ pub struct Options {
     /// The audit row of this publish (an upload's), written in the
     /// publish's own transaction; its action and target are set here.
     pub audit: Option<super::audit::Entry>,
+    /// Make the deltas of the version's files against their predecessors
+    /// (`super::make_deltas`); `--no-deltas` turns it off.
+    pub deltas: bool,
 }
 
 impl Default for Options {
@@ -478,6 +481,7 @@ impl Default for Options {
             tag: None,
             manifest_must_agree: false,
             audit: None,
+            deltas: true,
         }
     }
 }
@@ -505,6 +509,9 @@ pub struct Report {
     /// The brotli streams this publish added, against the gzip streams of
     /// the same files.
     pub brotli: BrotliGroup,
+    /// The deltas this publish made against the version's predecessors
+    /// (`super::make_deltas`); None with `--no-deltas`.
+    pub deltas: Option<super::make_deltas::Made>,
     /// Whether the version's references resolve inside it (`ccc
     /// check`'s report); None with `--no-check`.
     pub references: Option<crate::refs::check::Report>,
@@ -649,6 +656,8 @@ pub trait Progress: Sync {
     fn start(&self, _files: u64, _bytes: u64) {}
     fn advance(&self, _bytes: u64) {}
     fn finish(&self) {}
+    /// The deltas: `done` of `total` pairs coded.
+    fn deltas(&self, _done: u64, _total: u64) {}
 }
 
 /// Progress that shows nothing.
@@ -986,6 +995,15 @@ fn run(
             }
         }
     }
+    // What `latest` named before this publish: a predecessor.
+    let latest_before = match options.deltas {
+        true => catalog
+            .resolve(&identity.0, &crate::spec::Selector::Latest)
+            .ok()
+            .map(|v| v.id),
+        false => None,
+    };
+    let new_blobs: HashSet<i64> = collected.new_blobs.values().map(|(id, _)| *id).collect();
     let written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
     if let Some(checked) = &references {
@@ -1003,6 +1021,26 @@ fn run(
         entry.detail = format!("{} files, {} bytes", written.file_count, written.raw_bytes);
         super::audit::record(&tx, &entry).at(&path)?;
     }
+    let deltas = match options.deltas {
+        true => {
+            use super::make_deltas;
+            let (package, version) = &identity;
+            let against = make_deltas::predecessors(
+                catalog,
+                package,
+                written.version_id,
+                version,
+                latest_before,
+            )?;
+            let tasks = make_deltas::plan(catalog, written.version_id, &against, &new_blobs)?;
+            let levels = crate::delta::PUBLISH_LEVELS;
+            let progress = |done, total| progress.deltas(done, total);
+            Some(make_deltas::make(
+                catalog, tasks, work.jobs, levels, &against, &progress,
+            )?)
+        }
+        false => None,
+    };
     // The last moment to stop: after the commit the version is published.
     crate::interrupt::check()?;
     if options.dry_run {
@@ -1021,6 +1059,7 @@ fn run(
         already_stored: written.already_stored,
         repeated_in_version: written.repeated_in_version,
         brotli: written.brotli,
+        deltas,
         chunked: written.chunked,
         replaced: existing.is_some(),
         tags: written.tags,

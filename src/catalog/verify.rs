@@ -6,7 +6,9 @@
 //! `stored_xxh3` where it has them; every brotli stream hashes to its
 //! recorded digests and decodes to its blob's size and sha256; every
 //! stream longer than one piece (schema 9) matches the digest of each of
-//! its pieces, and has them (`pieces`); every version's recorded totals
+//! its pieces, and has them (`pieces`); every delta (`deltas`) hashes to
+//! its recorded XXH3-128, names its dictionary, and decodes against it to
+//! its blob's size and sha256; every version's recorded totals
 //! match its assets. Blobs are read one
 //! at a time, so memory stays at the largest blob whatever the catalog's
 //! size. Ctrl-C is noticed every 64 KiB of content (see `interrupt`).
@@ -54,6 +56,9 @@ pub struct Report {
     /// Brotli streams, every one of them read and decoded.
     pub brotli_count: u64,
     pub brotli_bytes: u64,
+    /// Deltas, every one of them decoded against its dictionary.
+    pub delta_count: u64,
+    pub delta_bytes: u64,
     pub version_count: u64,
     pub problems: Vec<Problem>,
 }
@@ -104,6 +109,10 @@ impl Catalog {
             )?,
             false => Bodies::default(),
         };
+        let deltas = match self.has_deltas() {
+            true => self.check_deltas(&mut bad, progress)?,
+            false => Bodies::default(),
+        };
         for (id, sha, detail) in bad {
             problems.push(Problem {
                 kind: "blob",
@@ -119,6 +128,8 @@ impl Catalog {
             stored_bytes: blobs.bytes,
             brotli_count: brotli.count,
             brotli_bytes: brotli.bytes,
+            delta_count: deltas.count,
+            delta_bytes: deltas.bytes,
             version_count,
             problems,
         })
@@ -247,6 +258,95 @@ impl Catalog {
             .collect();
             if !details.is_empty() {
                 bad.push((id, hex::encode(&sha), details.join("; ")));
+            }
+            read.count += 1;
+            read.bytes += body.len() as u64;
+            progress(body.len() as u64);
+        }
+        Ok(read)
+    }
+
+    /// Checks every delta (module doc), its dictionary read once for all
+    /// the deltas against it; adds what is wrong to `bad` as a problem of
+    /// the delta's blob.
+    fn check_deltas(
+        &self,
+        bad: &mut Vec<(i64, String, String)>,
+        progress: &dyn Fn(u64),
+    ) -> Result<Bodies> {
+        let mut stmt = self
+            .conn()
+            .prepare(
+                "SELECT d.blob_id, b.sha256, b.raw_size, d.dictionary_id, k.sha256, d.coding,
+                        d.stored_xxh3, d.body
+                   FROM deltas d JOIN blobs b ON b.id = d.blob_id
+                   JOIN blobs k ON k.id = d.dictionary_id
+                  ORDER BY d.dictionary_id, d.blob_id",
+            )
+            .at(self)?;
+        let mut rows = stmt.query([]).at(self)?;
+        let mut read = Bodies::default();
+        // The dictionary of the rows being read: its id and its bytes (or
+        // why they cannot be had).
+        let mut dictionary: Option<(i64, std::result::Result<Vec<u8>, String>)> = None;
+        while let Some(row) = rows.next().at(self)? {
+            crate::interrupt::check()?;
+            let id: i64 = row.get(0).at(self)?;
+            let sha: Vec<u8> = row.get(1).at(self)?;
+            let raw_size: i64 = row.get(2).at(self)?;
+            let dictionary_id: i64 = row.get(3).at(self)?;
+            let dictionary_sha: Vec<u8> = row.get(4).at(self)?;
+            let coding: std::result::Result<Encoding, _> = row.get(5);
+            let xxh3: Vec<u8> = row.get(6).at(self)?;
+            let body = row.get_ref(7).at(self)?.as_blob().unwrap_or_default();
+            if dictionary.as_ref().is_none_or(|(d, _)| *d != dictionary_id) {
+                let bytes = match self.blob_stored(dictionary_id, u64::MAX)? {
+                    Some(stored) => stored.decode().and_then(|bytes| {
+                        use sha2::Digest;
+                        match Sha256::digest(&bytes)[..] == dictionary_sha[..] {
+                            true => Ok(bytes),
+                            false => Err("its content hashes to another sha256".into()),
+                        }
+                    }),
+                    None => Err("it is stored in chunks".into()),
+                };
+                dictionary = Some((dictionary_id, bytes));
+            }
+            let detail = match (coding, &dictionary) {
+                (Err(_), _) => Some(format!(
+                    "a delta of unknown coding {:?}",
+                    row.get_ref(5).ok()
+                )),
+                (Ok(coding), Some((_, dict))) => {
+                    let against =
+                        format!("{coding} delta against {}: ", hex::encode(&dictionary_sha));
+                    let wrong = match (check_xxh3(&xxh3, body), dict) {
+                        (Some(wrong), _) => Some(wrong),
+                        (None, Err(why)) => Some(format!("its dictionary cannot be read: {why}")),
+                        (None, Ok(dict)) => {
+                            let named: [u8; 32] =
+                                dictionary_sha.clone().try_into().unwrap_or_default();
+                            match crate::delta::decode(coding, body, dict, &named, raw_size as u64)
+                            {
+                                Err(why) => Some(why),
+                                Ok(file) if file.len() as i64 != raw_size => Some(format!(
+                                    "decodes to {}, recorded {raw_size}",
+                                    crate::output::count(file.len() as u64, "byte")
+                                )),
+                                Ok(file) if Sha256::digest(&file)[..] != sha[..] => Some(format!(
+                                    "decodes to content that hashes to {}",
+                                    hex::encode(Sha256::digest(&file))
+                                )),
+                                Ok(_) => None,
+                            }
+                        }
+                    };
+                    wrong.map(|w| format!("{against}{w}"))
+                }
+                (Ok(_), None) => None,
+            };
+            if let Some(detail) = detail {
+                bad.push((id, hex::encode(&sha), detail));
             }
             read.count += 1;
             read.bytes += body.len() as u64;

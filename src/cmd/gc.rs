@@ -118,11 +118,18 @@ impl<'a> Listing<'a> {
             "Removed"
         };
         // The streams' count is in --json.
-        let brotli = if report.removed_brotli_count > 0 {
+        let mut brotli = if report.removed_brotli_count > 0 {
             format!(" + {} brotli", human_size(report.removed_brotli_bytes))
         } else {
             String::new()
         };
+        if report.removed_delta_count > 0 {
+            brotli.push_str(&format!(
+                " + {} in {}",
+                human_size(report.removed_delta_bytes),
+                output::count(report.removed_delta_count, "delta")
+            ));
+        }
         if self.options.keep.is_none() && self.options.older_than.is_none() {
             // No rule judged any version: none was kept or removed by one.
             output::print(format_args!(

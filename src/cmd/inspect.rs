@@ -1,7 +1,10 @@
 //! `ccc inspect PKG@VERSION[/PATH]`: a version's sizes, compression and
-//! sharing with a file table, or one file in full detail.
+//! sharing with a file table, or one file in full detail, its deltas
+//! (RFC 9842's dcb and dcz, `catalog::deltas`) among them: against which
+//! file, how long, and what share of the brotli a client is sent without.
 
 use super::{resolve_version, version_title};
+use crate::catalog::deltas::Listed;
 use crate::catalog::query::{AssetRow, Page, StoredLink, VersionFiles};
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog, Encoding};
@@ -36,6 +39,8 @@ struct AssetDetail<'a> {
     references: Vec<StoredLink>,
     /// The references of the version's files that name this one.
     referenced_by: Vec<StoredLink>,
+    /// The deltas of its content, smallest first for each dictionary.
+    deltas: Vec<Listed>,
 }
 
 pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
@@ -117,6 +122,7 @@ fn asset(
     let same_content = catalog.same_content(v, &a)?;
     let references = catalog.links(v.id, &a.path, true)?;
     let referenced_by = catalog.links(v.id, &a.path, false)?;
+    let deltas = catalog.delta_listing(a.blob_id, &v.package)?;
     if json {
         output::print_json(&AssetDetail {
             package: &v.package,
@@ -125,6 +131,7 @@ fn asset(
             same_content,
             references,
             referenced_by,
+            deltas,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -191,6 +198,23 @@ fn asset(
             .map(|l| format!("{}:{}:{}", l.file, l.line, l.column))
             .collect();
         table.add_row(["referenced by".into(), lines.join("\n")]);
+    }
+    if !deltas.is_empty() {
+        // What a client holding the dictionary would be sent without it.
+        let baseline = brotli_bytes(&a).unwrap_or(a.stored_bytes);
+        let lines: Vec<String> = deltas
+            .iter()
+            .map(|d| {
+                let against = d.against.first().map_or("a removed file", String::as_str);
+                format!(
+                    "{} against {against}: {} ({} of brotli)",
+                    d.encoding.as_str(),
+                    human_size(d.stored_bytes),
+                    ratio(d.stored_bytes, baseline)
+                )
+            })
+            .collect();
+        table.add_row(["deltas".into(), lines.join("\n")]);
     }
     output::print(table)?;
     Ok(ExitCode::SUCCESS)

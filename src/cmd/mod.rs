@@ -6,6 +6,7 @@ pub mod backup;
 pub mod cat;
 pub mod causal;
 pub mod check;
+pub mod deltas;
 pub mod diff;
 pub mod export;
 pub mod follow;

@@ -139,6 +139,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         tag: args.tag.clone(),
         manifest_must_agree: false,
         audit: None,
+        deltas: !args.no_deltas,
     };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {
@@ -373,6 +374,9 @@ pub(crate) fn summary(report: &publish::Report) -> String {
             human_size(repeated.raw_bytes),
         ));
     }
+    if let Some(line) = report.deltas.as_ref().and_then(deltas_line) {
+        lines.push(line);
+    }
     if let Some(checked) = &report.references {
         lines.push(format!("  references: {}", super::check::counted(checked)));
         for problem in checked.problems.iter().take(PROBLEMS_SHOWN) {
@@ -407,6 +411,33 @@ pub(crate) fn summary(report: &publish::Report) -> String {
         ));
     }
     lines.join("\n")
+}
+
+/// The line on the deltas a publish made: what a browser holding the
+/// newest predecessor downloads instead of the brotli streams, and what
+/// was stored. None when there was no predecessor.
+///
+/// ```text
+///   deltas against 0.169.0: 606 files, 6.0 MiB as brotli -> 210.9 KiB for a browser holding 0.169.0 (96.6% less); 1,211 deltas stored (1016.6 KiB)
+/// ```
+pub(super) fn deltas_line(made: &crate::catalog::make_deltas::Made) -> Option<String> {
+    let newest = made.against.first()?;
+    let against = made.against.join(", ");
+    if made.file_count == 0 {
+        return Some(format!(
+            "  deltas against {against}: none clearly smaller than brotli"
+        ));
+    }
+    let saved = made.brotli_bytes.saturating_sub(made.smallest_delta_bytes);
+    Some(format!(
+        "  deltas against {against}: {}, {} as brotli -> {} for a browser holding {newest} ({} less); {} stored ({})",
+        count(made.file_count, "file"),
+        human_size(made.brotli_bytes),
+        human_size(made.smallest_delta_bytes),
+        ratio(saved, made.brotli_bytes),
+        count(made.delta_count, "delta"),
+        human_size(made.delta_bytes),
+    ))
 }
 
 /// A [`publish::Warning`] in words, for the version `report` describes,
@@ -896,6 +927,7 @@ mod tests {
             already_stored: group(2, 2000, 1000),
             repeated_in_version: group(1, 1000, 500),
             brotli: publish::BrotliGroup::default(),
+            deltas: None,
             chunked: publish::Group::default(),
             references: None,
             replaced: false,

@@ -1,5 +1,6 @@
 //! `ccc rm PKG@VERSION...` and `ccc rm --all PKG...`: remove versions in one
-//! transaction. Their blobs stay until `ccc gc`.
+//! transaction. Their blobs stay until `ccc gc`; deltas whose file or
+//! dictionary no version holds any more go with them.
 
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
@@ -19,6 +20,9 @@ struct Removed {
     versions: Vec<VersionRow>,
     tags_removed: Vec<RemovedTag>,
     packages_removed: Vec<String>,
+    /// Deltas whose file or dictionary no version holds any more.
+    removed_delta_count: u64,
+    removed_delta_bytes: u64,
     dry_run: bool,
     /// With --purge, what was purged.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,6 +96,7 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         })
         .collect();
     let packages = removal.packages_removed;
+    let (delta_count, delta_bytes) = removal.deltas_removed;
     let (purged, outcome) = super::purge_caches(
         &args.purge,
         args.dry_run,
@@ -108,11 +113,19 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
             versions: removed,
             tags_removed: tags,
             packages_removed: packages,
+            removed_delta_count: delta_count,
+            removed_delta_bytes: delta_bytes,
             dry_run: args.dry_run,
             purged,
         })?;
     } else {
-        output::print(removed_text(&removed, &tags, &packages, args.dry_run))?;
+        output::print(removed_text(
+            &removed,
+            &tags,
+            &packages,
+            (delta_count, delta_bytes),
+            args.dry_run,
+        ))?;
         if let Some(purged) = &purged {
             super::print_purged(purged)?;
         }
@@ -159,6 +172,7 @@ fn removed_text(
     removed: &[VersionRow],
     tags: &[RemovedTag],
     packages: &[String],
+    (delta_count, delta_bytes): (u64, u64),
     dry_run: bool,
 ) -> String {
     let verb = if dry_run { "Would remove" } else { "Removed" };
@@ -174,6 +188,13 @@ fn removed_text(
     }
     for package in packages {
         lines.push(format!("{verb} package {package} (no versions left)"));
+    }
+    if delta_count > 0 {
+        lines.push(format!(
+            "{verb} {} ({}): their file or dictionary is in no version any more",
+            output::count(delta_count, "delta"),
+            crate::units::human_size(delta_bytes)
+        ));
     }
     if !dry_run {
         lines.push("Blobs stay until `ccc gc` removes the ones nothing uses.".into());
@@ -207,11 +228,20 @@ pub(crate) fn remove_one(
         })
         .collect();
     let removed = vec![v];
-    let text = removed_text(&removed, &tags, &removal.packages_removed, false);
+    let text = removed_text(
+        &removed,
+        &tags,
+        &removal.packages_removed,
+        removal.deltas_removed,
+        false,
+    );
+    let (delta_count, delta_bytes) = removal.deltas_removed;
     let json = serde_json::to_value(Removed {
         versions: removed,
         tags_removed: tags,
         packages_removed: removal.packages_removed,
+        removed_delta_count: delta_count,
+        removed_delta_bytes: delta_bytes,
         dry_run: false,
         purged: None,
     })

@@ -12,7 +12,7 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;
     catalog.stop_on_interrupt()?;
     let (_, total) = catalog.blob_totals()?;
-    let total = total + catalog.brotli_totals()?.1;
+    let total = total + catalog.brotli_totals()?.1 + catalog.delta_totals()?.1;
     let bar = output::byte_bar(total, "Verifying", args.quiet || args.json);
     let report = catalog.verify(&|bytes| bar.inc(bytes));
     bar.finish_and_clear();
@@ -45,11 +45,18 @@ pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     }
     // Short enough for an 80-column terminal: the streams' count is in
     // --json.
-    let brotli = if report.brotli_count > 0 {
+    let mut brotli = if report.brotli_count > 0 {
         format!(" + {} brotli", human_size(report.brotli_bytes))
     } else {
         String::new()
     };
+    if report.delta_count > 0 {
+        brotli.push_str(&format!(
+            " + {} in {}",
+            human_size(report.delta_bytes),
+            count(report.delta_count, "delta")
+        ));
+    }
     output::print(format_args!(
         "{}: {} ({}{brotli}) and {} checked, {}",
         if report.ok { "ok" } else { "FAILED" },

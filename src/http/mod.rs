@@ -4,12 +4,15 @@
 //! - [`route`]: request target -> what is asked for (asset, listing, stats,
 //!   metrics, health), percent-decoding once and refusing unsafe paths; the URLs of
 //!   redirects, query string kept;
-//! - [`negotiate`]: `Accept-Encoding` -> br, gzip or identity;
+//! - [`negotiate`]: `Accept-Encoding` -> dcb, dcz, br, gzip or identity;
 //! - [`conditional`]: validators (`ETag`, `Last-Modified`) and the
 //!   `If-None-Match` / `If-Modified-Since` evaluation of RFC 9110 13.2.2;
 //! - [`range`]: `Range` and `If-Range` -> whole, one part (206) or 416;
 //! - [`cors`]: the cross-origin and security headers of every response,
 //!   and the answer to `OPTIONS`;
+//! - [`dictionary`]: Compression Dictionary Transport's headers
+//!   (`Use-As-Dictionary`, `Available-Dictionary`) and which requests may
+//!   get a delta;
 //! - [`not_found`]: which of package, version or file a 404 names;
 //! - [`host`]: whether a request's `Host` (and HTTP/2 `:authority`) is a
 //!   host;
@@ -32,6 +35,7 @@
 pub mod access_log;
 pub mod conditional;
 pub mod cors;
+pub mod dictionary;
 pub mod forwarded;
 pub mod header_lines;
 pub mod host;

@@ -1,19 +1,23 @@
 //! Content negotiation (RFC 9110 12.5).
 //!
-//! - `Accept-Encoding` ([`choose`]): an asset is held in one to three
+//! - `Accept-Encoding` ([`choose`]): an asset is held in one to five
 //!   codings (identity always, since gzip decodes to it; gzip for
-//!   compressible files; brotli for those where it beat gzip by 5%): which
-//!   of those this client takes best, with `br` > `gzip` > identity among
-//!   codings it ranks equally.
+//!   compressible files; brotli for those where it beat gzip by 5%; the
+//!   deltas `dcb` and `dcz` against the dictionary the request named, in
+//!   the asset's entry for it): which of those this client takes best,
+//!   the smallest among codings it ranks equally (`dcb`/`dcz` > `br` >
+//!   `gzip` > identity). A delta is sent only to a client that names its
+//!   coding: `*` never stands for one (RFC 9842 4: the client advertises
+//!   `dcb` and `dcz` with the dictionary it holds).
 //! - `Accept` ([`format`]): the listings are JSON, or HTML pages
 //!   ([`crate::serve::browse`]) for a client that ranks `text/html` above
 //!   JSON, as a browser navigating does.
 
 use crate::encoding::Encoding;
 
-/// Chooses the coding to send among `offered` (identity is always
-/// available, listed or not) from the request's `Accept-Encoding` values
-/// (all of them, in order).
+/// Chooses the coding to send among `offered`, smallest first (identity
+/// is always available, listed or not), from the request's
+/// `Accept-Encoding` values (all of them, in order).
 ///
 /// - No header: identity (RFC 9110 12.5.3: any coding is acceptable, but a
 ///   client that says nothing is safest served plain).
@@ -22,8 +26,9 @@ use crate::encoding::Encoding;
 /// - identity is acceptable unless `identity;q=0`, or `*;q=0` without an
 ///   `identity` entry; it outranks a compressed coding only when the
 ///   client gave it a higher q explicitly (or through `*`).
+/// - A delta (`dcb`, `dcz`) is acceptable only when named with q > 0.
 /// - The acceptable coding with the highest q wins; equal q-values go to
-///   the smaller coding (br, then gzip, then identity). When nothing is
+///   the one `offered` lists first, the smaller. When nothing is
 ///   acceptable the server sends identity rather than 406, as the RFC
 ///   allows.
 pub fn choose<'a>(
@@ -31,8 +36,8 @@ pub fn choose<'a>(
     offered: &[Encoding],
 ) -> Encoding {
     let mut seen_header = false;
-    // q-values by Encoding::PREFERENCE index, and `*`.
-    let mut named = [None::<f32>; 3];
+    // q-values by Encoding::ALL index, and `*`.
+    let mut named = [None::<f32>; 5];
     let mut star = None::<f32>;
     for value in accept_encoding {
         seen_header = true;
@@ -55,13 +60,14 @@ pub fn choose<'a>(
         return Encoding::Identity;
     }
     let mut best = (Encoding::Identity, 0.0f32);
-    for encoding in Encoding::PREFERENCE {
-        if encoding != Encoding::Identity && !offered.contains(&encoding) {
-            continue;
-        }
+    let identity = (!offered.contains(&Encoding::Identity)).then_some(Encoding::Identity);
+    for &encoding in offered.iter().chain(identity.iter()) {
         // Identity is always acceptable unless refused, but ranks only
-        // with a q the client gave it.
-        let q = named[rank(encoding)].or(star).unwrap_or(0.0);
+        // with a q the client gave it; a delta only with its own.
+        let q = match encoding.is_delta() {
+            true => named[rank(encoding)].unwrap_or(0.0),
+            false => named[rank(encoding)].or(star).unwrap_or(0.0),
+        };
         // Strictly greater: among equals the earlier, smaller coding stays.
         if q > best.1 {
             best = (encoding, q);
@@ -70,12 +76,12 @@ pub fn choose<'a>(
     best.0
 }
 
-/// `encoding`'s place in [`Encoding::PREFERENCE`].
+/// `encoding`'s place in [`Encoding::ALL`].
 fn rank(encoding: Encoding) -> usize {
-    Encoding::PREFERENCE
+    Encoding::ALL
         .iter()
         .position(|e| *e == encoding)
-        .unwrap_or(Encoding::PREFERENCE.len() - 1)
+        .unwrap_or(Encoding::ALL.len() - 1)
 }
 
 /// What a listing is answered with.
@@ -243,6 +249,28 @@ mod tests {
         assert_eq!(choose(["br, gzip"], &[Gzip, Identity]), Gzip);
         assert_eq!(choose(["br, gzip"], &[Identity]), Identity);
         assert_eq!(choose(["br, gzip"], &[]), Identity);
+    }
+
+    #[test]
+    fn deltas_only_when_named_and_the_smaller_among_equals() {
+        use crate::encoding::Encoding::{Dcb, Dcz};
+        let offered = [Dcz, Dcb, Brotli, Gzip, Identity];
+        let with = |header: &str| choose([header], &offered);
+        // Chromium with a dictionary.
+        assert_eq!(with("gzip, deflate, br, zstd, dcb, dcz"), Dcz);
+        assert_eq!(
+            choose(["br, dcb, dcz"], &[Dcb, Dcz, Brotli, Gzip, Identity]),
+            Dcb
+        );
+        assert_eq!(with("br, dcb"), Dcb);
+        assert_eq!(with("gzip, br"), Brotli);
+        // `*` never stands for a delta.
+        assert_eq!(with("*"), Brotli);
+        assert_eq!(with("dcz;q=0, dcb;q=0, br"), Brotli);
+        assert_eq!(with("dcz;q=0.5, br"), Brotli);
+        assert_eq!(with("dcz;q=0.5, br;q=0.4"), Dcz);
+        // Only what the entry holds.
+        assert_eq!(choose(["dcb, dcz, br"], &[Brotli, Gzip, Identity]), Brotli);
     }
 
     #[test]

@@ -59,6 +59,13 @@ pub struct Ask<'a> {
     pub if_range: Option<&'a str>,
     /// `Access-Control-Request-Headers` of a preflight.
     pub access_control_request_headers: Option<&'a str>,
+    /// `Available-Dictionary`: the dictionary the client holds for this
+    /// URL (RFC 9842 2.2).
+    pub available_dictionary: Option<&'a str>,
+    /// `Sec-Fetch-Site` and `Sec-Fetch-Mode`: whether a cross-origin
+    /// request may get a delta (`http::dictionary`).
+    pub sec_fetch_site: Option<&'a str>,
+    pub sec_fetch_mode: Option<&'a str>,
 }
 
 /// A response before it meets the socket.
@@ -73,6 +80,20 @@ pub struct Answer {
     /// What answered: an asset (the profiler's unit of progress), a
     /// listing, or something else (`/metrics` counts them apart).
     pub class: RouteClass,
+    /// For an asset's representation: its coding, and what a client that
+    /// accepts brotli would have been sent without a delta (`/metrics`
+    /// counts responses and bytes by coding, and what deltas saved).
+    pub sent: Option<Sent>,
+}
+
+/// The representation an asset's answer sends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    pub encoding: Encoding,
+    /// The length of the representation.
+    pub length: usize,
+    /// The length of the smallest of br, gzip and the file.
+    pub baseline: usize,
 }
 
 /// An answer's header lines: an asset's prepared lines, shared with the
@@ -286,6 +307,7 @@ impl Answer {
             body: Body::Owned(body),
             length: None,
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -335,6 +357,7 @@ impl Answer {
             },
             length: Some(length),
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -346,6 +369,7 @@ impl Answer {
             body: Body::Owned(body),
             length: None,
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -382,6 +406,7 @@ impl Answer {
             body: Body::Empty,
             length: None,
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -394,6 +419,7 @@ impl Answer {
             body: Body::Empty,
             length: Some(0),
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -419,6 +445,7 @@ impl Answer {
             body: Body::Empty,
             length: Some(0),
             class: RouteClass::Other,
+            sent: None,
         }
     }
 
@@ -569,11 +596,7 @@ fn asset(
     version: &str,
     path: &str,
 ) -> Result<Answer> {
-    let key = AssetKeyRef {
-        package,
-        version,
-        path,
-    };
+    let key = AssetKeyRef::of(package, version, path);
     // A HEAD, a range or a revalidation may need none of a long body, or
     // a part: it stays in the catalog.
     let want = if ask.method == "HEAD"
@@ -611,8 +634,40 @@ fn asset(
             }
         }
     };
+    // A request that names a dictionary the asset has deltas against is
+    // answered from the asset's entry for it (RFC 9842).
+    let (asset, reserved) = match dictionary_asked(ask, asset.value()) {
+        Some(dictionary) => {
+            let key = AssetKeyRef {
+                dictionary: Some(dictionary),
+                ..key
+            };
+            match store.delta(key, &asset) {
+                Ok(Some((entry, more))) => {
+                    let reserved = match (reserved, more) {
+                        (Some(a), Some(b)) => Some(a.join(b)),
+                        (a, b) => a.or(b),
+                    };
+                    (entry, reserved)
+                }
+                Ok(None) => (asset, reserved),
+                // Damage to a delta is the catalog's, not the request's:
+                // it is answered without one (and `ccc verify` tells).
+                Err(e) => {
+                    log::err(format_args!("error: {e}"));
+                    (asset, reserved)
+                }
+            }
+        }
+        None => (asset, reserved),
+    };
     let prepared = asset.value();
     let send = negotiate::choose(ask.accept_encoding.iter().copied(), prepared.offered());
+    let sent = Some(Sent {
+        encoding: send,
+        length: prepared.length(send),
+        baseline: prepared.baseline(),
+    });
     let length = prepared.length(send);
     // Only the selected representation's tag validates (RFC 9110 13.1.2):
     // a cache that holds the gzip copy must not get a 304 for identity.
@@ -636,6 +691,7 @@ fn asset(
             body: Body::Empty,
             length: Some(length),
             class: RouteClass::Asset,
+            sent,
         });
     }
     // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
@@ -681,7 +737,26 @@ fn asset(
         body,
         length: Some(part.len()),
         class: RouteClass::Asset,
+        sent,
     })
+}
+
+/// The dictionary a request may be answered with a delta against: the
+/// one `Available-Dictionary` names, when the asset has a delta against
+/// it, the request accepts `dcb` or `dcz`, and it may read the answer
+/// (`http::dictionary`). ccc never codes against a dictionary on
+/// request: only deltas the catalog holds are sent.
+fn dictionary_asked(ask: &Ask<'_>, prepared: &prepared::Prepared) -> Option<[u8; 32]> {
+    let sha = crate::http::dictionary::available_dictionary(ask.available_dictionary?)?;
+    if !prepared.has_delta_against(&sha)
+        || !crate::http::dictionary::may_use_dictionary(ask.sec_fetch_site, ask.sec_fetch_mode)
+    {
+        return None;
+    }
+    let deltas = [Encoding::Dcb, Encoding::Dcz];
+    negotiate::choose(ask.accept_encoding.iter().copied(), &deltas)
+        .is_delta()
+        .then_some(sha)
 }
 
 /// The body of `part` of the representation `send` of `asset`: shared
@@ -1023,6 +1098,9 @@ mod tests {
             range: first("Range"),
             if_range: first("If-Range"),
             access_control_request_headers: first("Access-Control-Request-Headers"),
+            available_dictionary: first("Available-Dictionary"),
+            sec_fetch_site: first("Sec-Fetch-Site"),
+            sec_fetch_mode: first("Sec-Fetch-Mode"),
         }
     }
 

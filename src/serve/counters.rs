@@ -4,10 +4,13 @@
 //!
 //! Every request costs a few relaxed atomic increments and no lock: a slot
 //! per (method, status), the body bytes, one latency bucket and the latency
-//! sum. Sums and cumulative views are made when a report is read, not when
+//! sum; an asset's answer with a body, two more by its coding. Sums and
+//! cumulative views are made when a report is read, not when
 //! a request is counted.
 
+use crate::encoding::Encoding;
 use crate::log::{self, LogStats};
+use crate::serve::answer::Sent;
 use crate::serve::in_flight::InFlightStats;
 use crate::serve::store::CacheStats;
 use crate::transport::{ConnReport, ConnStats};
@@ -200,7 +203,29 @@ pub struct Counters {
     /// Requests being answered now: from the head received until the
     /// response has left, or was cut short.
     in_flight: AtomicU64,
+    /// Asset responses with a body, by the coding sent (in
+    /// [`Encoding::ALL`]'s order), and their body bytes.
+    by_encoding: [EncodingCount; Encoding::ALL.len()],
+    /// What deltas spared: for each whole delta sent, the bytes of what the
+    /// client would have been sent without one (brotli, gzip or the file)
+    /// less the delta's.
+    delta_saved: AtomicU64,
     pub(super) connections: Arc<ConnStats>,
+}
+
+/// `encoding`'s place in [`Counters::by_encoding`].
+fn slot(encoding: Encoding) -> usize {
+    Encoding::ALL
+        .iter()
+        .position(|e| *e == encoding)
+        .unwrap_or_default()
+}
+
+/// Responses and body bytes of one coding.
+#[derive(Debug, Default)]
+struct EncodingCount {
+    responses: AtomicU64,
+    bytes: AtomicU64,
 }
 
 impl Counters {
@@ -216,8 +241,40 @@ impl Counters {
                 sum_nanos: AtomicU64::new(0),
             }),
             in_flight: AtomicU64::new(0),
+            by_encoding: Default::default(),
+            delta_saved: AtomicU64::new(0),
             connections: Arc::default(),
         }
+    }
+
+    /// Counts an asset's answer with a body: `sent` of it, `body` bytes
+    /// (a part, for a range). Only a whole delta counts what it saved.
+    pub(super) fn record_sent(&self, sent: &Sent, body: usize) {
+        let count = &self.by_encoding[slot(sent.encoding)];
+        count.responses.fetch_add(1, Ordering::Relaxed);
+        count.bytes.fetch_add(body as u64, Ordering::Relaxed);
+        if sent.encoding.is_delta() && body == sent.length {
+            let saved = sent.baseline.saturating_sub(sent.length) as u64;
+            self.delta_saved.fetch_add(saved, Ordering::Relaxed);
+        }
+    }
+
+    /// Asset responses with a body and their body bytes, by coding.
+    pub fn by_encoding(&self) -> impl Iterator<Item = (Encoding, u64, u64)> + '_ {
+        Encoding::ALL.into_iter().map(|e| {
+            let count = &self.by_encoding[slot(e)];
+            (
+                e,
+                count.responses.load(Ordering::Relaxed),
+                count.bytes.load(Ordering::Relaxed),
+            )
+        })
+    }
+
+    /// The bytes deltas spared clients against what they would have been
+    /// sent without one.
+    pub fn delta_saved(&self) -> u64 {
+        self.delta_saved.load(Ordering::Relaxed)
     }
 
     /// Counts a request a worker answered, `elapsed` after its head was

@@ -243,6 +243,13 @@ impl Reservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// One reservation of both (of the same budget): a response that
+    /// holds bodies read for it twice, its asset's and its deltas.
+    pub fn join(mut self, mut other: Reservation) -> Reservation {
+        self.bytes += std::mem::take(&mut other.bytes);
+        self
+    }
 }
 
 impl Drop for Reservation {

@@ -73,6 +73,31 @@ pub fn render(
         "Response body bytes written to clients (headers not included; 0 for HEAD and 304).",
         counters.bytes_sent(),
     );
+    page.family(
+        "ccc_asset_responses_total",
+        "counter",
+        "Asset responses with a body (200 and 206 to GET), by the content coding sent: br, \
+         gzip, identity, or a delta (dcb, dcz) against a dictionary the client held.",
+    );
+    for (encoding, responses, _) in counters.by_encoding() {
+        let label = [("encoding", encoding.as_str())];
+        page.sample("ccc_asset_responses_total", &label, responses);
+    }
+    page.family(
+        "ccc_asset_response_body_bytes_total",
+        "counter",
+        "Body bytes of those responses, by content coding.",
+    );
+    for (encoding, _, bytes) in counters.by_encoding() {
+        let label = [("encoding", encoding.as_str())];
+        page.sample("ccc_asset_response_body_bytes_total", &label, bytes);
+    }
+    page.counter(
+        "ccc_delta_saved_bytes_total",
+        "Bytes whole dcb and dcz responses spared clients: what each would have been sent \
+         without a dictionary (br, else gzip, else the file) less the delta.",
+        counters.delta_saved(),
+    );
     page.counter(
         "ccc_http_responses_cut_short_total",
         "Responses whose body did not all reach the client (a reset stream, a closed \

@@ -14,6 +14,18 @@
 //! miss that is never asked again builds one, not three.
 //! Every held representation's ETag is kept: `If-None-Match` is compared
 //! with the one the request selects (see [`crate::http`]).
+//!
+//! An asset's entry for a dictionary ([`StoredAsset::with_delta`]) holds
+//! its deltas against it besides: `dcb` and `dcz`, each a representation
+//! with its own strong ETag (`"<sha256>-dcb.<16 hex digits of the body's
+//! XXH3-128>"`: the body names its dictionary, so the tag does too, and
+//! changes with any byte of it), held only when smaller than what a
+//! client that accepts brotli is sent otherwise. Representations are
+//! kept smallest first, the decoded one last: among codings a client
+//! ranks equally, the first it accepts is the one it gets. An asset that
+//! has deltas varies by `Available-Dictionary` as well as by
+//! `Accept-Encoding` (RFC 9842 2.2), in every representation; one offered
+//! as a dictionary carries `Use-As-Dictionary`.
 
 use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
@@ -49,12 +61,19 @@ pub struct Prepared {
     /// The ETags of the representations held, in their order, then
     /// `Last-Modified`; each representation knows where its tag ends.
     validators: Box<str>,
-    /// The representations held, in [`Encoding::PREFERENCE`] order; the
-    /// decoded one (identity) always, last.
+    /// The representations held, smallest first; the decoded one
+    /// (identity) always, last.
     held: Vec<Representation>,
     /// Their codings, for negotiation: the first `held.len()`.
-    offered: [Encoding; 3],
+    offered: [Encoding; 5],
 }
+
+/// `Use-As-Dictionary` (RFC 9842 2.1).
+pub static USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
+
+/// `Vary` of an asset with deltas: the dictionary a request names
+/// selects the representation too.
+const VARY_WITH_DICTIONARY: &str = "Accept-Encoding, Available-Dictionary";
 
 /// What answers for one representation of the asset.
 #[derive(Debug)]
@@ -70,7 +89,7 @@ struct Representation {
 
 /// The ETags of an asset's representations, for `If-None-Match`.
 pub struct Tags<'a> {
-    tags: [&'a str; 3],
+    tags: [&'a str; 5],
     len: usize,
 }
 
@@ -94,25 +113,26 @@ impl Prepared {
             Encoding::Identity => Some(stored.raw_size as usize),
             coded => stored.body(coded).map(|(body, _)| body.len() as usize),
         };
-        let count = Encoding::PREFERENCE
+        // What a client that accepts brotli gets without a delta.
+        let baseline = Encoding::PREFERENCE
             .into_iter()
-            .filter(|e| length(*e).is_some())
-            .count();
+            .find_map(length)
+            .unwrap_or(usize::MAX);
+        let mut codings: Vec<(Encoding, usize)> = [Encoding::Dcb, Encoding::Dcz]
+            .into_iter()
+            .chain(Encoding::PREFERENCE)
+            .filter_map(|e| length(e).map(|len| (e, len)))
+            .filter(|(e, len)| !e.is_delta() || *len < baseline)
+            .collect();
+        // Smallest first, the decoded bytes last; ties in the order above.
+        codings.sort_by_key(|(e, len)| (*e == Encoding::Identity, *len));
         let mut validators = String::with_capacity(
-            Encoding::PREFERENCE
-                .into_iter()
-                .filter(|e| length(*e).is_some())
-                .map(|e| etag_len(sha, e))
-                .sum::<usize>()
-                + HTTP_DATE_LEN,
+            codings.iter().map(|(e, _)| tag_len(sha, *e)).sum::<usize>() + HTTP_DATE_LEN,
         );
-        let mut held = Vec::with_capacity(count);
-        let mut offered = [Encoding::Identity; 3];
-        for encoding in Encoding::PREFERENCE {
-            let Some(length) = length(encoding) else {
-                continue;
-            };
-            push_etag(&mut validators, sha, encoding);
+        let mut held = Vec::with_capacity(codings.len());
+        let mut offered = [Encoding::Identity; 5];
+        for (encoding, length) in codings {
+            push_tag(&mut validators, sha, encoding, &stored);
             offered[held.len()] = encoding;
             held.push(Representation {
                 encoding,
@@ -128,6 +148,21 @@ impl Prepared {
             offered,
             stored,
         }
+    }
+
+    /// Whether the catalog holds a delta of the asset against the
+    /// dictionary `sha256` (its entry for it then has the bodies).
+    pub fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
+        self.stored.has_delta_against(sha256)
+    }
+
+    /// What a client that accepts brotli is sent without a delta: the
+    /// length of the smallest of br, gzip and the file.
+    pub fn baseline(&self) -> usize {
+        Encoding::PREFERENCE
+            .into_iter()
+            .find(|e| self.offered().contains(e))
+            .map_or(0, |e| self.length(e))
     }
 
     /// The index of the representation of `encoding`, or of the decoded
@@ -158,7 +193,7 @@ impl Prepared {
     /// The ETag of every representation held, for `If-None-Match`.
     pub fn tags(&self) -> Tags<'_> {
         let mut tags = Tags {
-            tags: [""; 3],
+            tags: [""; 5],
             len: self.held.len(),
         };
         for (i, tag) in tags.tags.iter_mut().take(self.held.len()).enumerate() {
@@ -255,19 +290,44 @@ impl Prepared {
                 digests, verified, ..
             } => allocation(digests.len() * 16 + 16) + allocation(verified.heap_bytes() + 16),
         };
-        let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc);
-        let built = self.lines_heap_bytes(self.representation(self.smallest()));
-        let later = (self.held.len() as u64 - 1) * allocation(built + 8);
-        let texts =
-            allocation(self.validators.len()) + allocation(self.stored.content_type.capacity());
+        let deltas = self.stored.delta.as_ref().map_or(0, |d| {
+            [&d.dcb, &d.dcz]
+                .into_iter()
+                .flatten()
+                .map(|b| arc(&b.stream))
+                .sum()
+        });
+        let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc) + deltas;
+        // Every set of lines it may come to build, each as long as built.
+        let lines: u64 = self
+            .held
+            .iter()
+            .map(|r| allocation(self.lines_heap_bytes(r)))
+            .sum();
+        let offers =
+            allocation(self.stored.deltas.len() * size_of::<crate::catalog::deltas::Offer>());
+        let texts = allocation(self.validators.len())
+            + allocation(self.stored.content_type.capacity())
+            + self
+                .stored
+                .use_as_dictionary
+                .as_ref()
+                .map_or(0, |u| allocation(u.len()));
         let held = allocation(self.held.capacity() * size_of::<Representation>());
-        bodies + allocation(built) + later + texts + held
+        bodies + lines + offers + texts + held
     }
 
     fn build(&self, r: &Representation) -> HeaderMap {
         let mut head = KeptHead::with_capacity(
-            14,
-            self.stored.content_type.len() + self.validators.len() + 20,
+            15,
+            self.stored.content_type.len()
+                + self.validators.len()
+                + self
+                    .stored
+                    .use_as_dictionary
+                    .as_ref()
+                    .map_or(0, |u| u.len())
+                + 20,
         );
         self.each_line(r, |name, value| {
             match value {
@@ -300,8 +360,15 @@ impl Prepared {
     fn each_line(&self, r: &Representation, mut line: impl FnMut(HeaderName, Line<'_>)) {
         line(header::SERVER, Line::Constant(SERVER));
         line(header::CONTENT_TYPE, Line::Text(&self.stored.content_type));
-        line(header::VARY, Line::Constant("Accept-Encoding"));
+        let vary = match self.stored.deltas.is_empty() {
+            true => "Accept-Encoding",
+            false => VARY_WITH_DICTIONARY,
+        };
+        line(header::VARY, Line::Constant(vary));
         line(header::CACHE_CONTROL, Line::Constant(IMMUTABLE));
+        if let Some(value) = &self.stored.use_as_dictionary {
+            line(USE_AS_DICTIONARY.clone(), Line::Text(value));
+        }
         line(header::ETAG, Line::Text(self.tag(r.encoding)));
         line(header::LAST_MODIFIED, Line::Text(self.last_modified()));
         for (name, value) in cors::EVERY_RESPONSE_NAMED.iter() {
@@ -316,6 +383,30 @@ impl Prepared {
         }
         line(header::CONTENT_LENGTH, Line::Text(&r.length.to_string()));
     }
+}
+
+/// The strong ETag of the representation of `encoding` of `stored`
+/// (module doc), appended to `out`.
+fn push_tag(out: &mut String, sha: &str, encoding: Encoding, stored: &StoredAsset) {
+    match stored.delta.as_ref().and_then(|d| d.get(encoding)) {
+        Some(delta) => {
+            let mut digest = [0u8; 16];
+            // Cannot fail: 16 bytes hold 8 in hex.
+            let _ = hex::encode_to_slice(&delta.xxh3[..8], &mut digest);
+            out.push('"');
+            out.push_str(sha);
+            out.push_str(encoding.etag_suffix());
+            out.push('.');
+            out.push_str(std::str::from_utf8(&digest).unwrap_or_default());
+            out.push('"');
+        }
+        None => push_etag(out, sha, encoding),
+    }
+}
+
+/// The length of what [`push_tag`] appends.
+fn tag_len(sha: &str, encoding: Encoding) -> usize {
+    etag_len(sha, encoding) + if encoding.is_delta() { 17 } else { 0 }
 }
 
 /// A line's value: a constant, shared, or text copied into the head.
@@ -343,6 +434,9 @@ mod tests {
             raw_size: 40,
             published_at: 1_700_000_000,
             chunks: None,
+            deltas: Arc::new([]),
+            delta: None,
+            use_as_dictionary: None,
         }
     }
 

@@ -205,6 +205,13 @@ impl Service {
         let elapsed = received.elapsed();
         self.counters
             .record(Method::of(method), status, answer.class, elapsed);
+        if let Some(sent) = answer
+            .sent
+            .filter(|_| matches!(status, 200 | 206) && method != "HEAD")
+        {
+            self.counters
+                .record_sent(&sent, answer.length.unwrap_or(sent.length));
+        }
         let logged = (self.access_log)
             .filter(|_| !self.log_skip.skips(target(parts)))
             .map(|_| {
@@ -266,6 +273,9 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
         range: None,
         if_range: None,
         access_control_request_headers: None,
+        available_dictionary: None,
+        sec_fetch_site: None,
+        sec_fetch_mode: None,
     };
     let (mut hosts, mut ranges, mut if_ranges) = (0, 0, 0);
     let mut host_value: Option<&[u8]> = None;
@@ -299,6 +309,10 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
                 if_ranges += 1;
                 ask.if_range = Some(text);
             }
+            // Not lists: a second one is not read.
+            _ if name == AVAILABLE_DICTIONARY => _ = ask.available_dictionary.get_or_insert(text),
+            _ if name == SEC_FETCH_SITE => _ = ask.sec_fetch_site.get_or_insert(text),
+            _ if name == SEC_FETCH_MODE => _ = ask.sec_fetch_mode.get_or_insert(text),
             _ => {}
         }
     }
@@ -345,6 +359,13 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
     }
     Ok(ask)
 }
+
+/// RFC 9842 2.2's request header, and Fetch Metadata's (for the
+/// cross-origin rule of `http::dictionary`).
+static AVAILABLE_DICTIONARY: header::HeaderName =
+    header::HeaderName::from_static("available-dictionary");
+static SEC_FETCH_SITE: header::HeaderName = header::HeaderName::from_static("sec-fetch-site");
+static SEC_FETCH_MODE: header::HeaderName = header::HeaderName::from_static("sec-fetch-mode");
 
 /// The request target: path and query (an absolute-form target's and an
 /// HTTP/2 request's are the same).

@@ -7,8 +7,17 @@
 //! its check, and [`Prepared`](crate::serve::prepared::Prepared) is built
 //! from it, so that the response side never names the catalog. Only an
 //! asset whose codings are all in memory is ever cached.
+//!
+//! An asset also knows the deltas the catalog holds of its content
+//! ([`StoredAsset::deltas`]: dictionaries and lengths, no bodies), so a
+//! request naming a dictionary it has none for costs nothing more. A
+//! request naming one it has gets the asset's entry for that dictionary
+//! ([`StoredAsset::with_delta`]): the same codings, shared, and the
+//! deltas' bodies, always in memory (each at most 80% of the brotli
+//! stream).
 
 use crate::catalog::chunks::ChunkedBlob;
+use crate::catalog::deltas::Offer;
 use crate::catalog::lookup::AssetRecord;
 use crate::catalog::pieces::Coding;
 use crate::encoding::Encoding;
@@ -36,6 +45,42 @@ pub struct StoredAsset {
     pub published_at: i64,
     /// A big file's chunks, sent as they are read (`body` is empty).
     pub chunks: Option<ChunkedBlob>,
+    /// The deltas the catalog holds of this content, by dictionary: no
+    /// bodies, what negotiation needs to know whether a request's
+    /// dictionary is one of them.
+    pub deltas: Arc<[Offer]>,
+    /// The bodies of the deltas against the dictionary a request named,
+    /// in the asset's entry for that dictionary; None in its own entry.
+    pub delta: Option<DeltaBodies>,
+    /// `Use-As-Dictionary` of its responses, when it is offered as a
+    /// dictionary (`http::dictionary`).
+    pub use_as_dictionary: Option<Box<str>>,
+}
+
+/// The deltas of an asset against one dictionary.
+#[derive(Debug, Clone)]
+pub struct DeltaBodies {
+    pub dictionary: [u8; 32],
+    pub dcb: Option<DeltaBody>,
+    pub dcz: Option<DeltaBody>,
+}
+
+/// One delta's body, in memory, and its XXH3-128 (which its ETag names).
+#[derive(Debug, Clone)]
+pub struct DeltaBody {
+    pub stream: Stream,
+    pub xxh3: [u8; 16],
+}
+
+impl DeltaBodies {
+    /// The body of `coding`, dcb or dcz, if held.
+    pub fn get(&self, coding: Encoding) -> Option<&DeltaBody> {
+        match coding {
+            Encoding::Dcb => self.dcb.as_ref(),
+            Encoding::Dcz => self.dcz.as_ref(),
+            _ => None,
+        }
+    }
 }
 
 /// One coding's stored bytes: in memory (checked when loaded), or in the
@@ -150,7 +195,39 @@ impl StoredAsset {
             raw_size: row.raw_size,
             published_at: row.published_at,
             chunks: row.chunks,
+            deltas: Arc::new([]),
+            delta: None,
+            use_as_dictionary: None,
         })
+    }
+
+    /// The asset with `bodies`, its deltas against one dictionary: its
+    /// codings shared with this one (each an `Arc`), for the entry a
+    /// request naming that dictionary is answered from.
+    pub fn with_delta(&self, bodies: DeltaBodies) -> StoredAsset {
+        StoredAsset {
+            version_id: self.version_id,
+            blob_id: self.blob_id,
+            body: self.body.clone(),
+            encoding: self.encoding,
+            sha256: self.sha256,
+            brotli: self.brotli.clone(),
+            content_type: self.content_type.clone(),
+            raw_size: self.raw_size,
+            published_at: self.published_at,
+            chunks: self.chunks,
+            deltas: self.deltas.clone(),
+            delta: Some(bodies),
+            use_as_dictionary: self.use_as_dictionary.clone(),
+        }
+    }
+
+    /// Whether the catalog holds a delta of this content against the
+    /// dictionary `sha256`.
+    pub fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
+        self.deltas
+            .binary_search_by(|offer| offer.dictionary.cmp(sha256))
+            .is_ok()
     }
 
     /// The stored bytes of one coding of the asset, if held, and which of
@@ -158,6 +235,12 @@ impl StoredAsset {
     pub fn body(&self, encoding: Encoding) -> Option<(&Stream, Coding)> {
         match encoding {
             Encoding::Brotli => self.brotli.as_ref().map(|s| (s, Coding::Brotli)),
+            // Always in memory: the coding names no stream of the catalog.
+            Encoding::Dcb | Encoding::Dcz => self
+                .delta
+                .as_ref()
+                .and_then(|d| d.get(encoding))
+                .map(|d| (&d.stream, Coding::Stored)),
             stored if stored == self.encoding => Some((&self.body, Coding::Stored)),
             _ => None,
         }
@@ -165,7 +248,14 @@ impl StoredAsset {
 
     /// The bytes of its stored codings together.
     pub fn stored_bytes(&self) -> u64 {
-        self.body.len() + self.brotli.as_ref().map_or(0, Stream::len)
+        let deltas = self.delta.as_ref().map_or(0, |d| {
+            [&d.dcb, &d.dcz]
+                .into_iter()
+                .flatten()
+                .map(|b| b.stream.len())
+                .sum()
+        });
+        self.body.len() + self.brotli.as_ref().map_or(0, Stream::len) + deltas
     }
 
     /// Whether every coding is in memory.

@@ -61,6 +61,7 @@ pub const PAGES: &[Page] = &[
             "token",
             "audit",
             "gc",
+            "deltas",
             "verify",
             "check",
             "importmap",
@@ -199,6 +200,18 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[],
         see_also: &["rm", "verify", "backup"],
+    },
+    Page {
+        command: "deltas",
+        examples: &[
+            (
+                "ccc deltas",
+                "Make the deltas every version lacks, against its predecessors.",
+            ),
+            ("ccc deltas app -j 1", "Only app's versions, on one core."),
+        ],
+        exits: &[],
+        see_also: &["publish", "inspect", "serve"],
     },
     Page {
         command: "verify",

@@ -1,6 +1,8 @@
 //! The cache's key: one file of one exact version, its three names in one
 //! allocation, and the form borrowed from a request that a cache hit is
-//! looked up with, so that a hit copies no names.
+//! looked up with, so that a hit copies no names. A key may also name a
+//! dictionary: the entry then holds the asset with its deltas against
+//! that dictionary (`serve::stored`), beside the entry without one.
 
 use crate::serve::cache::{self, Lookup};
 use crate::serve::prepared::Prepared;
@@ -15,6 +17,9 @@ pub struct AssetKey {
     /// Where the version starts in `names`, and where the path does.
     version_at: usize,
     path_at: usize,
+    /// The SHA-256 of the dictionary a request named, for an entry with
+    /// the asset's deltas against it.
+    dictionary: Option<[u8; 32]>,
 }
 
 /// An [`AssetKey`] borrowed from a request: what a cache hit is looked up
@@ -24,6 +29,7 @@ pub struct AssetKeyRef<'a> {
     pub package: &'a str,
     pub version: &'a str,
     pub path: &'a str,
+    pub dictionary: Option<[u8; 32]>,
 }
 
 impl AssetKey {
@@ -36,7 +42,18 @@ impl AssetKey {
             names: names.into_boxed_str(),
             version_at: package.len(),
             path_at: package.len() + version.len(),
+            dictionary: None,
         }
+    }
+
+    /// The key of the asset's entry with its deltas against `dictionary`.
+    pub fn with_dictionary(mut self, dictionary: Option<[u8; 32]>) -> AssetKey {
+        self.dictionary = dictionary;
+        self
+    }
+
+    pub fn dictionary(&self) -> Option<&[u8; 32]> {
+        self.dictionary.as_ref()
     }
 
     pub fn package(&self) -> &str {
@@ -61,6 +78,7 @@ impl AssetKey {
             package: self.package(),
             version: self.version(),
             path: self.path(),
+            dictionary: self.dictionary,
         }
     }
 }
@@ -72,16 +90,29 @@ impl std::hash::Hash for AssetKey {
     }
 }
 
-impl AssetKeyRef<'_> {
+impl<'a> AssetKeyRef<'a> {
+    /// A borrowed key without a dictionary.
+    pub fn of(package: &'a str, version: &'a str, path: &'a str) -> AssetKeyRef<'a> {
+        AssetKeyRef {
+            package,
+            version,
+            path,
+            dictionary: None,
+        }
+    }
+
     pub fn to_key(self) -> AssetKey {
-        AssetKey::new(self.package, self.version, self.path)
+        AssetKey::new(self.package, self.version, self.path).with_dictionary(self.dictionary)
     }
 }
 
 impl Lookup<AssetKey> for AssetKeyRef<'_> {
     fn matches(&self, key: &AssetKey) -> bool {
         // The path first: it differs between most keys of a bucket.
-        self.path == key.path() && self.version == key.version() && self.package == key.package()
+        self.path == key.path()
+            && self.version == key.version()
+            && self.package == key.package()
+            && self.dictionary == key.dictionary
     }
 }
 
@@ -108,5 +139,11 @@ mod tests {
         };
         assert!(!other.matches(&owned));
         assert_eq!(borrowed.to_key(), owned);
+        // The entry with a dictionary's deltas is another entry.
+        let with = owned.clone().with_dictionary(Some([1; 32]));
+        assert!(!borrowed.matches(&with));
+        assert!(with.borrowed().matches(&with));
+        assert_eq!(hasher.hash_one(&with), hasher.hash_one(with.borrowed()));
+        assert_ne!(hasher.hash_one(&with), hasher.hash_one(borrowed));
     }
 }

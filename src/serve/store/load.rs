@@ -138,12 +138,13 @@ pub(super) fn load(
         ));
     }
     let _s = causal::site!(CACHE_INSERT);
-    let stored = StoredAsset::from_row(row, |coding| {
+    let mut stored = StoredAsset::from_row(row, |coding| {
         digests
             .iter()
             .position(|(c, _)| *c == coding)
             .map(|i| digests.swap_remove(i).1)
     })?;
+    dictionary_side(catalog, key, &mut stored)?;
     let prepared = Prepared::new(stored);
     // With the cache off nothing is kept. Either way the response builds
     // the lines of the coding it sends, and only those (`Prepared::weight`
@@ -160,6 +161,107 @@ pub(super) fn load(
     }))
 }
 
+/// What a script, stylesheet, JSON or wasm file has of Compression
+/// Dictionary Transport: `Use-As-Dictionary` when it may serve as a
+/// dictionary (`crate::delta`), and the deltas the catalog holds of it.
+/// Other files are not asked about.
+fn dictionary_side(catalog: &Catalog, key: &AssetKey, stored: &mut StoredAsset) -> Result<()> {
+    use crate::delta::{DictionarySize, kind};
+    let Some(kind) = kind(key.path()) else {
+        return Ok(());
+    };
+    if stored.encoding != crate::encoding::Encoding::Gzip || stored.chunks.is_some() {
+        return Ok(());
+    }
+    let smallest = stored.brotli.as_ref().unwrap_or(&stored.body).len();
+    if DictionarySize::fits(stored.raw_size, smallest) {
+        let value = crate::http::dictionary::use_as_dictionary(
+            key.package(),
+            key.version(),
+            key.path(),
+            kind,
+        );
+        stored.use_as_dictionary = Some(value.into_boxed_str());
+    }
+    stored.deltas = catalog.delta_offers(stored.blob_id)?.into();
+    Ok(())
+}
+
+/// Loads the asset's entry for the dictionary `key` names: `plain`'s
+/// codings, shared, and its deltas against that dictionary, read and
+/// checked (each against its XXH3-128). None when the catalog no longer
+/// has them, or the in-flight budget has no room for them now: the
+/// request is then answered from `plain`, as without a dictionary.
+pub(super) fn load_delta(
+    catalog: &Catalog,
+    key: &AssetKey,
+    plain: &Prepared,
+    shared: &Shared,
+) -> Result<Option<Loaded>> {
+    use crate::encoding::Encoding;
+    use crate::serve::stored::{DeltaBodies, DeltaBody, Stream};
+    let Some(dictionary) = key.dictionary().copied() else {
+        return Ok(None);
+    };
+    Shared::count(&shared.misses);
+    let bodies = {
+        let _s = causal::site!(SQLITE_QUERY);
+        match catalog.delta_bodies(plain.stored.blob_id, &dictionary) {
+            Ok(bodies) => bodies,
+            Err(Error::Corrupt { what, .. }) => {
+                Shared::count(&shared.corrupt);
+                return Err(Error::Corrupt {
+                    path: shared.config.db.clone(),
+                    what: format!(
+                        "{}@{}/{} (blob sha256 {}) {what}; not served",
+                        key.package(),
+                        key.version(),
+                        key.path(),
+                        hex::encode(plain.stored.sha256)
+                    ),
+                });
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let len: u64 = bodies.iter().map(|(_, b)| b.len() as u64).sum();
+    if bodies.is_empty() {
+        return Ok(None);
+    }
+    let Some(reserved) = shared.in_flight.try_reserve(len) else {
+        return Ok(None);
+    };
+    let mut delta = DeltaBodies {
+        dictionary,
+        dcb: None,
+        dcz: None,
+    };
+    for (coding, body) in bodies {
+        let xxh3 = crate::catalog::verify::xxh3_digest(&body);
+        let body = Some(DeltaBody {
+            stream: Stream::Memory(body.into()),
+            xxh3,
+        });
+        match coding {
+            Encoding::Dcb => delta.dcb = body,
+            Encoding::Dcz => delta.dcz = body,
+            _ => {}
+        }
+    }
+    let _s = causal::site!(CACHE_INSERT);
+    let prepared = Prepared::new(plain.stored.with_delta(delta));
+    let weight = if shared.cache.is_on() {
+        prepared.weight() + key.weight()
+    } else {
+        0
+    };
+    Ok(Some(Loaded {
+        prepared,
+        weight,
+        reserved: Some(reserved),
+    }))
+}
+
 impl Store {
     /// A miss the actor answers (the workers' pool could not read it).
     /// Another worker's miss for the same key may have filled the cache
@@ -170,6 +272,24 @@ impl Store {
         }
         let workers = self.workers.clone();
         let Some(loaded) = load(self.catalog()?, &key, &workers, want)? else {
+            return Ok(None);
+        };
+        let asset = self.cache().insert(key, loaded.prepared, loaded.weight);
+        Ok(Some((asset, loaded.reserved)))
+    }
+
+    /// A miss of an asset's entry for a dictionary the actor answers
+    /// ([`load_delta`]).
+    pub(super) fn get_delta_for(
+        &mut self,
+        key: AssetKey,
+        plain: &Prepared,
+    ) -> Result<Option<Found>> {
+        if let Some(hit) = self.cache().get(&key) {
+            return Ok(Some((hit, None)));
+        }
+        let workers = self.workers.clone();
+        let Some(loaded) = load_delta(self.catalog()?, &key, plain, &workers)? else {
             return Ok(None);
         };
         let asset = self.cache().insert(key, loaded.prepared, loaded.weight);

@@ -196,6 +196,8 @@ impl PieceAt {
 /// Messages the store actor handles; callers use [`Handle`]'s methods.
 enum Msg {
     Get(AssetKey, Want, Reply<Result<Option<Found>>>),
+    /// An asset's entry for a dictionary, from its entry without one.
+    GetDelta(AssetKey, Asset, Reply<Result<Option<Found>>>),
     /// A worker's miss, offered to the cache (`readers`).
     Offer(Offer),
     /// A slot's offers are waiting: take every slot's.
@@ -280,6 +282,41 @@ impl Handle {
             return Ok(None);
         };
         // Lossy: a full inbox drops the message (`readers`).
+        match kept {
+            Some(Kept::Full) => self.actor.try_tell(Msg::TakeOffers),
+            Some(Kept::Send(offer)) => self.actor.try_tell(Msg::Offer(offer)),
+            Some(Kept::Held | Kept::Admitted) | None => true,
+        };
+        Ok(Some((asset, reserved)))
+    }
+
+    /// The asset's entry for the dictionary `key` names: `plain` (its
+    /// entry without one) with its deltas against that dictionary, from
+    /// the cache, or loaded and offered to it as [`Handle::load`] does.
+    /// None when there is none to send now (`load::load_delta`).
+    pub fn delta(&self, key: AssetKeyRef<'_>, plain: &Asset) -> Result<Option<Found>> {
+        if let Some(hit) = self.cached(key) {
+            return Ok(Some((hit, None)));
+        }
+        let shared = &self.shared;
+        let read = shared.readers.read(|catalog, outbox| {
+            let key = key.to_key();
+            let Some(loaded) = load::load_delta(catalog, &key, plain.value(), shared)? else {
+                return Ok(None);
+            };
+            let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
+            let kept = shared.cache.is_on().then(|| {
+                outbox.offer(asset.clone(), loaded.weight);
+                shared.admit_waiting(outbox)
+            });
+            Ok(Some((asset, loaded.reserved, kept)))
+        });
+        let Some(read) = read else {
+            return self.call(|reply| Msg::GetDelta(key.to_key(), plain.clone(), reply))?;
+        };
+        let Some((asset, reserved, kept)) = read.result? else {
+            return Ok(None);
+        };
         match kept {
             Some(Kept::Full) => self.actor.try_tell(Msg::TakeOffers),
             Some(Kept::Send(offer)) => self.actor.try_tell(Msg::Offer(offer)),

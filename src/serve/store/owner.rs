@@ -40,7 +40,7 @@ pub(super) struct Store {
 
 impl Store {
     pub(super) fn open(workers: Arc<Shared>) -> Result<Store> {
-        let (catalog, file, data_version) = open_file(&workers.config.db)?;
+        let (catalog, file, data_version, recoded_seen) = open_file(&workers.config.db)?;
         let store = Store {
             served: Served {
                 catalog: Some(catalog),
@@ -50,6 +50,7 @@ impl Store {
                 logged: None,
                 reloads: 0,
                 data_version,
+                recoded_seen,
                 // As at start, which `ccc serve` itself reports.
                 follower_stale: workers
                     .config
@@ -169,6 +170,10 @@ impl Actor for Store {
         match msg {
             Msg::Get(key, want, reply) => {
                 let result = self.get_for(key, want);
+                reply.send(self.after_read(result))
+            }
+            Msg::GetDelta(key, plain, reply) => {
+                let result = self.get_delta_for(key, plain.value());
                 reply.send(self.after_read(result))
             }
             Msg::Resolve(package, selector, reply) => {

@@ -300,7 +300,7 @@ impl Readers {
     pub(super) fn open(&self, file: FileId) {
         for slot in self.slots.iter() {
             let connection = match open_file(&self.path) {
-                Ok((catalog, opened, _)) if opened == file => Connection {
+                Ok((catalog, opened, _, _)) if opened == file => Connection {
                     catalog,
                     file,
                     shared: None,

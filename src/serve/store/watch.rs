@@ -12,7 +12,8 @@
 //! moved, it drops every cached entry whose version row is gone (a forced
 //! republish gets a new row id, so it is caught too), which takes it out of
 //! the workers' view at once. A deleted asset stops being served within
-//! that interval.
+//! that interval. Entries of blobs that gained deltas since (`recoded`)
+//! are dropped too, so that their deltas are offered from the next load.
 //!
 //! # The catalog file itself: replaced or deleted
 //!
@@ -200,15 +201,19 @@ pub(super) struct Served {
     pub(super) logged: Option<(CatalogState, Option<FileId>)>,
     pub(super) reloads: u64,
     pub(super) data_version: i64,
+    /// The catalog generation up to which blobs given new streams after
+    /// their publish (`catalog::deltas`, `recoded`) have been dropped from
+    /// the cache.
+    pub(super) recoded_seen: i64,
     /// With `--max-lag`: whether the follower was stale at the last
     /// check (at start, before the first), so that each change is logged
     /// once.
     pub(super) follower_stale: Option<bool>,
 }
 
-/// Opens the catalog at `path` read-only, with the file it was opened from
-/// and its `data_version`.
-pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
+/// Opens the catalog at `path` read-only, with the file it was opened from,
+/// its `data_version` and its generation (0 before its first change).
+pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64, i64)> {
     // Catalog::open's errors say best what is wrong with a missing file.
     let before = FileId::at(path).ok();
     let catalog = Catalog::open(path, Access::ReadOnly)?;
@@ -227,7 +232,8 @@ pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64)> {
         });
     }
     let data_version = catalog.data_version()?;
-    Ok((catalog, after, data_version))
+    let generation = catalog.generation()?.map_or(0, |g| g.number as i64);
+    Ok((catalog, after, data_version, generation))
 }
 
 impl Store {
@@ -309,10 +315,11 @@ impl Store {
     fn open_at_path(&mut self, id: FileId, what: &str) {
         let path = self.workers.config.db.clone();
         match open_file(&path) {
-            Ok((catalog, file, data_version)) => {
+            Ok((catalog, file, data_version, generation)) => {
                 self.served.catalog = Some(catalog);
                 self.served.file = Some(file);
                 self.served.data_version = data_version;
+                self.served.recoded_seen = generation;
                 self.served.reloads += 1;
                 self.open_readers();
                 log::err(format_args!(
@@ -451,8 +458,20 @@ impl Store {
         }
     }
 
-    /// Drops cached entries whose version no longer exists.
+    /// Drops cached entries whose version no longer exists, and those of
+    /// blobs that gained streams (deltas) since the last check, whose
+    /// entries would not offer them.
     fn drop_stale(&mut self) -> Result<()> {
+        let Some(catalog) = &self.served.catalog else {
+            return Ok(());
+        };
+        let (recoded, seen) = catalog.recoded_since(self.served.recoded_seen)?;
+        self.served.recoded_seen = seen;
+        if !recoded.is_empty() {
+            let recoded: HashSet<i64> = recoded.into_iter().collect();
+            self.cache()
+                .retain(|p| !recoded.contains(&p.stored.blob_id));
+        }
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
@@ -488,7 +507,7 @@ mod tests {
         // by default): the build's own limit lets the whole request stand.
         let dir = tempfile::tempdir().unwrap();
         let db = catalog_with(dir.path(), &[("a", 100)]);
-        let (catalog, _, _) = open_file(&db).unwrap();
+        let (catalog, _, _, _) = open_file(&db).unwrap();
         let mapped: i64 = catalog
             .conn()
             .pragma_query_value(None, "mmap_size", |r| r.get(0))

@@ -1,0 +1,58 @@
+//! `ccc deltas [PKG...]`: makes the deltas a catalog lacks (versions
+//! published before ccc made them, or with `--no-deltas`), package by
+//! package, version by version (`catalog::make_deltas::catch_up`), and
+//! says what each version gained.
+
+use crate::catalog::{Access, Catalog};
+use crate::cli::DeltasArgs;
+use crate::error::{Error, Result};
+use crate::output::{self, count};
+use crate::units::human_size;
+use indicatif::ProgressBar;
+use std::path::Path;
+use std::process::ExitCode;
+
+pub fn run(db: &Path, args: DeltasArgs) -> Result<ExitCode> {
+    let catalog = Catalog::open(db, Access::ReadWrite)?;
+    let every = catalog.package_names()?;
+    let packages = match args.packages.is_empty() {
+        true => every,
+        false => {
+            if let Some(missing) = args.packages.iter().find(|p| !every.contains(p)) {
+                return Err(Error::package_not_found(missing.clone()));
+            }
+            args.packages
+        }
+    };
+    let jobs = args
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+    let bar = ProgressBar::with_draw_target(None, output::progress_target(args.quiet));
+    bar.set_style(output::spinner_style());
+    bar.set_prefix("Coding");
+    let (mut deltas, mut bytes) = (0, 0);
+    for package in &packages {
+        let progress = |version: &str, done: u64, total: u64| {
+            bar.set_message(format!("{package}@{version}: {done}/{total} pairs"));
+        };
+        let caught_up = crate::catalog::make_deltas::catch_up(&catalog, package, jobs, &progress);
+        bar.suspend(|| -> Result<()> {
+            for version in caught_up? {
+                deltas += version.made.delta_count;
+                bytes += version.made.delta_bytes;
+                if let Some(line) = super::publish::deltas_line(&version.made) {
+                    output::print(format_args!("{package}@{}\n{line}", version.version))?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    bar.finish_and_clear();
+    output::print(format_args!(
+        "{} made ({}) for {}",
+        count(deltas, "delta"),
+        human_size(bytes),
+        count(packages.len() as u64, "package")
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}
