@@ -614,8 +614,8 @@ pub(super) fn fill(tx: &Connection, path: &Path, poll: impl Fn() -> Result<()>) 
 mod tests {
     use super::*;
     use crate::catalog::Access;
-    use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
     use crate::catalog::SCHEMA_VERSION;
+    use crate::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
 
     /// Publishes `app@VERSION` with `files` into the catalog at `db`.
     fn publish_at(db: &Path, version: &str, files: &[(&str, &[u8])], options: &Options) {
