@@ -273,7 +273,7 @@ pub const FIELDS: usize = Field::Receives as usize + 1;
 pub struct Slot {
     pub name: String,
     /// The kernel's id of the owning thread, when known: the controller
-    /// reads how long it waited for a core (`cmd::causal::cores`).
+    /// reads how long it waited for a core (`driver::cores`).
     pub os_thread: Option<i32>,
     seq: AtomicU64,
     fields: [AtomicU64; FIELDS],
