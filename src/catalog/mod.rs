@@ -164,6 +164,7 @@ pub mod chunks;
 pub mod content_type;
 pub mod diff;
 pub mod export;
+pub mod digest;
 pub mod gc;
 pub mod generation;
 pub mod lookup;

@@ -69,8 +69,7 @@
 //! Ctrl-C stops the upgrade between pieces and leaves the catalog as it
 //! was.
 
-use super::lookup::{StoredDigests, digest};
-use super::verify::{check_whole, xxh3_digest};
+use super::digest::{StoredDigests, check_whole, column as digest, xxh3_digest};
 use super::{Catalog, Encoding, SqliteResult, sqlite_err};
 use crate::error::{Error, Result};
 use rusqlite::blob::Blob;

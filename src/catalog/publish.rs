@@ -44,7 +44,7 @@
 use super::SqliteResult;
 use super::pieces::{self, Coding};
 use super::rows::{Identity, Skipped};
-use super::verify::xxh3_digest;
+use super::digest::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
