@@ -174,6 +174,7 @@ pub mod publish;
 pub mod query;
 pub mod read_only;
 pub mod rows;
+pub mod side_files;
 pub mod tags;
 pub mod tokens;
 pub mod verify;
@@ -535,7 +536,7 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
-        if exists && access != Access::ReadOnly && crate::follow::heartbeat_path(path).exists() {
+        if exists && access != Access::ReadOnly && side_files::heartbeat_path(path).exists() {
             return Err(Error::ReplicaCopy(path.to_path_buf()));
         }
         // An empty file is no catalog yet: the commands that read one say
@@ -1127,8 +1128,7 @@ mod tests {
         )
         .expect("fill");
         tx.commit().expect("commit");
-        let mut wal = db.as_os_str().to_owned();
-        wal.push("-wal");
+        let wal = side_files::side(&db, "-wal");
         let logged = std::fs::metadata(&wal).expect("the log").len();
         assert!(logged > 4 << 20, "{logged} bytes in the log");
         let file = std::fs::metadata(&db).expect("the catalog").len();
