@@ -136,7 +136,7 @@ pub(super) fn check_blob(
     if size != raw_size as u64 {
         return Ok(Some(format!(
             "decodes to {}, recorded {raw_size}",
-            crate::output::count(size, "byte")
+            crate::units::count(size, "byte")
         )));
     }
     let digest: [u8; 32] = hasher.finalize().into();

@@ -362,7 +362,7 @@ pub fn run(
         write_out(path, &plot::svg(&summary, &title), false)?;
     }
     if let Some(signal) = stopped_by {
-        return Ok(ExitCode::from(interrupt::exit_code(signal)));
+        return Ok(ExitCode::from(crate::error::signal_exit_code(signal)));
     }
     if options.strict && summary.ledger_errors > 0 {
         return Ok(ExitCode::from(LEDGER_ERROR_EXIT));
