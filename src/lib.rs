@@ -40,6 +40,7 @@ pub mod importmap;
 pub mod interrupt;
 pub mod log;
 pub mod output;
+pub mod page;
 pub mod purge;
 pub mod refs;
 pub mod remote;
