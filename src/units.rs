@@ -32,6 +32,18 @@ pub fn parse_duration(input: &str) -> Result<Duration, String> {
     })
 }
 
+/// A size as a flag takes it and its help shows it, exactly: `4GiB`,
+/// `64MiB`, `4096` (bytes), the largest binary unit that divides it.
+/// [`parse_size`] reads it back to the same number.
+pub fn flag_size(bytes: u64) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
 /// A size for tables: `1.2 MiB`, `512 B`.
 pub fn human_size(bytes: u64) -> String {
     bytesize::ByteSize::b(bytes).display().iec().to_string()
@@ -113,6 +125,18 @@ fn plural(noun: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_sizes_are_exact_and_read_back() {
+        assert_eq!(flag_size(4 << 30), "4GiB");
+        assert_eq!(flag_size(64 << 20), "64MiB");
+        assert_eq!(flag_size(1536 << 20), "1536MiB");
+        assert_eq!(flag_size(4097), "4097");
+        assert_eq!(flag_size(0), "0");
+        for n in [0, 1, 1023, 1024, 3 << 19, 4 << 30, (5 << 30) + 1] {
+            assert_eq!(parse_size(&flag_size(n)), Ok(n), "{n}");
+        }
+    }
 
     #[test]
     fn counted_nouns() {

@@ -650,12 +650,13 @@ mod tests {
         out
     }
 
-    /// Publish's options for big test files: no compression at all, so
-    /// that a debug build stores megabytes quickly (identity).
+    /// Publish's options for big test files: the fastest gzip, which does
+    /// not shrink noise, and no brotli, so that a debug build stores
+    /// megabytes quickly (identity).
     fn stored_as_is() -> Options {
         Options {
-            level: 0,
-            brotli_quality: 0,
+            level: crate::catalog::compression::GzipLevel::FASTEST,
+            brotli_quality: crate::catalog::compression::BrotliQuality::NONE,
             check: false,
             ..Options::default()
         }
