@@ -748,7 +748,7 @@ impl Catalog {
         // The query planner stability guarantee: without it SQLite re-plans
         // a cached statement whenever new values are bound to parameters it
         // could have planned around, and the server's asset lookup was
-        // re-prepared on every call (5-6x its cost; bench/CAUSAL.md).
+        // re-prepared on every call (its cost: bench/CAUSAL.md).
         self.conn
             .set_db_config(
                 rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
