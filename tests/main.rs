@@ -37,6 +37,7 @@ mod integrity;
 mod json_docs;
 mod ls_inspect;
 mod metrics;
+mod npm_ranges;
 mod publish;
 mod publish_api;
 mod publish_ci;
