@@ -27,6 +27,8 @@
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
 //! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
 //!   output, which never blocks or fails the server;
+//! - [`remote`]: the client of serve's write API (`publish`, `tag` and
+//!   `rm` with `--to`);
 //! - [`purge`]: purging removed and replaced versions from HTTP caches
 //!   (`--purge`); [`spool`]: long lists kept in a temporary file rather
 //!   than in memory; [`file_id`]: which file a path names; [`rng`]: the
