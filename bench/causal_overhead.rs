@@ -54,10 +54,10 @@ fn run(iterations: u64, empty: f64) {
 
 #[cfg(feature = "causal")]
 fn run(iterations: u64, empty: f64) {
+    use ccc::causal::driver::awake::IdleCores;
+    use ccc::causal::driver::sweep::Session;
     use ccc::causal::engine::{ExternalWake, Phase, SiteClock};
     use ccc::causal::{GLOBALS, now_ns};
-    use ccc::cmd::causal::awake::IdleCores;
-    use ccc::cmd::causal::sweep::Session;
 
     let site = |i: u64| {
         let _s = ccc::causal::site!(&MEASURED);

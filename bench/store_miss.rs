@@ -36,7 +36,8 @@
 #[path = "common/publish.rs"]
 mod common;
 
-use ccc::catalog::lookup::{AssetRecord, StoredDigests};
+use ccc::catalog::digest::StoredDigests;
+use ccc::catalog::lookup::AssetRecord;
 use ccc::catalog::{Access, Catalog};
 use ccc::serve::store::{self, AssetKey};
 use std::hint::black_box;

@@ -34,6 +34,7 @@
 //! catalog that a crash would damage is simply seeded again, and 50,000
 //! fsyncs would dominate the time of a big seed.
 
+use ccc::catalog::compression::GzipLevel;
 use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
 use ccc::catalog::{Access, Catalog, SqliteResult};
 use ccc::rng::SplitMix64;
@@ -54,7 +55,7 @@ struct Args {
     versions: usize,
     files: usize,
     seed: u64,
-    level: u32,
+    level: GzipLevel,
     hot_lines: usize,
     /// Percent of a package's files each new version changes, with the
     /// realistic history; None for the original 500 x 5 shape.
@@ -68,7 +69,7 @@ fn parse_args() -> Result<Args, String> {
         versions: 5,
         files: 16,
         seed: 0x00cc_c5ee_d000_0001,
-        level: 9,
+        level: GzipLevel::DEFAULT,
         hot_lines: 100_000,
         churn: None,
     };
@@ -82,7 +83,7 @@ fn parse_args() -> Result<Args, String> {
             "--versions" => args.versions = number(value()?)?,
             "--files" => args.files = number(value()?)?,
             "--seed" => args.seed = number(value()?)? as u64,
-            "--level" => args.level = number(value()?)? as u32,
+            "--level" => args.level = value()?.parse()?,
             "--hot-lines" => args.hot_lines = number(value()?)?,
             "--churn" => args.churn = Some(number(value()?)?),
             "--million" => {

@@ -7,7 +7,10 @@
 //! so that a malformed command line exits 2 with clap's usage message, as
 //! clap's own errors do. Out-of-range numbers say what is allowed in words.
 
+use crate::catalog::compression::{BrotliQuality, GzipLevel};
+use crate::catalog::{archive, chunks, publish};
 use crate::spec::{PackageVersion, Part, Selector, Target};
+use crate::units::flag_size;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -142,14 +145,14 @@ pub struct PublishArgs {
     pub exclude: Vec<String>,
 
     /// Gzip level, 1 (fastest) to 9 (smallest).
-    #[arg(long, default_value_t = 9, value_parser = parse_level)]
-    pub level: u32,
+    #[arg(long, default_value_t = GzipLevel::DEFAULT, value_parser = parse_level)]
+    pub level: GzipLevel,
 
     /// Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli.
     /// A brotli stream is kept beside the gzip one when it is at least 5%
     /// smaller, and sent to clients that accept `br`.
-    #[arg(long, value_name = "N", default_value_t = crate::catalog::publish::DEFAULT_BROTLI_QUALITY, value_parser = parse_brotli_quality)]
-    pub brotli_quality: u32,
+    #[arg(long, value_name = "N", default_value_t = BrotliQuality::DEFAULT, value_parser = parse_brotli_quality)]
+    pub brotli_quality: BrotliQuality,
 
     /// Replace the version if it exists, atomically (its dist-tags stay
     /// on it).
@@ -167,13 +170,13 @@ pub struct PublishArgs {
     pub dry_run: bool,
 
     /// Refuse files larger than SIZE.
-    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = flag_size(publish::DEFAULT_MAX_FILE_SIZE), value_parser = parse_size)]
     pub max_file_size: u64,
 
     /// Store files of SIZE or more as they are, in 64 KiB chunks that
     /// publish, serve, cat and export read one at a time, instead of
     /// compressed whole: memory never holds such a file.
-    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = parse_chunked_from)]
+    #[arg(long, value_name = "SIZE", default_value = flag_size(chunks::CHUNKED_FROM), value_parser = parse_chunked_from)]
     pub chunked_from: u64,
 
     /// Refuse the version, publishing nothing, when a reference of its
@@ -196,7 +199,7 @@ pub struct PublishArgs {
 
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
-    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = flag_size(archive::DEFAULT_MAX_UNPACKED_SIZE), value_parser = parse_size)]
     pub max_unpacked_size: u64,
 
     /// Compression threads, at least 1 [default: one per core].
@@ -1560,7 +1563,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 /// A `--chunked-from` size: at least one chunk.
 fn parse_chunked_from(s: &str) -> Result<u64, String> {
     let size = parse_size(s)?;
-    let least = crate::catalog::chunks::CHUNK_SIZE as u64;
+    let least = chunks::CHUNK_SIZE as u64;
     if size < least {
         return Err(format!("at least one chunk, {least} bytes (64KiB)"));
     }
@@ -1639,12 +1642,12 @@ where
     }
 }
 
-fn parse_level(s: &str) -> Result<u32, String> {
-    between(s, 1, 9, "the gzip level")
+fn parse_level(s: &str) -> Result<GzipLevel, String> {
+    s.parse()
 }
 
-fn parse_brotli_quality(s: &str) -> Result<u32, String> {
-    between(s, 0, 11, "the brotli quality").map_err(|e| format!("{e} (0: no brotli)"))
+fn parse_brotli_quality(s: &str) -> Result<BrotliQuality, String> {
+    s.parse()
 }
 
 fn parse_speedup(s: &str) -> Result<u8, String> {

@@ -146,7 +146,7 @@ pub enum Error {
     /// `publish --strict` found references that do not resolve.
     #[error(
         "{package}@{version} was not published: {} inside it, first {first}",
-        crate::output::count_verb(*count as u64, "reference", "does not resolve", "do not resolve")
+        crate::units::count_verb(*count as u64, "reference", "does not resolve", "do not resolve")
     )]
     BrokenReferences {
         package: String,
@@ -207,7 +207,7 @@ pub enum Error {
     },
 
     /// A path that names no file but the folder of `files` files.
-    #[error("{path} is a folder of {package}@{version} ({}), not a file", crate::output::count(*files, "file"))]
+    #[error("{path} is a folder of {package}@{version} ({}), not a file", crate::units::count(*files, "file"))]
     IsFolder {
         package: String,
         version: String,
@@ -283,7 +283,7 @@ pub enum Error {
     },
 
     /// Stopped by SIGINT (Ctrl-C) or SIGTERM before finishing.
-    #[error("interrupted by {}", crate::interrupt::signal_name(*.0))]
+    #[error("interrupted by {}", signal_name(*.0))]
     Interrupted(i32),
 
     /// A bug in ccc rather than a problem with its input or the system: a
@@ -356,7 +356,7 @@ impl Error {
             Error::BrokenReferences { root_paths, .. } => {
                 let all = "`ccc check DIR` lists them all; without --strict the version is published and they are reported";
                 Some(match root_paths {
-                    true => format!("{}; {all}", crate::refs::check::ROOT_PATH_HINT),
+                    true => format!("{}; {all}", ROOT_PATH_HINT),
                     false => all.to_string(),
                 })
             }
@@ -458,7 +458,7 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Usage(_) => 2,
-            Error::Interrupted(signal) => crate::interrupt::exit_code(*signal),
+            Error::Interrupted(signal) => signal_exit_code(*signal),
             _ => 1,
         }
     }
@@ -598,9 +598,39 @@ fn remote_text(status: u16, error: &str) -> String {
     }
 }
 
+/// The exit code of a process stopped by `signal`: 128 + its number, as
+/// the shells report it.
+pub fn signal_exit_code(signal: i32) -> u8 {
+    u8::try_from(128 + signal).unwrap_or(u8::MAX)
+}
+
+/// `SIGINT (Ctrl-C)`, `SIGTERM`: how error messages name a signal.
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT (Ctrl-C)",
+        libc::SIGTERM => "SIGTERM",
+        _ => "a signal",
+    }
+}
+
+/// The hint under a list of broken references that has root paths
+/// (`/assets/index-B3x9a.js`): where a version is served, and the bundler
+/// settings that write relative URLs instead. `ccc check` prints it too
+/// (`refs::check::Report::root_path_hint`).
+pub const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
+     each version under /assets/PKG/VERSION/; build with relative URLs: \
+     Vite `base: './'`, webpack `output.publicPath: 'auto'`";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn signal_exit_codes_follow_the_shell() {
+        assert_eq!(signal_exit_code(libc::SIGINT), 130);
+        assert_eq!(signal_exit_code(libc::SIGTERM), 143);
+        assert_eq!(signal_name(libc::SIGINT), "SIGINT (Ctrl-C)");
+    }
 
     #[test]
     fn exit_codes_by_kind() {

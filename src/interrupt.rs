@@ -34,7 +34,7 @@
 //! quick commands (`ls`, `inspect`, `cat`, `rm`) do not watch: the signal
 //! ends them as it ends any program, and a shell shows 130 for those too.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, signal_exit_code, signal_name};
 use std::ffi::CString;
 use std::io::IsTerminal;
 use std::os::unix::ffi::OsStrExt;
@@ -107,7 +107,7 @@ fn exit_on_second(signal: i32) {
     let committed = COMMITTED.load(Ordering::SeqCst);
     let (message, code) = match committed {
         true => (AFTER_COMMIT_MESSAGE, 0),
-        false => (stop_message(signal), i32::from(exit_code(signal))),
+        false => (stop_message(signal), i32::from(signal_exit_code(signal))),
     };
     // SAFETY: write, unlink and _exit are async-signal-safe; the buffers
     // are static or leaked, so they outlive the calls.
@@ -219,30 +219,9 @@ pub fn check() -> Result<()> {
     }
 }
 
-/// The exit code of a process stopped by `signal`: 128 + its number.
-pub fn exit_code(signal: i32) -> u8 {
-    u8::try_from(128 + signal).unwrap_or(u8::MAX)
-}
-
-/// `SIGINT (Ctrl-C)`, `SIGTERM`: how error messages name a signal.
-pub fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGINT => "SIGINT (Ctrl-C)",
-        libc::SIGTERM => "SIGTERM",
-        _ => "a signal",
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn exit_codes_follow_the_shell() {
-        assert_eq!(exit_code(libc::SIGINT), 130);
-        assert_eq!(exit_code(libc::SIGTERM), 143);
-        assert_eq!(signal_name(libc::SIGINT), "SIGINT (Ctrl-C)");
-    }
 
     #[test]
     fn the_second_signal_says_what_main_says() {

@@ -5,6 +5,11 @@
 //!
 //! - [`catalog`]: the SQLite catalog (schema, publish from directories and
 //!   archives, queries, diff, gc, verify, backup, export);
+//!   [`follow`]: a replica's catalog kept up to date from Litestream's
+//!   files (`ccc follow`);
+//! - [`refs`]: what a version's files reference and whether it resolves
+//!   (`ccc check`, publish); [`importmap`]: import maps from the catalog
+//!   (`ccc importmap`, serve's `?importmap`);
 //! - [`actor`]: the std-thread actor runtime;
 //! - [`http`]: routing, content negotiation and conditional requests as pure
 //!   functions; [`transport`]: hyper's HTTP/1.1 and HTTP/2 connections
@@ -12,19 +17,24 @@
 //!   [`serve`]: the handler that answers requests, response building, the
 //!   store actor that owns the server's catalog connection, and the cache
 //!   requests read;
-//! - [`causal`]: the causal profiler (engine, sites, controller, reports);
+//! - [`causal`]: the causal profiler: the hooks the serve path compiles
+//!   in, and the driver behind `ccc causal` (sweep, load, reports);
 //! - [`delta`]: the deltas of RFC 9842 (dcb, dcz), families of names and
 //!   the URL patterns a file is offered as a dictionary for;
 //! - [`encoding`]: the content codings, one type from the tables to the
 //!   wire;
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
-//! - [`units`]: sizes, durations and times as people type and read them;
+//! - [`units`]: sizes, durations, times and counted nouns as people type
+//!   and read them; [`page`]: a window of a long listing;
 //! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
 //! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
 //!   output, which never blocks or fails the server;
+//! - [`remote`]: the client of serve's write API (`publish`, `tag` and
+//!   `rm` with `--to`);
 //! - [`purge`]: purging removed and replaced versions from HTTP caches
 //!   (`--purge`); [`spool`]: long lists kept in a temporary file rather
-//!   than in memory;
+//!   than in memory; [`file_id`]: which file a path names; [`rng`]: the
+//!   one seeded random generator;
 //! - [`error`]: the error type and exit codes; [`interrupt`]: how long
 //!   commands stop on Ctrl-C.
 
@@ -43,6 +53,7 @@ pub mod importmap;
 pub mod interrupt;
 pub mod log;
 pub mod output;
+pub mod page;
 pub mod purge;
 pub mod refs;
 pub mod remote;

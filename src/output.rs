@@ -21,6 +21,9 @@
 //! shortened clearly in the room left are wrapped whole.
 
 use crate::error::{Error, Result};
+/// Counted nouns, which the error type uses too, live with the other
+/// quantities people read.
+pub use crate::units::{count, count_verb};
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, LineStyle, TableStyle, Width,
 };
@@ -704,37 +707,6 @@ fn take_width(chars: impl Iterator<Item = char>, max: usize) -> String {
     out
 }
 
-/// `n` and a noun, singular for exactly one: `1 file`, `0 files`,
-/// `2 matches`, `3 entries`. Regular English plurals, which are all ccc's
-/// nouns need.
-pub fn count(n: u64, noun: &str) -> String {
-    if n == 1 {
-        return format!("1 {noun}");
-    }
-    format!("{n} {}", plural(noun))
-}
-
-/// `n` and `noun` with the verb that agrees with it: `1 reference does
-/// not resolve`, `3 references do not resolve`.
-pub fn count_verb(n: u64, noun: &str, singular: &str, plural: &str) -> String {
-    let verb = if n == 1 { singular } else { plural };
-    format!("{} {verb}", count(n, noun))
-}
-
-fn plural(noun: &str) -> String {
-    let before_last = noun.chars().rev().nth(1);
-    if ["s", "x", "z", "ch", "sh"]
-        .iter()
-        .any(|end| noun.ends_with(end))
-    {
-        format!("{noun}es")
-    } else if noun.ends_with('y') && before_last.is_some_and(|c| !"aeiou".contains(c)) {
-        format!("{}ies", &noun[..noun.len() - 1])
-    } else {
-        format!("{noun}s")
-    }
-}
-
 /// The media type of a `Content-Type` without its parameters (`text/css`,
 /// not `text/css; charset=utf-8`): what a person scanning a file table
 /// wants. `inspect PKG@VERSION/PATH` and the JSON carry the full value.
@@ -822,18 +794,6 @@ mod tests {
     fn media_types_drop_parameters() {
         assert_eq!(media_type("text/css; charset=utf-8"), "text/css");
         assert_eq!(media_type("image/png"), "image/png");
-    }
-
-    #[test]
-    fn counted_nouns() {
-        assert_eq!(count(1, "file"), "1 file");
-        assert_eq!(count(0, "file"), "0 files");
-        assert_eq!(count(2, "version"), "2 versions");
-        assert_eq!(count(1, "worker"), "1 worker");
-        assert_eq!(count(3, "match"), "3 matches");
-        assert_eq!(count(2, "entry"), "2 entries");
-        assert_eq!(count(2, "day"), "2 days");
-        assert_eq!(count(4, "blob"), "4 blobs");
     }
 
     #[test]

@@ -9,8 +9,11 @@
 //! typed (publish, `ls`, a URL), so the same rule holds everywhere. Scopes
 //! came after that rule and are lowercase. Versions are
 //! semver (`1.4.0`, `2.0.0-rc.1`). Selectors, used by read-only commands and
-//! later by the server's redirects, follow npm's meaning rather than cargo's:
-//! a bare partial version `1.4` is `1.4.x`, `1` is `1.x`, `latest` is the
+//! the server's redirects, are npm's ranges, in npm's grammar (the one
+//! `package.json` uses, read by the same parser): `^1.2 || ^2`, hyphen
+//! ranges `1.2 - 1.4`, a bare partial version `1.4` is `1.4.x`, `1` is
+//! `1.x`, a pre-release is picked only by a range that names one of the
+//! same `MAJOR.MINOR.PATCH`; `latest` is the
 //! version the package's `latest` dist-tag names, or without one the newest
 //! release (or the newest pre-release when there is no release); any other
 //! name is a dist-tag.
@@ -21,7 +24,7 @@
 //! a range); ccc also refuses `.` and `..`, which no URL path can carry.
 
 use crate::error::{Error, Result};
-use semver::{Version, VersionReq};
+use semver::Version;
 
 /// Longest package name npm accepts, scope included.
 const MAX_NAME_LEN: usize = 214;
@@ -232,9 +235,9 @@ pub enum Selector {
     /// What the `latest` dist-tag names; without one, the newest release,
     /// or the newest pre-release if there is no release.
     Latest,
-    /// The newest version that satisfies an npm-style range, with the
-    /// range as typed (the semver crate spells some ranges differently).
-    Range(VersionReq, String),
+    /// The newest version that satisfies an npm range (npm's grammar:
+    /// `^1.2 || ^2`, `1.2 - 1.4`, `1.x`, `>=1 <2`), with the range as typed.
+    Range(nodejs_semver::Range, String),
     /// The version a dist-tag other than `latest` names.
     Tag(String),
 }
@@ -250,20 +253,50 @@ impl std::fmt::Display for Selector {
     }
 }
 
-/// An exact version or an npm-style range, if `input` is one.
+/// An exact version or an npm range, if `input` is one.
 fn version_or_range(input: &str) -> Option<Selector> {
     if let Ok(v) = Version::parse(input) {
         return Some(Selector::Exact(v));
     }
-    // npm reads a bare partial version as a wildcard on the missing parts;
-    // the semver crate spells that `=1.4`, while a bare `1.4` would be `^1.4`.
-    let starts_bare = input.starts_with(|c: char| c.is_ascii_digit());
-    let req = if starts_bare && !input.contains([',', ' ', '<', '>', '=', '^', '~']) {
-        VersionReq::parse(&format!("={input}"))
-    } else {
-        VersionReq::parse(input)
-    };
-    req.ok().map(|req| Selector::Range(req, input.to_string()))
+    if !strict_versions(input) {
+        return None;
+    }
+    nodejs_semver::Range::parse(input)
+        .ok()
+        .map(|range| Selector::Range(range, input.to_string()))
+}
+
+/// Whether every version a range names is written as npm's strict grammar
+/// has it: each part a number without a leading zero or a wildcard (`x`,
+/// `X`, `*`), at most three parts, and a full version with a pre-release
+/// or build valid semver. nodejs-semver also reads npm's loose forms
+/// (`01.0.0`, `1.0.x1`), which ccc reports as mistyped versions instead.
+fn strict_versions(range: &str) -> bool {
+    range
+        .split([' ', '|'])
+        .map(|token| token.trim_start_matches(['<', '>', '=', '~', '^', 'v', 'V']))
+        .filter(|token| !token.is_empty() && *token != "-")
+        .all(|token| {
+            let core = token.split(['-', '+']).next().unwrap_or_default();
+            let parts: Vec<&str> = core.split('.').collect();
+            let part_ok = |p: &&str| {
+                matches!(*p, "x" | "X" | "*")
+                    || (p.bytes().all(|b| b.is_ascii_digit())
+                        && (*p == "0" || !p.starts_with('0'))
+                        && !p.is_empty())
+            };
+            parts.len() <= 3
+                && parts.iter().all(part_ok)
+                && (core == token || Version::parse(token).is_ok())
+        })
+}
+
+/// Whether `version` satisfies the npm `range`, by npm's rules: a
+/// pre-release satisfies only a range that names a pre-release of the
+/// same major, minor and patch. The one test of a version against a
+/// range, for URLs, the command line and `package.json` alike.
+pub fn satisfies(range: &nodejs_semver::Range, version: &Version) -> bool {
+    nodejs_semver::Version::parse(version.to_string()).is_ok_and(|v| range.satisfies(&v))
 }
 
 impl Selector {
@@ -318,7 +351,7 @@ impl Selector {
                 let newest_release = all.iter().filter(|v| v.pre.is_empty()).max().copied();
                 newest_release.or_else(|| all.into_iter().max())
             }
-            Selector::Range(req, _) => versions.filter(|v| req.matches(v)).max(),
+            Selector::Range(range, _) => versions.filter(|v| satisfies(range, v)).max(),
             Selector::Tag(_) => None,
         }
     }
@@ -661,6 +694,33 @@ mod tests {
         assert_eq!(pick("2.0.0-rc.1").as_deref(), Some("2.0.0-rc.1"));
         assert_eq!(pick("banana"), None, "a tag picks nothing by itself");
         assert!(Selector::parse("p", "ban ana").is_err());
+        // npm's grammar: alternatives, hyphen ranges, x ranges, comparators.
+        assert_eq!(pick("^1.2 || ^2").as_deref(), Some("1.5.0"));
+        assert_eq!(pick("~1.3 || ~1.4").as_deref(), Some("1.4.7"));
+        assert_eq!(pick("1.3.9 || 1.4.0").as_deref(), Some("1.4.0"));
+        assert_eq!(pick("1.3 - 1.4").as_deref(), Some("1.4.7"));
+        assert_eq!(pick("1.3.0 - 1.4.0").as_deref(), Some("1.4.0"));
+        assert_eq!(pick("1.4.x").as_deref(), Some("1.4.7"));
+        assert_eq!(pick("1.X").as_deref(), Some("1.5.0"));
+        assert_eq!(pick("*").as_deref(), Some("1.5.0"));
+        assert_eq!(pick(">=1.4.1 <1.5").as_deref(), Some("1.4.7"));
+        assert_eq!(pick("<1.4").as_deref(), Some("1.3.9"));
+        assert_eq!(pick("3 || 4"), None);
+        // Cargo's comma between comparators is not npm's grammar.
+        assert!(Selector::parse("p", ">=1.2.0, <1.4.5").is_err());
+        // A pre-release only for a range that names one of its version.
+        assert_eq!(pick(">=1.5").as_deref(), Some("1.5.0"));
+        assert_eq!(pick("^2.0.0-rc.0").as_deref(), Some("2.0.0-rc.1"));
+        assert_eq!(pick(">=2.0.0-alpha").as_deref(), Some("2.0.0-rc.1"));
+        assert_eq!(pick("^2.0.0-rc.2"), None);
+        assert_eq!(pick("1.5.0 - 2.0.0").as_deref(), Some("1.5.0"));
+        for selector in ["^1.2 || ^2", "1.3 - 1.4", "1.4.x"] {
+            assert_eq!(
+                Selector::parse("p", selector).unwrap().to_string(),
+                selector,
+                "a range is shown as typed"
+            );
+        }
         let only_pre = [Version::parse("3.0.0-beta.2").unwrap()];
         assert_eq!(
             Selector::Latest

@@ -1,5 +1,7 @@
 //! Quantities as people type and read them: sizes (`256MiB`, `1.5 GB`),
-//! durations (`30days`, `2 weeks`, `12h`) and ratios.
+//! durations (`30days`, `2 weeks`, `12h`), ratios, and counted nouns
+//! (`1 file`, `3 entries`). A leaf: the error type words its messages
+//! with it without depending on anything that prints.
 //!
 //! Parsing is strict and errors name the expected form, in the tone of
 //! cargo's gc options. Tables show IEC units; JSON always carries exact
@@ -28,6 +30,18 @@ pub fn parse_duration(input: &str) -> Result<Duration, String> {
             "invalid duration `{input}`: expected a number and a unit (s, min, h, days, weeks, months, years), like 30days or 12h"
         )
     })
+}
+
+/// A size as a flag takes it and its help shows it, exactly: `4GiB`,
+/// `64MiB`, `4096` (bytes), the largest binary unit that divides it.
+/// [`parse_size`] reads it back to the same number.
+pub fn flag_size(bytes: u64) -> String {
+    for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
+        if bytes != 0 && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
 }
 
 /// A size for tables: `1.2 MiB`, `512 B`.
@@ -77,9 +91,64 @@ pub fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// `n` and a noun, singular for exactly one: `1 file`, `0 files`,
+/// `2 matches`, `3 entries`. Regular English plurals, which are all ccc's
+/// nouns need.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        return format!("1 {noun}");
+    }
+    format!("{n} {}", plural(noun))
+}
+
+/// `n` and `noun` with the verb that agrees with it: `1 reference does
+/// not resolve`, `3 references do not resolve`.
+pub fn count_verb(n: u64, noun: &str, singular: &str, plural: &str) -> String {
+    let verb = if n == 1 { singular } else { plural };
+    format!("{} {verb}", count(n, noun))
+}
+
+fn plural(noun: &str) -> String {
+    let before_last = noun.chars().rev().nth(1);
+    if ["s", "x", "z", "ch", "sh"]
+        .iter()
+        .any(|end| noun.ends_with(end))
+    {
+        format!("{noun}es")
+    } else if noun.ends_with('y') && before_last.is_some_and(|c| !"aeiou".contains(c)) {
+        format!("{}ies", &noun[..noun.len() - 1])
+    } else {
+        format!("{noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_sizes_are_exact_and_read_back() {
+        assert_eq!(flag_size(4 << 30), "4GiB");
+        assert_eq!(flag_size(64 << 20), "64MiB");
+        assert_eq!(flag_size(1536 << 20), "1536MiB");
+        assert_eq!(flag_size(4097), "4097");
+        assert_eq!(flag_size(0), "0");
+        for n in [0, 1, 1023, 1024, 3 << 19, 4 << 30, (5 << 30) + 1] {
+            assert_eq!(parse_size(&flag_size(n)), Ok(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn counted_nouns() {
+        assert_eq!(count(1, "file"), "1 file");
+        assert_eq!(count(0, "file"), "0 files");
+        assert_eq!(count(2, "version"), "2 versions");
+        assert_eq!(count(1, "worker"), "1 worker");
+        assert_eq!(count(3, "match"), "3 matches");
+        assert_eq!(count(2, "entry"), "2 entries");
+        assert_eq!(count(2, "day"), "2 days");
+        assert_eq!(count(4, "blob"), "4 blobs");
+    }
 
     #[test]
     fn sizes() {

@@ -1,4 +1,4 @@
-//! `ccc causal --coz-out`: the profile `cmd::causal::coz::render` writes is read
+//! `ccc causal --coz-out`: the profile `causal::driver::coz::render` writes is read
 //! the way Coz's own viewer reads it.
 //!
 //! [`viewer`] restates, in Rust, the rules of plasma-umass/coz
@@ -12,10 +12,10 @@
 
 #![cfg(feature = "causal")]
 
+use ccc::causal::driver::coz::{self, Format};
+use ccc::causal::driver::report::{self, Summary};
+use ccc::causal::driver::sweep::Cell;
 use ccc::causal::points::{ASSET_SERVED, SITES};
-use ccc::cmd::causal::coz::{self, Format};
-use ccc::cmd::causal::report::{self, Summary};
-use ccc::cmd::causal::sweep::Cell;
 use ccc::rng::SplitMix64;
 
 /// The rules of Coz's viewer, restated.
@@ -1172,8 +1172,8 @@ const LATENCY_POINT: &str = "request";
 /// at 0%, falls by 40%·p for the strong site and stays for the others,
 /// ±2% noise; arrivals equal the progress counts.
 fn with_latency(mut cells: Vec<Cell>, level: f64) -> Vec<Cell> {
+    use ccc::causal::driver::sweep::LatencyCell;
     use ccc::causal::latency::Window;
-    use ccc::cmd::causal::sweep::LatencyCell;
     let mut rng = SplitMix64::new(11);
     for c in &mut cells {
         let slope = if c.site == 2 { 0.4 } else { 0.0 };

@@ -22,11 +22,11 @@
 //! `cargo test --release --test main causal_validation -- --ignored --test-threads=1`.
 
 use ccc::actor::{self, Actor, Handle, Reply};
+use ccc::causal::driver::awake::IdleCores;
+use ccc::causal::driver::plan::CellSpec;
+use ccc::causal::driver::sweep::{Cell, Points, Session, Timing, run_cell};
 use ccc::causal::engine::{ExternalWake, SiteClock};
 use ccc::causal::{self, GLOBALS, Latency, LatencyGuard, Progress, Site};
-use ccc::cmd::causal::awake::IdleCores;
-use ccc::cmd::causal::plan::CellSpec;
-use ccc::cmd::causal::sweep::{Cell, Points, Session, Timing, run_cell};
 use ccc::rng::SplitMix64;
 use std::hint::black_box;
 use std::net::SocketAddr;

@@ -39,6 +39,7 @@ mod integrity;
 mod json_docs;
 mod ls_inspect;
 mod metrics;
+mod npm_ranges;
 mod publish;
 mod publish_api;
 mod publish_ci;

@@ -3,7 +3,8 @@
 //! `integrity` is what ccc computes for that file and what the server
 //! sends, so a change to examples/site or to ccc that breaks the snippet
 //! fails here. Its "Import maps" workflow is run command by command, on
-//! stand-ins for the npm tarballs it names, and its map checked.
+//! stand-ins for the npm tarballs it names, and its map checked. Its
+//! "Layout", like the module list atop src/lib.rs, names every module.
 
 use crate::serve_util::{Server, get};
 use crate::util::{Workspace, repo_root};
@@ -11,14 +12,23 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
-/// The ```html block of the README section `heading`.
-fn html_block(heading: &str) -> String {
+/// The text of the README section `heading`, up to the next one.
+fn section(heading: &str) -> String {
     let readme = std::fs::read_to_string(repo_root().join("README.md")).expect("README.md");
     let section = readme
         .split_once(&format!("\n## {heading}\n"))
         .unwrap_or_else(|| panic!("README.md has no `## {heading}`"))
         .1;
-    let section = section.split("\n## ").next().unwrap_or_default();
+    section
+        .split("\n## ")
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The ```html block of the README section `heading`.
+fn html_block(heading: &str) -> String {
+    let section = section(heading);
     let block = section
         .split_once("```html\n")
         .unwrap_or_else(|| panic!("`## {heading}` has no html block"))
@@ -34,6 +44,37 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
 
 fn sri(bytes: &[u8]) -> String {
     format!("sha256-{}", STANDARD.encode(Sha256::digest(bytes)))
+}
+
+#[test]
+fn every_module_is_named_in_the_layout_and_in_lib_rs() {
+    let src = repo_root().join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
+    let declared: Vec<&str> = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("pub mod "))
+        .map(|name| name.trim_end_matches(';'))
+        .collect();
+    let mut in_tree: Vec<String> = std::fs::read_dir(&src)
+        .expect("src/")
+        .map(|entry| entry.expect("an entry of src/").file_name())
+        .map(|name| name.to_string_lossy().trim_end_matches(".rs").to_string())
+        .filter(|name| name != "lib" && name != "main")
+        .collect();
+    in_tree.sort();
+    assert_eq!(declared, in_tree, "src/lib.rs declares what src/ holds");
+    let layout = section("Layout");
+    for name in declared {
+        assert!(
+            lib.contains(&format!("[`{name}`]")),
+            "src/lib.rs's module list does not name `{name}`"
+        );
+        let (file, dir) = (format!("src/{name}.rs"), format!("src/{name}/"));
+        assert!(
+            layout.contains(&file) || layout.contains(&dir),
+            "README's Layout names neither {file} nor {dir}"
+        );
+    }
 }
 
 #[test]

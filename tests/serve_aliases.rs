@@ -111,6 +111,36 @@ fn tags_missing_and_malformed_aliases() {
     assert_eq!(r.status, 400, "{}", r.text());
 }
 
+/// A range in a URL is read in npm's grammar, as a `package.json` range:
+/// alternatives, hyphen ranges, x ranges, and pre-releases only for a
+/// range that names one.
+#[test]
+fn url_ranges_are_npm_ranges() {
+    let ws = Workspace::new();
+    for version in ["1.4.0", "1.9.0", "2.3.0", "3.0.0-rc.1"] {
+        publish(&ws, &format!("app@{version}"), &[]);
+    }
+    let server = Server::start(&ws, &[]);
+    for (range, to) in [
+        ("%5E1.2%20%7C%7C%20%5E2", "2.3.0"),
+        ("^1.2%20||%20~1.4", "1.9.0"),
+        ("1.0%20-%201.5", "1.4.0"),
+        ("1.x", "1.9.0"),
+        ("%3E%3D2", "2.3.0"),
+        ("%5E3.0.0-rc.0", "3.0.0-rc.1"),
+    ] {
+        let r = get(&server.url(&format!("/assets/app/{range}/v.txt")), &[]);
+        assert_eq!(r.status, 302, "{range}: {}", r.text());
+        assert_eq!(
+            r.must("location"),
+            format!("/assets/app/{to}/v.txt"),
+            "{range}"
+        );
+    }
+    let r = get(&server.url("/assets/app/4%20%7C%7C%205/v.txt"), &[]);
+    assert_eq!(r.status, 404, "{}", r.text());
+}
+
 #[test]
 fn a_package_lists_its_versions_tags_and_dates() {
     let ws = Workspace::new();

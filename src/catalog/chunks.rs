@@ -29,7 +29,7 @@
 //! appears with its version or not at all. Deleting the blob deletes its
 //! chunks (`ON DELETE CASCADE`); gc also drops chunks whose blob is gone.
 
-use super::verify::xxh3_digest;
+use super::digest::xxh3_digest;
 use super::{Catalog, SqliteResult};
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OptionalExtension, params};

@@ -110,7 +110,7 @@ impl Catalog {
         let rows = stmt
             .query_map([blob_id], |r| {
                 Ok(Offer {
-                    dictionary: super::lookup::digest(r.get_ref(0)?)?.unwrap_or_default(),
+                    dictionary: super::digest::column(r.get_ref(0)?)?.unwrap_or_default(),
                     coding: r.get(1)?,
                     len: r.get::<_, i64>(2)? as u64,
                 })
@@ -144,7 +144,7 @@ impl Catalog {
             .at(self)?;
         rows.into_iter()
             .map(|(coding, xxh3, body)| {
-                let digest = super::verify::xxh3_digest(&body);
+                let digest = super::digest::xxh3_digest(&body);
                 if digest[..] != xxh3[..] {
                     return Err(Error::Corrupt {
                         path: self.path().to_path_buf(),

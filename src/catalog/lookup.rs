@@ -34,6 +34,7 @@
 
 use super::SqliteResult;
 use super::chunks::{ChunkedBlob, is_chunked};
+use super::digest::{StoredDigests, column as digest};
 use super::pieces::{Coding, PIECE_SIZE};
 use super::{Catalog, Encoding, content_type};
 use crate::error::Result;
@@ -87,15 +88,6 @@ pub struct BrotliBody {
     pub stored_len: u64,
     /// Its digests, read with it: both None when it is not loaded.
     pub stored: StoredDigests,
-}
-
-/// What a body as stored was recorded to hash to: its sha256 (`None` for a
-/// blob written before schema 2, checked by decoding) and its XXH3-128
-/// (`None` before schema 6), the cheap one the server checks.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct StoredDigests {
-    pub sha256: Option<[u8; 32]>,
-    pub xxh3: Option<[u8; 16]>,
 }
 
 /// A column of a stream's record that is read only when the stream is at
@@ -279,17 +271,6 @@ impl KnownVersions {
     fn len(&self) -> usize {
         self.table.borrow().len()
     }
-}
-
-/// A digest column of `N` bytes: `None` for NULL or (never written by ccc)
-/// any other length.
-pub(super) fn digest<const N: usize>(
-    value: rusqlite::types::ValueRef<'_>,
-) -> rusqlite::Result<Option<[u8; N]>> {
-    Ok(match value {
-        rusqlite::types::ValueRef::Null => None,
-        other => other.as_blob()?.try_into().ok(),
-    })
 }
 
 /// A stream column read only when the stream is one piece or less:

@@ -38,7 +38,7 @@
 //! hand back the deltas, which this thread inserts.
 
 use super::deltas::{self, INSERT, Stored};
-use super::verify::xxh3_digest;
+use super::digest::xxh3_digest;
 use super::{Catalog, Encoding, SqliteResult};
 use crate::delta::{self, DictionarySize, Levels};
 use crate::error::{Error, Result};

@@ -165,9 +165,11 @@ pub mod archive;
 pub mod audit;
 pub mod backup;
 pub mod chunks;
+pub mod compression;
 pub mod content_type;
 pub mod deltas;
 pub mod diff;
+pub mod digest;
 pub mod export;
 pub mod gc;
 pub mod generation;
@@ -179,6 +181,7 @@ pub mod publish;
 pub mod query;
 pub mod read_only;
 pub mod rows;
+pub mod side_files;
 pub mod tags;
 pub mod tokens;
 pub mod verify;
@@ -566,7 +569,7 @@ impl Catalog {
         if exists {
             check_sqlite_header(path)?;
         }
-        if exists && access != Access::ReadOnly && crate::follow::heartbeat_path(path).exists() {
+        if exists && access != Access::ReadOnly && side_files::heartbeat_path(path).exists() {
             return Err(Error::ReplicaCopy(path.to_path_buf()));
         }
         // An empty file is no catalog yet: the commands that read one say
@@ -782,7 +785,7 @@ impl Catalog {
         // The query planner stability guarantee: without it SQLite re-plans
         // a cached statement whenever new values are bound to parameters it
         // could have planned around, and the server's asset lookup was
-        // re-prepared on every call (5-6x its cost; bench/CAUSAL.md).
+        // re-prepared on every call (its cost: bench/CAUSAL.md).
         self.conn
             .set_db_config(
                 rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
@@ -1163,8 +1166,7 @@ mod tests {
         )
         .expect("fill");
         tx.commit().expect("commit");
-        let mut wal = db.as_os_str().to_owned();
-        wal.push("-wal");
+        let wal = side_files::side(&db, "-wal");
         let logged = std::fs::metadata(&wal).expect("the log").len();
         assert!(logged > 4 << 20, "{logged} bytes in the log");
         let file = std::fs::metadata(&db).expect("the catalog").len();

@@ -69,8 +69,7 @@
 //! Ctrl-C stops the upgrade between pieces and leaves the catalog as it
 //! was.
 
-use super::lookup::{StoredDigests, digest};
-use super::verify::{check_whole, xxh3_digest};
+use super::digest::{StoredDigests, check_whole, column as digest, xxh3_digest};
 use super::{Catalog, Encoding, SqliteResult, sqlite_err};
 use crate::error::{Error, Result};
 use rusqlite::blob::Blob;
@@ -652,12 +651,13 @@ mod tests {
         out
     }
 
-    /// Publish's options for big test files: no compression at all, so
-    /// that a debug build stores megabytes quickly (identity).
+    /// Publish's options for big test files: the fastest gzip, which does
+    /// not shrink noise, and no brotli, so that a debug build stores
+    /// megabytes quickly (identity).
     fn stored_as_is() -> Options {
         Options {
-            level: 0,
-            brotli_quality: 0,
+            level: crate::catalog::compression::GzipLevel::FASTEST,
+            brotli_quality: crate::catalog::compression::BrotliQuality::NONE,
             check: false,
             ..Options::default()
         }

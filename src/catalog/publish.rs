@@ -42,9 +42,10 @@
 //! Other SQLite files are ordinary assets.
 
 use super::SqliteResult;
+use super::compression::{BrotliQuality, GzipLevel};
+use super::digest::xxh3_digest;
 use super::pieces::{self, Coding};
 use super::rows::{Identity, Skipped};
-use super::verify::xxh3_digest;
 use super::{CATALOG_HEADER_LEN, Catalog, Encoding, content_type, is_catalog_header};
 use crate::error::{Error, Result};
 use crate::file_id::FileId;
@@ -74,12 +75,6 @@ const MIN_GZIP_SAVING: f64 = 0.05;
 /// than the gzip stream: below that, the second copy costs disk and cache
 /// for too little.
 const MIN_BROTLI_SAVING: f64 = 0.05;
-
-/// Default `--brotli-quality`: the lowest quality at which brotli beats
-/// `gzip -9` on real JavaScript by the [`MIN_BROTLI_SAVING`] that keeps a
-/// stream, so the cheapest that stores anything; higher ones save more at
-/// many times the CPU (figures: bench/PUBLISH.md, "Brotli").
-pub const DEFAULT_BROTLI_QUALITY: u32 = 5;
 
 /// Always left out of a published tree.
 const DEFAULT_EXCLUDES: &[&str] = &["**/.git", "**/.git/**", "**/.DS_Store"];
@@ -431,10 +426,10 @@ pub(super) fn build_excludes(user: &[String]) -> Result<GlobSet> {
 /// How to publish.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// Gzip level, 0-9.
-    pub level: u32,
-    /// Brotli quality, 1-11; 0 stores no brotli streams.
-    pub brotli_quality: u32,
+    /// Gzip level.
+    pub level: GzipLevel,
+    /// Brotli quality; [`BrotliQuality::NONE`] stores no brotli streams.
+    pub brotli_quality: BrotliQuality,
     /// Replace an existing version atomically instead of refusing.
     pub force: bool,
     /// Do all the work, then roll back.
@@ -469,8 +464,8 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            level: 9,
-            brotli_quality: DEFAULT_BROTLI_QUALITY,
+            level: GzipLevel::DEFAULT,
+            brotli_quality: BrotliQuality::DEFAULT,
             force: false,
             dry_run: false,
             jobs: 0,
@@ -926,8 +921,8 @@ fn run(
             n => n,
         },
         reader_path: catalog.is_file().then(|| catalog.path().to_path_buf()),
-        level: Compression::new(options.level.min(9)),
-        brotli_quality: options.brotli_quality.min(11),
+        level: Compression::new(options.level.get()),
+        brotli_quality: options.brotli_quality.get(),
         max_file_size: options.max_file_size,
         chunked_from: options.chunked_from,
         check: options.check,
@@ -1941,7 +1936,7 @@ mod tests {
         // Varied text, as a bundle is: brotli beats gzip on it by more
         // than 5%.
         let text = script_like(3000);
-        let blob = Deflater::new(Compression::best(), DEFAULT_BROTLI_QUALITY)
+        let blob = Deflater::new(Compression::best(), BrotliQuality::DEFAULT.get())
             .compress(&text, digest(&text));
         assert_eq!(blob.encoding, Encoding::Gzip);
         let br = blob.brotli.expect("brotli saves more than 5% on text");
@@ -1958,7 +1953,7 @@ mod tests {
                 .is_none()
         );
         // The rule itself: kept when at least 5% smaller than the gzip.
-        let d = Deflater::new(Compression::best(), DEFAULT_BROTLI_QUALITY);
+        let d = Deflater::new(Compression::best(), BrotliQuality::DEFAULT.get());
         let len = br.body.len();
         let just_enough = (len as f64 / 0.95).ceil() as usize;
         assert_eq!(d.brotli(&text, just_enough).map(|b| b.body), Some(br.body));

@@ -8,6 +8,7 @@ use super::SqliteResult;
 use super::rows::{TagRow, VersionRow};
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
+pub use crate::page::Page;
 use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
@@ -116,36 +117,10 @@ impl Serialize for AssetRow {
     }
 }
 
-/// A window of a long listing: the `offset` rows first in its order are
-/// skipped, then at most `limit` rows are listed (all of them when None).
-/// `ccc ls --limit/--offset` and the server's `?limit=&offset=`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Page {
-    pub offset: u64,
-    pub limit: Option<u64>,
-}
-
-impl Page {
-    /// Every row.
-    pub const ALL: Page = Page {
-        offset: 0,
-        limit: None,
-    };
-
-    /// SQL `LIMIT ? OFFSET ?` values (-1: no limit).
-    fn sql(self) -> (i64, i64) {
-        let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-        (self.limit.map_or(-1, clamp), clamp(self.offset))
-    }
-
-    /// The window of `rows`.
-    pub fn apply<T>(self, rows: Vec<T>) -> Vec<T> {
-        let skip = usize::try_from(self.offset).unwrap_or(usize::MAX);
-        let take = self
-            .limit
-            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
-        rows.into_iter().skip(skip).take(take).collect()
-    }
+/// A page's SQL `LIMIT ? OFFSET ?` values (-1: no limit).
+fn limit_offset(page: Page) -> (i64, i64) {
+    let clamp = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    (page.limit.map_or(-1, clamp), clamp(page.offset))
 }
 
 /// Another coding of a file, beside its stored body.
@@ -184,7 +159,7 @@ impl Catalog {
             ))
             .at(self)?;
         let rows = stmt
-            .query_map(page.sql(), |r| {
+            .query_map(limit_offset(page), |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, i64>(1)?,
@@ -400,7 +375,7 @@ impl Catalog {
                 self.asset_select()
             ))
             .at(self)?;
-        let (limit, offset) = page.sql();
+        let (limit, offset) = limit_offset(page);
         stmt.query_map(rusqlite::params![version_id, limit, offset], asset_row)
             .at(self)?
             .collect::<rusqlite::Result<Vec<_>>>()

@@ -84,11 +84,7 @@ pub struct SideFiles {
 impl SideFiles {
     pub fn of(path: &Path) -> SideFiles {
         let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let named = |suffix: &str| {
-            let mut name = file.clone().into_os_string();
-            name.push(suffix);
-            PathBuf::from(name)
-        };
+        let named = |suffix: &str| super::side_files::side(&file, suffix);
         SideFiles {
             wal: named("-wal"),
             shm: named("-shm"),

@@ -24,13 +24,13 @@
 
 use super::SqliteResult;
 use super::chunks::{ChunkCursor, is_chunked};
+use super::digest::{check_blob, check_stored, check_whole, check_xxh3};
+use super::lookup::AssetRecord;
 use super::pieces::{self, Coding};
 use super::{Catalog, Encoding};
-use crate::catalog::lookup::{AssetRecord, StoredDigests};
 use crate::error::{Error, Result};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
-use std::io::Read;
 
 /// One thing found wrong.
 #[derive(Debug, Clone, Serialize)]
@@ -471,118 +471,4 @@ impl AssetRecord {
         }
         Ok(())
     }
-}
-
-/// Checks a stored stream whole against the strongest digest recorded for
-/// it: its XXH3-128, else its sha256, else (a blob's body older than both)
-/// that it decodes to `content`, the file's sha256 and size as the body's
-/// encoding. `Ok(None)` when it matches, `Ok(Some(problem))` when not or
-/// when nothing was recorded to check it against; `poll` runs every 64 KiB
-/// of hashing or decoding, and its error stops the check.
-pub(super) fn check_whole(
-    stream: &[u8],
-    stored: StoredDigests,
-    content: Option<(&[u8], i64, Encoding)>,
-    poll: impl Fn() -> Result<()>,
-) -> Result<Option<String>> {
-    match (stored, content) {
-        (
-            StoredDigests {
-                xxh3: Some(xxh3), ..
-            },
-            _,
-        ) => Ok(check_xxh3(&xxh3, stream)),
-        (
-            StoredDigests {
-                sha256: Some(sha), ..
-            },
-            _,
-        ) => check_stored(&sha, stream, poll),
-        (_, Some((sha, raw_size, encoding))) => check_blob(sha, raw_size, encoding, stream, poll),
-        (_, None) => Ok(Some("no digest is recorded to check it against".into())),
-    }
-}
-
-/// The XXH3-128 of `body` as the catalog records it (big-endian).
-pub fn xxh3_digest(body: &[u8]) -> [u8; 16] {
-    xxhash_rust::xxh3::xxh3_128(body).to_be_bytes()
-}
-
-/// Compares stored bytes with their recorded XXH3-128: `None` when they
-/// match, `Some(problem)` when not. One pass at memory speed, so it needs
-/// no polling: a blob of SQLite's largest size takes a tenth of a second.
-fn check_xxh3(recorded: &[u8], body: &[u8]) -> Option<String> {
-    let digest = xxh3_digest(body);
-    (digest[..] != *recorded).then(|| {
-        format!(
-            "stored bytes hash to xxh3 {}, recorded {}",
-            hex::encode(digest),
-            hex::encode(recorded)
-        )
-    })
-}
-
-/// The size of the pieces a check hashes or decodes between two `poll`s.
-const CHUNK: usize = 64 * 1024;
-
-/// Compares a blob's stored bytes with their recorded digest: `Ok(None)`
-/// when they match, `Ok(Some(problem))` when not. `poll` runs every 64 KiB;
-/// its error stops the check.
-fn check_stored(
-    stored_sha: &[u8],
-    body: &[u8],
-    poll: impl Fn() -> Result<()>,
-) -> Result<Option<String>> {
-    let mut hasher = Sha256::new();
-    for chunk in body.chunks(CHUNK) {
-        poll()?;
-        hasher.update(chunk);
-    }
-    let digest: [u8; 32] = hasher.finalize().into();
-    Ok((digest[..] != *stored_sha).then(|| {
-        format!(
-            "stored bytes hash to {}, recorded {}",
-            hex::encode(digest),
-            hex::encode(stored_sha)
-        )
-    }))
-}
-
-/// Decodes one blob and compares it with its record: `Ok(None)` when it
-/// matches, `Ok(Some(problem))` when not. `poll` runs every 64 KiB of
-/// content; its error stops the check.
-fn check_blob(
-    sha: &[u8],
-    raw_size: i64,
-    encoding: Encoding,
-    body: &[u8],
-    poll: impl Fn() -> Result<()>,
-) -> Result<Option<String>> {
-    let mut hasher = Sha256::new();
-    let mut decoder = encoding.decoder(body);
-    // A small body may decode to a lot: the check is per chunk out.
-    let mut buf = vec![0u8; CHUNK];
-    let mut size = 0u64;
-    loop {
-        poll()?;
-        match decoder.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                hasher.update(&buf[..n]);
-                size += n as u64;
-            }
-            Err(e) => return Ok(Some(format!("{encoding} stream does not decode: {e}"))),
-        }
-    }
-    if size != raw_size as u64 {
-        return Ok(Some(format!(
-            "decodes to {}, recorded {raw_size}",
-            crate::output::count(size, "byte")
-        )));
-    }
-    let digest: [u8; 32] = hasher.finalize().into();
-    if digest[..] != *sha {
-        return Ok(Some(format!("content hashes to {}", hex::encode(digest))));
-    }
-    Ok(None)
 }

@@ -273,7 +273,7 @@ pub const FIELDS: usize = Field::Receives as usize + 1;
 pub struct Slot {
     pub name: String,
     /// The kernel's id of the owning thread, when known: the controller
-    /// reads how long it waited for a core (`cmd::causal::cores`).
+    /// reads how long it waited for a core (`driver::cores`).
     pub os_thread: Option<i32>,
     seq: AtomicU64,
     fields: [AtomicU64; FIELDS],
@@ -1260,9 +1260,8 @@ mod tests {
         // Validation scenario V5 (bench/CAUSAL.md §5): the workers pay for
         // each other's credits, the memo carries the clients' think time,
         // and the prediction matches halving the site, whatever the phase
-        // between the two clients and however late sleeps wake. Before pays
-        // took lateness into account, 250 us of it gave +21.7% for +31.2%
-        // and 400 us +9.9%, the under-prediction once recorded for V5.
+        // between the two clients and however late sleeps wake (the pays
+        // take lateness into account: bench/CAUSAL.md, rule Lateness).
         for (offset, overshoot) in [
             (0, 0),
             (10_000, 0),

@@ -20,13 +20,14 @@
 //! compile to nothing. With it on but no profiling session (`ccc serve`),
 //! each costs one relaxed atomic load and a branch.
 //!
-//! This module is only the hooks that compile into the serve path:
-//! [`engine`] (the delay rules, on an injected clock), the per-thread
-//! runtime that applies them, and [`points`] (ccc's sites). The experiment
-//! driver (the controller's sweep, the load generator, the ledger audit,
-//! the reports, the plot and the Coz file) lives beside the command that
-//! runs it, in `cmd::causal`, and reaches the hooks only through what this
-//! module exports.
+//! The profiler has two layers in this one tree. The hooks compile into
+//! the serve path: [`engine`] (the delay rules, on an injected clock), the
+//! per-thread runtime that applies them, and [`points`] (ccc's sites).
+//! The [`driver`] runs experiments with them (the controller's sweep, the
+//! load generator, the ledger audit, the reports, the plot and the Coz
+//! file); it reaches the hooks only through what this module exports, and
+//! nothing on the serve path reaches the driver. `cmd::causal` only turns
+//! the command's flags into the driver's options.
 
 pub mod points;
 
@@ -43,6 +44,8 @@ impl Site {
     }
 }
 
+#[cfg(feature = "causal")]
+pub mod driver;
 #[cfg(feature = "causal")]
 pub mod engine;
 #[cfg(feature = "causal")]

@@ -581,7 +581,7 @@ fn to_server(
                     (Err(e), _) | (Ok(_), Err(e)) => Err(e),
                 }
             });
-            bar.finish_and_clear();
+            show_sent(&bar);
             reply?
         }
         Source::Archive(path, file) => {
@@ -639,8 +639,16 @@ fn send_archive(
             length: Some(length),
         },
     );
-    bar.finish_and_clear();
+    show_sent(&bar);
     reply
+}
+
+/// Draws an upload's bar where it ended, then takes it away for the
+/// summary: a fast upload would otherwise never be drawn past the first
+/// of its draws, which the terminal gets at most twenty times a second.
+fn show_sent(bar: &indicatif::ProgressBar) {
+    bar.finish();
+    bar.finish_and_clear();
 }
 
 /// Prints a server's answer to a publish as a local publish prints its

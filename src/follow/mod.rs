@@ -34,6 +34,10 @@ pub mod ltx;
 pub mod plan;
 pub mod source;
 
+/// The follower's file beside the catalog; named by the catalog, which
+/// refuses to write a copy that has one.
+pub use crate::catalog::side_files::heartbeat_path;
+use crate::catalog::side_files::side;
 use crate::catalog::sqlite_err;
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
@@ -199,14 +203,6 @@ impl Follower {
     }
 }
 
-/// The file a follower writes beside the catalog at `db` each time it has
-/// checked it against the replica: its heartbeat (`ccc serve --max-lag`),
-/// its position (`ccc follow`), and the mark of a replica's copy, which
-/// write commands refuse (`Catalog::open`).
-pub fn heartbeat_path(db: &Path) -> PathBuf {
-    side(db, ".follow")
-}
-
 /// Removes the file at `path` if there is one; whether there was.
 fn remove_if_there(path: &Path) -> Result<bool> {
     match std::fs::remove_file(path) {
@@ -214,13 +210,6 @@ fn remove_if_there(path: &Path) -> Result<bool> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
         Err(e) => Err(Error::io(path, e)),
     }
-}
-
-/// `path` with `suffix` appended: SQLite's side files, and the follower's.
-fn side(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(suffix);
-    PathBuf::from(name)
 }
 
 struct Written {

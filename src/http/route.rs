@@ -40,7 +40,7 @@
 //! route's names are slices of the target. Only a decoded target is copied
 //! (once, by the decoding).
 
-use crate::catalog::query::Page;
+use crate::page::Page;
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use std::borrow::Cow;
 

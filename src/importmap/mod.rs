@@ -539,10 +539,9 @@ impl<'a> Walk<'a> {
                 "`{range}` is not a version range (a tag, a path or a URL names no version of the catalog)"
             ))));
         };
-        let newest = versions.iter().find(|v| {
-            nodejs_semver::Version::parse(v.version.to_string())
-                .is_ok_and(|version| allowed.satisfies(&version))
-        });
+        let newest = versions
+            .iter()
+            .find(|v| crate::spec::satisfies(&allowed, &v.version));
         match newest {
             Some(v) => Ok(Ok(v.clone())),
             None => {

@@ -337,10 +337,10 @@ fn satisfied(catalog: &Catalog, package: &str, range: &str) -> Result<bool> {
     let Ok(allowed) = nodejs_semver::Range::parse(range) else {
         return Ok(true);
     };
-    Ok(catalog.versions(package)?.iter().any(|v| {
-        nodejs_semver::Version::parse(v.version.to_string())
-            .is_ok_and(|version| allowed.satisfies(&version))
-    }))
+    Ok(catalog
+        .versions(package)?
+        .iter()
+        .any(|v| crate::spec::satisfies(&allowed, &v.version)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! problems listed where they are written.
 
 use super::{Class, Extracted, Kind, Version};
+use crate::error::ROOT_PATH_HINT;
 use serde::Serialize;
 
 /// How many references fell in each class.
@@ -166,11 +167,6 @@ impl Report {
             .then_some(ROOT_PATH_HINT)
     }
 }
-
-/// See [`Report::root_path_hint`].
-pub const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
-     each version under /assets/PKG/VERSION/; build with relative URLs: \
-     Vite `base: './'`, webpack `output.publicPath: 'auto'`";
 
 /// Whether files at `path` are read for references: the types
 /// [`super::extract`] knows.

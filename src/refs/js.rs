@@ -5,8 +5,8 @@
 //!
 //! Why oxc: it parses ES2024 modules and scripts, JSX included, as
 //! browsers and bundlers do, and is among the fastest JavaScript parsers
-//! in any language (about 50 MB/s here on typescript's 9 MB `lib/`
-//! files, measured in bench/PUBLISH.md); a syntax tree, unlike a pattern,
+//! in any language (its speed on real files: bench/PUBLISH.md); a syntax
+//! tree, unlike a pattern,
 //! tells `import('./a.js')` from the same text in a string or a comment.
 
 use super::{Kind, Lines, Reference};

@@ -237,7 +237,7 @@ pub(super) fn load_delta(
         dcz: None,
     };
     for (coding, body) in bodies {
-        let xxh3 = crate::catalog::verify::xxh3_digest(&body);
+        let xxh3 = crate::catalog::digest::xxh3_digest(&body);
         let body = Some(DeltaBody {
             stream: Stream::Memory(body.into()),
             xxh3,
