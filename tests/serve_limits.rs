@@ -647,6 +647,41 @@ fn pipelined_requests_are_answered_in_order() {
     assert_eq!(statuses, [200, 200, 404, 200, 200]);
 }
 
+/// A head is gathered whole before hyper gets the connection: one that
+/// comes a few bytes at a time is answered as one sent at once, with the
+/// request pipelined behind it; a request line that cannot be HTTP is
+/// answered 400 at once, before any blank line and long before the
+/// header timeout.
+#[test]
+fn heads_in_pieces_are_answered_and_broken_ones_at_once() {
+    let ws = Workspace::new();
+    site(&ws, false);
+    let server = Server::start(&ws, &["--header-timeout", "30s"]);
+    let mut stream = connect(server.addr);
+    stream.set_nodelay(true).expect("nodelay");
+    let heads = b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\nGET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    for piece in heads.chunks(7) {
+        stream.write_all(piece).expect("a piece of the head");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let first = read_response(&mut stream);
+    assert_eq!((first.status, first.body()), (200, b"1.0.0".to_vec()));
+    assert_eq!(read_response(&mut stream).status, 200);
+
+    let started = Instant::now();
+    let (answer, _) = exchange(
+        server.addr,
+        b"GET /healthz HTTP/1.1 and more\r\nHost: x\r\n",
+    );
+    let answer = answer.expect("an answer to a broken request line");
+    assert_eq!(answer.status, 400, "{answer:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "answered after {:?}",
+        started.elapsed()
+    );
+}
+
 /// HTTP/1.1 requests that name their host or target the wrong way are
 /// refused as nginx refuses them: two `Host` headers, a `Host` that is
 /// not a host, `GET *` (400); CONNECT, for proxies (405 with `Allow`).

@@ -15,8 +15,11 @@
 //! - [`Releaser`] calls `malloc_trim`, which gives the arenas' free pages
 //!   back (`madvise`). It walks every free block under the arenas' locks,
 //!   a few milliseconds with tens of megabytes in small free blocks, so
-//!   it runs every second only while it finds memory to give back or
-//!   the process has grown, and every [`RELEASE_AT_MOST_EVERY`] otherwise.
+//!   it runs at once when the process has grown by [`WORTH_RELEASING`]
+//!   (looked at several times a second: a burst of connections, each
+//!   with a request's buffers, leaves its free blocks between the blocks
+//!   the connections keep), every second while it finds memory to give
+//!   back, and every [`RELEASE_AT_MOST_EVERY`] otherwise.
 //!
 //! Other C libraries (musl) return memory on their own: there both do
 //! nothing.
@@ -47,7 +50,7 @@ pub fn tune() {
 }
 
 /// Decides when to give free memory back; [`Releaser::tick`] is called
-/// about once a second.
+/// several times a second.
 pub struct Releaser {
     /// Anonymous memory after the last release.
     after: u64,

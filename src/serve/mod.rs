@@ -122,7 +122,7 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
 const STOP_POLL: Duration = Duration::from_millis(20);
 /// How often the server considers giving freed memory back to the system
 /// ([`allocator`]).
-const RELEASE_EVERY: Duration = Duration::from_secs(1);
+const RELEASE_EVERY: Duration = Duration::from_millis(200);
 
 /// How to run the server.
 #[derive(Debug, Clone)]

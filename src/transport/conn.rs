@@ -9,22 +9,24 @@
 //! head, of the HTTP/2 preface or of a TLS handshake).
 //!
 //! An HTTP/1 connection (cleartext or TLS) gets hyper's state and buffers
-//! only once it has sent something, and gives them back after
+//! only once it has sent a whole request head, and gives them back after
 //! [`super::watch::PARK_AFTER`] idle (hyper lets it go without closing the
 //! socket; the next request starts a new one), so an idle connection costs
 //! its socket, its TLS state and a small task.
 
 use super::h1::Ledger;
+use super::limits::{MAX_HEAD, MAX_HEADERS};
 use super::watch::{DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms};
 use super::{ConnStats, Handler, Peer, Shared};
 use crate::causal;
 use bytes::{Buf, Bytes};
 use http::Response;
+use std::future::poll_fn;
 use std::io;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
@@ -130,6 +132,9 @@ async fn serve_h1<H, IO>(
     let ledger = Arc::new(Ledger::new(shared.handler.clone(), watch.clone()));
     io.wire = Some(ledger.clone());
     let end = loop {
+        if let Err(end) = gather_head(&mut io, watch).await {
+            break end;
+        }
         // Boxed: hyper's state lives only while it serves, not in the
         // connection's task for as long as the connection is open.
         let (end, parked) = Box::pin(super::h1::run(io, peer, watch, shared, &ledger)).await;
@@ -231,6 +236,88 @@ async fn wait_for_bytes(stream: &TcpStream, watch: &Watch) -> Result<(), End> {
             }
         }
     }
+}
+
+/// Reads until `io.unread` holds a whole request head, or one hyper must
+/// refuse (malformed, or past [`MAX_HEAD`]): hyper's buffers (8 KiB to
+/// read, 8 KiB to write, more as a head trickles in) then exist only once
+/// there is a request to answer, and a client that sends its head a line
+/// at a time holds no more than it has sent (nginx reads a head into a
+/// 1 KiB buffer first). Within the watch's deadline and close requests,
+/// as [`wait_for_bytes`].
+async fn gather_head<IO: AsyncRead + Unpin>(
+    io: &mut Watched<IO>,
+    watch: &Watch,
+) -> Result<(), End> {
+    let mut head = Vec::from(std::mem::take(&mut io.unread));
+    let mut asked = pin!(watch.notify.notified());
+    let gathered = loop {
+        if !head_is_partial(&head) {
+            break Ok(());
+        }
+        let due = watch.due(false);
+        let sleep = async {
+            match due {
+                Some((due, _)) => tokio::time::sleep_until(instant_of(due)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            read = poll_fn(|cx| read_more(io, &mut head, cx)) => match read {
+                Ok(0) => break Err(End::Done(Ok(()))),
+                Ok(_) => {}
+                Err(e) => break Err(End::Done(Err(e.into()))),
+            },
+            () = sleep => {
+                if let Some((due, reason)) = due
+                    && now_ms() >= due
+                {
+                    break Err(End::TimedOut(reason));
+                }
+            }
+            () = &mut asked => {
+                asked.set(watch.notify.notified());
+                match watch.close.load(Ordering::Relaxed) {
+                    // A head on its way has the linger to arrive.
+                    DRAIN => watch.closing(DRAIN_LINGER),
+                    _ => break Err(End::Aborted),
+                }
+            }
+        }
+    };
+    io.unread = Bytes::from(head);
+    gathered
+}
+
+/// Whether `head` is the start of a request head that may still be
+/// completed: hyper's own parser (httparse) says so, and it is within
+/// [`MAX_HEAD`].
+fn head_is_partial(head: &[u8]) -> bool {
+    if head.is_empty() {
+        return true;
+    }
+    if head.len() >= MAX_HEAD {
+        return false;
+    }
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let parsed = httparse::Request::new(&mut headers).parse(head);
+    matches!(parsed, Ok(httparse::Status::Partial))
+}
+
+/// One read from `io`, appended to `head`: how many bytes came (0 at the
+/// end of the stream). The read's buffer lives on the stack only while the
+/// read is polled, not in the waiting task.
+fn read_more<IO: AsyncRead + Unpin>(
+    io: &mut Watched<IO>,
+    head: &mut Vec<u8>,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<usize>> {
+    let mut chunk = [0u8; 4096];
+    let mut buf = ReadBuf::new(&mut chunk);
+    ready!(Pin::new(io).poll_read(cx, &mut buf))?;
+    head.extend_from_slice(buf.filled());
+    Poll::Ready(Ok(buf.filled().len()))
 }
 
 /// Whether the client opens with the HTTP/2 preface (prior knowledge),

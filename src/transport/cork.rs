@@ -20,7 +20,7 @@ use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// At most this much is gathered before it is written out.
-pub(super) const GATHER_MAX: usize = 64 * 1024;
+const GATHER_MAX: usize = 64 * 1024;
 /// A write at least this long is not copied: it goes straight through.
 const PASS_THROUGH: usize = 8 * 1024;
 
