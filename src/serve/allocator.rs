@@ -19,7 +19,10 @@
 //!   (looked at several times a second: a burst of connections, each
 //!   with a request's buffers, leaves its free blocks between the blocks
 //!   the connections keep), every second while it finds memory to give
-//!   back, and every [`RELEASE_AT_MOST_EVERY`] otherwise.
+//!   back or the process is above its resting size (the least it has
+//!   held after a release: a burst that has just ended leaves its free
+//!   blocks resident, with no growth to signal it), and every
+//!   [`RELEASE_AT_MOST_EVERY`] once it is back at rest.
 //!
 //! Other C libraries (musl) return memory on their own: there both do
 //! nothing.
@@ -54,6 +57,8 @@ pub fn tune() {
 pub struct Releaser {
     /// Anonymous memory after the last release.
     after: u64,
+    /// The least anonymous memory after any release: the size at rest.
+    resting: u64,
     wait: Duration,
     next: Instant,
 }
@@ -62,6 +67,7 @@ impl Default for Releaser {
     fn default() -> Releaser {
         Releaser {
             after: 0,
+            resting: u64::MAX,
             wait: Duration::from_secs(1),
             next: Instant::now(),
         }
@@ -80,13 +86,22 @@ impl Releaser {
         }
         trim();
         let after = anonymous_bytes().unwrap_or(before);
-        self.wait = if before.saturating_sub(after) >= WORTH_RELEASING || grew {
+        self.released(before, after, grew);
+        self.next = Instant::now() + self.wait;
+    }
+
+    /// Paces the next release after one that took anonymous memory from
+    /// `before` to `after` bytes.
+    fn released(&mut self, before: u64, after: u64, grew: bool) {
+        self.resting = self.resting.min(after);
+        let gave_back = before.saturating_sub(after) >= WORTH_RELEASING;
+        let above_rest = after > self.resting + WORTH_RELEASING;
+        self.wait = if gave_back || grew || above_rest {
             Duration::from_secs(1)
         } else {
             (self.wait * 2).min(RELEASE_AT_MOST_EVERY)
         };
         self.after = after;
-        self.next = Instant::now() + self.wait;
     }
 }
 
@@ -112,5 +127,36 @@ fn trim() {
     // pages no allocation uses.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    #[test]
+    fn a_burst_that_ended_is_looked_at_each_second_until_back_at_rest() {
+        let mut releaser = Releaser::default();
+        releaser.released(3 * MIB, 3 * MIB, false);
+        // A long attack holds its memory: releases give nothing back, but
+        // the process is above its resting size, so the pace stays at a
+        // second and the end of the attack is noticed within it.
+        releaser.released(40 * MIB, 40 * MIB, true);
+        for _ in 0..10 {
+            releaser.released(40 * MIB, 40 * MIB, false);
+            assert_eq!(releaser.wait, Duration::from_secs(1));
+        }
+        releaser.released(40 * MIB, 3 * MIB, false);
+        assert_eq!(releaser.wait, Duration::from_secs(1));
+        // At rest with nothing to give back, the pace slows.
+        let waits: Vec<u64> = (0..5)
+            .map(|_| {
+                releaser.released(3 * MIB, 3 * MIB, false);
+                releaser.wait.as_secs()
+            })
+            .collect();
+        assert_eq!(waits, [2, 4, 8, 8, 8]);
     }
 }
