@@ -4,14 +4,20 @@
 //! for its next allocations, and returns it to the system only from the
 //! top of an arena. So a burst that ends (thousands of connections that
 //! each held a request's buffers, many bodies in flight) leaves its peak
-//! resident. Two settings make serve's anonymous memory follow what it
-//! holds:
+//! resident. Three settings make serve's anonymous memory follow what it
+//! holds without making it pay again for memory it reuses at once:
 //!
 //! - the mmap threshold is fixed ([`MMAP_FROM`]), so a block that large
-//!   (a body loaded whole, a piece buffer) is a mapping of its own,
-//!   unmapped when freed. Left to itself, glibc raises the threshold to
-//!   the largest mapped block ever freed (up to 32 MiB), after which such
-//!   blocks come from the arenas and stay there;
+//!   (a large body loaded whole) is a mapping of its own, unmapped when
+//!   freed. Left to itself, glibc raises the threshold to the largest
+//!   mapped block ever freed (up to 32 MiB), after which such blocks come
+//!   from the arenas and stay there;
+//! - free() gives back the top of an arena only past [`KEEP_ON_TOP`].
+//!   Fixing the mmap threshold also fixes this one at glibc's 128 KiB,
+//!   and the encoders' state of each file the write API publishes (the
+//!   brotli encoder's hash table alone is 1 MiB) would be returned and
+//!   then faulted in and zeroed again for the next file. Both thresholds
+//!   sit above that state;
 //! - [`Releaser`] calls `malloc_trim`, which gives the arenas' free pages
 //!   back (`madvise`). It walks every free block under the arenas' locks,
 //!   a few milliseconds with tens of megabytes in small free blocks, so
@@ -31,7 +37,11 @@ use std::time::{Duration, Instant};
 
 /// Blocks of this size or more are mapped on their own.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-const MMAP_FROM: libc::c_int = 128 * 1024;
+const MMAP_FROM: libc::c_int = 2 * 1024 * 1024;
+
+/// Free memory at the top of an arena that free() leaves in place.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const KEEP_ON_TOP: libc::c_int = 8 * 1024 * 1024;
 
 /// The longest wait between two releases.
 pub const RELEASE_AT_MOST_EVERY: Duration = Duration::from_secs(8);
@@ -49,6 +59,7 @@ pub fn tune() {
     // before the server's threads allocate, and any value is valid.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_FROM);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, KEEP_ON_TOP);
     }
 }
 
