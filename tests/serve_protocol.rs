@@ -844,3 +844,50 @@ fn at_the_cap_half_done_tls_handshakes_make_room() {
     assert_eq!(stats["connections"]["refused"].as_u64(), Some(0), "{stats}");
     drop(held);
 }
+
+/// An HTTP/1.1 connection over TLS that ends after its answer (the
+/// client's `Connection: close`) ends with TLS's close_notify (RFC 8446
+/// 6.1), as nginx ends it: a client that finds the socket closed without
+/// one cannot tell the end from a cut (rustls reports UnexpectedEof).
+#[test]
+fn a_tls_connection_that_ends_sends_close_notify() {
+    use pki_types::pem::PemObject;
+    use tokio_rustls::rustls::{self, pki_types};
+    let ws = Workspace::new();
+    site(&ws);
+    let (ca, cert, key) = certificates(ws.path(), "close");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+        ],
+    );
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(pki_types::CertificateDer::from_pem_file(&ca).expect("the CA"))
+        .expect("a root");
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
+    let tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    stream
+        .write_all(b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .expect("the request");
+    let mut answer = Vec::new();
+    let read = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(read.is_ok(), "{read:?} after {answer:?}");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("1.0.0"), "{answer}");
+}

@@ -28,7 +28,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// One hyper HTTP/1 connection on `io`; an idle one lets go of `io`,
 /// handed back to wait for the next request.
@@ -47,8 +47,17 @@ where
         .http1
         .serve_connection(TokioIo::new(io), service(shared, watch, peer, ledger));
     let end = drive(Pin::new(&mut conn), watch).await;
-    if !matches!(end, End::Parked) {
-        return (end, None);
+    match end {
+        End::Parked => {}
+        // hyper has finished the connection (the client's `Connection:
+        // close`, a drain, a head it refused, an idle close): the socket
+        // is closed as the protocol asks, over TLS with close_notify.
+        End::Done(_) | End::TimedOut(Reason::Idle) => {
+            let mut io = conn.into_parts().io.into_inner();
+            let _ = tokio::time::timeout(CLOSING_GRACE, io.shutdown()).await;
+            return (end, None);
+        }
+        End::TimedOut(_) | End::Aborted => return (end, None),
     }
     let parts = conn.into_parts();
     let mut io = parts.io.into_inner();
