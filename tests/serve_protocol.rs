@@ -845,29 +845,13 @@ fn at_the_cap_half_done_tls_handshakes_make_room() {
     drop(held);
 }
 
-/// An HTTP/1.1 connection over TLS that ends after its answer (the
-/// client's `Connection: close`) ends with TLS's close_notify (RFC 8446
-/// 6.1), as nginx ends it: a client that finds the socket closed without
-/// one cannot tell the end from a cut (rustls reports UnexpectedEof).
-#[test]
-fn a_tls_connection_that_ends_sends_close_notify() {
+/// A rustls client that trusts `ca` alone.
+fn tls_client(ca: &Path) -> std::sync::Arc<tokio_rustls::rustls::ClientConfig> {
     use pki_types::pem::PemObject;
     use tokio_rustls::rustls::{self, pki_types};
-    let ws = Workspace::new();
-    site(&ws);
-    let (ca, cert, key) = certificates(ws.path(), "close");
-    let server = Server::start(
-        &ws,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("UTF-8"),
-            "--tls-key",
-            key.to_str().expect("UTF-8"),
-        ],
-    );
     let mut roots = rustls::RootCertStore::empty();
     roots
-        .add(pki_types::CertificateDer::from_pem_file(&ca).expect("the CA"))
+        .add(pki_types::CertificateDer::from_pem_file(ca).expect("the CA"))
         .expect("a root");
     let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
     let config = rustls::ClientConfig::builder_with_provider(provider)
@@ -875,19 +859,95 @@ fn a_tls_connection_that_ends_sends_close_notify() {
         .expect("TLS versions")
         .with_root_certificates(roots)
         .with_no_client_auth();
+    std::sync::Arc::new(config)
+}
+
+/// `GET path` with `Connection: close` over a new TLS connection made
+/// with `config`: what reading to the end gave, with the answer read so
+/// far, and whether the handshake was a full one or resumed a session.
+fn tls_get(
+    addr: SocketAddr,
+    config: &std::sync::Arc<tokio_rustls::rustls::ClientConfig>,
+    path: &str,
+) -> (
+    std::io::Result<usize>,
+    String,
+    Option<tokio_rustls::rustls::HandshakeKind>,
+) {
+    use tokio_rustls::rustls::{self, pki_types};
     let name = pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = rustls::ClientConnection::new(std::sync::Arc::new(config), name).expect("TLS");
-    let tcp = TcpStream::connect(server.addr).expect("connect");
+    let tls = rustls::ClientConnection::new(config.clone(), name).expect("TLS");
+    let tcp = TcpStream::connect(addr).expect("connect");
     tcp.set_read_timeout(Some(Duration::from_secs(10)))
         .expect("timeout");
     let mut stream = rustls::StreamOwned::new(tls, tcp);
-    stream
-        .write_all(b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .expect("the request");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).expect("the request");
     let mut answer = Vec::new();
     let read = stream.read_to_end(&mut answer);
-    let answer = String::from_utf8_lossy(&answer);
+    let kind = stream.conn.handshake_kind();
+    (read, String::from_utf8_lossy(&answer).into_owned(), kind)
+}
+
+fn tls_server(ws: &Workspace, name: &str) -> (Server, PathBuf) {
+    let (ca, cert, key) = certificates(ws.path(), name);
+    let server = Server::start(
+        ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+        ],
+    );
+    (server, ca)
+}
+
+/// An HTTP/1.1 connection over TLS that ends after its answer (the
+/// client's `Connection: close`) ends with TLS's close_notify (RFC 8446
+/// 6.1), as nginx ends it: a client that finds the socket closed without
+/// one cannot tell the end from a cut (rustls reports UnexpectedEof).
+#[test]
+fn a_tls_connection_that_ends_sends_close_notify() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, ca) = tls_server(&ws, "close");
+    let (read, answer, _) = tls_get(server.addr, &tls_client(&ca), "/assets/site/1.0.0/v.txt");
     assert!(read.is_ok(), "{read:?} after {answer:?}");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("1.0.0"), "{answer}");
+}
+
+/// A client that comes back resumes its TLS session from the ticket it
+/// was given, however many other clients came between: 300 clients
+/// (more than rustls's in-memory session cache holds) each make a full
+/// handshake, then each comes back and resumes.
+#[test]
+fn tls_sessions_resume_after_hundreds_of_other_clients() {
+    use tokio_rustls::rustls::HandshakeKind;
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, ca) = tls_server(&ws, "resume");
+    let clients: Vec<_> = (0..300).map(|_| tls_client(&ca)).collect();
+    let path = "/assets/site/1.0.0/v.txt";
+    for client in &clients {
+        let (read, answer, kind) = tls_get(server.addr, client, path);
+        assert!(
+            read.is_ok() && answer.ends_with("1.0.0"),
+            "{read:?}: {answer}"
+        );
+        assert_eq!(kind, Some(HandshakeKind::Full));
+    }
+    let resumed = clients
+        .iter()
+        .filter(|client| {
+            let (read, answer, kind) = tls_get(server.addr, client, path);
+            assert!(
+                read.is_ok() && answer.ends_with("1.0.0"),
+                "{read:?}: {answer}"
+            );
+            kind == Some(HandshakeKind::Resumed)
+        })
+        .count();
+    assert_eq!(resumed, clients.len());
 }

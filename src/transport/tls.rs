@@ -3,6 +3,13 @@
 //! again on [`Certificate::reload`] (SIGHUP): handshakes after a reload
 //! use the new pair, connections already open keep theirs, and a pair
 //! that does not load is reported and the old one kept.
+//!
+//! Sessions resume from tickets the client keeps (RFC 8446 4.6.1),
+//! encrypted with keys the server rotates (rustls's `Ticketer`), as
+//! nginx's default: a returning client skips the certificate and its
+//! signature, however many clients came between. A resumption still
+//! agrees a new key by ECDHE, so a stolen ticket key does not open past
+//! traffic.
 
 use std::fmt;
 use std::io;
@@ -86,6 +93,7 @@ impl Certificate {
             .with_no_client_auth()
             .with_cert_resolver(self.current.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.ticketer = ring::Ticketer::new().map_err(|e| e.to_string())?;
         Ok(Acceptor(tokio_rustls::TlsAcceptor::from(Arc::new(config))))
     }
 }
