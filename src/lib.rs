@@ -41,6 +41,9 @@
 pub mod actor;
 pub mod catalog;
 pub mod causal;
+// clap shows these comments as `--help`, where URLs and `[time]` are
+// text, not rustdoc's links.
+#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links)]
 pub mod cli;
 pub mod cmd;
 pub mod delta;

@@ -29,7 +29,7 @@
 //! # Siblings
 //!
 //! A sibling is another encoding of a file, stored beside it under the
-//! file's name plus a suffix ([`Sibling`]); servers send it to clients that
+//! file's name plus a suffix (`.gz`, `.br`); servers send it to clients that
 //! accept the encoding and fall back to the plain file. A sibling is
 //! skipped, and reported, where it cannot exist: the version has a file or
 //! folder of that name, or the name is too long for the file system

@@ -1,5 +1,5 @@
 //! The line `serve --access-log` prints for each request, in the format
-//! `--log-format` names, made in one function ([`line`]).
+//! `--log-format` names, made in one function ([`line()`]).
 //!
 //! `combined` is nginx's default `combined` format, field for field, with
 //! `$request_time` after it, as nginx configurations that time requests

@@ -9,7 +9,7 @@
 //!   `gzip` > identity). A delta is sent only to a client that names its
 //!   coding: `*` never stands for one (RFC 9842 4: the client advertises
 //!   `dcb` and `dcz` with the dictionary it holds).
-//! - `Accept` ([`format`]): the listings are JSON, or HTML pages
+//! - `Accept` ([`format()`]): the listings are JSON, or HTML pages
 //!   ([`crate::serve::browse`]) for a client that ranks `text/html` above
 //!   JSON, as a browser navigating does.
 

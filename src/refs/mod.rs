@@ -9,7 +9,7 @@
 //! `package.json` and web manifests), never by regular expressions, so a
 //! reference in a comment or a string that only looks like one is not
 //! taken for one. Each reference is then resolved against the file's
-//! place in the version ([`resolve`]) and put in one [`Class`]. A
+//! place in the version ([`Version::resolve`]) and put in one [`Class`]. A
 //! reference built at runtime (a template literal with expressions, a
 //! variable) is counted as [`Class::Unresolvable`], never guessed.
 //!

@@ -1,4 +1,4 @@
-//! `ccc serve`: the [`transport`](crate::transport) (hyper on tokio) hands
+//! `ccc serve`: the [`transport`] (hyper on tokio) hands
 //! each request to the [`service`], which answers it on the thread that
 //! read it: from the cache, or from the thread's own catalog connection;
 //! the store actor keeps what must stay single.
