@@ -277,6 +277,15 @@ fn unpkg_s_urls_answer_as_their_assets_form_does() {
         "/assets/react@18.3.1/umd/react.production.min.js",
         "/assets/react/18.3.1/umd/react.production.min.js",
     );
+    // jsDelivr's shape.
+    same(
+        "/npm/react@18.3.1/umd/react.production.min.js",
+        "/assets/react/18.3.1/umd/react.production.min.js",
+    );
+    same(
+        "/npm/@s/app@1.0.0/index.js",
+        "/assets/@s/app/1.0.0/index.js",
+    );
     let moved = same(
         "/react@^18.2/umd/react.production.min.js?v=1",
         "/assets/react/^18.2/umd/react.production.min.js?v=1",

@@ -12,16 +12,18 @@
 //! /assets/<pkg>                       -> redirect to `latest`'s entry file
 //! /assets[/]                          the packages (JSON, or HTML)
 //! /assets/<pkg>@<version>/<path...>   as /assets/<pkg>/<version>/<path...>
-//! /<pkg>@<version>[/<path...>]        the same: unpkg's and jsDelivr's shape
+//! /<pkg>@<version>[/<path...>]        the same: unpkg's shape
+//! /npm/<pkg>@<version>[/<path...>]    the same: jsDelivr's shape
 //! /_stats, /metrics, /healthz
 //! OPTIONS on any target               the CORS answer (204)
 //! ```
 //!
-//! `<pkg>@<version>` is the form unpkg and jsDelivr (`/npm/...` after
-//! their prefix) write, so URLs copied from them work once the host is
-//! changed: `/react@18.3.1/umd/react.production.min.js` is the file
+//! `<pkg>@<version>` is the form unpkg writes, and jsDelivr after its
+//! `/npm/`, so URLs copied from them work once the host is changed:
+//! `/react@18.3.1/umd/react.production.min.js` and
+//! `/npm/react@18.3.1/umd/react.production.min.js` are the file
 //! `/assets/react/18.3.1/umd/react.production.min.js` is, and `/react@18`
-//! redirects as `/assets/react/18` does. At the top, only that form is
+//! redirects as `/assets/react/18` does. At the top, only those forms are
 //! routed (a path without `@<version>` is a 404), so the root stays free
 //! for what else may be served there.
 //!
@@ -173,8 +175,10 @@ pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError>
         "/assets" | "/assets/" => Route::Index,
         _ => match raw_path.strip_prefix("/assets/") {
             Some(rest) => asset_route(rest)?,
-            None if names_version_at(&raw_path[1..]) => asset_route(&raw_path[1..])?,
-            None => return Err(unknown_path()),
+            None => match copied_from_a_public_cdn(raw_path) {
+                Some(rest) => asset_route(rest)?,
+                None => return Err(unknown_path()),
+            },
         },
     };
     if method != "GET" && method != "HEAD" {
@@ -286,6 +290,17 @@ fn version_route<'a>(
             path: path.into(),
         },
     })
+}
+
+/// The `<pkg>@<version>[/<path...>]` of a path written as unpkg writes
+/// it (`/react@18.3.1/…`) or as jsDelivr does (`/npm/react@18.3.1/…`).
+fn copied_from_a_public_cdn(raw_path: &str) -> Option<&str> {
+    let below = &raw_path[1..];
+    let below = match below.strip_prefix("npm/") {
+        Some(rest) if names_version_at(rest) => rest,
+        _ => below,
+    };
+    names_version_at(below).then_some(below)
 }
 
 /// Whether `path` (below the root, not decoded) starts as unpkg's URLs do:
@@ -524,9 +539,8 @@ mod tests {
 
     #[test]
     fn unpkg_s_shape_names_the_same_files() {
-        // unpkg's (and jsDelivr's, after `/npm`) URLs, at the top and
-        // under /assets/.
-        for prefix in ["", "/assets"] {
+        // unpkg's URLs, at the top and under /assets/, and jsDelivr's.
+        for prefix in ["", "/assets", "/npm"] {
             assert_eq!(
                 route(
                     "GET",
