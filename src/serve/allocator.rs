@@ -30,8 +30,8 @@
 //!   blocks resident, with no growth to signal it), and every
 //!   [`RELEASE_AT_MOST_EVERY`] once it is back at rest.
 //!
-//! Other C libraries (musl) return memory on their own: there both do
-//! nothing.
+//! Other C libraries (musl) return memory on their own: there none of
+//! this does anything.
 
 use std::time::{Duration, Instant};
 

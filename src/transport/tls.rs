@@ -7,9 +7,10 @@
 //! Sessions resume from tickets the client keeps (RFC 8446 4.6.1),
 //! encrypted with keys the server rotates (rustls's `Ticketer`), as
 //! nginx's default: a returning client skips the certificate and its
-//! signature, however many clients came between. A resumption still
-//! agrees a new key by ECDHE, so a stolen ticket key does not open past
-//! traffic.
+//! signature, however many clients came between. A TLS 1.3 resumption
+//! still agrees a new key by ECDHE; a TLS 1.2 ticket carries its
+//! session's secret, as nginx's do, so the keys' rotation bounds what a
+//! stolen one opens.
 
 use std::fmt;
 use std::io;
