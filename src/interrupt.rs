@@ -30,7 +30,10 @@
 //! stops the script and not them.
 //!
 //! `serve` treats the signal as its normal end: it finishes the requests in
-//! flight and exits 0, as a server stopped by its supervisor should. The
+//! flight and exits 0, as a server stopped by its supervisor should. It
+//! waits for the signal as a future ([`stopped`]): the handlers also write
+//! a byte to a socket pair, whose reading end the runtime watches, so the
+//! stop is seen at once and nothing polls the flag. The
 //! quick commands (`ls`, `inspect`, `cat`, `rm`) do not watch: the signal
 //! ends them as it ends any program, and a shell shows 130 for those too.
 
@@ -38,15 +41,19 @@ use crate::error::{Error, Result, signal_exit_code, signal_name};
 use std::ffi::CString;
 use std::io::IsTerminal;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 /// Set by the handlers: whether a stop was asked for, and by which signal.
 static STOP: AtomicBool = AtomicBool::new(false);
 static SIGNAL: AtomicUsize = AtomicUsize::new(0);
 /// Whether the handlers are installed.
 static WATCHING: Mutex<bool> = Mutex::new(false);
+/// The reading end of the socket pair the handlers write a byte to after
+/// setting STOP ([`stopped`] waits on it).
+static WAKE: OnceLock<UnixStream> = OnceLock::new();
 /// The files a second signal removes (a catalog being created), as paths
 /// the handler can pass to `unlink` as they are; null when there are none.
 static DISCARD: AtomicPtr<Vec<CString>> = AtomicPtr::new(std::ptr::null_mut());
@@ -65,16 +72,23 @@ pub fn watch() -> Result<&'static AtomicBool> {
     let mut watching = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
     if !*watching {
         TERMINAL.store(std::io::stderr().is_terminal(), Ordering::SeqCst);
+        let cannot = |what: &str, e| Error::system(format!("cannot {what}"), e);
+        let (wake, woken) =
+            UnixStream::pair().map_err(|e| cannot("make the stop signal's socket pair", e))?;
+        wake.set_nonblocking(true)
+            .map_err(|e| cannot("make the stop signal's socket non-blocking", e))?;
         for signal in [libc::SIGINT, libc::SIGTERM] {
             if ignored(signal) {
                 continue;
             }
             // Handlers run in the order they were registered: the first
             // sees the flag as it was before this signal, so only a second
-            // signal exits at once.
+            // signal exits at once; the byte comes after the flag is set.
             let install = register_exit_on_second(signal)
                 .and_then(|_| signal_hook::flag::register_usize(signal, &SIGNAL, signal as usize))
-                .and_then(|_| signal_hook::flag::register(signal, &STOP));
+                .and_then(|_| signal_hook::flag::register(signal, &STOP))
+                .and_then(|_| woken.try_clone())
+                .and_then(|end| signal_hook::low_level::pipe::register(signal, end));
             install.map_err(|e| {
                 Error::system(
                     format!("cannot install the {} handler", signal_name(signal)),
@@ -82,9 +96,30 @@ pub fn watch() -> Result<&'static AtomicBool> {
                 )
             })?;
         }
+        // Set once: `watching` is true from here on.
+        let _ = WAKE.set(wake);
         *watching = true;
     }
     Ok(&STOP)
+}
+
+/// Ready once SIGINT or SIGTERM asked for a stop; never, before [`watch`]
+/// installed the handlers. Must be awaited on a tokio runtime with I/O.
+pub async fn stopped() {
+    let wake = WAKE
+        .get()
+        .and_then(|end| end.try_clone().ok())
+        .and_then(|end| tokio::net::UnixStream::from_std(end).ok());
+    let Some(wake) = wake else {
+        return std::future::pending().await;
+    };
+    while !STOP.load(Ordering::SeqCst) {
+        // Readable when a handler wrote; the bytes are only a wake-up.
+        if wake.readable().await.is_err() {
+            return std::future::pending().await;
+        }
+        let _ = wake.try_read(&mut [0u8; 16]);
+    }
 }
 
 /// Installs the handler that ends the process on a second signal.

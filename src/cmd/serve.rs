@@ -105,7 +105,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
 
 pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let config = config(db, &args.server)?;
-    let stop = interrupt::watch()?;
+    interrupt::watch()?;
     log::start();
     open_access_log(&args.server)?;
     let server = Server::start(config.clone())?;
@@ -186,7 +186,7 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
             files.connection_budget(),
         ));
     }
-    let report = server.run(stop)?;
+    let report = server.run(interrupt::stopped())?;
     say(format_args!(
         "stopped after {:.1}s: {}, {} sent, cache {} / {} / {}",
         report.uptime_secs,

@@ -59,7 +59,7 @@ use service::Service;
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 /// Listens on every address `host` resolves to (an IP address is its own),
@@ -118,8 +118,6 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
     Ok(listeners)
 }
 
-/// How often the server looks at its stop flag.
-const STOP_POLL: Duration = Duration::from_millis(20);
 /// How often the server considers giving freed memory back to the system
 /// ([`allocator`]).
 const RELEASE_EVERY: Duration = Duration::from_millis(200);
@@ -269,11 +267,12 @@ impl Server {
         self.open_files
     }
 
-    /// Serves until `stop` becomes true, reloading the TLS pair on SIGHUP
-    /// and opening the access log's file again on SIGUSR1; then stops
-    /// accepting, lets requests in flight finish (up to
-    /// `--shutdown-timeout`) and returns the final counters.
-    pub fn run(self, stop: &AtomicBool) -> Result<StatsReport> {
+    /// Serves until `stop` is ready (`interrupt::stopped` for the
+    /// command), reloading the TLS pair on SIGHUP and opening the access
+    /// log's file again on SIGUSR1; then stops accepting, lets requests in
+    /// flight finish (up to `--shutdown-timeout`) and returns the final
+    /// counters.
+    pub fn run(self, stop: impl Future<Output = ()>) -> Result<StatsReport> {
         let Server {
             runtime,
             transport,
@@ -291,7 +290,8 @@ impl Server {
             let mut releaser = allocator::Releaser::default();
             let mut release = tokio::time::interval(RELEASE_EVERY);
             release.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-            while !stop.load(Ordering::Relaxed) {
+            let mut stop = std::pin::pin!(stop);
+            loop {
                 let hung_up = async {
                     match hangup.as_mut() {
                         Some(signal) => signal.recv().await,
@@ -305,7 +305,7 @@ impl Server {
                     }
                 };
                 tokio::select! {
-                    _ = tokio::time::sleep(STOP_POLL) => {}
+                    _ = &mut stop => break,
                     _ = hung_up => reload(certificate.as_ref()),
                     _ = rotated => reopen_access_log(),
                     _ = release.tick() => releaser.tick(),

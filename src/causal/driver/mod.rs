@@ -43,7 +43,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use sweep::{Cell, Points, Session, Timing, WarmUpError};
 use tables::{print_ledger, print_table, warnings};
@@ -388,10 +388,10 @@ fn profile(
     let server = start_server()?;
     let addr = server.addr();
     eprintln!("profiling http://{addr} (seed {})", settings.seed);
-    let stop_server = AtomicBool::new(false);
+    let stop_server = tokio::sync::Notify::new();
 
     std::thread::scope(|scope| -> Result<Outcome> {
-        let serving = scope.spawn(|| server.run(&stop_server));
+        let serving = scope.spawn(|| server.run(stop_server.notified()));
         let load = match (load, settings.urls.take()) {
             (LoadSource::Builtin(n), Some(urls)) => {
                 Some(Load::start(addr, Arc::new(urls), n, settings.seed)?)
@@ -406,7 +406,8 @@ fn profile(
         };
         let swept = warm_up_and_sweep(addr, &session, settings, load.as_ref(), interrupted);
         let load_report = load.map(Load::stop).unwrap_or_default();
-        stop_server.store(true, Ordering::Relaxed);
+        // A permit kept if the server is not waiting yet.
+        stop_server.notify_one();
         let served = serving.join();
         let (cells, warmup_rate, window) = swept?;
         match served {
