@@ -521,7 +521,9 @@ fn decode_and_code(
 }
 
 /// Codes one pair both ways, keeping what is clearly smaller than the
-/// target's brotli stream ([`MAX_SHARE`]).
+/// target's brotli stream ([`MAX_SHARE`]) and decodes back to the target.
+/// A delta is an optimization: one the encoder cannot make (it panicked)
+/// or made wrong is left out, with a warning, and the publish goes on.
 fn code(
     task: &Task,
     target: &[u8],
@@ -535,11 +537,32 @@ fn code(
             true => delta::UNCHANGED_LEVELS,
             false => levels,
         };
-        let body = delta::encode(coding, target, dictionary, sha, levels)
-            .map_err(|e| format!("cannot make a {coding} delta of {}: {e}", task.path))?;
-        if (body.len() as f64) <= task.baseline as f64 * MAX_SHARE {
-            kept.push((coding, body));
+        let encoded =
+            std::panic::catch_unwind(|| delta::encode(coding, target, dictionary, sha, levels));
+        let body = match encoded {
+            Ok(made) => {
+                made.map_err(|e| format!("cannot make a {coding} delta of {}: {e}", task.path))?
+            }
+            Err(_) => {
+                left_out(task, coding, "its encoder failed");
+                continue;
+            }
+        };
+        if (body.len() as f64) > task.baseline as f64 * MAX_SHARE {
+            continue;
+        }
+        match delta::decode(coding, &body, dictionary, sha, target.len() as u64) {
+            Ok(back) if back == target => kept.push((coding, body)),
+            _ => left_out(task, coding, "it does not decode to the file"),
         }
     }
     Ok(kept)
+}
+
+/// Says that `task`'s `coding` delta is not stored, and why.
+fn left_out(task: &Task, coding: Encoding, why: &str) {
+    crate::log::err(format_args!(
+        "warning: no {coding} delta of {} against its predecessor: {why}; it is served whole",
+        task.path
+    ));
 }

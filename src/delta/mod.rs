@@ -318,6 +318,21 @@ mod tests {
         Sha256::digest(bytes).into()
     }
 
+    /// Two releases of a seeded stylesheet on which brotli 9.1.1's
+    /// encoder, given the older one as its dictionary, indexed past a
+    /// table and panicked, failing the whole publish.
+    #[test]
+    fn the_pair_that_broke_the_brotli_encoder_codes_and_decodes() {
+        let old = include_bytes!("../../tests/fixtures/delta/styles-prev.css");
+        let new = include_bytes!("../../tests/fixtures/delta/styles-next.css");
+        let dict_sha = sha(old);
+        for coding in CODINGS {
+            let body = encode(coding, new, old, &dict_sha, PUBLISH_LEVELS).unwrap();
+            let back = decode(coding, &body, old, &dict_sha, new.len() as u64).unwrap();
+            assert_eq!(back, new, "{coding}");
+        }
+    }
+
     #[test]
     fn a_small_change_codes_to_a_few_bytes_and_back() {
         let old = crate::catalog::publish::script_like(4000);
