@@ -11,7 +11,7 @@
 --
 -- done() prints one machine-readable line that bench/rps.sh parses:
 --   RESULT requests=.. duration_us=.. bytes=.. connect=.. read=.. write=..
---          status=.. timeout=.. p50_us=.. p99_us=..
+--          status=.. timeout=.. p50_us=.. p99_us=.. p999_us=..
 -- (`status` counts responses with a status >= 400, as wrk does.)
 
 local requests = {}
@@ -57,8 +57,8 @@ end
 function done(summary, latency, _)
    local e = summary.errors
    io.write(string.format(
-      "RESULT requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d p50_us=%d p99_us=%d\n",
+      "RESULT requests=%d duration_us=%d bytes=%d connect=%d read=%d write=%d status=%d timeout=%d p50_us=%d p99_us=%d p999_us=%d\n",
       summary.requests, summary.duration, summary.bytes,
       e.connect, e.read, e.write, e.status, e.timeout,
-      latency:percentile(50), latency:percentile(99)))
+      latency:percentile(50), latency:percentile(99), latency:percentile(99.9)))
 end

@@ -5,11 +5,16 @@
 //! Every request is answered right there, on the runtime thread that read
 //! it, but those of the write API ([`super::api`]), which the transport
 //! defers: their answer is made by a future, their work done on blocking
-//! threads, and the ticket made as for any other once it is ready. A cache hit waits on nothing. A miss, a listing or an alias waits
-//! on the store's actor, as a thread of nginx waits on a disk read: handing
-//! it to a blocking thread instead costs two more thread hops on every
-//! miss, and a slow answer holds up only the connections of its own
-//! runtime thread, whose queued work the other threads take over.
+//! threads, and the ticket made as for any other once it is ready.
+//!
+//! A cache hit waits on nothing. A miss, a listing or an alias reads the
+//! catalog on this thread (its pooled connection, else the store's
+//! actor), as an nginx worker waits on its disk read. Telling tokio first
+//! (`block_in_place`, or a blocking thread) was measured and loses on
+//! both counts: each miss pays a thread handoff, and the hits' tail
+//! latency grows (bench/COLD_MISSES.md). A read that waits on the disk
+//! holds up only what is queued on its own runtime thread, which the
+//! other threads steal.
 
 use crate::causal;
 use crate::http::access_log;
