@@ -41,10 +41,12 @@
 pub mod actor;
 pub mod catalog;
 pub mod causal;
-// clap shows these comments as `--help`, where URLs and `[time]` are
-// text, not rustdoc's links.
+// clap shows the flags' doc comments (in `cli` and beside each command
+// in `cmd`) as `--help`, where URLs and `[time]` are text, not rustdoc's
+// links.
 #[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links)]
 pub mod cli;
+#[allow(rustdoc::bare_urls, rustdoc::broken_intra_doc_links)]
 pub mod cmd;
 pub mod delta;
 pub mod encoding;

@@ -9,14 +9,47 @@
 //! a byte leaves. An upload asks `Expect: 100-continue`, so a refused
 //! token or a version that exists is answered before the body is sent.
 //! Errors never repeat the token.
-
-use crate::cli::RemoteArgs;
 use crate::error::{Error, Result};
+use clap::Args;
 use serde::Deserialize;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+
+/// `--to` and what goes with it: a server's upload API instead of the
+/// catalog file (`ccc serve --publish-api`).
+// The doc comments are `--help` text, where a URL is text.
+#[allow(rustdoc::bare_urls)]
+#[derive(Debug, Clone, Args)]
+pub struct RemoteArgs {
+    /// Send the change to the `ccc serve --publish-api` at URL (like
+    /// https://cdn.example.com) instead of writing the catalog file. The
+    /// token comes from CCC_TOKEN or --token-file, never from the command
+    /// line. Plain http:// is for a server on this machine only (loopback).
+    #[arg(long, global = true, value_name = "URL", value_parser = parse_remote_url)]
+    pub to: Option<url::Url>,
+
+    /// With --to: read the token from FILE (its first line) instead of
+    /// CCC_TOKEN.
+    #[arg(long, global = true, value_name = "FILE", requires = "to")]
+    pub token_file: Option<PathBuf>,
+
+    /// With --to: check the server's certificate against the PEM
+    /// certificates in FILE (a private CA) instead of the system's roots.
+    #[arg(long, global = true, value_name = "FILE", requires = "to")]
+    pub ca_file: Option<PathBuf>,
+}
+
+/// A `--to` URL: http or https with a host, and no path beyond `/`.
+pub(crate) fn parse_remote_url(s: &str) -> Result<url::Url, String> {
+    match url::Url::parse(s) {
+        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => Ok(url),
+        _ => Err(format!(
+            "`{s}` is not an http:// or https:// URL, like https://cdn.example.com"
+        )),
+    }
+}
 
 /// Where the system keeps its CA certificates, tried in order (after
 /// `SSL_CERT_FILE`).

@@ -1,13 +1,32 @@
 //! `ccc audit`: the catalog's audit log (see [`crate::catalog::audit`]),
 //! oldest first, as a table or JSON.
-
 use crate::catalog::{Access, Catalog};
-use crate::cli::AuditArgs;
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table};
 use crate::units::{rfc3339, unix_now};
+use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// Show the audit log: what was changed over HTTP, by which token, from
+/// where, and tokens made and revoked; oldest first.
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Show the last N rows [default: 100; 0: all].
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub limit: u64,
+    /// Only rows newer than DURATION ago, like 24h or 7d.
+    #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
+    pub since: Option<Duration>,
+    /// Only the rows of the token NAME.
+    #[arg(long, value_name = "NAME")]
+    pub token: Option<String>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(db: &Path, args: AuditArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;

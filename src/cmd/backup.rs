@@ -1,13 +1,40 @@
 //! `ccc backup OUT`: a consistent copy of the catalog, safe while it is
 //! served and published to (see `catalog::backup`).
-
 use crate::catalog::{Access, Catalog};
-use crate::cli::BackupArgs;
 use crate::error::Result;
 use crate::output::{self, count};
 use crate::units::human_size;
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Copy the catalog to OUT, consistently, while it is served or published to.
+///
+/// The copy is made with SQLite's online backup API inside one read
+/// transaction, so it holds the catalog exactly as one commit left it, and
+/// publishes and the server carry on meanwhile. It is written to a hidden
+/// temporary file beside OUT and renamed into place once complete and on
+/// disk: OUT is never half-written. An existing OUT is refused unless
+/// --force. Check the copy with `ccc --db OUT verify`.
+#[derive(Debug, Args)]
+pub struct BackupArgs {
+    /// The file to write.
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(db: &Path, args: BackupArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;

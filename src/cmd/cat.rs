@@ -9,14 +9,29 @@
 
 use super::resolve_version;
 use crate::catalog::{Access, Catalog, Encoding};
-use crate::cli::CatArgs;
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
+use crate::spec::Target;
+use clap::Args;
 use flate2::Compression;
 use flate2::write::{GzDecoder, GzEncoder};
 use std::cell::Cell;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Write a file's original bytes to stdout.
+#[derive(Debug, Args)]
+pub struct CatArgs {
+    /// The file, like `app@1.4.0/js/main.js`.
+    #[arg(value_name = "PKG@VERSION/PATH", value_parser = parse_file)]
+    pub target: Target,
+
+    /// Write a gzip stream instead: the stored one, or for files stored raw,
+    /// one made on the fly.
+    #[arg(long)]
+    pub gzip: bool,
+}
 
 /// Standard output, remembering whether a write to it failed, so that an
 /// error coming out of a decoder wrapped around it can be told apart: the

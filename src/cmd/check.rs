@@ -3,18 +3,45 @@
 //! is a build folder, an npm tarball, or `PKG@VERSION` in the catalog.
 //! Exits 1 when any reference is missing, matches only under another case
 //! or leaves the version.
-
 use crate::catalog::publish::{self, CatalogFiles, NoProgress, Sink, Source};
 use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog, archive, chunks};
-use crate::cli::ReferencesArgs;
 use crate::error::{Error, Result};
 use crate::importmap::commonjs::note_commonjs_entry;
 use crate::output;
 use crate::refs::check::{self, Report, is_read};
 use crate::spec::{Part, Target};
+use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Check that every reference of a version's files resolves inside it.
+///
+/// Reads each script (static and dynamic `import`, `export ... from`, `new
+/// URL(..., import.meta.url)`, `importScripts`, relative `require`),
+/// stylesheet (`url()`, `@import`), page (`src`, `srcset`, the `<link>`s it
+/// loads, an import map), web manifest (icons), `sourceMappingURL` comment
+/// and the root `package.json` (`main`, `module`, `browser`, `exports`), and
+/// resolves each reference against the file's place in the version. Each
+/// is found (a URL naming a folder with files, like `new URL('./',
+/// import.meta.url)`, too), missing, found only under another case,
+/// leaving the version (`../` above its root, or a root path like
+/// `/assets/index.js`: ccc serves the version under /assets/PKG/VERSION/,
+/// so build with Vite's `base: './'` or webpack's `publicPath: 'auto'`),
+/// external (a URL, a bare specifier such as `react`, another version's
+/// /assets/ URL) or built at runtime (never guessed). Exits 1 when any is
+/// missing, a case mismatch or leaving the version.
+#[derive(Debug, Args)]
+pub struct ReferencesArgs {
+    /// A build folder, a tarball (.tgz, .tar), or PKG@VERSION in the
+    /// catalog.
+    #[arg(value_name = "DIR|FILE|PKG@VERSION")]
+    pub target: String,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Whether a TARGET that is not PKG@VERSION was meant as a path: it has a
 /// `/`, starts with `.` or `~`, or ends as an archive's name does.

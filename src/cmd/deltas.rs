@@ -2,15 +2,41 @@
 //! published before ccc made them, or with `--no-deltas`), package by
 //! package, version by version (`catalog::make_deltas::catch_up`), and
 //! says what each version gained.
-
 use crate::catalog::{Access, Catalog};
-use crate::cli::DeltasArgs;
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::output::{self, count};
 use crate::units::human_size;
+use clap::Args;
 use indicatif::ProgressBar;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Make the deltas the catalog lacks, for versions published before ccc
+/// made them or without them (`ccc publish --no-deltas`).
+///
+/// Goes through every version of each package, oldest first, as publish
+/// does for the version it writes: each script, stylesheet, JSON and wasm
+/// file is coded against the same file (or hashed-name family) in the
+/// newest earlier version and in the one `latest` names when it is older
+/// (dcb and dcz, RFC 9842), kept where clearly smaller than its brotli
+/// stream. Pairs the catalog holds are not made again, so a second run
+/// makes nothing. Each version is one transaction; a running `ccc serve`
+/// offers the new deltas within a second.
+#[derive(Debug, Args)]
+pub struct DeltasArgs {
+    /// The packages to bring up to date [default: every package].
+    #[arg(value_name = "PKG", value_parser = parse_package)]
+    pub packages: Vec<String>,
+
+    /// Coding threads, at least 1 [default: one per core].
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
+    pub jobs: Option<usize>,
+
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 pub fn run(db: &Path, args: DeltasArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadWrite)?;

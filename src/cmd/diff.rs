@@ -12,13 +12,75 @@ use super::{resolve_version, version_title};
 use crate::catalog::diff::{Diff, Side};
 use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog};
-use crate::cli::{DiffArgs, OtherVersion};
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table, count};
+use crate::spec::Selector;
 use crate::spec::Target;
 use crate::units::human_size;
+use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Show the files added, removed and changed from one version to another.
+///
+/// Files are compared by content (sha256) without reading or decompressing
+/// any of it: each file added, removed or changed is listed with its size
+/// and stored size and their change (--json: both versions' sizes), then
+/// the number of unchanged files. A
+/// version may be `latest` or a range; the versions compared are named.
+/// The table shows 100 files, as `ls` does, and says how to see the next
+/// ones (--limit, --offset); the summary line counts them all.
+/// Exits 0 whether or not the versions differ, like `git diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The version to compare from, like `app@1.4.0`.
+    #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
+    pub from: Target,
+
+    /// The version to compare to: `app@1.5.0`, `other@2.0.0`, or just
+    /// `1.5.0` (`latest`, `next`, `^1`) for another version of the same
+    /// package.
+    #[arg(value_name = "[PKG@]VERSION", value_parser = parse_other_version)]
+    pub to: OtherVersion,
+
+    /// Show at most N files that differ (0: all of them). Default: 100 in
+    /// a table, all in JSON.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
+    /// Skip the first N files that differ, in path order.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The second version `diff` compares.
+#[derive(Debug, Clone)]
+pub enum OtherVersion {
+    /// A version of the first one's package: `1.5.0`, `latest`, `^1`.
+    SamePackage(Selector),
+    /// `PKG@VERSION`.
+    Target(Target),
+}
+
+/// `PKG@VERSION` when there is an `@` after a scope's, else a version of
+/// the first package.
+fn parse_other_version(s: &str) -> Result<OtherVersion, String> {
+    if s.get(1..).is_some_and(|rest| rest.contains('@')) {
+        return parse_version(s).map(OtherVersion::Target);
+    }
+    Selector::parse("the first package", s)
+        .map(OtherVersion::SamePackage)
+        .map_err(|_| {
+            "expected PKG@VERSION, or a version of the first package: exact (1.5.0), \
+             a range (^1) or a dist-tag (`latest`, `next`)"
+                .to_string()
+        })
+}
 
 pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;

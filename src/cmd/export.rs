@@ -1,17 +1,48 @@
 //! `ccc export [PKG[@VERSION]] DIR`: the catalog as plain files with
 //! compressed siblings (`catalog::export`), then a summary: skipped siblings
 //! as warnings, counts and bytes as a line or `--json`.
-
 use crate::catalog::export;
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
-use crate::cli::ExportArgs;
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::output::{self, count};
 use crate::spec::Target;
 use crate::units::human_size;
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+/// Write versions out as plain files with precompressed `.gz` and `.br` siblings.
+///
+/// DIR/PKG/VERSION/PATH holds the original bytes and, for files stored
+/// gzipped, PATH.gz holds the stored gzip stream and PATH.br the brotli
+/// stream when publish kept one: the layout nginx (`gzip_static on`,
+/// `brotli_static on`) and object-store CDNs serve. Without PKG, every
+/// version of every package; with PKG, its versions; with PKG@VERSION, one.
+///
+/// All or nothing: everything is written into a hidden folder in DIR first,
+/// then each version folder is moved into place; on any failure DIR is left
+/// as it was. DIR may hold other files: only the exported version folders
+/// are created, or replaced whole when they exist. A sibling that cannot
+/// exist (its name is too long, or the version has a file of that name) is
+/// skipped with a warning; servers send the plain file instead.
+#[derive(Debug, Args)]
+#[command(allow_missing_positional = true)]
+pub struct ExportArgs {
+    /// What to export: PKG or PKG@VERSION [default: everything].
+    #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
+    pub target: Option<Target>,
+
+    /// The directory to write into.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
     let out = args.dir;

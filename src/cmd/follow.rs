@@ -9,15 +9,55 @@
 //! Litestream has not written to yet is waited for, and said so once.
 //! What a follower killed mid-round left beside the catalog (a catalog
 //! being made, downloads) is removed at the start, and said so.
-
-use crate::cli::FollowArgs;
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::follow::source::{Source, folder_of};
 use crate::follow::{Applied, Follower, Round};
 use crate::output::{self, count};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
+
+/// Keep the catalog a copy of a writer's, from its Litestream replica.
+///
+/// For a replica server: run `ccc serve` on --db and `ccc follow REPLICA`
+/// beside it. Each round (every --interval) reads the replica's LTX files
+/// newer than the copy and writes their pages into the catalog in one
+/// SQLite transaction, so the server moves to the new state at once, and a
+/// round costs the pages a change touched, not the catalog's size. Without
+/// a catalog, or when the files after it are gone, the copy is taken from
+/// Litestream's newest snapshot. After each round that leaves the copy at
+/// the replica's newest, the transaction id is written to DB.follow,
+/// whose age `ccc serve --max-lag` reports. A failed round changes
+/// nothing; the next try waits twice as long (at most 64 intervals).
+///
+/// REPLICA is where Litestream replicates to: the directory of a `file`
+/// replica (a path or file:// URL), or an `s3` replica, s3://BUCKET/PATH
+/// (credentials from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or
+/// Litestream's LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY;
+/// the region from ?region= or AWS_REGION; another S3 service from
+/// ?endpoint=URL or AWS_ENDPOINT_URL). A replica that cannot be read at
+/// the start ends the command with exit 1.
+#[derive(Debug, Args)]
+pub struct FollowArgs {
+    /// The replica: a directory (path or file:// URL) or s3://BUCKET/PATH.
+    #[arg(value_name = "REPLICA")]
+    pub replica: String,
+
+    /// How often to look for new transactions.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive_duration)]
+    pub interval: Duration,
+
+    /// Bring the catalog up to date once and exit (0 when it is the
+    /// replica's newest).
+    #[arg(long)]
+    pub once: bool,
+
+    /// Print nothing but errors.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// The longest wait after failures, in intervals.
 const MAX_BACKOFF: u32 = 64;

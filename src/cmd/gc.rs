@@ -1,18 +1,115 @@
 //! `ccc gc`: prune versions, drop orphan blobs, reclaim space.
-
 use super::ls::TABLE_ROWS;
 use crate::catalog::gc::{Choice, Keep, Options, Reason, Report, Reporter};
 use crate::catalog::{Access, Catalog};
-use crate::cli::{Checked, GcArgs};
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table};
 use crate::purge::{self, Purged};
 use crate::spool::{JsonLines, Spool};
 use crate::units::{human_size, human_time};
+use clap::Args;
 use serde::Serialize;
 use std::num::NonZeroUsize;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Prune old versions, drop unreferenced blobs and reclaim disk space.
+///
+/// --keep N keeps, in each package, the N newest releases (semver order),
+/// every prerelease newer than the newest release (the next version's
+/// previews), and --keep-prereleases M of the prereleases a release has
+/// superseded. --older-than removes versions published longer ago. With
+/// both, a version goes only when both allow it; with neither, only blobs no
+/// version uses are removed. Whatever the rules, the version `latest`
+/// resolves to and every version a dist-tag names are never removed,
+/// unless --keep 0 --delete-all-versions.
+/// --dry-run lists every version with why it would be kept or removed.
+///
+/// PKG-GLOB... limits the rules to the packages whose names match (`app`,
+/// `'@acme/*'`), so that a vendored library's versions are not judged by
+/// the app's rule; one that matches no package is an error. Content no
+/// version uses is dropped catalog-wide either way.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Judge only these packages: names, or globs like `@acme/*` (quote
+    /// them from the shell) [default: every package].
+    #[arg(value_name = "PKG-GLOB", value_parser = parse_package_glob)]
+    pub packages: Vec<String>,
+
+    /// Keep the N newest releases of each package, and the prereleases
+    /// newer than them (0 only with --delete-all-versions).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub keep: Option<usize>,
+
+    /// With --keep, also keep the M newest prereleases that are older than
+    /// the package's newest release [default: 0].
+    #[arg(long, value_name = "M", requires = "keep", value_parser = parse_count)]
+    pub keep_prereleases: Option<usize>,
+
+    /// Allow --keep 0: remove every version, `latest` included (with
+    /// --older-than, every version older than that).
+    #[arg(long)]
+    pub delete_all_versions: bool,
+
+    /// Remove versions published longer ago than DURATION, like `30days`,
+    /// `2weeks` or `12h`.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub older_than: Option<std::time::Duration>,
+
+    /// List every choice (what goes, what stays and why), and change
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub purge: PurgeArgs,
+}
+
+impl CheckArgs for GcArgs {
+    const COMMAND: &str = "gc";
+
+    fn check(&self) -> Result<(), String> {
+        let keep_nothing = self.keep == Some(0);
+        if keep_nothing && !self.delete_all_versions {
+            return Err(
+                "--keep 0 would remove every version of every package, the ones `latest` serves \
+                 included; add --delete-all-versions if that is what you want \
+                 (`ccc rm --all PKG` removes one package)"
+                    .into(),
+            );
+        }
+        if self.delete_all_versions && !keep_nothing {
+            return Err(
+                "--delete-all-versions goes only with --keep 0 (it allows removing every version)"
+                    .into(),
+            );
+        }
+        if !self.packages.is_empty() && self.keep.is_none() && self.older_than.is_none() {
+            return Err(format!(
+                "`{}` limits --keep and --older-than to the packages named; give one of them \
+                 (`ccc gc {} --keep 5`)",
+                self.packages.join(" "),
+                self.packages.join(" ")
+            ));
+        }
+        if keep_nothing && self.keep_prereleases.is_some() {
+            return Err(
+                "--keep-prereleases cannot keep anything with --keep 0 --delete-all-versions"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}
 
 pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let options = options(&args);

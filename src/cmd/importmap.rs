@@ -10,14 +10,78 @@
 //! line that fetches and publishes them all.
 
 use crate::catalog::{Access, Catalog};
-use crate::cli::ImportmapArgs;
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::importmap::registry::{self, Lacking, Registry};
 use crate::importmap::{self, Generated, Options};
 use crate::output;
+use crate::spec::Target;
+use clap::Args;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Write the import map that loads a version and what it imports from the
+/// catalog, without a bundler.
+///
+/// The map (JSON, as browsers read it, on stdout) sends the version's own
+/// entry points (package.json `exports`, with the `browser`, `import`,
+/// `module` and `default` conditions and `./*` patterns, else `module` or
+/// `main`) and every bare specifier its files import (`rxjs`,
+/// `lodash-es/debounce.js`) to exact-version URLs under /assets/. Each
+/// package imported is the newest version in the catalog that the range
+/// of the version's `dependencies` or `peerDependencies` allows (npm's
+/// rules; an undeclared one takes the newest release), and what it
+/// imports is resolved the same way, into `scopes` where two versions
+/// need different answers. `ccc serve` answers
+/// /assets/PKG/VERSION/?importmap with the same map.
+///
+/// A specifier nothing satisfies is left out of the map and listed on
+/// stderr (with --json, in `unresolved`); the map is still written, and
+/// the exit code is 1, as for `ccc check`. So is one whose file is
+/// CommonJS, which a browser cannot import (the ES module builds to use
+/// instead are named). The packages the catalog lacks are listed with
+/// everything they depend on, as the npm registry says (--registry,
+/// --offline), and the `npm pack` line that fetches them all.
+#[derive(Debug, Args)]
+pub struct ImportmapArgs {
+    /// The version, like `app@1.4.0` (or `app@latest`, `app@^1`).
+    #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
+    pub target: Target,
+
+    /// Where the URLs start, like https://cdn.example.com (an http or https
+    /// URL, optionally with a path); default: none, so URLs are
+    /// root-relative (/assets/...) for pages served by the same ccc.
+    #[arg(long, value_name = "URL", value_parser = parse_base)]
+    pub base: Option<crate::importmap::Base>,
+
+    /// Pin every module the map can reach to its bytes: `integrity` with
+    /// each file's `sha256-...` Subresource Integrity value, which browsers
+    /// check before running it.
+    #[arg(long)]
+    pub integrity: bool,
+
+    /// Print the map with what went into it (the versions it pins, the
+    /// specifiers left unresolved, the packages lacking) as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// The npm registry asked what the packages the catalog lacks depend
+    /// on, so that all of them are listed at once [default: npm's
+    /// npm_config_registry, else https://registry.npmjs.org/].
+    #[arg(long, env = "npm_config_registry", value_name = "URL", value_parser = parse_registry)]
+    pub registry: Option<String>,
+
+    /// Ask no registry: list only the packages the map itself lacks, by
+    /// range.
+    #[arg(
+        long,
+        env = "CCC_OFFLINE",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub offline: bool,
+}
 
 /// `importmap --json`: the map and what went into it, and what the
 /// catalog lacks.

@@ -8,13 +8,27 @@ use crate::catalog::deltas::Listed;
 use crate::catalog::query::{AssetRow, Page, StoredLink, VersionFiles};
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog, Encoding};
-use crate::cli::InspectArgs;
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table, count, media_type};
+use crate::spec::Target;
 use crate::units::{human_size, human_time, ratio};
+use clap::Args;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Show a version's sizes, compression and dedup, or one file in detail.
+#[derive(Debug, Args)]
+pub struct InspectArgs {
+    /// A version, like `app@1.4.0`, or one of its files, `app@1.4.0/js/main.js`.
+    #[arg(value_name = "PKG@VERSION[/PATH]", value_parser = parse_version_or_file)]
+    pub target: Target,
+
+    /// Print JSON instead of tables.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// `inspect PKG@VERSION --json`: the listing of `ls PKG@VERSION --json`
 /// plus what the version shares.

@@ -13,13 +13,48 @@
 use super::{resolve_version, version_title};
 use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog};
-use crate::cli::LsArgs;
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::output::{self, Column, Table, count, media_type};
+use crate::spec::Target;
 use crate::units::{human_size, human_time, ratio};
+use clap::Args;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// List packages, one package's versions, or one version's files.
+///
+/// Without an argument, packages with their number of versions, latest
+/// version and stored size, by name. With PKG, its versions, newest first.
+/// With PKG@VERSION, the files of that version, by path (VERSION may be
+/// `latest` or a range such as `^1.2`). A table shows 100 rows unless
+/// --limit says otherwise, and says how to see the next ones; --json lists
+/// every row unless --limit is given.
+#[derive(Debug, Args)]
+pub struct LsArgs {
+    /// What to list: nothing, PKG, or PKG@VERSION.
+    #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
+    pub target: Option<Target>,
+
+    /// List at most N rows (0: all of them). Default: 100 in a table, all in JSON.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
+    /// Skip the first N rows of the listing.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub offset: u64,
+
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+
+    /// Print names alone, one per line: the packages, a package's versions
+    /// as PKG@VERSION (newest first), or a version's paths. For scripts and
+    /// shell completion; all of them unless --limit is given.
+    #[arg(long, conflicts_with = "json")]
+    pub names: bool,
+}
 
 /// Rows a table shows when `--limit` is not given.
 pub const TABLE_ROWS: u64 = 100;

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each resolves its clap arguments into library
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
+pub mod args;
 pub mod audit;
 pub mod backup;
 pub mod cat;
@@ -24,11 +25,11 @@ pub mod verify;
 
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
-use crate::cli::PurgeArgs;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::purge::{self, Purged};
 use crate::spec::{Selector, Target};
+use args::PurgeArgs;
 
 /// A package the catalog does not hold, with the names it does hold that
 /// are a typo away (`reakt` for `react`), for the hint. Looked up after the

@@ -2,20 +2,227 @@
 //! publish it, print a summary.
 
 use crate::catalog::archive::{self, Rules};
+use crate::catalog::chunks;
+use crate::catalog::compression::BrotliQuality;
+use crate::catalog::compression::GzipLevel;
 use crate::catalog::manifest;
 use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::rows::Identity;
 use crate::catalog::{Access, Catalog, SqliteResult};
-use crate::cli::{Checked, PublishArgs};
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::output::{self, count};
+use crate::remote::RemoteArgs;
+use crate::spec::PackageVersion;
+use crate::units::flag_size;
 use crate::units::{human_size, ratio};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Publish a directory or a tar archive as PKG@VERSION, in one atomic
+/// transaction.
+///
+/// SOURCE is a directory, a .tar or .tgz/.tar.gz file (told by its first
+/// bytes, whatever its name), or `-` for either kind of archive on stdin.
+/// As npm reads a tarball, an archive's top folder (`package/`, `react/`,
+/// whatever its name) is stripped from every entry. Without
+/// PKG@VERSION, the `name` and `version` of the package.json at SOURCE's
+/// root are used. Every file is hashed (sha256); content the catalog
+/// already holds is reused, new content is gzipped on all cores and kept
+/// raw when gzip saves under 5%. Links are never followed (each is
+/// reported); `.git/` and `.DS_Store` are always left out, and so are
+/// catalogs: the one written to (with its -wal, -shm and -journal files,
+/// under any name) and any other ccc catalog, each reported. An archive
+/// entry named with `..`, an absolute path, a NUL byte or non-UTF-8 fails
+/// the publish. A published version is immutable: publishing it again
+/// fails unless --force.
+///
+/// Without --tag, `latest` moves to the version only when it is a release
+/// newer than every other release of the package; --tag TAG points TAG at
+/// it instead and leaves `latest` where it was (--tag latest moves
+/// `latest` to it, whatever the version).
+#[derive(Debug, Args)]
+pub struct PublishArgs {
+    /// Package and version, like `app@1.4.0` or `@scope/app@2.0.0-rc.1`
+    /// (optional: package.json names them), then the directory or archive
+    /// to publish (`-`: an archive on stdin).
+    #[arg(value_name = "[PKG@VERSION] SOURCE", num_args = 1..=2, required = true)]
+    pub args: Vec<PathBuf>,
+
+    /// Leave out paths matching GLOB (relative to SOURCE's root; `*` crosses `/`).
+    /// May be repeated. A matching directory is left out whole.
+    #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
+    pub exclude: Vec<String>,
+
+    /// Gzip level, 1 (fastest) to 9 (smallest).
+    #[arg(long, default_value_t = GzipLevel::DEFAULT, value_parser = parse_level)]
+    pub level: GzipLevel,
+
+    /// Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli.
+    /// A brotli stream is kept beside the gzip one when it is at least 5%
+    /// smaller, and sent to clients that accept `br`.
+    #[arg(long, value_name = "N", default_value_t = BrotliQuality::DEFAULT, value_parser = parse_brotli_quality)]
+    pub brotli_quality: BrotliQuality,
+
+    /// Replace the version if it exists, atomically (its dist-tags stay
+    /// on it).
+    #[arg(long)]
+    pub force: bool,
+
+    /// Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version.
+    #[arg(long, value_name = "TAG", value_parser = parse_tag)]
+    pub tag: Option<String>,
+    #[command(flatten)]
+    pub purge: PurgeArgs,
+
+    /// Do everything except commit, and report what would be stored.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Refuse files larger than SIZE.
+    #[arg(long, value_name = "SIZE", default_value = flag_size(publish::DEFAULT_MAX_FILE_SIZE), value_parser = parse_size)]
+    pub max_file_size: u64,
+
+    /// Store files of SIZE or more as they are, in 64 KiB chunks that
+    /// publish, serve, cat and export read one at a time, instead of
+    /// compressed whole: memory never holds such a file.
+    #[arg(long, value_name = "SIZE", default_value = flag_size(chunks::CHUNKED_FROM), value_parser = parse_chunked_from)]
+    pub chunked_from: u64,
+
+    /// Refuse the version, publishing nothing, when a reference of its
+    /// files is missing, matches a file only under another case, or
+    /// leaves it (what `ccc check` reports).
+    #[arg(long, conflicts_with = "no_check")]
+    pub strict: bool,
+
+    /// Do not read the references of scripts, stylesheets and pages.
+    #[arg(long)]
+    pub no_check: bool,
+
+    /// Make no deltas. By default each script, stylesheet, JSON and wasm
+    /// file is also coded against the same file (or hashed-name family) in
+    /// the newest earlier version and the one `latest` named (dcb and
+    /// dcz, RFC 9842), kept where clearly smaller than its brotli stream:
+    /// a browser holding that version downloads only the change.
+    #[arg(long)]
+    pub no_deltas: bool,
+
+    /// Refuse an archive whose tar stream, decompressed, is larger than
+    /// SIZE.
+    #[arg(long, value_name = "SIZE", default_value = flag_size(archive::DEFAULT_MAX_UNPACKED_SIZE), value_parser = parse_size)]
+    pub max_unpacked_size: u64,
+
+    /// Compression threads, at least 1 [default: one per core].
+    #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
+    pub jobs: Option<usize>,
+
+    /// Give up after waiting DURATION for another ccc's lock on the
+    /// catalog [default: wait as long as it takes, saying so after a
+    /// second].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub wait: Option<std::time::Duration>,
+
+    /// Refuse to create the catalog when --db names none (or an empty
+    /// file), instead of creating it: for scripts and servers, where a
+    /// missing catalog is a mistake to stop at, not a first publish.
+    #[arg(
+        long,
+        env = "CCC_NO_CREATE",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        action = clap::ArgAction::SetTrue
+    )]
+    pub no_create: bool,
+
+    /// Print no progress and no summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the summary as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// With --to, the archive is sent to the server, which publishes it
+    /// with its own settings (--level, --brotli-quality and the size
+    /// limits are the server's); --force, --tag, --strict, --no-check and
+    /// --dry-run are sent with it.
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+impl PublishArgs {
+    /// The `PKG@VERSION` given before SOURCE, if any.
+    pub fn target(&self) -> Result<Option<PackageVersion>, String> {
+        let [target, _] = self.args.as_slice() else {
+            return Ok(None);
+        };
+        let input = target.to_string_lossy();
+        PackageVersion::parse(&input).map(Some).map_err(|e| {
+            format!(
+                "invalid value '{input}' for '[PKG@VERSION]': {}",
+                spec_error(e)
+            )
+        })
+    }
+
+    /// What to publish: a directory, an archive, or `-` for stdin.
+    pub fn source(&self) -> &std::path::Path {
+        self.args
+            .last()
+            .map_or(std::path::Path::new("-"), |p| p.as_path())
+    }
+}
+
+impl CheckArgs for PublishArgs {
+    const COMMAND: &str = "publish";
+
+    fn check(&self) -> Result<(), String> {
+        // `ccc publish app@1.0.0` forgot the source.
+        if let [only] = self.args.as_slice()
+            && !only.exists()
+            && PackageVersion::parse(&only.to_string_lossy()).is_ok()
+        {
+            return Err(format!(
+                "the SOURCE to publish is missing after '{}': a directory, a .tgz or .tar, \
+                 or `-` for stdin",
+                only.display()
+            ));
+        }
+        // `ccc publish dist app@1.0.0`: the source came first.
+        if let [first, second] = self.args.as_slice()
+            && first.exists()
+            && !second.exists()
+            && PackageVersion::parse(&first.to_string_lossy()).is_err()
+            && PackageVersion::parse(&second.to_string_lossy()).is_ok()
+        {
+            return Err(format!(
+                "'{}' is a package version and '{}' a source: arguments swapped? \
+                 usage: ccc publish PKG@VERSION SOURCE",
+                second.display(),
+                first.display()
+            ));
+        }
+        if self.remote.to.is_some() && !self.purge.caches.is_empty() {
+            return Err(
+                "--purge purges from this machine after a local publish; with --to, purge \
+                 from the server's side"
+                    .into(),
+            );
+        }
+        if !self.purge.caches.is_empty() && !self.force {
+            return Err(
+                "--purge purges the files --force replaces; a version published for the \
+                 first time has nothing in any cache"
+                    .into(),
+            );
+        }
+        self.target().map(|_| ())
+    }
+}
 
 /// What a publish reads.
 enum Source {

@@ -4,13 +4,94 @@
 
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
-use crate::cli::{Checked, RmArgs};
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::output;
 use crate::purge::Purged;
+use crate::remote::RemoteArgs;
+use crate::spec::Part;
+use crate::spec::Target;
+use clap::Args;
 use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Remove versions from the catalog (their blobs stay until `ccc gc`).
+///
+/// The dist-tags that name a removed version go with it, as with npm's
+/// unpublish; without its tag, `latest` is the newest release left.
+#[derive(Debug, Args)]
+pub struct RmArgs {
+    /// Versions to remove, like `app@1.4.0`; with --all, package names.
+    #[arg(value_name = "PKG@VERSION", required = true, value_parser = parse_rm_target)]
+    pub targets: Vec<Target>,
+
+    /// Remove every version of the named packages.
+    #[arg(long)]
+    pub all: bool,
+
+    /// Show what would be removed, and change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Print what was removed as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    #[command(flatten)]
+    pub purge: PurgeArgs,
+
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+impl CheckArgs for RmArgs {
+    const COMMAND: &str = "rm";
+
+    fn check(&self) -> Result<(), String> {
+        if self.remote.to.is_some() {
+            let local_only = [
+                (self.all, "--all"),
+                (self.dry_run, "--dry-run"),
+                (!self.purge.caches.is_empty(), "--purge"),
+            ];
+            if let Some((_, flag)) = local_only.iter().find(|(set, _)| *set) {
+                return Err(format!(
+                    "{flag} is for the catalog file; with --to, name each version to remove"
+                ));
+            }
+        }
+        for target in &self.targets {
+            match (target.exact_version(), self.all) {
+                (None, false) => {
+                    return Err(format!(
+                        "`{}` names no version: name one (PKG@VERSION), or pass --all to remove every version of the package",
+                        target.package
+                    ));
+                }
+                (Some(version), true) => {
+                    return Err(format!(
+                        "--all takes package names without a version, not `{}@{version}`",
+                        target.package
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `PKG@VERSION` with an exact version, or (for --all) a bare `PKG`. Only
+/// exact versions: a range is too easy to get wrong when removing.
+fn parse_rm_target(s: &str) -> Result<Target, String> {
+    let form = "PKG@VERSION (files cannot be removed one by one), or PKG with --all";
+    let target = Target::parse_as(s, Part::Optional, Part::Refused, form).map_err(spec_error)?;
+    if target.version.is_some() && target.exact_version().is_none() {
+        return Err("rm takes exact versions, like app@1.4.0, not `latest` or a range".into());
+    }
+    Ok(target)
+}
 
 /// `rm --json`: the versions removed (or, dry, that would be), the
 /// dist-tags that named them and the packages left without versions,

@@ -13,21 +13,270 @@
 //! lines go to stderr with the other notes. Without an access log on
 //! stdout they stay there, where scripts that read the address from the
 //! first line find it.
-
-use crate::cli::{LogFormat, ServeArgs, ServerArgs};
+use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
 use crate::http::log_skip::LogSkip;
 use crate::output::count;
+use crate::remote::parse_remote_url;
 use crate::serve::store;
 use crate::serve::{self, Server};
 use crate::transport::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::transport::{Limits, listen};
 use crate::{interrupt, log};
+use clap::Args;
 use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
+
+/// Serve the catalog over HTTP.
+///
+/// GET/HEAD /assets/PKG/VERSION/PATH returns a file: its brotli stream to
+/// clients that accept `br` when publish kept one, else the stored gzip
+/// stream to clients that accept gzip, the original bytes to others, with a
+/// strong
+/// ETag, Last-Modified and a one-year immutable Cache-Control; one
+/// `Range: bytes=` range of it answers 206. VERSION may be a dist-tag
+/// (`latest`, `next`) or a semver range (`^1.2`, `1`, `~1.4.0`): those
+/// answer 302 to the version they name, with an ETag naming it, so a cache
+/// revalidates them with a 304 until the tag or range moves. Every answer
+/// carries `Access-Control-Allow-Origin: *` and OPTIONS answers CORS
+/// preflights. /assets/PKG/VERSION/ lists the files as JSON, /assets/PKG/
+/// the package's versions and tags; /assets/PKG/VERSION redirects to the
+/// version's entry file. unpkg's URL shape, /PKG@VERSION/PATH (and
+/// /assets/PKG@VERSION/PATH), answers as /assets/PKG/VERSION/PATH does. /_stats (JSON), /metrics (Prometheus) and
+/// /healthz report on the server. SIGINT or SIGTERM stops it after the
+/// requests in flight.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// The server's flags, shared by `serve` and `causal`.
+#[derive(Debug, Clone, Args)]
+pub struct ServerArgs {
+    /// Address or host name to listen on; a name (`localhost`) listens on
+    /// every address it resolves to.
+    #[arg(
+        long,
+        env = "CCC_BIND",
+        default_value = "127.0.0.1",
+        value_name = "ADDR",
+        value_parser = parse_bind
+    )]
+    pub bind: String,
+
+    /// Port to listen on; 0 picks a free one (the first line of output
+    /// names it) [default: 8333 for `serve`, a free one for `causal`, whose
+    /// server only its own load reaches].
+    #[arg(long, env = "CCC_PORT", value_name = "PORT", value_parser = parse_port)]
+    pub port: Option<u16>,
+
+    /// Threads serving connections, at least 1; a request the cache cannot
+    /// answer holds its thread while the catalog is read [default: one per
+    /// core].
+    #[arg(long, env = "CCC_THREADS", value_name = "N", value_parser = at_least_one)]
+    pub threads: Option<usize>,
+
+    /// Most assets kept in memory; 0 turns the cache off [default: no
+    /// limit but --cache-bytes].
+    #[arg(
+        long,
+        env = "CCC_CACHE_CAPACITY",
+        value_name = "N",
+        value_parser = parse_count
+    )]
+    pub cache_capacity: Option<usize>,
+
+    /// Most bytes the asset cache holds in memory, like 1GiB: bodies,
+    /// names, prepared headers and the cache index.
+    #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
+    pub cache_bytes: u64,
+
+    /// Most bytes responses in flight hold beyond the cache, like 256MiB:
+    /// bodies read for a response the cache does not keep, pieces being
+    /// sent, decoders. A file longer than 64 KiB is sent from the catalog
+    /// a checked piece at a time when its whole body does not fit; a
+    /// piece waits for room (within --send-timeout).
+    #[arg(long, env = "CCC_IN_FLIGHT_BYTES", default_value = crate::serve::in_flight::DEFAULT_IN_FLIGHT_BYTES, value_parser = parse_size, value_name = "SIZE")]
+    pub in_flight_bytes: u64,
+
+    /// Print a line to stderr for every cache miss.
+    #[arg(long)]
+    pub log_misses: bool,
+
+    /// How long caches may reuse a redirect from a dist-tag or a range
+    /// (`max-age`) before they revalidate it; 0 makes them revalidate
+    /// every time (a 304 while the alias has not moved).
+    #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = crate::serve::alias::DEFAULT_ALIAS_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    pub alias_max_age: Duration,
+
+    /// How long caches may keep a 404 for a missing package, version or
+    /// file (`max-age`; 0: not at all), so that a scan of missing paths is
+    /// answered by the cache in front instead of the catalog. A version
+    /// published after such a 404 is seen through that cache at most this
+    /// much later.
+    #[arg(long, env = "CCC_NOT_FOUND_MAX_AGE", default_value = crate::serve::alias::DEFAULT_NOT_FOUND_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    pub not_found_max_age: Duration,
+
+    /// On a replica kept by `ccc follow` (or examples/deploy/ccc-follow):
+    /// the longest its follower may go without confirming that the catalog
+    /// served is the replica's newest (it touches `DB.follow` each time it
+    /// does). Past it, or with no such file, `/healthz` says `stale` and
+    /// answers 503, so a load balancer takes the replica out; stderr says
+    /// when the replica turns stale and when it recovers, and at start
+    /// when no follower has confirmed it yet.
+    #[arg(long, env = "CCC_MAX_LAG", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub max_lag: Option<Duration>,
+
+    /// Write a line for every request, in --log-format: to stdout, or
+    /// appended to the file PATH (`-`: stdout). SIGUSR1 opens PATH again,
+    /// for log rotation (logrotate renames the file, then signals). While
+    /// the log goes to stdout, stdout holds its lines alone: the
+    /// `listening on` and final lines go to stderr.
+    #[arg(long, env = "CCC_ACCESS_LOG", value_name = "PATH", num_args = 0..=1, default_missing_value = "-")]
+    pub access_log: Option<PathBuf>,
+
+    /// The access log's format: `combined` is nginx's default format,
+    /// `json` one object per line (fields in docs/JSON.md). Needs
+    /// --access-log.
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = LogFormat::Combined,
+        requires = "access_log",
+        value_name = "FORMAT"
+    )]
+    pub log_format: LogFormat,
+
+    /// Leave requests whose path (without the query) matches GLOB out of
+    /// the access log, like `/healthz` or `/metrics` (repeatable; `*`
+    /// crosses `/`). They are still counted in /_stats and /metrics.
+    #[arg(
+        long,
+        env = "CCC_LOG_EXCLUDE",
+        value_delimiter = ',',
+        value_name = "GLOB",
+        value_parser = parse_glob,
+        requires = "access_log"
+    )]
+    pub log_exclude: Vec<String>,
+
+    /// A proxy (an address or a CIDR block, repeatable) whose `Forwarded`
+    /// or `X-Forwarded-For` names the client the access log records, read
+    /// from the right past every trusted proxy. Requests from anyone else
+    /// are logged as their peer.
+    #[arg(
+        long,
+        env = "CCC_TRUST_PROXY",
+        value_delimiter = ',',
+        value_name = "CIDR",
+        value_parser = parse_proxy
+    )]
+    pub trust_proxy: Vec<ipnet::IpNet>,
+
+    /// Most client connections open at once. Past it the longest idle
+    /// keep-alive connections are closed to make room; when none is idle a
+    /// new connection is answered 503 with `Retry-After: 1` and closed
+    /// [default: 16384, or fewer if the open-files limit is lower].
+    #[arg(long, env = "CCC_MAX_CONNECTIONS", value_name = "N", value_parser = parse_max_connections)]
+    pub max_connections: Option<usize>,
+
+    /// Time a client has to send a complete request head (line and
+    /// headers), from connecting or from the first byte of a later
+    /// request; then the connection is closed.
+    #[arg(long, env = "CCC_HEADER_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub header_timeout: Duration,
+
+    /// Time an idle keep-alive connection is kept open.
+    #[arg(long, env = "CCC_KEEPALIVE_TIMEOUT", default_value = "75s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub keepalive_timeout: Duration,
+
+    /// Time a client may take no response bytes at all before its
+    /// connection is closed. A slow client holds only its own connection,
+    /// never a worker.
+    #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub send_timeout: Duration,
+
+    /// Time a client may go without sending a byte of an upload's body
+    /// (--publish-api), counted between two reads, not for the whole body;
+    /// then the upload fails, nothing is published, and the connection is
+    /// closed.
+    #[arg(long, env = "CCC_BODY_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub body_timeout: Duration,
+
+    /// On SIGINT or SIGTERM, how long requests in flight (a long download
+    /// too) may take to finish after the server stops accepting; then the
+    /// connections left are closed.
+    #[arg(long, env = "CCC_SHUTDOWN_TIMEOUT", default_value = "30s", value_parser = parse_duration, value_name = "DURATION")]
+    pub shutdown_timeout: Duration,
+
+    /// Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate
+    /// chain, leaf first. SIGHUP reads it and the key again.
+    #[arg(long, env = "CCC_TLS_CERT", value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "CCC_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+
+    /// Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc
+    /// rm --to` with a token made by `ccc token create` (PUT and DELETE
+    /// under /-/api/v1/). Off unless given: a catalog may be served by many
+    /// servers, and only its writer, over TLS, should take writes.
+    #[arg(long, env = "CCC_PUBLISH_API", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub publish_api: bool,
+
+    /// With --publish-api: the largest upload taken; a larger one is
+    /// answered 413 and nothing is published.
+    #[arg(long, env = "CCC_MAX_UPLOAD_SIZE", value_name = "SIZE", default_value = crate::serve::api::DEFAULT_MAX_UPLOAD, value_parser = parse_size)]
+    pub max_upload_size: u64,
+
+    /// With --publish-api: refuse an upload whose tar stream, decompressed,
+    /// is larger than SIZE (a gzip bomb), answered 422.
+    #[arg(long, env = "CCC_MAX_UNPACKED_SIZE", value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    pub max_unpacked_size: u64,
+
+    /// With --publish-api: how long a change waits for the one before it
+    /// (the catalog takes one at a time); then it is answered 503 with
+    /// Retry-After.
+    #[arg(long, env = "CCC_PUBLISH_WAIT", value_name = "DURATION", default_value = crate::serve::api::DEFAULT_PUBLISH_WAIT, value_parser = parse_duration)]
+    pub publish_wait: Duration,
+
+    /// On a replica: the writer's URL, which the write API names to a
+    /// client that sends a change here.
+    #[arg(long, env = "CCC_WRITER", value_name = "URL", value_parser = parse_remote_url)]
+    pub writer: Option<url::Url>,
+
+    /// Answer /_stats and /metrics only to these addresses (a CIDR block,
+    /// repeatable), and to a bearer of a token with the read-stats scope,
+    /// as nginx's allow/deny restricts stub_status [default: anyone].
+    #[arg(long, env = "CCC_STATS_ALLOW", value_delimiter = ',', value_name = "CIDR", value_parser = parse_proxy)]
+    pub stats_allow: Vec<ipnet::IpNet>,
+
+    /// Share the port with other processes that set it too (SO_REUSEPORT),
+    /// so a new `ccc serve` can start before the old one stops. Both must
+    /// set it. For such a handover to drop nothing, Linux needs
+    /// net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf);
+    /// with its default, 0, the connections queued on the old server's
+    /// socket when it closes are reset, and serve warns at start. Not
+    /// needed under systemd socket activation, which passes the socket
+    /// itself.
+    #[arg(long)]
+    pub reuse_port: bool,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// nginx's default: addr - - [time] "request" status bytes "referer" "agent".
+    Combined,
+    /// One JSON object per line.
+    Json,
+}
 
 /// How long the last lines may take to reach a slow stdout or stderr
 /// before the process exits without them.

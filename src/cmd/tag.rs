@@ -3,12 +3,62 @@
 
 use crate::catalog::tags::TagChange;
 use crate::catalog::{Access, Catalog};
-use crate::cli::{TagAction, TagArgs};
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table};
+use crate::remote::RemoteArgs;
+use crate::spec::PackageVersion;
 use crate::spec::Selector;
+use clap::{Args, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Add, remove or list a package's dist-tags.
+///
+/// A dist-tag (`latest`, `next`, `beta`) names one version of a package:
+/// `PKG@TAG` on the command line and /assets/PKG/TAG/... on the server
+/// resolve to it. Tag names are npm's: letters, digits and `-_.!~*'()`,
+/// never a version or a range. Without a `latest` tag, `latest` is the
+/// newest release; a `latest` tag overrides that until removed or a newer
+/// release is published without `ccc publish --tag`.
+#[derive(Debug, Args)]
+pub struct TagArgs {
+    #[command(subcommand)]
+    pub action: TagAction,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TagAction {
+    /// Point TAG at PKG@VERSION (moving it if it names another version).
+    Add {
+        /// The version, exact, like `app@2.0.0-rc.1`.
+        #[arg(value_name = "PKG@VERSION", value_parser = parse_version_to_tag)]
+        target: PackageVersion,
+        /// The tag, like `next` or `latest`.
+        #[arg(value_name = "TAG", value_parser = parse_tag)]
+        tag: String,
+    },
+    /// Remove TAG from PKG (`latest` then is the newest release again).
+    Rm {
+        /// The package, like `app`.
+        #[arg(value_name = "PKG", value_parser = parse_package)]
+        package: String,
+        /// The tag to remove.
+        #[arg(value_name = "TAG", value_parser = parse_tag)]
+        tag: String,
+    },
+    /// List PKG's tags, `latest` first, with the versions they name.
+    Ls {
+        /// The package, like `app`.
+        #[arg(value_name = "PKG", value_parser = parse_package)]
+        package: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
 
 pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
     if args.remote.to.is_some() {

@@ -9,15 +9,87 @@
 //! when there is none yet: a writer whose every version comes from CI
 //! starts from its first token, as a local one starts from its first
 //! publish.
-
 use crate::catalog::tokens::TokenRow;
 use crate::catalog::{Access, Catalog};
-use crate::cli::{Expiry, TokenAction, TokenArgs};
+use crate::cmd::args::*;
 use crate::error::Result;
 use crate::output::{self, Column, Table};
 use crate::units::{rfc3339, unix_now};
+use clap::{Args, Subcommand};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
+
+/// Make, list and revoke the tokens that may change the catalog over HTTP.
+///
+/// A token is given to CI (as CCC_TOKEN) for `ccc publish --to URL`
+/// against a `ccc serve --publish-api` of this catalog. It is shown once,
+/// when made: the catalog keeps only a hash of it, so replicas and backups
+/// hold nothing a thief could use. Each token has scopes: ACTIONS:GLOBS,
+/// where the actions are publish (a new version), replace (a version
+/// published again, replacing it), tag (dist-tags), remove (rm), and
+/// GLOBS are package names
+/// where `*` stands for anything (`@team/*`, `app`, `*`); read-stats (a
+/// restricted /_stats and /metrics) takes no package. A token with no
+/// scope can do nothing.
+#[derive(Debug, Args)]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    pub action: TokenAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a token and print it, once, on stdout.
+    ///
+    /// Only a hash of it is kept, in the catalog; the catalog is made when
+    /// there is none yet (a writer whose versions all come from CI).
+    Create {
+        /// A name for the token, like `ci-github` (letters, digits, `-_.`):
+        /// the audit log records it, and revoke takes it.
+        #[arg(value_name = "NAME")]
+        name: String,
+        /// What the token may do, as ACTIONS:GLOBS, like
+        /// `publish,tag:@team/*` or `read-stats` (repeatable).
+        #[arg(long, value_name = "SCOPE", value_parser = crate::catalog::tokens::parse_scope)]
+        scope: Vec<crate::catalog::tokens::Scope>,
+        /// How long the token lasts, like 90d or 1y; `never` for a token
+        /// that does not expire.
+        #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_expiry)]
+        expires: Expiry,
+        /// Print the token and its details as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tokens: name, scopes, expiry, last use, state.
+    Ls {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke the token NAME: every server of the catalog refuses it from
+    /// its next request.
+    Revoke {
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+/// How long a token lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    After(Duration),
+    Never,
+}
+
+fn parse_expiry(s: &str) -> Result<Expiry, String> {
+    if s == "never" {
+        return Ok(Expiry::Never);
+    }
+    parse_positive_duration(s)
+        .map(Expiry::After)
+        .map_err(|e| format!("{e}; or `never`"))
+}
 
 pub fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
     match args.action {

@@ -1,12 +1,26 @@
 //! `ccc verify`: check the database and every blob; exit 1 on any problem.
-
 use crate::catalog::{Access, Catalog};
-use crate::cli::VerifyArgs;
 use crate::error::Result;
 use crate::output::{self, Column, Table, count};
 use crate::units::human_size;
+use clap::Args;
 use std::path::Path;
 use std::process::ExitCode;
+
+/// Check the database and that every blob decodes to its recorded sha256.
+///
+/// Exits 1 when anything is wrong, after listing every problem and the files
+/// it affects.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
 pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;

@@ -20,10 +20,11 @@
 //! The bash completion also offers the catalog's names where an argument
 //! names a package, a version or a file (`catalog_names`).
 
+use crate::cli::{Cli, Command, GenerateArgs};
+
 mod catalog_names;
 mod pages;
 
-use crate::cli::{Cli, Command, GenerateArgs};
 use crate::error::{Error, Result};
 use clap::{Arg, ArgAction, CommandFactory};
 use clap_complete::{Generator, Shell};
