@@ -26,11 +26,14 @@
 //! - [`spec`]: package names, versions, selectors and `PKG@VERSION/PATH`;
 //! - [`units`]: sizes, durations, times and counted nouns as people type
 //!   and read them; [`page`]: a window of a long listing;
-//! - [`cli`]: the clap definitions; [`cmd`]: one module per subcommand;
-//! - [`output`]: tables, JSON and progress bars; [`log`]: the server's log
-//!   output, which never blocks or fails the server;
+//! - [`cli`]: the command line's top; [`cmd`]: one module per subcommand,
+//!   with its flags;
+//! - [`output`]: tables, JSON and progress bars; [`outcome`]: the words a
+//!   change to the catalog says it did, on the command line and from the
+//!   write API alike; [`log`]: the server's log output, which never blocks
+//!   or fails the server;
 //! - [`remote`]: the client of serve's write API (`publish`, `tag` and
-//!   `rm` with `--to`);
+//!   `rm` with `--to`) and its flags;
 //! - [`purge`]: purging removed and replaced versions from HTTP caches
 //!   (`--purge`); [`spool`]: long lists kept in a temporary file rather
 //!   than in memory; [`file_id`]: which file a path names; [`rng`]: the
@@ -57,6 +60,7 @@ pub mod http;
 pub mod importmap;
 pub mod interrupt;
 pub mod log;
+pub mod outcome;
 pub mod output;
 pub mod page;
 pub mod purge;

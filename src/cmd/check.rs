@@ -8,6 +8,7 @@ use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog, archive, chunks};
 use crate::error::{Error, Result};
 use crate::importmap::commonjs::note_commonjs_entry;
+use crate::outcome;
 use crate::output;
 use crate::refs::check::{self, Report, is_read};
 use crate::spec::{Part, Target};
@@ -104,7 +105,7 @@ fn summary(name: &str, report: &Report) -> String {
         output::count(r.total(), "reference"),
     )];
     if r.total() > 0 {
-        lines.push(format!("  {}", counted(report)));
+        lines.push(format!("  {}", outcome::references_counted(report)));
     }
     for problem in report.problems.iter().take(SHOWN) {
         lines.push(format!("  {problem}"));
@@ -122,28 +123,6 @@ fn summary(name: &str, report: &Report) -> String {
         lines.push(format!("  note: {entry}"));
     }
     lines.join("\n")
-}
-
-/// The classes references fell in, those with any: `12 found, 1 missing`.
-pub(super) fn counted(report: &Report) -> String {
-    let r = &report.references;
-    let classes = [
-        (r.found, "found"),
-        (r.missing, "missing"),
-        (r.case_mismatch, "case mismatch"),
-        (r.leaves_version, "leaving the version"),
-        (r.external, "external"),
-        (r.unresolvable, "built at runtime"),
-    ];
-    let counted: Vec<String> = classes
-        .iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, what)| format!("{n} {what}"))
-        .collect();
-    match counted.is_empty() {
-        true => "none".to_string(),
-        false => counted.join(", "),
-    }
 }
 
 /// A build folder, as publish would walk it.

@@ -5,6 +5,7 @@
 use crate::catalog::{Access, Catalog};
 use crate::cmd::args::*;
 use crate::error::{Error, Result};
+use crate::outcome;
 use crate::output::{self, count};
 use crate::units::human_size;
 use clap::Args;
@@ -66,7 +67,7 @@ pub fn run(db: &Path, args: DeltasArgs) -> Result<ExitCode> {
             for version in caught_up? {
                 deltas += version.made.delta_count;
                 bytes += version.made.delta_bytes;
-                if let Some(line) = super::publish::deltas_line(&version.made) {
+                if let Some(line) = outcome::deltas_line(&version.made) {
                     output::print(format_args!("{package}@{}\n{line}", version.version))?;
                 }
             }

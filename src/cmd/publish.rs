@@ -11,11 +11,12 @@ use crate::catalog::rows::Identity;
 use crate::catalog::{Access, Catalog, SqliteResult};
 use crate::cmd::args::*;
 use crate::error::{Error, Result};
+use crate::outcome;
 use crate::output::{self, count};
 use crate::remote::RemoteArgs;
 use crate::spec::PackageVersion;
 use crate::units::flag_size;
-use crate::units::{human_size, ratio};
+use crate::units::human_size;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::io::IsTerminal;
@@ -454,7 +455,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
             purged: purged.as_ref(),
         })?;
     } else if !args.quiet {
-        output::print(summary(&report))?;
+        output::print(outcome::published(&report))?;
         if let Some(purged) = &purged {
             super::print_purged(purged)?;
         }
@@ -491,160 +492,6 @@ fn version_files(catalog: &Catalog, (package, version): &Identity) -> Result<Vec
         .into_iter()
         .map(|f| f.path)
         .collect())
-}
-
-/// The summary for people: totals, then where the content went.
-///
-/// ```text
-/// Published app@1.4.0: 120 files, 3.1 MiB raw -> 812.4 KiB stored (25.6%) in 0.84s
-///   the archive's top folder `package/` stripped from every path, as npm does
-///   96 files with new content: 640.2 KiB added to the catalog
-///     80 of them also as brotli: 512.0 KiB, 12.3% smaller than their gzip (583.9 KiB)
-///   21 files (402.0 KiB) already in the catalog
-///   3 files (12.1 KiB) repeat content of this version, stored once
-///   1 path skipped
-/// ```
-pub(crate) fn summary(report: &publish::Report) -> String {
-    let verb = match (report.dry_run, report.replaced) {
-        (true, false) => "Would publish",
-        (true, true) => "Would replace",
-        (false, true) => "Replaced",
-        (false, false) => "Published",
-    };
-    let mut lines = vec![format!(
-        "{verb} {}@{}: {}, {} raw -> {} stored ({}) in {:.2}s",
-        report.package,
-        report.version,
-        count(report.file_count, "file"),
-        human_size(report.raw_bytes),
-        human_size(report.stored_bytes),
-        ratio(report.stored_bytes, report.raw_bytes),
-        report.elapsed_ms as f64 / 1000.0,
-    )];
-    if let Some(folder) = &report.stripped_folder {
-        lines.push(format!(
-            "  the archive's top folder `{folder}/` stripped from every path, as npm does"
-        ));
-    }
-    let new = &report.new_content;
-    if new.file_count > 0 {
-        let added = if report.dry_run {
-            "would be added"
-        } else {
-            "added"
-        };
-        lines.push(format!(
-            "  {} with new content: {} {added} to the catalog",
-            count(new.file_count, "file"),
-            human_size(new.stored_bytes),
-        ));
-    }
-    let br = &report.brotli;
-    if br.blob_count > 0 {
-        lines.push(format!(
-            "    {} of them also as brotli: {}, {} smaller than their gzip ({})",
-            br.blob_count,
-            human_size(br.brotli_bytes),
-            ratio(
-                br.gzip_bytes - br.brotli_bytes.min(br.gzip_bytes),
-                br.gzip_bytes
-            ),
-            human_size(br.gzip_bytes),
-        ));
-    }
-    let chunked = &report.chunked;
-    if chunked.file_count > 0 {
-        lines.push(format!(
-            "    {} of them ({}) stored uncompressed, in chunks: --chunked-from or larger",
-            chunked.file_count,
-            human_size(chunked.raw_bytes),
-        ));
-    }
-    let stored = &report.already_stored;
-    if stored.file_count > 0 {
-        lines.push(format!(
-            "  {} ({}) already in the catalog",
-            count(stored.file_count, "file"),
-            human_size(stored.raw_bytes),
-        ));
-    }
-    let repeated = &report.repeated_in_version;
-    if repeated.file_count > 0 {
-        let verb = if repeated.file_count == 1 {
-            "repeats"
-        } else {
-            "repeat"
-        };
-        lines.push(format!(
-            "  {} ({}) {verb} content of this version, stored once",
-            count(repeated.file_count, "file"),
-            human_size(repeated.raw_bytes),
-        ));
-    }
-    if let Some(line) = report.deltas.as_ref().and_then(deltas_line) {
-        lines.push(line);
-    }
-    if let Some(checked) = &report.references {
-        lines.push(format!("  references: {}", super::check::counted(checked)));
-        for problem in checked.problems.iter().take(PROBLEMS_SHOWN) {
-            lines.push(format!("    {problem}"));
-        }
-        if checked.problems.len() > PROBLEMS_SHOWN {
-            lines.push(format!(
-                "    and {} more: `ccc check {}@{}` lists them all",
-                checked.problems.len() - PROBLEMS_SHOWN,
-                report.package,
-                report.version
-            ));
-        }
-        if let Some(hint) = checked.root_path_hint() {
-            lines.push(format!("    hint: {hint}"));
-        }
-        if let Some(entry) = &checked.commonjs_entry {
-            lines.push(format!("    note: {entry}"));
-        }
-    }
-    if !report.skipped.is_empty() {
-        lines.push(format!(
-            "  {} skipped",
-            count(report.skipped.len() as u64, "path")
-        ));
-    }
-    if !report.tags.is_empty() {
-        let names = if report.dry_run { "would name" } else { "name" };
-        lines.push(format!(
-            "  dist-tags that {names} it: {}",
-            report.tags.join(", ")
-        ));
-    }
-    lines.join("\n")
-}
-
-/// The line on the deltas a publish made: what a browser holding the
-/// newest predecessor downloads instead of the brotli streams, and what
-/// was stored. None when there was no predecessor.
-///
-/// ```text
-///   deltas against 0.169.0: 606 files, 6.0 MiB as brotli -> 210.9 KiB for a browser holding 0.169.0 (96.6% less); 1,211 deltas stored (1016.6 KiB)
-/// ```
-pub(super) fn deltas_line(made: &crate::catalog::make_deltas::Made) -> Option<String> {
-    let newest = made.against.first()?;
-    let against = made.against.join(", ");
-    if made.file_count == 0 {
-        return Some(format!(
-            "  deltas against {against}: none clearly smaller than brotli"
-        ));
-    }
-    let saved = made.brotli_bytes.saturating_sub(made.smallest_delta_bytes);
-    Some(format!(
-        "  deltas against {against}: {}, {} as brotli -> {} for a browser holding {newest} ({} less); {} stored ({})",
-        count(made.file_count, "file"),
-        human_size(made.brotli_bytes),
-        human_size(made.smallest_delta_bytes),
-        ratio(saved, made.brotli_bytes),
-        count(made.delta_count, "delta"),
-        human_size(made.delta_bytes),
-    ))
 }
 
 /// A [`publish::Warning`] in words, for the version `report` describes,
@@ -701,9 +548,6 @@ fn warning_words(
         }
     }
 }
-
-/// Problems a publish's summary lists under its references.
-const PROBLEMS_SHOWN: usize = 5;
 
 fn remove_catalog_files(db: &Path) {
     for suffix in ["", "-wal", "-shm"] {
@@ -1123,114 +967,6 @@ mod tests {
         assert!(
             seen.contains("1.00 KiB/2.00 KiB") && seen.contains("1/2 files"),
             "{seen}"
-        );
-    }
-
-    fn report() -> publish::Report {
-        let group = |file_count, raw_bytes, stored_bytes| publish::Group {
-            file_count,
-            raw_bytes,
-            stored_bytes,
-        };
-        publish::Report {
-            package: "app".into(),
-            version: "1.0.0".into(),
-            file_count: 6,
-            raw_bytes: 6000,
-            stored_bytes: 3000,
-            new_content: group(3, 3000, 1500),
-            already_stored: group(2, 2000, 1000),
-            repeated_in_version: group(1, 1000, 500),
-            brotli: publish::BrotliGroup::default(),
-            deltas: None,
-            chunked: publish::Group::default(),
-            references: None,
-            replaced: false,
-            tags: vec!["latest".into()],
-            dry_run: false,
-            elapsed_ms: 1234,
-            skipped: vec![],
-            stripped_folder: None,
-            warnings: vec![],
-        }
-    }
-
-    #[test]
-    fn the_summary_tells_repeats_from_stored_content() {
-        let text = summary(&report());
-        assert!(
-            text.starts_with(
-                "Published app@1.0.0: 6 files, 5.9 KiB raw -> 2.9 KiB stored (50.0%) in 1.23s"
-            ),
-            "{text}"
-        );
-        assert!(
-            text.contains("3 files with new content: 1.5 KiB added to the catalog"),
-            "{text}"
-        );
-        assert!(
-            text.contains("2 files (2.0 KiB) already in the catalog"),
-            "{text}"
-        );
-        assert!(
-            text.contains("1 file (1000 B) repeats content of this version"),
-            "{text}"
-        );
-        assert!(!text.contains("skipped"), "{text}");
-        assert!(text.ends_with("dist-tags that name it: latest"), "{text}");
-        assert!(!text.contains("brotli"), "{text}");
-
-        let mut brotli = report();
-        brotli.brotli = publish::BrotliGroup {
-            blob_count: 2,
-            raw_bytes: 2000,
-            gzip_bytes: 1000,
-            brotli_bytes: 800,
-        };
-        let text = summary(&brotli);
-        assert!(
-            text.contains(
-                "2 of them also as brotli: 800 B, 20.0% smaller than their gzip (1000 B)"
-            ),
-            "{text}"
-        );
-
-        let mut one = report();
-        one.file_count = 1;
-        one.new_content = publish::Group {
-            file_count: 1,
-            raw_bytes: 6000,
-            stored_bytes: 3000,
-        };
-        one.already_stored = publish::Group::default();
-        one.repeated_in_version = publish::Group::default();
-        one.dry_run = true;
-        one.skipped = vec![crate::catalog::rows::Skipped {
-            path: "link".into(),
-            reason: "symlink".into(),
-        }];
-        let text = summary(&one);
-        assert!(
-            text.starts_with("Would publish app@1.0.0: 1 file,"),
-            "{text}"
-        );
-        assert!(
-            text.contains("1 file with new content: 2.9 KiB would be added"),
-            "{text}"
-        );
-        assert!(
-            !text.contains("already") && !text.contains("repeat"),
-            "{text}"
-        );
-        assert!(text.contains("  1 path skipped"), "{text}");
-        assert!(!text.contains("top folder"), "{text}");
-
-        one.stripped_folder = Some("react".into());
-        let text = summary(&one);
-        assert_eq!(
-            text.lines().nth(1),
-            Some("  the archive's top folder `react/` stripped from every path, as npm does"),
-            "{text}"
         );
     }
 }

@@ -6,13 +6,12 @@ use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};
 use crate::cmd::args::*;
 use crate::error::{Error, Result};
+use crate::outcome;
 use crate::output;
-use crate::purge::Purged;
 use crate::remote::RemoteArgs;
 use crate::spec::Part;
 use crate::spec::Target;
 use clap::Args;
-use serde::Serialize;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -93,31 +92,6 @@ fn parse_rm_target(s: &str) -> Result<Target, String> {
     Ok(target)
 }
 
-/// `rm --json`: the versions removed (or, dry, that would be), the
-/// dist-tags that named them and the packages left without versions,
-/// which go with them.
-#[derive(Serialize)]
-struct Removed {
-    versions: Vec<VersionRow>,
-    tags_removed: Vec<RemovedTag>,
-    packages_removed: Vec<String>,
-    /// Deltas whose file or dictionary no version holds any more.
-    removed_delta_count: u64,
-    removed_delta_bytes: u64,
-    dry_run: bool,
-    /// With --purge, what was purged.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    purged: Option<Purged>,
-}
-
-/// A dist-tag removed with the version it named.
-#[derive(Serialize)]
-struct RemovedTag {
-    package: String,
-    tag: String,
-    version: String,
-}
-
 /// Every target names an exact version, or (with --all) only a package:
 /// `Checked` saw to that while parsing.
 pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
@@ -164,12 +138,12 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
         }
     }
     let removal = catalog.remove_versions(&ids, args.dry_run)?;
-    let tags: Vec<RemovedTag> = removal
+    let tags: Vec<outcome::RemovedTag> = removal
         .tags_removed
         .iter()
         .filter_map(|(id, tag)| {
             let v = removed.iter().find(|v| v.id == *id)?;
-            Some(RemovedTag {
+            Some(outcome::RemovedTag {
                 package: v.package.clone(),
                 tag: tag.clone(),
                 version: v.version.to_string(),
@@ -190,7 +164,7 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     );
     // What was removed is printed whether or not the purge worked.
     if args.json {
-        output::print_json(&Removed {
+        output::print_json(&outcome::Removed {
             versions: removed,
             tags_removed: tags,
             packages_removed: packages,
@@ -200,7 +174,7 @@ pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
             purged,
         })?;
     } else {
-        output::print(removed_text(
+        output::print(outcome::removed_text(
             &removed,
             &tags,
             &packages,
@@ -246,86 +220,4 @@ fn to_server(args: &RmArgs) -> Result<ExitCode> {
         output::print_json(&merged)?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// What was removed, in words, as `ccc rm` prints it.
-fn removed_text(
-    removed: &[VersionRow],
-    tags: &[RemovedTag],
-    packages: &[String],
-    (delta_count, delta_bytes): (u64, u64),
-    dry_run: bool,
-) -> String {
-    let verb = if dry_run { "Would remove" } else { "Removed" };
-    let mut lines = Vec::new();
-    for v in removed {
-        lines.push(format!("{verb} {}@{}", v.package, v.version));
-    }
-    for t in tags {
-        lines.push(format!(
-            "{verb} dist-tag {}@{} (named {})",
-            t.package, t.tag, t.version
-        ));
-    }
-    for package in packages {
-        lines.push(format!("{verb} package {package} (no versions left)"));
-    }
-    if delta_count > 0 {
-        lines.push(format!(
-            "{verb} {} ({}): their file or dictionary is in no version any more",
-            output::count(delta_count, "delta"),
-            crate::units::human_size(delta_bytes)
-        ));
-    }
-    if !dry_run {
-        lines.push("Blobs stay until `ccc gc` removes the ones nothing uses.".into());
-    }
-    lines.join("\n")
-}
-
-/// Removes `package@version` (the server's write API): what `ccc rm`
-/// prints for it, and its `--json`.
-pub(crate) fn remove_one(
-    catalog: &mut Catalog,
-    package: &str,
-    version: &semver::Version,
-) -> Result<(String, serde_json::Value)> {
-    let v = catalog
-        .versions(package)?
-        .into_iter()
-        .find(|v| v.version == *version)
-        .ok_or_else(|| Error::VersionNotFound {
-            package: package.to_string(),
-            version: version.to_string(),
-        })?;
-    let removal = catalog.remove_versions(&[v.id], false)?;
-    let tags: Vec<RemovedTag> = removal
-        .tags_removed
-        .into_iter()
-        .map(|(_, tag)| RemovedTag {
-            package: v.package.clone(),
-            tag,
-            version: v.version.to_string(),
-        })
-        .collect();
-    let removed = vec![v];
-    let text = removed_text(
-        &removed,
-        &tags,
-        &removal.packages_removed,
-        removal.deltas_removed,
-        false,
-    );
-    let (delta_count, delta_bytes) = removal.deltas_removed;
-    let json = serde_json::to_value(Removed {
-        versions: removed,
-        tags_removed: tags,
-        packages_removed: removal.packages_removed,
-        removed_delta_count: delta_count,
-        removed_delta_bytes: delta_bytes,
-        dry_run: false,
-        purged: None,
-    })
-    .map_err(|e| Error::Internal(e.to_string()))?;
-    Ok((text, json))
 }

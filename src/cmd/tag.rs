@@ -5,6 +5,7 @@ use crate::catalog::tags::TagChange;
 use crate::catalog::{Access, Catalog};
 use crate::cmd::args::*;
 use crate::error::Result;
+use crate::outcome;
 use crate::output::{self, Column, Table};
 use crate::remote::RemoteArgs;
 use crate::spec::PackageVersion;
@@ -124,40 +125,6 @@ fn to_server(args: TagArgs) -> Result<ExitCode> {
 
 /// Prints what a tag change did.
 fn report(change: &TagChange) -> Result<ExitCode> {
-    output::print(change_text(change))?;
+    output::print(outcome::tag_change(change))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// What a tag change did, in words: one line for a tag that was added,
-/// moved or removed, and a note for a `latest` set by hand. The server's
-/// write API answers with the same words.
-pub(crate) fn change_text(change: &TagChange) -> String {
-    let TagChange {
-        package,
-        tag,
-        from,
-        to,
-        removed,
-    } = change;
-    let name = format!("{package}@{tag}");
-    let mut text = match (from.as_deref(), to.as_deref(), removed) {
-        (Some(from), Some(to), true) => {
-            format!("Removed {name} (was {from}); {name} is the newest release again: {to}")
-        }
-        (Some(from), _, true) => format!("Removed {name} (was {from})"),
-        (Some(from), Some(to), false) if from == to => format!("{name} already is {to}"),
-        (Some(from), Some(to), false) => format!("{name}: {from} -> {to}"),
-        (None, Some(to), false) => format!("{name}: {to} (new tag)"),
-        _ => format!("{name}: nothing changed"),
-    };
-    // A `latest` set by hand is pinned against the highest-release rule:
-    // prereleases, backports and `publish --tag` leave it; as with npm,
-    // publishing a release newer than every other without `--tag` moves it.
-    if let ("latest", Some(to), false) = (tag.as_str(), to, removed) {
-        text.push_str(&format!(
-            "\n{name} is pinned at {to}: prereleases, older releases and `publish --tag` leave it \
-             there; a release newer than every other moves it, as npm publish does"
-        ));
-    }
-    text
 }

@@ -749,7 +749,7 @@ impl Api {
                         (false, false) => "published",
                     };
                     let status = if report.dry_run { 200 } else { 201 };
-                    let summary = crate::cmd::publish::summary(&report);
+                    let summary = crate::outcome::published(&report);
                     let json = serde_json::to_value(&report).unwrap_or_default();
                     (Reply::done(status, code, summary, json), true)
                 })
@@ -766,7 +766,7 @@ impl Api {
                 .remove_tag(&package, &tag)
                 .map(|change| (tag_reply(&change), false)),
             Call::Remove { package, version } => {
-                crate::cmd::rm::remove_one(&mut catalog, &package, &version)
+                crate::outcome::remove_one(&mut catalog, &package, &version)
                     .map(|(summary, json)| (Reply::done(200, "removed", summary, json), false))
             }
         };
@@ -910,7 +910,7 @@ fn disk(e: &dyn std::fmt::Display) -> Reply {
 }
 
 fn tag_reply(change: &crate::catalog::tags::TagChange) -> Reply {
-    let summary = crate::cmd::tag::change_text(change);
+    let summary = crate::outcome::tag_change(change);
     let json = serde_json::to_value(change).unwrap_or_default();
     Reply::done(
         200,
