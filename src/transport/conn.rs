@@ -16,10 +16,10 @@
 
 use super::h1::Ledger;
 use super::limits::{MAX_HEAD, MAX_HEADERS};
-use super::watch::{DRAIN, DRAIN_LINGER, KEEP, Reason, Watch, instant_of, now_ms};
+use super::watch::{DRAIN, DRAIN_LINGER, Reason, Watch, instant_of, now_ms};
+use super::watched::{End, Watched, until_due};
 use super::{ConnStats, Handler, Peer, Shared};
-use crate::causal;
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http::Response;
 use std::future::poll_fn;
 use std::io;
@@ -32,21 +32,6 @@ use tokio::net::TcpStream;
 
 /// The cleartext HTTP/2 preface (RFC 9113 3.4).
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
-
-/// How a connection's task, or one hyper connection on it, ended.
-pub(super) enum End {
-    /// The protocol finished the connection; with an error for a head
-    /// hyper refused, or a protocol error.
-    Done(Result<(), BoxError>),
-    /// hyper let an idle HTTP/1 connection go without closing the socket.
-    Parked,
-    TimedOut(Reason),
-    /// Closed on request: shutdown's patience ran out, or reclaimed at the
-    /// cap.
-    Aborted,
-}
 
 /// Serves one accepted connection until it ends.
 pub(super) async fn serve<H: Handler>(
@@ -165,39 +150,6 @@ pub(super) fn count<H: Handler>(end: End, peer: &Peer, shared: &Shared<H>) {
         End::TimedOut(Reason::Idle) => ConnStats::count(&shared.stats.idle_closed),
         End::TimedOut(Reason::Send) => ConnStats::count(&shared.stats.send_timeouts),
         End::Done(Ok(())) | End::Parked | End::TimedOut(_) | End::Aborted => {}
-    }
-}
-
-/// Runs `work` (a handshake, a preface read) within the watch's deadline
-/// and close requests: Err once the deadline passes or a close is asked.
-pub(super) async fn until_due<F: Future>(watch: &Watch, work: F) -> Result<F::Output, End> {
-    let mut work = pin!(work);
-    let mut asked = pin!(watch.notify.notified());
-    loop {
-        let due = watch.due(false);
-        let sleep = async {
-            match due {
-                Some((due, _)) => tokio::time::sleep_until(instant_of(due)).await,
-                None => std::future::pending().await,
-            }
-        };
-        tokio::select! {
-            biased;
-            done = &mut work => return Ok(done),
-            () = sleep => {
-                if let Some((due, reason)) = due
-                    && now_ms() >= due
-                {
-                    return Err(End::TimedOut(reason));
-                }
-            }
-            () = &mut asked => {
-                asked.set(watch.notify.notified());
-                if watch.close.load(Ordering::Relaxed) != KEEP {
-                    return Err(End::Aborted);
-                }
-            }
-        }
     }
 }
 
@@ -400,107 +352,4 @@ pub(super) fn refuse(stream: TcpStream, refusal: &[u8]) {
     let _ = stream.try_read(&mut scratch);
     let _ = stream.try_write(refusal);
     let _ = socket2::SockRef::from(&stream).shutdown(std::net::Shutdown::Write);
-}
-
-/// What is told of every byte an HTTP/1 connection writes, to learn how
-/// much of each response's body reached the client ([`Ledger`]).
-pub(super) trait Wire: Send + Sync {
-    /// `bufs` were offered to the socket and it took `written` bytes.
-    fn wrote(&self, bufs: &[io::IoSlice<'_>], written: usize);
-}
-
-/// The socket as the protocol sees it: reads and writes move the watch,
-/// and HTTP/1's writes are told to its [`Wire`].
-pub(super) struct Watched<IO> {
-    pub(super) inner: IO,
-    watch: Arc<Watch>,
-    /// Bytes read before the protocol started (the start of the preface
-    /// check) or that a parked connection's hyper had read and not used:
-    /// read first.
-    pub(super) unread: Bytes,
-    pub(super) wire: Option<Arc<dyn Wire>>,
-}
-
-impl<IO> Watched<IO> {
-    pub(super) fn new(inner: IO, watch: Arc<Watch>) -> Watched<IO> {
-        Watched {
-            inner,
-            watch,
-            unread: Bytes::new(),
-            wire: None,
-        }
-    }
-
-    fn wrote(&self, bufs: &[io::IoSlice<'_>], result: &Poll<io::Result<usize>>) {
-        self.watch.wrote(result);
-        if let (Some(wire), Poll::Ready(Ok(n))) = (&self.wire, result)
-            && *n > 0
-        {
-            wire.wrote(bufs, *n);
-        }
-    }
-}
-
-impl<IO: AsyncRead + Unpin> AsyncRead for Watched<IO> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if !self.unread.is_empty() {
-            let n = self.unread.len().min(buf.remaining());
-            buf.put_slice(&self.unread[..n]);
-            self.unread.advance(n);
-            self.watch.bytes_read();
-            return Poll::Ready(Ok(()));
-        }
-        let before = buf.filled().len();
-        let read = Pin::new(&mut self.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.watch.bytes_read();
-        }
-        read
-    }
-}
-
-impl<IO: AsyncWrite + Unpin> AsyncWrite for Watched<IO> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let wrote = {
-            let _s = causal::site!(HTTP_RESPOND);
-            Pin::new(&mut self.inner).poll_write(cx, buf)
-        };
-        self.wrote(&[io::IoSlice::new(buf)], &wrote);
-        wrote
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let wrote = {
-            let _s = causal::site!(HTTP_RESPOND);
-            Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
-        };
-        self.wrote(bufs, &wrote);
-        wrote
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let flushed = Pin::new(&mut self.inner).poll_flush(cx);
-        self.watch.wrote(&flushed);
-        flushed
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }

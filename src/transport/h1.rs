@@ -10,9 +10,9 @@
 //! before that has delivered only part of the body, and the handler is
 //! told so ([`Delivery`]).
 
-use super::conn::{BoxError, End, Watched, Wire};
 use super::watch::{ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Watch};
 use super::watch::{instant_of, now_ms};
+use super::watched::{BoxError, End, Watched, Wire};
 use super::{Delivery, Handler, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
 use http::Response;

@@ -20,10 +20,10 @@
 //! next piece cannot be made (memory for it is not free) the stream makes
 //! no progress either, so that wait is bounded by the same timeout.
 
-use super::conn::{End, Watched, until_due};
 use super::cork::{Cork, Corked};
 use super::limits;
 use super::watch::{ABORT, CLOSING_GRACE, Reason, Watch, instant_of, now_ms};
+use super::watched::{End, Watched, until_due};
 use super::{ConnStats, Delivery, Handler, Later, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
 use h2::server::{Connection, SendResponse};

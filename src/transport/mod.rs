@@ -46,6 +46,7 @@ pub mod limits;
 pub mod listen;
 pub mod tls;
 mod watch;
+mod watched;
 
 pub use body::{BodyError, RequestBody};
 pub use limits::{Limits, OpenFiles};
