@@ -20,8 +20,9 @@
 //! ([`crate::catalog::manifest::entry_file`]), or to its file list when no
 //! rule finds one; that never changes, so it is cached like the files.
 
-use super::answer::{Answer, Ask, missing};
+use super::missing;
 use super::prepared::IMMUTABLE;
+use super::response::{Answer, Ask};
 use super::store::{self, Resolved};
 use crate::catalog::query::Page;
 use crate::error::Result;
@@ -117,7 +118,13 @@ pub(super) fn redirect(
     };
     match store.resolve(package, selector.clone())? {
         Some(to) => Ok(redirect_to(ask, policy, package, &to, path)),
-        None => missing(store, policy, package, &selector, path),
+        None => missing::missing(
+            store,
+            policy.not_found_cache_control(),
+            package,
+            &selector,
+            path,
+        ),
     }
 }
 
@@ -151,11 +158,23 @@ pub(super) fn version_root(
     };
     let exact = matches!(selector, Selector::Exact(_));
     let Some(to) = store.resolve(package, selector.clone())? else {
-        return missing(store, policy, package, &selector, "");
+        return missing::missing(
+            store,
+            policy.not_found_cache_control(),
+            package,
+            &selector,
+            "",
+        );
     };
     // The version may be removed between the two questions.
     let Some(entry) = store.entry(package.to_string(), to.version.clone())? else {
-        return missing(store, policy, package, &selector, "");
+        return missing::missing(
+            store,
+            policy.not_found_cache_control(),
+            package,
+            &selector,
+            "",
+        );
     };
     let location = route::redirect_url(
         package,
@@ -180,7 +199,13 @@ pub(super) fn package(
     page: Page,
 ) -> Result<Answer> {
     let Some(versions) = store.package(package.clone(), page)? else {
-        return missing(store, policy, &package, &Selector::Latest, "");
+        return missing::missing(
+            store,
+            policy.not_found_cache_control(),
+            &package,
+            &Selector::Latest,
+            "",
+        );
     };
     let body = serde_json::to_vec(&versions).unwrap_or_default();
     let digest = sha2::Sha256::digest(&body);

@@ -43,7 +43,7 @@
 // request: boxing it would save nothing.
 #![allow(clippy::result_large_err)]
 
-use super::answer::Answer;
+use super::response::Answer;
 use crate::catalog::archive::{self, Rules};
 use crate::catalog::audit::Entry;
 use crate::catalog::publish::{self, NoProgress, Options};

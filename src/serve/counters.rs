@@ -10,7 +10,6 @@
 
 use crate::encoding::Encoding;
 use crate::log::{self, LogStats};
-use crate::serve::answer::Sent;
 use crate::serve::in_flight::InFlightStats;
 use crate::serve::store::CacheStats;
 use crate::transport::{ConnReport, ConnStats};
@@ -19,6 +18,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
+
+/// The representation an asset's answer sent, as the counters record
+/// it (by encoding, and the bytes saved against the smallest stored one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    pub encoding: Encoding,
+    /// The length of the representation.
+    pub length: usize,
+    /// The length of the smallest of br, gzip and the file.
+    pub baseline: usize,
+}
 
 /// The methods counted apart; the rest count as [`Method::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

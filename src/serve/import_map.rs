@@ -14,7 +14,8 @@
 //! tag change alters the map.
 
 use super::alias::Policy;
-use super::answer::{Answer, Ask, missing_listing};
+use super::missing;
+use super::response::{Answer, Ask};
 use super::store;
 use crate::error::{Error, Result};
 use crate::http::conditional::not_modified;
@@ -37,7 +38,14 @@ pub(super) fn answer(
         Ok(Some(map)) => map,
         Ok(None) => {
             let asked = Selector::Exact(exact.clone());
-            return missing_listing(ask, Format::Json, store, policy, package, &asked);
+            return missing::listing(
+                ask,
+                Format::Json,
+                store,
+                policy.not_found_cache_control(),
+                package,
+                &asked,
+            );
         }
         Err(e @ Error::NoManifest { .. }) => {
             return Ok(Answer::error(404, &e.to_string()));

@@ -39,14 +39,17 @@ mod frequency;
 mod import_map;
 pub mod in_flight;
 pub mod metrics;
+mod missing;
 pub mod pieces;
 pub mod prepared;
+pub mod response;
 mod service;
 pub mod store;
 pub mod stored;
 
-pub use answer::{Answer, Ask, Body, answer};
+pub use answer::answer;
 pub use counters::{Counters, StatsReport};
+pub use response::{Answer, Ask, Body};
 
 use crate::causal;
 use crate::error::{Error, Result};
