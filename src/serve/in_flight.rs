@@ -12,8 +12,10 @@
 //! What a response cannot reserve it does without, or waits for:
 //!
 //! - a miss of a file larger than one piece is read whole (and offered to
-//!   the cache) only when the budget has room for it; otherwise it is sent
-//!   from the catalog a piece at a time;
+//!   the cache) only when half the budget has room for it; otherwise it is
+//!   sent from the catalog a piece at a time. The other half is kept for
+//!   pieces, so that slow readers of big files cannot hold the budget that
+//!   every other response needs to send its pieces;
 //! - a piece waits until memory is given back, as long as the send
 //!   timeout allows (a stream that waits makes no progress).
 //!
@@ -30,6 +32,10 @@ use std::task::{Context, Poll, Waker};
 /// flag): 1,024 pieces of 64 KiB being sent at once, or a dozen bodies of
 /// 5 MB read whole for responses the cache does not hold.
 pub const DEFAULT_IN_FLIGHT_BYTES: &str = "64MiB";
+
+/// Bodies read whole may bring what is held up to this share of the
+/// budget (its half), never past it ([`InFlight::try_reserve_whole`]).
+const WHOLE_SHARE: u64 = 2;
 
 /// The budget and what is reserved of it.
 #[derive(Debug)]
@@ -93,9 +99,22 @@ impl InFlight {
 
     /// Reserves `bytes` if the budget has room for them now.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        self.try_reserve_within(bytes, self.budget)
+    }
+
+    /// Reserves `bytes` to read a body whole, if what is held then stays
+    /// within [`WHOLE_SHARE`] of the budget. The rest is kept for pieces,
+    /// which any response can be sent in: a few slow readers of big
+    /// files read whole would otherwise hold the whole budget, and every
+    /// other response's pieces would wait for them.
+    pub fn try_reserve_whole(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+        self.try_reserve_within(bytes, self.budget / WHOLE_SHARE)
+    }
+
+    fn try_reserve_within(self: &Arc<Self>, bytes: u64, limit: u64) -> Option<Reservation> {
         let mut held = self.held.load(Ordering::Relaxed);
         loop {
-            let after = held.checked_add(bytes).filter(|a| *a <= self.budget)?;
+            let after = held.checked_add(bytes).filter(|a| *a <= limit)?;
             match self
                 .held
                 .compare_exchange_weak(held, after, Ordering::Relaxed, Ordering::Relaxed)
@@ -303,6 +322,26 @@ mod tests {
         drop(b);
         let stats = pool.stats();
         assert_eq!((stats.bytes, stats.peak_bytes), (0, 100));
+    }
+
+    #[test]
+    fn bodies_read_whole_leave_half_the_budget_to_pieces() {
+        // Four slow readers of a 16 MiB file, with a 64 MiB budget: two
+        // are read whole, the others are sent in pieces, and pieces still
+        // find room.
+        let pool = InFlight::new(64);
+        let first = pool.try_reserve_whole(16).expect("room");
+        let second = pool.try_reserve_whole(16).expect("half the budget");
+        assert!(pool.try_reserve_whole(16).is_none(), "past half");
+        let pieces: Vec<_> = (0..32).map(|_| pool.try_reserve(1)).collect();
+        assert!(
+            pieces.iter().all(Option::is_some),
+            "pieces wait for nothing"
+        );
+        drop(pieces);
+        drop(first);
+        assert!(pool.try_reserve_whole(16).is_some(), "room again");
+        drop(second);
     }
 
     #[test]

@@ -35,7 +35,8 @@ use std::time::Instant;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Want {
     /// The whole body: a GET without `Range`. A long body is read whole,
-    /// and offered to the cache, when the in-flight budget has room for it.
+    /// and offered to the cache, when half the in-flight budget has room
+    /// for it.
     Whole,
     /// Maybe none of it (HEAD, a conditional request) or a part (`Range`):
     /// a long body stays in the catalog, read a checked piece at a time
@@ -111,7 +112,7 @@ pub(super) fn load(
             digests.len() == usize::from(body_left.is_some()) + usize::from(brotli_left.is_some());
         let cacheable = shared.cache.is_on() && left <= shared.config.cache_bytes;
         reserved = match (want, checkable_in_pieces) {
-            (Want::Whole, true) if cacheable => shared.in_flight.try_reserve(left),
+            (Want::Whole, true) if cacheable => shared.in_flight.try_reserve_whole(left),
             (_, true) => None,
             // Without piece digests the body can only be checked whole.
             (_, false) => Some(shared.in_flight.reserve_over(left)),
