@@ -4,11 +4,10 @@
 //! as the same change made on the command line. The `--json` shapes of a
 //! removal live here for the same reason.
 
-use crate::catalog::Catalog;
 use crate::catalog::make_deltas::Made;
-use crate::catalog::publish;
 use crate::catalog::rows::VersionRow;
 use crate::catalog::tags::TagChange;
+use crate::catalog::{Catalog, publish};
 use crate::error::{Error, Result};
 use crate::output::{self, count};
 use crate::purge::Purged;

@@ -5,8 +5,7 @@ use crate::error::Result;
 use crate::output::{self, count};
 use crate::units::human_size;
 use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Copy the catalog to OUT, consistently, while it is served or published to.

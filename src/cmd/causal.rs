@@ -7,8 +7,7 @@ use crate::cmd::args::*;
 use crate::cmd::serve::ServerArgs;
 use crate::error::Result;
 use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 

@@ -10,8 +10,7 @@ use crate::output::{self, count};
 use crate::spec::Target;
 use crate::units::human_size;
 use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 /// Write versions out as plain files with precompressed `.gz` and `.br` siblings.

@@ -2,21 +2,18 @@
 //! publish it, print a summary.
 
 use crate::catalog::archive::{self, Rules};
-use crate::catalog::chunks;
-use crate::catalog::compression::BrotliQuality;
-use crate::catalog::compression::GzipLevel;
-use crate::catalog::manifest;
+use crate::catalog::compression::{BrotliQuality, GzipLevel};
 use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
 use crate::catalog::rows::Identity;
 use crate::catalog::{Access, Catalog, SqliteResult};
+use crate::catalog::{chunks, manifest};
 use crate::cmd::args::*;
 use crate::error::{Error, Result};
 use crate::outcome;
 use crate::output::{self, count};
 use crate::remote::RemoteArgs;
 use crate::spec::PackageVersion;
-use crate::units::flag_size;
-use crate::units::human_size;
+use crate::units::{flag_size, human_size};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget};
 use std::io::IsTerminal;

@@ -26,8 +26,7 @@ use crate::transport::limits::DEFAULT_MAX_CONNECTIONS;
 use crate::transport::{Limits, listen};
 use crate::{interrupt, log};
 use clap::Args;
-use std::path::Path;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 

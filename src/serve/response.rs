@@ -9,13 +9,12 @@ use crate::http::cors;
 use crate::http::header_lines::HeaderLines;
 use crate::http::negotiate::{self};
 use crate::http::range::{self};
-use crate::log;
 use crate::serve::browse;
 use crate::serve::counters::{RouteClass, Sent};
 use crate::serve::in_flight::Reservation;
 use crate::serve::prepared::{self};
 use crate::serve::store::{self};
-use crate::transport;
+use crate::{log, transport};
 use bytes::Bytes;
 use serde::Serialize;
 
