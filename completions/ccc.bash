@@ -64,6 +64,9 @@ _ccc() {
             ccc,publish)
                 cmd="ccc__subcmd__publish"
                 ;;
+            ccc,recompress)
+                cmd="ccc__subcmd__recompress"
+                ;;
             ccc,rm)
                 cmd="ccc__subcmd__rm"
                 ;;
@@ -123,6 +126,9 @@ _ccc() {
                 ;;
             ccc__subcmd__help,publish)
                 cmd="ccc__subcmd__help__subcmd__publish"
+                ;;
+            ccc__subcmd__help,recompress)
+                cmd="ccc__subcmd__help__subcmd__recompress"
                 ;;
             ccc__subcmd__help,rm)
                 cmd="ccc__subcmd__help__subcmd__rm"
@@ -212,7 +218,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc deltas verify check importmap backup follow serve token audit export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -642,7 +648,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc deltas verify check importmap backup follow serve token audit export causal help"
+            opts="publish ls inspect diff cat tag rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -852,6 +858,20 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help__subcmd__publish)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__recompress)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1167,6 +1187,32 @@ _ccc() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        ccc__subcmd__recompress)
+            opts="-j -q -h -V --jobs --quiet --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --jobs)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -j)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         ccc__subcmd__rm)
             opts="-h -V --all --dry-run --json --purge --purge-delay --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -1206,7 +1252,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --no-recompress --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -33,6 +33,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
+            cand recompress 'Recompress brotli streams at quality 11, as `ccc serve` does in the background'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
@@ -48,7 +49,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;publish'= {
             cand --exclude 'Leave out paths matching GLOB (relative to SOURCE''s root; `*` crosses `/`). May be repeated. A matching directory is left out whole'
             cand --level 'Gzip level, 1 (fastest) to 9 (smallest)'
-            cand --brotli-quality 'Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli. A brotli stream is kept beside the gzip one when it is at least 5% smaller, and sent to clients that accept `br`'
+            cand --brotli-quality 'Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli. A brotli stream is kept beside the gzip one when it is at least 5% smaller, and sent to clients that accept `br`. `ccc serve` (in the background) and `ccc recompress` bring streams up to 11 afterwards; files published at 0 are left without'
             cand --tag 'Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version'
             cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
             cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
@@ -226,6 +227,18 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'ccc;recompress'= {
+            cand -j 'Compressing threads, at least 1 [default: one per core]'
+            cand --jobs 'Compressing threads, at least 1 [default: one per core]'
+            cand --db 'The catalog file'
+            cand -q 'Print no progress'
+            cand --quiet 'Print no progress'
+            cand --json 'Print what was done as JSON'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'ccc;verify'= {
             cand --db 'The catalog file'
             cand -q 'Print no progress'
@@ -309,6 +322,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --log-misses 'Print a line to stderr for every cache miss'
             cand --publish-api 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
             cand --reuse-port 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
+            cand --no-recompress 'Leave brotli streams at the quality publish gave them. By default a server that may write its catalog (not a replica) brings them up to quality 11 in the background, on idle CPU only, as `ccc recompress` does: 13-20% fewer bytes for brotli clients'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -450,6 +464,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
+            cand recompress 'Recompress brotli streams at quality 11, as `ccc serve` does in the background'
             cand verify 'Check the database and that every blob decodes to its recorded sha256'
             cand check 'Check that every reference of a version''s files resolves inside it'
             cand importmap 'Write the import map that loads a version and what it imports from the catalog, without a bundler'
@@ -488,6 +503,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;gc'= {
         }
         &'ccc;help;deltas'= {
+        }
+        &'ccc;help;recompress'= {
         }
         &'ccc;help;verify'= {
         }

@@ -16,8 +16,9 @@ use crate::cmd::args::{CheckArgs, Checked};
 use crate::cmd::{
     audit::AuditArgs, backup::BackupArgs, cat::CatArgs, causal::CausalArgs, check::ReferencesArgs,
     deltas::DeltasArgs, diff::DiffArgs, export::ExportArgs, follow::FollowArgs, gc::GcArgs,
-    importmap::ImportmapArgs, inspect::InspectArgs, ls::LsArgs, publish::PublishArgs, rm::RmArgs,
-    serve::ServeArgs, tag::TagArgs, token::TokenArgs, verify::VerifyArgs,
+    importmap::ImportmapArgs, inspect::InspectArgs, ls::LsArgs, publish::PublishArgs,
+    recompress::RecompressArgs, rm::RmArgs, serve::ServeArgs, tag::TagArgs, token::TokenArgs,
+    verify::VerifyArgs,
 };
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -104,6 +105,7 @@ pub enum Command {
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Deltas(DeltasArgs),
+    Recompress(RecompressArgs),
     Verify(VerifyArgs),
     Check(ReferencesArgs),
     Importmap(ImportmapArgs),

@@ -93,6 +93,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Publish(_)
             | Command::Gc(_)
             | Command::Deltas(_)
+            | Command::Recompress(_)
             | Command::Verify(_)
             | Command::Check(_)
             | Command::Backup(_)
@@ -113,6 +114,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Rm(args) => cmd::rm::run(db, args),
         Command::Gc(args) => cmd::gc::run(db, args),
         Command::Deltas(args) => cmd::deltas::run(db, args),
+        Command::Recompress(args) => cmd::recompress::run(db, args),
         Command::Verify(args) => cmd::verify::run(db, args),
         Command::Check(args) => cmd::check::run(db, args),
         Command::Importmap(args) => cmd::importmap::run(db, args),

@@ -126,7 +126,7 @@ fn serve_negotiates_br_then_gzip_then_identity_by_q_values() {
             "{accept:?}"
         );
         let (decoded, tag) = match want {
-            Some("br") => (unbrotli(&r.body), format!("\"{sha}-br\"")),
+            Some("br") => (unbrotli(&r.body), format!("\"{sha}-br.{}\"", r.body.len())),
             Some("gzip") => (gunzip(&r.body), format!("\"{sha}-gz\"")),
             _ => (r.body.clone(), format!("\"{sha}\"")),
         };
@@ -145,7 +145,7 @@ fn serve_negotiates_br_then_gzip_then_identity_by_q_values() {
         Some(&*br.body.len().to_string())
     );
     // Each validates only the representation it names (RFC 9110 13.1.2).
-    let br_tag = format!("\"{sha}-br\"");
+    let br_tag = format!("\"{sha}-br.{}\"", br.body.len());
     let gz_tag = format!("\"{sha}-gz\"");
     for (accept, tag, status) in [
         ("br", &br_tag, 304),
@@ -334,4 +334,148 @@ fn inspect_shows_the_brotli_stream() {
     let out = ws.ok(&["inspect", "app@1.0.0"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("brotli"), "{text}");
+}
+
+/// The brotli stream's length and the quality recorded for `app.js`'s
+/// blob.
+fn brotli_state(ws: &Workspace, sha: &str) -> (Option<i64>, Option<i64>) {
+    ws.conn()
+        .query_row(
+            "SELECT (SELECT length(r.body) FROM brotli r WHERE r.blob_id = b.id),
+                    (SELECT m.quality FROM brotli_made m WHERE m.blob_id = b.id)
+               FROM blobs b WHERE b.sha256 = ?1",
+            [hex::decode(sha).expect("hex")],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the blob")
+}
+
+#[test]
+fn recompress_brings_streams_to_quality_11_once_and_leaves_quality_0_alone() {
+    let ws = Workspace::new();
+    let (script, _) = site(&ws, "app@1.0.0", 21, &[]);
+    let (plain, _) = site(&ws, "app@2.0.0", 22, &["--brotli-quality", "0"]);
+    let (sha, plain_sha) = (sha256_hex(&script), sha256_hex(&plain));
+    let (published, quality) = brotli_state(&ws, &sha);
+    assert_eq!(quality, Some(5), "publish records its quality");
+    let published = published.expect("a stream at quality 5");
+    assert_eq!(brotli_state(&ws, &plain_sha), (None, Some(0)));
+
+    let out = ws.ok(&["recompress", "--json"]);
+    let done: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(done["blobs"], 1, "{done}: only the file at quality 5");
+    assert_eq!(done["streams"], 1, "{done}");
+    assert_eq!(done["bytes_before"], published, "{done}");
+    let (upgraded, quality) = brotli_state(&ws, &sha);
+    let upgraded = upgraded.expect("a stream");
+    assert!(upgraded < published, "{upgraded} < {published}");
+    assert_eq!(done["bytes_after"], upgraded, "{done}");
+    assert_eq!(quality, Some(11));
+    assert_eq!(brotli_state(&ws, &plain_sha), (None, Some(0)), "left alone");
+    let body: Vec<u8> = ws
+        .conn()
+        .query_row(
+            "SELECT r.body FROM brotli r JOIN blobs b ON b.id = r.blob_id WHERE b.sha256 = ?1",
+            [hex::decode(&sha).expect("hex")],
+            |r| r.get(0),
+        )
+        .expect("the stream");
+    assert_eq!(unbrotli(&body), script);
+    ws.ok(&["verify"]);
+
+    // Once per quality: a second run has nothing to do.
+    let out = ws.ok(&["recompress"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("nothing to do"), "{text}");
+}
+
+#[test]
+fn a_server_recompresses_in_the_background_under_a_new_tag() {
+    let ws = Workspace::new();
+    ws.write("first/a.txt", "a\n");
+    ws.publish("first@1.0.0", "first", &[]);
+    let server = Server::start_recompressing(&ws, &[]);
+    // Published while it runs: the pass follows the catalog's generation.
+    let (script, _) = site(&ws, "app@1.0.0", 31, &[]);
+    let sha = sha256_hex(&script);
+    let published = brotli_state(&ws, &sha).0.expect("a stream at quality 5");
+    let url = format!("{}/assets/app/1.0.0/app.js", server.base);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let br = loop {
+        let r = get(&url, &[("Accept-Encoding", "br")]);
+        assert_eq!(r.status, 200);
+        assert_eq!(
+            unbrotli(&r.body),
+            script,
+            "every answer decodes to the file"
+        );
+        if (r.body.len() as i64) < published {
+            break r;
+        }
+        assert_eq!(r.must("etag"), format!("\"{sha}-br.{published}\""));
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still the published stream after 30 s; stderr:\n{}",
+            server.stderr()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(brotli_state(&ws, &sha).1, Some(11));
+    let tag = format!("\"{sha}-br.{}\"", br.body.len());
+    assert_eq!(br.must("etag"), tag);
+    // A client holding the old stream gets the new one whole: no 304 and
+    // no range of other bytes under its tag.
+    let old = format!("\"{sha}-br.{published}\"");
+    let r = get(&url, &[("Accept-Encoding", "br"), ("If-None-Match", &old)]);
+    assert_eq!(r.status, 200);
+    let r = get(
+        &url,
+        &[
+            ("Accept-Encoding", "br"),
+            ("Range", "bytes=100-"),
+            ("If-Range", &old),
+        ],
+    );
+    assert_eq!((r.status, r.body.len()), (200, br.body.len()));
+    let r = get(&url, &[("Accept-Encoding", "br"), ("If-None-Match", &tag)]);
+    assert_eq!(r.status, 304);
+    assert!(
+        server.stderr().contains("brotli 11: 1 new streams"),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[test]
+fn a_catalog_from_before_brotli_made_has_every_stream_recompressed() {
+    let ws = Workspace::new();
+    let (one, _) = site(&ws, "app@1.0.0", 41, &[]);
+    let (two, _) = site(&ws, "app@2.0.0", 42, &["--brotli-quality", "0"]);
+    let before = ccc::catalog::BROTLI_MADE_SCHEMA - 1;
+    ws.conn()
+        .execute_batch(&format!(
+            "DROP TABLE brotli_made;
+             UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
+             PRAGMA user_version = {before};"
+        ))
+        .expect("downgrade");
+    // Served as it is: the server never migrates, and says why it leaves
+    // the streams alone.
+    let server = Server::start_recompressing(&ws, &[]);
+    let url = format!("{}/assets/app/1.0.0/app.js", server.base);
+    assert_eq!(get(&url, &[("Accept-Encoding", "br")]).status, 200);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.stderr().contains("predates it") {
+        assert!(std::time::Instant::now() < deadline, "{}", server.stderr());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(server);
+    // Qualities unknown: both files are tried, the one published without
+    // brotli too.
+    let done = ws.json(&["recompress", "--json"]);
+    assert_eq!(done["blobs"], 2, "{done}");
+    for script in [one, two] {
+        assert_eq!(brotli_state(&ws, &sha256_hex(&script)).1, Some(11));
+    }
+    ws.ok(&["verify"]);
 }

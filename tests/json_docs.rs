@@ -278,6 +278,7 @@ fn run(ws: &Workspace, name: &str) -> Value {
             "--json",
         ]),
         "ccc token ls --json" => ws.json(&["token", "ls", "--json"]),
+        "ccc recompress --json" => ws.json(&["recompress", "--json"]),
         "ccc audit --json" => ws.json(&["audit", "--token", "docs", "--json"]),
         other => panic!("docs/JSON.md documents {other:?}, which this test cannot run"),
     }

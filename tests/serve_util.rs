@@ -31,8 +31,18 @@ pub struct Server {
 }
 
 impl Server {
-    /// `ccc serve --db <workspace catalog> --port 0 EXTRA...`.
+    /// `ccc serve --db <workspace catalog> --port 0 --no-recompress
+    /// EXTRA...`: brotli streams stay as published, so that a test sees
+    /// the same bytes and tags from one request to the next.
     pub fn start(ws: &Workspace, extra: &[&str]) -> Server {
+        let mut args = vec!["--no-recompress"];
+        args.extend_from_slice(extra);
+        Server::start_recompressing(ws, &args)
+    }
+
+    /// `ccc serve --db <workspace catalog> --port 0 EXTRA...`, with the
+    /// background brotli pass on, as by default.
+    pub fn start_recompressing(ws: &Workspace, extra: &[&str]) -> Server {
         let db = ws.db();
         let mut args = vec!["serve", "--db", db.to_str().expect("UTF-8 temp path")];
         args.extend_from_slice(&["--port", "0"]);

@@ -203,9 +203,10 @@ impl Workspace {
         let before = ccc::catalog::CHECK_DIGEST_SCHEMA - 1;
         self.conn()
             .execute_batch(&format!(
-                "DROP TABLE tokens;
+                "DROP TABLE brotli_made;
+                 DROP TABLE tokens;
                  DROP TABLE audit;
-                DROP TABLE recoded;
+                 DROP TABLE recoded;
                  DROP TABLE deltas;
                  DROP TABLE pieces;
                  DROP TABLE refs;

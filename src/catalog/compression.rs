@@ -44,6 +44,8 @@ impl BrotliQuality {
     pub const DEFAULT: BrotliQuality = BrotliQuality(5);
     /// No brotli streams.
     pub const NONE: BrotliQuality = BrotliQuality(0);
+    /// The smallest streams: what `recompress` brings publish's up to.
+    pub const BEST: BrotliQuality = BrotliQuality(11);
 
     /// The quality `n`, or what the accepted range is.
     pub fn new(n: u32) -> Result<BrotliQuality, String> {

@@ -40,9 +40,10 @@
 //!
 //! # Streams that change after publish
 //!
-//! A blob's streams are written with it, except deltas made later: a
+//! A blob's streams are written with it, except deltas made later (a
 //! file unchanged in a new release gets a delta against its own earlier
-//! bytes, and `ccc deltas` codes versions published without them.
+//! bytes, and `ccc deltas` codes versions published without them) and
+//! brotli streams recompressed at a better quality (`recompress`).
 //! `recoded` names each such blob with the catalog generation of the
 //! change ([`super::generation`]), so a running server drops what it
 //! cached of those blobs ([`Catalog::recoded_since`]) and offers the new

@@ -25,6 +25,8 @@
 //!           stored_xxh3 (16 bytes), body, UNIQUE(blob_id, dictionary_id, coding))
 //! recoded  (blob_id -> blobs PRIMARY KEY, generation)
 //!                                        -- deltas between releases: [`deltas`]
+//! brotli_made (blob_id -> blobs PRIMARY KEY, quality)
+//!                                        -- brotli upgraded later: [`recompress`]
 //! refs     (version_id -> versions, path, line, col, kind, written, class,
 //!           target)                      -- what files reference: `crate::refs`
 //! tokens   (id, name, kind, selector UNIQUE, hash (32 bytes), scopes (JSON),
@@ -180,6 +182,7 @@ pub mod pieces;
 pub mod publish;
 pub mod query;
 pub mod read_only;
+pub mod recompress;
 pub mod rows;
 pub mod side_files;
 pub mod tags;
@@ -439,6 +442,16 @@ CREATE TABLE recoded (
 );
 CREATE INDEX recoded_by_generation ON recoded(generation);
 "#,
+    // 11 -> 12: the brotli quality each gzip-stored blob was last tried
+    // at, whether or not a stream was kept (see `recompress`). Existing
+    // blobs get NULL, a quality unknown, so each is upgraded once.
+    r#"
+CREATE TABLE brotli_made (
+    blob_id INTEGER PRIMARY KEY REFERENCES blobs(id) ON DELETE CASCADE,
+    quality INTEGER CHECK (quality IS NULL OR quality BETWEEN 0 AND 11)
+);
+INSERT INTO brotli_made (blob_id, quality) SELECT id, NULL FROM blobs WHERE encoding = 'gzip';
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -473,6 +486,9 @@ pub const PIECES_SCHEMA: i64 = 9;
 pub const TOKENS_SCHEMA: i64 = 10;
 /// The first schema with `deltas` and `recoded` (`deltas`).
 pub const DELTAS_SCHEMA: i64 = 11;
+
+/// The first schema with `brotli_made` (`recompress`).
+pub const BROTLI_MADE_SCHEMA: i64 = 12;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -721,6 +721,7 @@ mod tests {
                  DROP TABLE audit;
                  DROP TABLE IF EXISTS deltas;
                  DROP TABLE IF EXISTS recoded;
+                 DROP TABLE IF EXISTS brotli_made;
                  UPDATE meta SET value = '8' WHERE key = 'schema_version';
                  PRAGMA user_version = 8;",
             )

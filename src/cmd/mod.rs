@@ -17,6 +17,7 @@ pub mod importmap;
 pub mod inspect;
 pub mod ls;
 pub mod publish;
+pub mod recompress;
 pub mod rm;
 pub mod serve;
 pub mod tag;

@@ -63,7 +63,9 @@ pub struct PublishArgs {
 
     /// Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli.
     /// A brotli stream is kept beside the gzip one when it is at least 5%
-    /// smaller, and sent to clients that accept `br`.
+    /// smaller, and sent to clients that accept `br`. `ccc serve` (in the
+    /// background) and `ccc recompress` bring streams up to 11 afterwards;
+    /// files published at 0 are left without.
     #[arg(long, value_name = "N", default_value_t = BrotliQuality::DEFAULT, value_parser = parse_brotli_quality)]
     pub brotli_quality: BrotliQuality,
 

@@ -24,8 +24,9 @@
 //!
 //! Each representation has a strong ETag derived from the content's sha256:
 //! `"<sha256>"` for the decoded bytes, `"<sha256>-gz"` for the stored gzip
-//! stream, `"<sha256>-br"` for the brotli stream (different byte sequences,
-//! so they need different strong tags). `If-None-Match` uses the weak
+//! stream, `"<sha256>-br.<length>"` for the brotli stream (different byte
+//! sequences, so they need different strong tags; the length tells a
+//! stream from the shorter one `recompress` may replace it with). `If-None-Match` uses the weak
 //! comparison (RFC 9110 8.8.3.2) against the tag of the representation
 //! the request selects, only (RFC 9110 13.1.2): a shared cache that holds
 //! the gzip copy revalidates it with the gzip tag, and a 304 always

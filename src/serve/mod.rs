@@ -42,6 +42,7 @@ pub mod metrics;
 mod missing;
 pub mod pieces;
 pub mod prepared;
+mod recompress;
 pub mod response;
 mod service;
 pub mod store;
@@ -125,6 +126,10 @@ fn bind_all(host: &str, port: u16, reuse_port: bool) -> Result<Vec<TcpListener>>
 /// ([`allocator`]).
 const RELEASE_EVERY: Duration = Duration::from_millis(200);
 
+/// How long a stopping server waits for the background brotli pass to
+/// close the catalog.
+const RECOMPRESSOR_STOP_WAIT: Duration = Duration::from_secs(2);
+
 /// How to run the server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -156,6 +161,9 @@ pub struct Config {
     pub shutdown_timeout: Duration,
     /// The write API (`--publish-api`) and who reads /_stats.
     pub api: api::Config,
+    /// Brings brotli streams up to quality 11 in the background
+    /// ([`recompress`]).
+    pub recompress: bool,
 }
 
 /// A started server: the store is open and the port is bound.
@@ -169,6 +177,8 @@ pub struct Server {
     open_files: OpenFiles,
     /// Whether the listeners came from systemd's socket activation.
     inherited: bool,
+    /// The background brotli pass, when on.
+    recompressor: Option<recompress::Recompressor>,
     config: Config,
 }
 
@@ -227,6 +237,13 @@ impl Server {
             )
             .map_err(|e| Error::system("cannot serve on the listening socket", e))?
         };
+        let recompressor = match config.recompress {
+            true => Some(
+                recompress::start(config.store.db.clone())
+                    .map_err(|e| Error::system("cannot start the recompressing thread", e))?,
+            ),
+            false => None,
+        };
         Ok(Server {
             runtime,
             transport,
@@ -236,6 +253,7 @@ impl Server {
             counters,
             open_files,
             inherited,
+            recompressor,
             config,
         })
     }
@@ -284,6 +302,7 @@ impl Server {
             store,
             counters,
             config,
+            mut recompressor,
             ..
         } = self;
         let cut_off = runtime.block_on(async {
@@ -308,7 +327,12 @@ impl Server {
                     }
                 };
                 tokio::select! {
-                    _ = &mut stop => break,
+                    _ = &mut stop => {
+                        if let Some(r) = recompressor.as_mut() {
+                            r.ask_to_stop();
+                        }
+                        break;
+                    }
                     _ = hung_up => reload(certificate.as_ref()),
                     _ = rotated => reopen_access_log(),
                     _ = release.tick() => releaser.tick(),
@@ -332,6 +356,9 @@ impl Server {
         let report = counters.snapshot(cache, store.handle.in_flight().stats());
         runtime.shutdown_timeout(Duration::from_secs(1));
         drop(service);
+        if let Some(r) = recompressor {
+            r.stop(RECOMPRESSOR_STOP_WAIT);
+        }
         store.join();
         Ok(report)
     }

@@ -15,6 +15,11 @@
 //! Every held representation's ETag is kept: `If-None-Match` is compared
 //! with the one the request selects (see [`crate::http`]).
 //!
+//! The brotli stream's tag names its length (`"<sha256>-br.<length>"`):
+//! `recompress` replaces a stream after publish only with a shorter one,
+//! so the tag changes whenever the bytes do, and a client holding part of
+//! the old stream never gets a range of the new one under its tag.
+//!
 //! An asset's entry for a dictionary ([`StoredAsset::with_delta`]) holds
 //! its deltas against it besides: `dcb` and `dcz`, each a representation
 //! with its own strong ETag (`"<sha256>-dcb.<16 hex digits of the body's
@@ -388,25 +393,46 @@ impl Prepared {
 /// The strong ETag of the representation of `encoding` of `stored`
 /// (module doc), appended to `out`.
 fn push_tag(out: &mut String, sha: &str, encoding: Encoding, stored: &StoredAsset) {
-    match stored.delta.as_ref().and_then(|d| d.get(encoding)) {
-        Some(delta) => {
+    let delta = stored.delta.as_ref().and_then(|d| d.get(encoding));
+    match (encoding, delta) {
+        (_, Some(delta)) => {
             let mut digest = [0u8; 16];
             // Cannot fail: 16 bytes hold 8 in hex.
             let _ = hex::encode_to_slice(&delta.xxh3[..8], &mut digest);
-            out.push('"');
-            out.push_str(sha);
-            out.push_str(encoding.etag_suffix());
-            out.push('.');
-            out.push_str(std::str::from_utf8(&digest).unwrap_or_default());
-            out.push('"');
+            push_named(
+                out,
+                sha,
+                encoding,
+                std::str::from_utf8(&digest).unwrap_or_default(),
+            );
         }
-        None => push_etag(out, sha, encoding),
+        (Encoding::Brotli, None) => match &stored.brotli {
+            Some(stream) => push_named(out, sha, encoding, &stream.len().to_string()),
+            None => push_etag(out, sha, encoding),
+        },
+        _ => push_etag(out, sha, encoding),
     }
 }
 
-/// The length of what [`push_tag`] appends.
+/// `"<sha><suffix>.<name>"`: the tag of a representation whose bytes are
+/// told apart by `name` as well as by the content.
+fn push_named(out: &mut String, sha: &str, encoding: Encoding, name: &str) {
+    out.push('"');
+    out.push_str(sha);
+    out.push_str(encoding.etag_suffix());
+    out.push('.');
+    out.push_str(name);
+    out.push('"');
+}
+
+/// At least the length of what [`push_tag`] appends.
 fn tag_len(sha: &str, encoding: Encoding) -> usize {
-    etag_len(sha, encoding) + if encoding.is_delta() { 17 } else { 0 }
+    let name = match encoding {
+        Encoding::Dcb | Encoding::Dcz => 16,
+        Encoding::Brotli => 20,
+        Encoding::Gzip | Encoding::Identity => 0,
+    };
+    etag_len(sha, encoding) + if name > 0 { name + 1 } else { 0 }
 }
 
 /// A line's value: a constant, shared, or text copied into the head.
@@ -455,7 +481,7 @@ mod tests {
         assert_eq!(
             *p.tags(),
             [
-                format!("\"{sha}-br\""),
+                format!("\"{sha}-br.8\""),
                 format!("\"{sha}-gz\""),
                 format!("\"{sha}\"")
             ]
@@ -570,7 +596,7 @@ mod tests {
             format!(
                 "server: {SERVER}\r\ncontent-type: text/javascript; charset=utf-8\r\n\
                  vary: Accept-Encoding\r\ncache-control: {IMMUTABLE}\r\n\
-                 etag: \"{}-br\"\r\nlast-modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}\
+                 etag: \"{}-br.8\"\r\nlast-modified: Tue, 14 Nov 2023 22:13:20 GMT\r\n{cors}\
                  accept-ranges: bytes\r\ncontent-encoding: br\r\ncontent-length: 8\r\n",
                 "ab".repeat(32)
             )

@@ -95,7 +95,7 @@ const MIN_GZIP_SAVING: f64 = 0.05;
 /// A brotli stream is kept only when it is at least this share smaller
 /// than the gzip stream: below that, the second copy costs disk and cache
 /// for too little.
-const MIN_BROTLI_SAVING: f64 = 0.05;
+pub(crate) const MIN_BROTLI_SAVING: f64 = 0.05;
 
 /// Where a file's bytes come from.
 #[derive(Debug, Clone)]
@@ -645,7 +645,7 @@ fn run(
     // A stream's totals are not known up front: 0 says so.
     progress.start(files.len() as u64, files.iter().map(|f| f.size).sum());
     let named = OnceLock::new();
-    let mut blobs = Blobs::new(&tx, &path, options.dry_run)?;
+    let mut blobs = Blobs::new(&tx, &path, options.dry_run, options.brotli_quality)?;
     let streamed = compress_all(&work, &files, stream, &named, &mut |batch| {
         for done in batch {
             progress.advance(done.raw_size);

@@ -15,6 +15,9 @@ pub(super) struct Blobs<'t> {
     insert_blob: rusqlite::CachedStatement<'t>,
     insert_brotli: rusqlite::CachedStatement<'t>,
     insert_pieces: rusqlite::CachedStatement<'t>,
+    /// Records the brotli quality of each new gzip blob (`recompress`).
+    insert_made: rusqlite::CachedStatement<'t>,
+    brotli_quality: BrotliQuality,
     pub(super) collected: Collected,
 }
 
@@ -33,7 +36,12 @@ pub(super) struct Collected {
 }
 
 impl<'t> Blobs<'t> {
-    pub(super) fn new(tx: &'t Connection, path: &'t Path, dry_run: bool) -> Result<Blobs<'t>> {
+    pub(super) fn new(
+        tx: &'t Connection,
+        path: &'t Path,
+        dry_run: bool,
+        brotli_quality: BrotliQuality,
+    ) -> Result<Blobs<'t>> {
         Ok(Blobs {
             tx,
             path,
@@ -52,6 +60,10 @@ impl<'t> Blobs<'t> {
                 )
                 .at(path)?,
             insert_pieces: tx.prepare_cached(pieces::INSERT).at(path)?,
+            insert_made: tx
+                .prepare_cached(crate::catalog::recompress::RECORD_QUALITY)
+                .at(path)?,
+            brotli_quality,
             collected: Collected::default(),
         })
     }
@@ -109,6 +121,11 @@ impl<'t> Blobs<'t> {
         };
         let entry = (id, blob.body.len() as u64);
         self.insert_pieces(id, Coding::Stored, blob.pieces.as_deref())?;
+        if blob.encoding == Encoding::Gzip {
+            self.insert_made
+                .execute(params![id, self.brotli_quality.get()])
+                .at(self.path)?;
+        }
         if let Some(br) = &blob.brotli {
             self.insert_brotli
                 .execute(params![

@@ -62,6 +62,7 @@ pub const PAGES: &[Page] = &[
             "audit",
             "gc",
             "deltas",
+            "recompress",
             "verify",
             "check",
             "importmap",
@@ -212,6 +213,21 @@ pub const PAGES: &[Page] = &[
         ],
         exits: &[],
         see_also: &["publish", "inspect", "serve"],
+    },
+    Page {
+        command: "recompress",
+        examples: &[
+            (
+                "ccc recompress",
+                "Bring every brotli stream up to quality 11 now, on every core.",
+            ),
+            (
+                "ccc recompress -j 1 --json",
+                "On one core, and say what it saved as JSON.",
+            ),
+        ],
+        exits: &[],
+        see_also: &["publish", "serve", "verify"],
     },
     Page {
         command: "verify",

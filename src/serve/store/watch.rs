@@ -12,8 +12,9 @@
 //! moved, it drops every cached entry whose version row is gone (a forced
 //! republish gets a new row id, so it is caught too), which takes it out of
 //! the workers' view at once. A deleted asset stops being served within
-//! that interval. Entries of blobs that gained deltas since (`recoded`)
-//! are dropped too, so that their deltas are offered from the next load.
+//! that interval. Entries of blobs whose streams changed since
+//! (`recoded`: new deltas, or a brotli stream recompressed) are dropped
+//! too, so that the next load offers what the catalog holds now.
 //!
 //! # The catalog file itself: replaced or deleted
 //!
@@ -459,8 +460,8 @@ impl Store {
     }
 
     /// Drops cached entries whose version no longer exists, and those of
-    /// blobs that gained streams (deltas) since the last check, whose
-    /// entries would not offer them.
+    /// blobs whose streams changed since the last check (new deltas, a
+    /// recompressed brotli stream), whose entries would not send them.
     fn drop_stale(&mut self) -> Result<()> {
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
