@@ -1503,3 +1503,46 @@ fn healthz_and_metrics_say_which_change_of_the_catalog_is_served() {
         );
     }
 }
+
+/// A server holds several connections to its catalog. If it ever gave up
+/// the file's locks (a descriptor of the file closed while they are held
+/// drops every lock of the process), another process closing its own
+/// connection would take the catalog for unused and delete the log under
+/// the server, which would then miss every later publish.
+#[test]
+fn another_process_closing_the_catalog_leaves_a_running_servers_log_alone() {
+    let ws = Workspace::new();
+    ws.write("v1/a.txt", "one\n");
+    ws.publish("app@1.0.0", "v1", &[]);
+    let server = Server::start(&ws, &[]);
+    let url = |v: &str| format!("{}/assets/app/{v}/a.txt", server.base);
+    // Past a few of the server's checks of its catalog file.
+    std::thread::sleep(Duration::from_secs(1));
+    let wal = ws.path().join("cdn.db-wal");
+    assert!(wal.exists(), "the server's connections keep the log");
+    // Another process reads and closes, as `sqlite3 cdn.db` would: the
+    // system's SQLite, through Python's module.
+    let read = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+             print(c.execute('SELECT count(*) FROM versions').fetchone()[0]); c.close()",
+        )
+        .arg(ws.db())
+        .output()
+        .expect("python3 runs");
+    assert_eq!(
+        String::from_utf8_lossy(&read.stdout).trim(),
+        "1",
+        "{read:?}"
+    );
+    assert!(wal.exists(), "another reader's close left the log in place");
+    assert_eq!(get(&url("1.0.0"), &[]).status, 200);
+    ws.write("v2/a.txt", "two\n");
+    ws.publish("app@2.0.0", "v2", &[]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while get(&url("2.0.0"), &[]).status != 200 {
+        assert!(Instant::now() < deadline, "the server never saw 2.0.0");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -175,6 +175,7 @@ pub mod digest;
 pub mod export;
 pub mod gc;
 pub mod generation;
+mod held;
 pub mod lookup;
 pub mod make_deltas;
 pub mod manifest;
@@ -524,6 +525,9 @@ pub struct Catalog {
     /// A writer of a catalog Litestream replicates: checkpoints are left
     /// to it (module doc).
     replicated: bool,
+    /// This connection's claim on its file ([`held`]); after `conn`, so
+    /// it is let go once the connection has closed.
+    _held: Option<held::Held>,
 }
 
 /// How long a closing writer waits for readers to leave the write-ahead log
@@ -582,9 +586,10 @@ impl Catalog {
         if !exists && access != Access::Create {
             return Err(Error::NoCatalog(path.to_path_buf()));
         }
-        if exists {
-            check_sqlite_header(path)?;
-        }
+        let held = match exists {
+            true => held::claim(path, || check_sqlite_header(path))?,
+            false => None,
+        };
         if exists && access != Access::ReadOnly && side_files::heartbeat_path(path).exists() {
             return Err(Error::ReplicaCopy(path.to_path_buf()));
         }
@@ -633,6 +638,7 @@ impl Catalog {
             immutable,
             known_versions: Default::default(),
             replicated: false,
+            _held: held,
         };
         catalog.prepare(access)?;
         Ok(catalog)
@@ -646,7 +652,7 @@ impl Catalog {
     /// old one (closing a second handle on the shared `-shm` would drop this
     /// process's locks on it).
     pub fn check_file(path: &Path) -> Result<()> {
-        check_sqlite_header(path)?;
+        held::check_unless_held(path, || check_sqlite_header(path))?;
         let uri = immutable_uri(path);
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
             | OpenFlags::SQLITE_OPEN_NO_MUTEX
@@ -660,6 +666,7 @@ impl Catalog {
             immutable: None,
             known_versions: Default::default(),
             replicated: false,
+            _held: None,
         };
         catalog.prepare(Access::ReadOnly)
     }
@@ -677,6 +684,7 @@ impl Catalog {
             immutable: None,
             known_versions: Default::default(),
             replicated: false,
+            _held: None,
         };
         catalog.prepare(Access::Create)?;
         Ok(catalog)
