@@ -21,6 +21,7 @@
 
 use crate::catalog::recompress::{self, Options};
 use crate::catalog::{Access, BROTLI_MADE_SCHEMA, Catalog, read_only};
+use crate::error::Error;
 use crate::log;
 use crate::units::human_size;
 use std::path::PathBuf;
@@ -113,6 +114,8 @@ fn run(db: &std::path::Path, stop: &Stop) {
                     human_size(done.bytes_before)
                 )),
                 Ok(_) => {}
+                // The server is stopping: the batch in hand is left undone.
+                Err(Error::Interrupted(_)) => return,
                 Err(e) => {
                     log::err(format_args!("warning: brotli recompression: {e}"));
                     if stop.wait(AFTER_FAILURE) {
