@@ -479,3 +479,19 @@ fn a_catalog_from_before_brotli_made_has_every_stream_recompressed() {
     }
     ws.ok(&["verify"]);
 }
+
+#[test]
+fn a_replica_leaves_its_streams_to_the_writer() {
+    let ws = Workspace::new();
+    let (script, _) = site(&ws, "app@1.0.0", 51, &[]);
+    // A follower's heartbeat beside the catalog: this copy is a replica's.
+    std::fs::write(ws.path().join("cdn.db.follow"), b"").expect("heartbeat");
+    let server = Server::start_recompressing(&ws, &[]);
+    let url = format!("{}/assets/app/1.0.0/app.js", server.base);
+    assert_eq!(get(&url, &[("Accept-Encoding", "br")]).status, 200);
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert_eq!(brotli_state(&ws, &sha256_hex(&script)).1, Some(5));
+    // Not even tried: the pass is off on a replica, not refused by it.
+    let stderr = server.stderr();
+    assert!(!stderr.contains("brotli"), "{stderr}");
+}
