@@ -157,17 +157,14 @@ pub(super) fn version_root(
         ));
     };
     let exact = matches!(selector, Selector::Exact(_));
-    let Some(to) = store.resolve(package, selector.clone())? else {
-        return missing::missing(
-            store,
-            policy.not_found_cache_control(),
-            package,
-            &selector,
-            "",
-        );
+    let found = match store.resolve(package, selector.clone())? {
+        // The version may be removed between the two questions.
+        Some(to) => store
+            .entry(package.to_string(), to.version.clone())?
+            .map(|entry| (to, entry)),
+        None => None,
     };
-    // The version may be removed between the two questions.
-    let Some(entry) = store.entry(package.to_string(), to.version.clone())? else {
+    let Some((to, entry)) = found else {
         return missing::missing(
             store,
             policy.not_found_cache_control(),

@@ -17,7 +17,7 @@
 use super::h1::Ledger;
 use super::limits::{MAX_HEAD, MAX_HEADERS};
 use super::watch::{DRAIN, DRAIN_LINGER, Reason, Watch, instant_of, now_ms};
-use super::watched::{End, Watched, until_due};
+use super::watched::{End, Watched, passed, sleep_until_due, until_due};
 use super::{ConnStats, Handler, Peer, Shared};
 use bytes::Bytes;
 use http::Response;
@@ -208,12 +208,6 @@ async fn gather_head<IO: AsyncRead + Unpin>(
             break Ok(());
         }
         let due = watch.due(false);
-        let sleep = async {
-            match due {
-                Some((due, _)) => tokio::time::sleep_until(instant_of(due)).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             read = poll_fn(|cx| read_more(io, &mut head, cx)) => match read {
@@ -221,10 +215,8 @@ async fn gather_head<IO: AsyncRead + Unpin>(
                 Ok(_) => {}
                 Err(e) => break Err(End::Done(Err(e.into()))),
             },
-            () = sleep => {
-                if let Some((due, reason)) = due
-                    && now_ms() >= due
-                {
+            () = sleep_until_due(due) => {
+                if let Some(reason) = passed(due) {
                     break Err(End::TimedOut(reason));
                 }
             }

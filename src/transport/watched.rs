@@ -30,6 +30,21 @@ pub(super) enum End {
     Aborted,
 }
 
+/// Sleeps until the deadline `due` names (from [`Watch::due`]); forever
+/// when there is none.
+pub(super) async fn sleep_until_due(due: Option<(u64, Reason)>) {
+    match due {
+        Some((at, _)) => tokio::time::sleep_until(instant_of(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// What the deadline `due` names is for, once it has passed.
+pub(super) fn passed(due: Option<(u64, Reason)>) -> Option<Reason> {
+    due.filter(|(at, _)| now_ms() >= *at)
+        .map(|(_, reason)| reason)
+}
+
 /// Runs `work` (a handshake, a preface read) within the watch's deadline
 /// and close requests: Err once the deadline passes or a close is asked.
 pub(super) async fn until_due<F: Future>(watch: &Watch, work: F) -> Result<F::Output, End> {
@@ -37,19 +52,11 @@ pub(super) async fn until_due<F: Future>(watch: &Watch, work: F) -> Result<F::Ou
     let mut asked = pin!(watch.notify.notified());
     loop {
         let due = watch.due(false);
-        let sleep = async {
-            match due {
-                Some((due, _)) => tokio::time::sleep_until(instant_of(due)).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             done = &mut work => return Ok(done),
-            () = sleep => {
-                if let Some((due, reason)) = due
-                    && now_ms() >= due
-                {
+            () = sleep_until_due(due) => {
+                if let Some(reason) = passed(due) {
                     return Err(End::TimedOut(reason));
                 }
             }
