@@ -53,11 +53,20 @@ use std::sync::mpsc;
 pub(crate) const RECORD_QUALITY: &str = "INSERT INTO brotli_made (blob_id, quality) VALUES (?1, ?2)
      ON CONFLICT (blob_id) DO UPDATE SET quality = excluded.quality";
 
-/// The blobs below a quality, newest first (`?1` the quality, `?2` how
-/// many).
-const PENDING: &str = "SELECT blob_id FROM brotli_made
-     WHERE quality IS NULL OR (quality > 0 AND quality < ?1)
-     ORDER BY blob_id DESC LIMIT ?2";
+/// The rows of blobs below quality `?1` (module doc: unknown, or from 1
+/// to below it).
+macro_rules! below {
+    () => {
+        "FROM brotli_made WHERE quality IS NULL OR (quality > 0 AND quality < ?1)"
+    };
+}
+
+/// The blobs below a quality, newest first (`?2`: how many).
+const PENDING: &str = concat!(
+    "SELECT blob_id ",
+    below!(),
+    " ORDER BY blob_id DESC LIMIT ?2"
+);
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy)]
@@ -112,7 +121,7 @@ pub fn pending_count(catalog: &Catalog, quality: BrotliQuality) -> Result<u64> {
     catalog
         .conn()
         .query_row(
-            "SELECT count(*) FROM brotli_made WHERE quality IS NULL OR (quality > 0 AND quality < ?1)",
+            concat!("SELECT count(*) ", below!()),
             [quality.get()],
             |r| r.get::<_, i64>(0),
         )

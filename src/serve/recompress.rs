@@ -97,10 +97,11 @@ pub fn start(db: PathBuf) -> std::io::Result<Recompressor> {
 fn run(db: &std::path::Path, stop: &Stop) {
     idle_priority();
     let Some(catalog) = open(db) else { return };
+    let generation = || catalog.generation().ok().flatten().map(|g| g.number);
+    // The generation the last pass ended at; None before the first.
     let mut seen = None;
     loop {
-        let now = catalog.generation().ok().flatten().map(|g| g.number);
-        if seen.is_none() || now != seen {
+        if seen != Some(generation()) {
             let options = Options {
                 batch: BATCH,
                 ..Options::best(1)
@@ -124,12 +125,7 @@ fn run(db: &std::path::Path, stop: &Stop) {
                 }
             }
             // Its own writes raised the generation: seen after them.
-            seen = catalog
-                .generation()
-                .ok()
-                .flatten()
-                .map(|g| g.number)
-                .or(Some(0));
+            seen = Some(generation());
         }
         if stop.wait(LOOK_EVERY) {
             return;
