@@ -9,7 +9,7 @@
 //! come from a certificate authority each test makes (rcgen).
 
 use crate::serve_util::{Server, get, parse_raw, poll_until, sigterm, wait_timeout};
-use crate::util::{Workspace, ccc_path, hermetic};
+use crate::util::{Rng, Workspace, ccc_path, hermetic};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
@@ -890,7 +890,7 @@ fn at_the_cap_half_done_tls_handshakes_make_room() {
 }
 
 /// A rustls client that trusts `ca` alone.
-fn tls_client(ca: &Path) -> std::sync::Arc<tokio_rustls::rustls::ClientConfig> {
+pub(crate) fn tls_client(ca: &Path) -> std::sync::Arc<tokio_rustls::rustls::ClientConfig> {
     use pki_types::pem::PemObject;
     use tokio_rustls::rustls::{self, pki_types};
     let mut roots = rustls::RootCertStore::empty();
@@ -960,6 +960,213 @@ fn a_tls_connection_that_ends_sends_close_notify() {
     assert!(read.is_ok(), "{read:?} after {answer:?}");
     assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     assert!(answer.ends_with("1.0.0"), "{answer}");
+}
+
+/// Sends what `tls` has to send, one byte per write (the socket has
+/// `TCP_NODELAY`, so records arrive in pieces as small as a byte).
+fn send_bytewise(tls: &mut tokio_rustls::rustls::ClientConnection, tcp: &mut TcpStream) {
+    let mut out = Vec::new();
+    while tls.wants_write() {
+        tls.write_tls(&mut out).expect("TLS bytes");
+    }
+    for (n, byte) in out.iter().enumerate() {
+        tcp.write_all(&[*byte]).expect("a byte");
+        if n % 64 == 63 {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// A client whose TLS records (handshake and requests) reach the server a
+/// byte at a time, with two requests in one record, gets both answers;
+/// the handshake, the record boundaries and the pipelined request do not
+/// depend on how the bytes were cut.
+#[test]
+fn tls_records_a_byte_at_a_time_with_two_requests_in_one_are_answered() {
+    use tokio_rustls::rustls::{self, pki_types};
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, ca) = tls_server(&ws, "bytewise");
+    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+    let mut tls = rustls::ClientConnection::new(tls_client(&ca), name).expect("TLS");
+    let mut tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_nodelay(true).expect("nodelay");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    loop {
+        send_bytewise(&mut tls, &mut tcp);
+        if !tls.is_handshaking() {
+            break;
+        }
+        let read = tls.read_tls(&mut tcp).expect("the server's handshake");
+        assert!(read > 0, "the server closed during the handshake");
+        tls.process_new_packets().expect("a valid handshake");
+    }
+    let path = "/assets/site/1.0.0/v.txt";
+    let requests = format!(
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\n\r\n\
+         GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    );
+    tls.writer()
+        .write_all(requests.as_bytes())
+        .expect("the requests");
+    send_bytewise(&mut tls, &mut tcp);
+    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    let mut answer = Vec::new();
+    let read = stream.read_to_end(&mut answer);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(read.is_ok(), "{read:?} after {answer:?}");
+    assert_eq!(answer.matches("HTTP/1.1 200 OK").count(), 2, "{answer}");
+    assert_eq!(answer.matches("\r\n\r\n1.0.0").count(), 2, "{answer}");
+}
+
+/// After a good request, a record that does not decrypt (bytes of noise
+/// under a record header), or a header that claims more than a record
+/// may hold, ends the connection at once; the server goes on serving.
+#[test]
+fn a_tls_record_that_does_not_decrypt_ends_the_connection() {
+    use tokio_rustls::rustls::{self, pki_types};
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, ca) = tls_server(&ws, "noise");
+    let config = tls_client(&ca);
+    let mut noise = vec![0x17, 0x03, 0x03, 0x00, 0x40];
+    noise.extend(Rng::new(7).bytes(64));
+    let too_long = vec![0x17, 0x03, 0x03, 0xff, 0xff, 0, 0, 0, 0];
+    for bad in [noise, too_long] {
+        let name = pki_types::ServerName::try_from("localhost").expect("a name");
+        let tls = rustls::ClientConnection::new(config.clone(), name).expect("TLS");
+        let tcp = TcpStream::connect(server.addr).expect("connect");
+        tcp.set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        let mut stream = rustls::StreamOwned::new(tls, tcp);
+        let request = "GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        stream.write_all(request.as_bytes()).expect("the request");
+        let mut answer = [0u8; 4096];
+        let n = stream.read(&mut answer).expect("the answer");
+        assert!(
+            answer[..n].starts_with(b"HTTP/1.1 200"),
+            "{:?}",
+            &answer[..n]
+        );
+        let started = Instant::now();
+        stream.sock.write_all(&bad).expect("the bad record");
+        let mut rest = Vec::new();
+        let end = stream.sock.read_to_end(&mut rest);
+        assert!(
+            end.is_ok()
+                || end
+                    .as_ref()
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+            "the connection was not ended: {end:?}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    let (read, answer, _) = tls_get(server.addr, &config, "/assets/site/1.0.0/v.txt");
+    assert!(
+        read.is_ok() && answer.ends_with("1.0.0"),
+        "{read:?}: {answer}"
+    );
+}
+
+/// A ClientHello sent in one-byte records, declaring 64 KiB and never
+/// finished, is refused once 128 KiB of records are held: the server does
+/// not keep taking records for a handshake message without bound.
+#[test]
+fn a_client_hello_in_endless_one_byte_records_is_refused() {
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, _ca) = tls_server(&ws, "crumbs");
+    let mut tcp = TcpStream::connect(server.addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("timeout");
+    let record = |byte: u8| [0x16, 0x03, 0x01, 0x00, 0x01, byte];
+    // A handshake header: ClientHello, 65,535 bytes long.
+    let mut crumbs: Vec<u8> = [0x01, 0x00, 0xff, 0xff]
+        .into_iter()
+        .flat_map(record)
+        .collect();
+    crumbs.extend((0..40_000).flat_map(|_| record(0)));
+    let sent = crumbs
+        .chunks(6 * 1000)
+        .take_while(|chunk| tcp.write_all(chunk).is_ok())
+        .count();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let end = tcp.read_to_end(&mut rest);
+    assert!(
+        end.is_ok()
+            || end
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the connection was still open after {sent} writes of 6,000 bytes: {end:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// A TLS client that asks for a big file and stops reading is cut off at
+/// the send timeout, as a cleartext one is: the records ccc encrypts ahead
+/// of the socket are bounded, so a write then waits, and waiting has a
+/// deadline.
+#[test]
+fn a_tls_client_that_stops_reading_is_cut_off_at_the_send_timeout() {
+    use tokio_rustls::rustls::{self, pki_types};
+    let ws = Workspace::new();
+    ws.write("big/noise.bin", Rng::new(11).bytes(12 << 20));
+    ws.publish("big@1.0.0", "big", &[]);
+    let (ca, cert, key) = certificates(ws.path(), "stall");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+            "--send-timeout",
+            "1s",
+        ],
+    );
+    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = rustls::ClientConnection::new(tls_client(&ca), name).expect("TLS");
+    let tcp =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    tcp.set_recv_buffer_size(4096)
+        .expect("a small receive buffer");
+    tcp.connect(&server.addr.into()).expect("connect");
+    let mut stream = rustls::StreamOwned::new(tls, TcpStream::from(tcp));
+    let request = "GET /assets/big/1.0.0/noise.bin HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    stream.write_all(request.as_bytes()).expect("the request");
+    let mut first = [0u8; 1024];
+    stream
+        .read_exact(&mut first)
+        .expect("the start of the answer");
+    assert!(first.starts_with(b"HTTP/1.1 200"), "{:?}", &first[..64]);
+    let ca = ca.to_str().expect("UTF-8").to_string();
+    let stats = || -> serde_json::Value {
+        let (_, body) = curl(&["--cacert", &ca], &server.url("/_stats"));
+        serde_json::from_slice(&body).expect("JSON")
+    };
+    let started = Instant::now();
+    loop {
+        let stats = stats();
+        if stats["connections"]["send_timeouts"].as_u64() >= Some(1) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no send timeout after 10 s: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    drop(stream);
 }
 
 /// A client that comes back resumes its TLS session from the ticket it

@@ -637,3 +637,74 @@ fn tiny_ranges_of_uncached_files_cost_what_they_send() {
         report.during.p99_ms
     );
 }
+
+/// Idle TLS keep-alive connections cost at most 8 KB each: 1,000 HTTP/1.1
+/// clients over TLS each make one request and stay open, and the server's
+/// anonymous memory grows by at most 8,000 bytes a connection. Measured
+/// from 100 connections already open, so that what the first ones cost
+/// once (the allocator's arenas, the session cache) is not counted.
+#[test]
+#[ignore = "heavy and timing-sensitive: .ci/run runs it alone in release mode"]
+fn idle_tls_connections_cost_at_most_8_kb_each() {
+    use tokio_rustls::rustls::{self, pki_types};
+    const IDLE: usize = 1000;
+    attack::attacks::raise_fd_limit();
+    let ws = Workspace::new();
+    ws.write("site/v.txt", "1.0.0");
+    ws.publish("site@1.0.0", "site", &[]);
+    let (ca, cert, key) = crate::serve_protocol::certificates(ws.path(), "idle");
+    let server = Server::start(
+        &ws,
+        &[
+            "--threads",
+            "2",
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+        ],
+    );
+    let config = crate::serve_protocol::tls_client(&ca);
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: localhost\r\n\r\n",
+        asset_path("site", "1.0.0", "v.txt")
+    );
+    let open =
+        |count: usize| -> Vec<rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream>> {
+            (0..count)
+                .map(|_| {
+                    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+                    let tls = rustls::ClientConnection::new(config.clone(), name).expect("TLS");
+                    let tcp = std::net::TcpStream::connect(server.addr).expect("connect");
+                    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+                        .expect("timeout");
+                    let mut stream = rustls::StreamOwned::new(tls, tcp);
+                    stream.write_all(request.as_bytes()).expect("the request");
+                    let mut answer = Vec::new();
+                    let mut chunk = [0u8; 1024];
+                    while !answer.ends_with(b"\r\n\r\n1.0.0") {
+                        let n = std::io::Read::read(&mut stream, &mut chunk).expect("the answer");
+                        assert!(n > 0, "closed after {:?}", String::from_utf8_lossy(&answer));
+                        answer.extend_from_slice(&chunk[..n]);
+                    }
+                    stream
+                })
+                .collect()
+        };
+    let anon = || crate::serve_memory::memory(server.pid(), "RssAnon");
+    let warm = open(100);
+    std::thread::sleep(Duration::from_secs(1));
+    let before = anon();
+    let idle = open(IDLE);
+    // Past the 100 ms after which an idle HTTP/1 connection is parked.
+    std::thread::sleep(Duration::from_secs(1));
+    let after = anon();
+    let each = after.saturating_sub(before) / IDLE as u64;
+    println!(
+        "{IDLE} idle TLS connections: RssAnon {} -> {} KiB, {each} B each",
+        before / 1024,
+        after / 1024
+    );
+    assert!(each <= 8000, "an idle TLS connection costs {each} B");
+    drop((warm, idle));
+}

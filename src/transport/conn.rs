@@ -67,14 +67,14 @@ async fn serve_tls<H: Handler>(
         }
         Err(end) => return count(end, &peer, shared),
     };
-    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+    let h2 = tls.is_h2();
     let io = Watched::new(tls, watch.clone());
     if h2 {
         watch.h2.store(true, Ordering::Relaxed);
         let end = Box::pin(super::h2::serve(io, peer, watch, shared)).await;
         return count(end, &peer, shared);
     }
-    serve_h1(io, peer, watch, shared, |tls| tls.get_ref().0).await;
+    serve_h1(io, peer, watch, shared).await;
 }
 
 /// A cleartext connection: nothing is allocated for it before it sends,
@@ -99,20 +99,15 @@ async fn serve_cleartext<H: Handler>(
         let end = Box::pin(super::h2::serve(io, peer, watch, shared)).await;
         return count(end, &peer, shared);
     }
-    serve_h1(io, peer, watch, shared, |tcp| tcp).await;
+    serve_h1(io, peer, watch, shared).await;
 }
 
 /// HTTP/1 on `io` until the connection ends: hyper while requests come,
 /// parked (hyper's state dropped) while the client is idle.
-async fn serve_h1<H, IO>(
-    mut io: Watched<IO>,
-    peer: Peer,
-    watch: &Arc<Watch>,
-    shared: &Shared<H>,
-    socket: impl Fn(&IO) -> &TcpStream,
-) where
+async fn serve_h1<H, IO>(mut io: Watched<IO>, peer: Peer, watch: &Arc<Watch>, shared: &Shared<H>)
+where
     H: Handler,
-    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    IO: Socket + AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let ledger = Arc::new(Ledger::new(shared.handler.clone(), watch.clone()));
     io.wire = Some(ledger.clone());
@@ -128,7 +123,8 @@ async fn serve_h1<H, IO>(
         };
         // Bytes hyper read ahead (a pipelined request) are served at once.
         if parked.unread.is_empty()
-            && let Err(end) = wait_for_bytes(socket(&parked.inner), watch).await
+            && !parked.inner.holds_unread()
+            && let Err(end) = wait_for_bytes(parked.inner.tcp(), watch).await
         {
             break end;
         }
@@ -136,6 +132,31 @@ async fn serve_h1<H, IO>(
     };
     ledger.close();
     count(end, &peer, shared);
+}
+
+/// The socket under a connection's stream, which a parked connection
+/// waits on, and whether the stream holds bytes already read from it.
+trait Socket {
+    fn tcp(&self) -> &TcpStream;
+    fn holds_unread(&self) -> bool;
+}
+
+impl Socket for TcpStream {
+    fn tcp(&self) -> &TcpStream {
+        self
+    }
+    fn holds_unread(&self) -> bool {
+        false
+    }
+}
+
+impl Socket for Box<super::tls::Stream> {
+    fn tcp(&self) -> &TcpStream {
+        super::tls::Stream::tcp(self)
+    }
+    fn holds_unread(&self) -> bool {
+        super::tls::Stream::holds_unread(self)
+    }
 }
 
 /// Counts how the connection ended.

@@ -27,7 +27,9 @@
 //!   answered 431/400, HTTP/2 with its stream and reset limits.
 //! - **tokio** multiplexes every connection onto a few threads, so an idle
 //!   or slow connection costs a few KiB and no thread.
-//! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`).
+//! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`),
+//!   through its unbuffered API: [`tls::Stream`] holds the record buffers
+//!   and frees them while they are empty.
 //!
 //! What hyper leaves to a server is here: how many connections, how long
 //! each may take to send a head or to take a response, which idle ones go

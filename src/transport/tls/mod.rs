@@ -11,6 +11,9 @@
 //! still agrees a new key by ECDHE; a TLS 1.2 ticket carries its
 //! session's secret, as nginx's do, so the keys' rotation bounds what a
 //! stolen one opens.
+//!
+//! A connection's records go through [`Stream`], on rustls's unbuffered
+//! API, whose buffers exist only while they hold bytes.
 
 use std::fmt;
 use std::io;
@@ -23,15 +26,17 @@ use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::{ClientHello, ResolvesServerCert};
 use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{self, ServerConfig};
-use tokio_rustls::server::TlsStream;
+
+mod stream;
+pub use stream::Stream;
 
 /// Accepts TLS connections with the certificate in force.
 #[derive(Clone)]
-pub struct Acceptor(tokio_rustls::TlsAcceptor);
+pub struct Acceptor(Arc<ServerConfig>);
 
 impl Acceptor {
-    pub(super) async fn accept(&self, stream: TcpStream) -> io::Result<TlsStream<TcpStream>> {
-        self.0.accept(stream).await
+    pub(crate) async fn accept(&self, tcp: TcpStream) -> io::Result<Stream> {
+        Stream::accept(tcp, self.0.clone()).await
     }
 }
 
@@ -95,7 +100,7 @@ impl Certificate {
             .with_cert_resolver(self.current.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         config.ticketer = ring::Ticketer::new().map_err(|e| e.to_string())?;
-        Ok(Acceptor(tokio_rustls::TlsAcceptor::from(Arc::new(config))))
+        Ok(Acceptor(Arc::new(config)))
     }
 }
 
