@@ -32,7 +32,8 @@
 //! connection, and it goes back after; partial prefaces leave nothing
 //! behind; at a cap of 300, connections without a request make room for
 //! at least 95% of newcomers; one-byte ranges and HEADs of an uncached
-//! file leave the probe's p99 under 5 ms.
+//! file leave the probe's p99 under 5 ms. And 1,000 idle TLS HTTP/1.1
+//! connections cost at most 8 KB each.
 //!
 //! The tests are `#[ignore]`: they hold thousands of connections and judge
 //! latency, so `.ci/run` runs them on their own, one at a time, in release
