@@ -1112,6 +1112,89 @@ fn a_client_hello_in_endless_one_byte_records_is_refused() {
     );
 }
 
+/// A TLS client that reads a big file slowly but steadily costs the
+/// server a bounded amount of memory, not the file: the file is sent in
+/// pieces (budgets of 1 MiB), and the records encrypted ahead of the
+/// socket stay within their bound however long the client takes.
+#[test]
+fn a_slow_steady_tls_reader_does_not_grow_the_server() {
+    use tokio_rustls::rustls::{self, pki_types};
+    const LEN: usize = 12 << 20;
+    let ws = Workspace::new();
+    ws.write("big/noise.bin", Rng::new(12).bytes(LEN));
+    ws.publish("big@1.0.0", "big", &[]);
+    // Budgets that keep the file out of memory: it is sent in pieces.
+    let (ca, cert, key) = certificates(ws.path(), "steady");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().expect("UTF-8"),
+            "--tls-key",
+            key.to_str().expect("UTF-8"),
+            "--cache-bytes",
+            "1MiB",
+            "--in-flight-bytes",
+            "1MiB",
+        ],
+    );
+    let (read, answer, _) = tls_get(server.addr, &tls_client(&ca), "/_stats");
+    assert!(
+        read.is_ok() && answer.contains("200 OK"),
+        "{read:?}: {answer}"
+    );
+    let pid = server.pid();
+    let before = crate::serve_memory::memory(pid, "RssAnon");
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(before));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let now = crate::serve_memory::memory(pid, "RssAnon");
+                peak.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        })
+    };
+    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = rustls::ClientConnection::new(tls_client(&ca), name).expect("TLS");
+    let tcp =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    tcp.set_recv_buffer_size(16 << 10)
+        .expect("a small receive buffer");
+    tcp.connect(&server.addr.into()).expect("connect");
+    let tcp = TcpStream::from(tcp);
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    let request =
+        "GET /assets/big/1.0.0/noise.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+    stream.write_all(request.as_bytes()).expect("the request");
+    let mut got = 0;
+    let mut chunk = vec![0u8; 8 << 10];
+    loop {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) => panic!("after {got} bytes: {e}"),
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().expect("the sampler");
+    assert!(got > LEN, "{got} bytes");
+    let grew = peak
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .saturating_sub(before);
+    assert!(
+        grew < 4 << 20,
+        "the server's RssAnon grew by {} KiB while a {} MiB file was read slowly",
+        grew >> 10,
+        LEN >> 20
+    );
+}
+
 /// A TLS client that asks for a big file and stops reading is cut off at
 /// the send timeout, as a cleartext one is: the records ccc encrypts ahead
 /// of the socket are bounded, so a write then waits, and waiting has a

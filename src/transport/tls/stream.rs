@@ -280,8 +280,8 @@ impl Stream {
         }
     }
 
-    /// After a failed handshake, the alert rustls queued, if the socket
-    /// takes it now.
+    /// After an error, the alert rustls queued (a record that did not
+    /// decrypt, a handshake refused), if the socket takes it now.
     fn send_alert(&mut self) {
         if let Ok(Step::Again) = self.step(Want::Nothing, None) {
             let _ = self.tcp.try_write(&self.outgoing[self.sent..]);
@@ -300,7 +300,13 @@ impl Stream {
         if self.outgoing.capacity() == 0 {
             self.outgoing = spare::take();
         }
-        let room = OUT_MAX - (self.outgoing.len() - self.sent);
+        // What the socket took goes, so that a client that reads slowly
+        // but never quite catches up does not grow the buffer.
+        if self.sent > 0 {
+            self.outgoing.drain(..self.sent);
+            self.sent = 0;
+        }
+        let room = OUT_MAX - self.outgoing.len();
         let data = &data[..data.len().min(room)];
         let n = loop {
             match self.step(Want::Encrypt(data), None)? {
@@ -363,7 +369,14 @@ impl AsyncRead for Stream {
             if this.ended {
                 return Poll::Ready(Ok(()));
             }
-            match this.step(Want::Nothing, Some(buf))? {
+            let step = match this.step(Want::Nothing, Some(buf)) {
+                Ok(step) => step,
+                Err(e) => {
+                    this.send_alert();
+                    return Poll::Ready(Err(e));
+                }
+            };
+            match step {
                 Step::Again if buf.filled().len() > before => return Poll::Ready(Ok(())),
                 Step::Again => continue,
                 Step::Closed => return Poll::Ready(Ok(())),
