@@ -28,7 +28,7 @@ use tokio_rustls::rustls::sign::CertifiedKey;
 use tokio_rustls::rustls::{self, ServerConfig};
 
 mod stream;
-pub use stream::Stream;
+pub(crate) use stream::Stream;
 
 /// Accepts TLS connections with the certificate in force.
 #[derive(Clone)]

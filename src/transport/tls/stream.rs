@@ -38,16 +38,16 @@ const READ_CHUNK: usize = 4096;
 /// The most one record takes on the wire: its 5-byte header and at most
 /// 2^14 + 256 bytes of ciphertext (RFC 8446 5.2).
 const RECORD_MAX: usize = 5 + (1 << 14) + 256;
-/// The most `incoming` holds undecrypted: a handshake message (at most
-/// 64 KiB in rustls) may come in many records, and rustls decrypts it
-/// only once it is whole. A client that sends more has no message to
-/// finish.
+/// The most `incoming` holds unprocessed: a handshake message (at most
+/// 64 KiB in rustls) may come in many records, which rustls keeps in
+/// `incoming` until the message is whole. A client that sends more has
+/// no message to finish.
 const INCOMING_MAX: usize = 2 << 16;
 /// Room for one record's header, tag and padding, over its plaintext.
 const RECORD_OVERHEAD: usize = 64;
 
 /// A server-side TLS connection over a TCP socket, after its handshake.
-pub struct Stream {
+pub(crate) struct Stream {
     tcp: TcpStream,
     conn: UnbufferedServerConnection,
     /// `incoming[taken..]` came from the socket and awaits rustls.
