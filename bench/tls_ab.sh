@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Two builds of `ccc serve` over TLS, side by side on one catalog: requests
-# per second over HTTP/2 (h2load, 10 streams a connection) and HTTP/1.1
+# per second, and the server's CPU per request, over HTTP/2 (h2load, 10 streams a connection) and HTTP/1.1
 # (h2load --h1, one request at a time), new TLS connections per second
 # (wrk with `Connection: close`), and the RssAnon of 1,000 idle TLS
 # connections (bench/lib/idle_tls.py), HTTP/1.1 and HTTP/2, each count on
@@ -42,24 +42,35 @@ start() {
     sleep 1
 }
 stop() { kill "$1"; wait "$1" 2>/dev/null || true; }
+# Each load prints "REQ/S REQUESTS" for its measured run.
+warm_up() { taskset -c 1 h2load -t1 -c "$CLIENTS" -m 10 -D 2 "$URL" >/dev/null 2>&1; }
 h2() {
-    taskset -c 1 h2load -t1 -c "$CLIENTS" -m 10 -D 2 "$URL" >/dev/null 2>&1
     taskset -c 1 h2load -t1 -c "$CLIENTS" -m 10 -D 5 -H 'accept-encoding: gzip' "$URL" 2>/dev/null |
-        awk '/^finished in/{gsub(",", "", $4); print $4}'
+        awk '/^finished in/{gsub(",", "", $4); r = $4} /^requests:/{n = $2} END {print r, n}'
 }
 h1() {
     taskset -c 1 h2load --h1 -t1 -c "$CLIENTS" -m 1 -D 5 -H 'accept-encoding: gzip' "$URL" 2>/dev/null |
-        awk '/^finished in/{gsub(",", "", $4); print $4}'
+        awk '/^finished in/{gsub(",", "", $4); r = $4} /^requests:/{n = $2} END {print r, n}'
 }
 handshakes() {
     taskset -c 1 wrk -t1 -c "$CLIENTS" -d5s -H 'Connection: close' "$URL" |
-        awk '/Requests\/sec/{print $2}'
+        awk '/Requests\/sec/{r = $2} / requests in /{n = $1} END {print r, n}'
+}
+# "REQ/S | CPU µs per request" of load $1 against the server $2: its
+# utime+stime around the run, over the requests the run made.
+measured() {
+    local t0 t1 rate count
+    t0=$(awk '{print $14 + $15}' "/proc/$2/stat")
+    read -r rate count < <("$1")
+    t1=$(awk '{print $14 + $15}' "/proc/$2/stat")
+    awk -v r="$rate" -v n="$count" -v t="$((t1 - t0))" -v hz="$(getconf CLK_TCK)" \
+        'BEGIN {printf "%s | %.1f", r, (n > 0 ? t / hz * 1e6 / n : 0)}'
 }
 
 echo "# bench/tls_ab.sh on $(hostname), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "$(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
-echo "| round | build | h2 req/s | h1 req/s | handshakes/s |"
-echo "|---|---|--:|--:|--:|"
+echo "| round | build | h2 req/s | µs/req | h1 req/s | µs/req | handshakes/s | µs each |"
+echo "|---|---|--:|--:|--:|--:|--:|--:|"
 for round in $(seq "$ROUNDS"); do
     order="old new"
     [ $((round % 2)) = 0 ] && order="new old"
@@ -67,7 +78,8 @@ for round in $(seq "$ROUNDS"); do
         bin=$OLD
         [ "$build" = new ] && bin=$NEW
         pid=$(start "$bin")
-        echo "| $round | $build | $(h2) | $(h1) | $(handshakes) |"
+        warm_up
+        echo "| $round | $build | $(measured h2 "$pid") | $(measured h1 "$pid") | $(measured handshakes "$pid") |"
         stop "$pid"
     done
 done
