@@ -934,17 +934,63 @@ fn tls_get(
 }
 
 fn tls_server(ws: &Workspace, name: &str) -> (Server, PathBuf) {
+    tls_server_with(ws, name, &[])
+}
+
+/// `ccc serve` over TLS with a certificate made for it, and `extra`
+/// flags: the server and the CA that signed its certificate.
+pub(crate) fn tls_server_with(ws: &Workspace, name: &str, extra: &[&str]) -> (Server, PathBuf) {
     let (ca, cert, key) = certificates(ws.path(), name);
-    let server = Server::start(
-        ws,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("UTF-8"),
-            "--tls-key",
-            key.to_str().expect("UTF-8"),
-        ],
-    );
+    let mut flags = vec![
+        "--tls-cert",
+        cert.to_str().expect("UTF-8"),
+        "--tls-key",
+        key.to_str().expect("UTF-8"),
+    ];
+    flags.extend_from_slice(extra);
+    let server = Server::start(ws, &flags);
     (server, ca)
+}
+
+/// A TLS connection to `addr` (trusting `ca`) whose socket has a receive
+/// buffer of `receive` bytes, so that a client that reads slowly holds
+/// the server back sooner.
+fn tls_connect_with_receive_buffer(
+    addr: SocketAddr,
+    ca: &Path,
+    receive: usize,
+) -> tokio_rustls::rustls::StreamOwned<tokio_rustls::rustls::ClientConnection, TcpStream> {
+    use tokio_rustls::rustls::{self, pki_types};
+    let name = pki_types::ServerName::try_from("localhost").expect("a name");
+    let tls = rustls::ClientConnection::new(tls_client(ca), name).expect("TLS");
+    let tcp =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
+    tcp.set_recv_buffer_size(receive)
+        .expect("a small receive buffer");
+    tcp.connect(&addr.into()).expect("connect");
+    let tcp = TcpStream::from(tcp);
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    rustls::StreamOwned::new(tls, tcp)
+}
+
+/// Reads `tcp` to its end, which must come (the server closing or
+/// resetting it) within 2 s of `since`; `what` names what was sent.
+fn assert_ends_soon(tcp: &mut TcpStream, since: Instant, what: &str) {
+    let mut rest = Vec::new();
+    let end = tcp.read_to_end(&mut rest);
+    assert!(
+        end.is_ok()
+            || end
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
+        "the connection was still open after {what}: {end:?}"
+    );
+    assert!(
+        since.elapsed() < Duration::from_secs(2),
+        "the connection ended {:?} after {what}",
+        since.elapsed()
+    );
 }
 
 /// An HTTP/1.1 connection over TLS that ends after its answer (the
@@ -1051,19 +1097,10 @@ fn a_tls_record_that_does_not_decrypt_ends_the_connection() {
         );
         let started = Instant::now();
         stream.sock.write_all(&bad).expect("the bad record");
-        let mut rest = Vec::new();
-        let end = stream.sock.read_to_end(&mut rest);
-        assert!(
-            end.is_ok()
-                || end
-                    .as_ref()
-                    .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
-            "the connection was not ended: {end:?}"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(2),
-            "{:?}",
-            started.elapsed()
+        assert_ends_soon(
+            &mut stream.sock,
+            started,
+            &format!("the record {:02x?}", &bad[..5]),
         );
     }
     let (read, answer, _) = tls_get(server.addr, &config, "/assets/site/1.0.0/v.txt");
@@ -1095,21 +1132,8 @@ fn a_client_hello_in_endless_one_byte_records_is_refused() {
         .chunks(6 * 1000)
         .take_while(|chunk| tcp.write_all(chunk).is_ok())
         .count();
-    let started = Instant::now();
-    let mut rest = Vec::new();
-    let end = tcp.read_to_end(&mut rest);
-    assert!(
-        end.is_ok()
-            || end
-                .as_ref()
-                .is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset),
-        "the connection was still open after {sent} writes of 6,000 bytes: {end:?}"
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    let what = format!("{sent} writes of 6,000 bytes");
+    assert_ends_soon(&mut tcp, Instant::now(), &what);
 }
 
 /// A TLS client that reads a big file slowly but steadily costs the
@@ -1118,26 +1142,13 @@ fn a_client_hello_in_endless_one_byte_records_is_refused() {
 /// socket stay within their bound however long the client takes.
 #[test]
 fn a_slow_steady_tls_reader_does_not_grow_the_server() {
-    use tokio_rustls::rustls::{self, pki_types};
     const LEN: usize = 12 << 20;
     let ws = Workspace::new();
     ws.write("big/noise.bin", Rng::new(12).bytes(LEN));
     ws.publish("big@1.0.0", "big", &[]);
     // Budgets that keep the file out of memory: it is sent in pieces.
-    let (ca, cert, key) = certificates(ws.path(), "steady");
-    let server = Server::start(
-        &ws,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("UTF-8"),
-            "--tls-key",
-            key.to_str().expect("UTF-8"),
-            "--cache-bytes",
-            "1MiB",
-            "--in-flight-bytes",
-            "1MiB",
-        ],
-    );
+    let budgets = ["--cache-bytes", "1MiB", "--in-flight-bytes", "1MiB"];
+    let (server, ca) = tls_server_with(&ws, "steady", &budgets);
     let (read, answer, _) = tls_get(server.addr, &tls_client(&ca), "/_stats");
     assert!(
         read.is_ok() && answer.contains("200 OK"),
@@ -1157,17 +1168,7 @@ fn a_slow_steady_tls_reader_does_not_grow_the_server() {
             }
         })
     };
-    let name = pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = rustls::ClientConnection::new(tls_client(&ca), name).expect("TLS");
-    let tcp =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
-    tcp.set_recv_buffer_size(16 << 10)
-        .expect("a small receive buffer");
-    tcp.connect(&server.addr.into()).expect("connect");
-    let tcp = TcpStream::from(tcp);
-    tcp.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    let mut stream = tls_connect_with_receive_buffer(server.addr, &ca, 16 << 10);
     let request =
         "GET /assets/big/1.0.0/noise.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
     stream.write_all(request.as_bytes()).expect("the request");
@@ -1201,30 +1202,11 @@ fn a_slow_steady_tls_reader_does_not_grow_the_server() {
 /// deadline.
 #[test]
 fn a_tls_client_that_stops_reading_is_cut_off_at_the_send_timeout() {
-    use tokio_rustls::rustls::{self, pki_types};
     let ws = Workspace::new();
     ws.write("big/noise.bin", Rng::new(11).bytes(12 << 20));
     ws.publish("big@1.0.0", "big", &[]);
-    let (ca, cert, key) = certificates(ws.path(), "stall");
-    let server = Server::start(
-        &ws,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("UTF-8"),
-            "--tls-key",
-            key.to_str().expect("UTF-8"),
-            "--send-timeout",
-            "1s",
-        ],
-    );
-    let name = pki_types::ServerName::try_from("localhost").expect("a name");
-    let tls = rustls::ClientConnection::new(tls_client(&ca), name).expect("TLS");
-    let tcp =
-        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("a socket");
-    tcp.set_recv_buffer_size(4096)
-        .expect("a small receive buffer");
-    tcp.connect(&server.addr.into()).expect("connect");
-    let mut stream = rustls::StreamOwned::new(tls, TcpStream::from(tcp));
+    let (server, ca) = tls_server_with(&ws, "stall", &["--send-timeout", "1s"]);
+    let mut stream = tls_connect_with_receive_buffer(server.addr, &ca, 4096);
     let request = "GET /assets/big/1.0.0/noise.bin HTTP/1.1\r\nHost: localhost\r\n\r\n";
     stream.write_all(request.as_bytes()).expect("the request");
     let mut first = [0u8; 1024];

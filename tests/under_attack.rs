@@ -653,18 +653,7 @@ fn idle_tls_connections_cost_at_most_8_kb_each() {
     let ws = Workspace::new();
     ws.write("site/v.txt", "1.0.0");
     ws.publish("site@1.0.0", "site", &[]);
-    let (ca, cert, key) = crate::serve_protocol::certificates(ws.path(), "idle");
-    let server = Server::start(
-        &ws,
-        &[
-            "--threads",
-            "2",
-            "--tls-cert",
-            cert.to_str().expect("UTF-8"),
-            "--tls-key",
-            key.to_str().expect("UTF-8"),
-        ],
-    );
+    let (server, ca) = crate::serve_protocol::tls_server_with(&ws, "idle", &["--threads", "2"]);
     let config = crate::serve_protocol::tls_client(&ca);
     let request = format!(
         "GET {} HTTP/1.1\r\nHost: localhost\r\n\r\n",
