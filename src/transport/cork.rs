@@ -12,6 +12,7 @@
 //! flush writes everything at once. Large writes, such as the frames of a
 //! big file, go straight through once what was gathered before them is out.
 
+use super::watched::poll_write_out;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -79,14 +80,12 @@ impl<IO: AsyncWrite + Unpin> Corked<IO> {
     /// Writes out everything gathered; Ready once it all went. The buffer
     /// is freed then, so an idle connection holds none.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while self.written < self.buf.len() {
-            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &self.buf[self.written..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.written += n;
-            self.cork.gathered.fetch_sub(n, Ordering::Relaxed);
-        }
+        let before = self.written;
+        let drained = poll_write_out(&mut self.io, cx, &self.buf, &mut self.written);
+        self.cork
+            .gathered
+            .fetch_sub(self.written - before, Ordering::Relaxed);
+        ready!(drained)?;
         self.buf = Vec::new();
         self.written = 0;
         Poll::Ready(Ok(()))

@@ -2,7 +2,7 @@
 //! [`Watched`] stream whose reads and writes move the connection's
 //! [`Watch`] (and tell HTTP/1's [`Wire`] what reached the client),
 //! [`until_due`] for work that must finish within the watch's deadline,
-//! and [`End`]. Shared by the connection's task (`conn`) and both
+//! [`poll_write_out`] for the buffers in front of a socket, and [`End`]. Shared by the connection's task (`conn`) and both
 //! protocols (`h1`, `h2`), which `conn` starts.
 
 use super::watch::{KEEP, Reason, Watch, instant_of, now_ms};
@@ -43,6 +43,26 @@ pub(super) async fn sleep_until_due(due: Option<(u64, Reason)>) {
 pub(super) fn passed(due: Option<(u64, Reason)>) -> Option<Reason> {
     due.filter(|(at, _)| now_ms() >= *at)
         .map(|(_, reason)| reason)
+}
+
+/// Writes `buf[*written..]` to `io` until the socket has taken all of
+/// it, moving `written` on as it goes (so that a Pending resumes where it
+/// stopped). Shared by the buffers that stand in front of a socket: the
+/// HTTP/2 cork and the TLS record stream.
+pub(super) fn poll_write_out<IO: AsyncWrite + Unpin>(
+    io: &mut IO,
+    cx: &mut Context<'_>,
+    buf: &[u8],
+    written: &mut usize,
+) -> Poll<io::Result<()>> {
+    while *written < buf.len() {
+        let n = std::task::ready!(Pin::new(&mut *io).poll_write(cx, &buf[*written..]))?;
+        if n == 0 {
+            return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+        }
+        *written += n;
+    }
+    Poll::Ready(Ok(()))
 }
 
 /// Runs `work` (a handshake, a preface read) within the watch's deadline

@@ -18,6 +18,7 @@
 //! rustls's own writer does. A vectored write (hyper's head and body) is
 //! gathered into one record, not one record per slice.
 
+use super::super::watched::poll_write_out;
 use std::future::poll_fn;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
@@ -219,13 +220,12 @@ impl Stream {
 
     /// Writes `outgoing` to the socket until it is all sent.
     fn poll_send(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while self.sent < self.outgoing.len() {
-            let n = ready!(Pin::new(&mut self.tcp).poll_write(cx, &self.outgoing[self.sent..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.sent += n;
-        }
+        ready!(poll_write_out(
+            &mut self.tcp,
+            cx,
+            &self.outgoing,
+            &mut self.sent
+        ))?;
         self.outgoing.clear();
         self.sent = 0;
         Poll::Ready(Ok(()))
