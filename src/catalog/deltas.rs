@@ -29,7 +29,7 @@
 //!   (`publish`); `ccc deltas` makes those an older catalog lacks
 //!   (`make_deltas::catch_up`).
 //! - The server reads a blob's dictionaries with the asset
-//!   ([`Catalog::delta_offers`]: hashes and lengths, no body), and the
+//!   ([`Catalog::delta_dictionaries`]: their hashes alone), and the
 //!   bodies of one dictionary when a request names it
 //!   ([`Catalog::delta_bodies`]), each checked against its XXH3-128.
 //! - `rm` and `gc` drop the deltas whose file or dictionary no version
@@ -54,15 +54,6 @@ use crate::error::{Error, Result};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::io::Read;
 
-/// One delta the server may send, as its asset lists it: against which
-/// dictionary, in which coding, how long.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Offer {
-    pub dictionary: [u8; 32],
-    pub coding: Encoding,
-    pub len: u64,
-}
-
 /// A delta with what `inspect` shows of it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Listed {
@@ -76,12 +67,14 @@ pub struct Listed {
     pub against: Vec<String>,
 }
 
-/// The deltas of one blob, without their bodies: a search of the unique
-/// index by blob, each dictionary's hash by its rowid.
-const OFFERS: &str = "SELECT k.sha256, d.coding, length(d.body)
-   FROM deltas d JOIN blobs k ON k.id = d.dictionary_id
+/// The dictionaries one blob has deltas against: the unique index alone
+/// (it holds blob, dictionary and coding, in that order, so the codings of
+/// one dictionary are neighbours), then each dictionary's hash by its
+/// rowid, once a dictionary.
+const DICTIONARIES: &str = "SELECT (SELECT sha256 FROM blobs WHERE id = d.dictionary_id)
+   FROM deltas d
   WHERE d.blob_id = ?1
-  ORDER BY k.sha256, d.coding";
+  GROUP BY d.dictionary_id";
 
 /// The bodies of one blob's deltas against the dictionary of `?2`.
 const BODIES: &str = "SELECT d.coding, d.stored_xxh3, d.body
@@ -101,23 +94,23 @@ pub const INSERT: &str = "INSERT INTO deltas (blob_id, dictionary_id, coding, st
      ON CONFLICT (blob_id, dictionary_id, coding) DO NOTHING";
 
 impl Catalog {
-    /// The deltas the server may send for blob `blob_id` (none on a
-    /// catalog older than deltas).
-    pub fn delta_offers(&self, blob_id: i64) -> Result<Vec<Offer>> {
+    /// The sha256 of each dictionary blob `blob_id` has a delta against,
+    /// sorted: what the server needs to know whether a request's
+    /// `Available-Dictionary` is one of them (none on a catalog older than
+    /// deltas).
+    pub fn delta_dictionaries(&self, blob_id: i64) -> Result<Vec<[u8; 32]>> {
         if !self.has_deltas() {
             return Ok(Vec::new());
         }
-        let mut stmt = self.conn().prepare_cached(OFFERS).at(self)?;
+        let mut stmt = self.conn().prepare_cached(DICTIONARIES).at(self)?;
         let rows = stmt
             .query_map([blob_id], |r| {
-                Ok(Offer {
-                    dictionary: super::digest::column(r.get_ref(0)?)?.unwrap_or_default(),
-                    coding: r.get(1)?,
-                    len: r.get::<_, i64>(2)? as u64,
-                })
+                Ok(super::digest::column(r.get_ref(0)?)?.unwrap_or_default())
             })
             .at(self)?;
-        rows.collect::<rusqlite::Result<_>>().at(self)
+        let mut hashes = rows.collect::<rusqlite::Result<Vec<_>>>().at(self)?;
+        hashes.sort_unstable();
+        Ok(hashes)
     }
 
     /// The bodies of blob `blob_id`'s deltas against the dictionary whose
@@ -356,4 +349,38 @@ pub(crate) fn mark_recoded(tx: &Connection, blob_id: i64) -> rusqlite::Result<()
     )?
     .execute([blob_id])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::Access;
+
+    /// A miss reads its asset's dictionaries: the unique index alone, one
+    /// search of `blobs` by rowid a dictionary, nothing sorted.
+    #[test]
+    fn a_blobs_dictionaries_are_read_from_the_index_without_a_sort() {
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
+        let mut stmt = catalog
+            .conn()
+            .prepare(&format!("EXPLAIN QUERY PLAN {DICTIONARIES}"))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map([1], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(plan.iter().all(|s| !s.contains("TEMP B-TREE")), "{plan:?}");
+        assert!(
+            plan[0].starts_with("SEARCH d USING COVERING INDEX"),
+            "{plan:?}"
+        );
+        assert!(
+            plan.iter()
+                .filter(|s| s.contains("blobs"))
+                .all(|s| s.contains("INTEGER PRIMARY KEY")),
+            "{plan:?}"
+        );
+    }
 }

@@ -309,8 +309,7 @@ impl Prepared {
             .iter()
             .map(|r| allocation(self.lines_heap_bytes(r)))
             .sum();
-        let offers =
-            allocation(self.stored.deltas.len() * size_of::<crate::catalog::deltas::Offer>());
+        let offers = allocation(self.stored.deltas.len() * size_of::<[u8; 32]>());
         let texts = allocation(self.validators.len())
             + allocation(self.stored.content_type.capacity())
             + self

@@ -17,7 +17,6 @@
 //! stream).
 
 use crate::catalog::chunks::ChunkedBlob;
-use crate::catalog::deltas::Offer;
 use crate::catalog::lookup::AssetRecord;
 use crate::catalog::pieces::Coding;
 use crate::encoding::Encoding;
@@ -45,10 +44,10 @@ pub struct StoredAsset {
     pub published_at: i64,
     /// A big file's chunks, sent as they are read (`body` is empty).
     pub chunks: Option<ChunkedBlob>,
-    /// The deltas the catalog holds of this content, by dictionary: no
-    /// bodies, what negotiation needs to know whether a request's
-    /// dictionary is one of them.
-    pub deltas: Arc<[Offer]>,
+    /// The sha256 of each dictionary the catalog holds deltas of this
+    /// content against, sorted: no bodies, what negotiation needs to know
+    /// whether a request's dictionary is one of them.
+    pub deltas: Arc<[[u8; 32]]>,
     /// The bodies of the deltas against the dictionary a request named,
     /// in the asset's entry for that dictionary; None in its own entry.
     pub delta: Option<DeltaBodies>,
@@ -225,9 +224,7 @@ impl StoredAsset {
     /// Whether the catalog holds a delta of this content against the
     /// dictionary `sha256`.
     pub fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
-        self.deltas
-            .binary_search_by(|offer| offer.dictionary.cmp(sha256))
-            .is_ok()
+        self.deltas.binary_search(sha256).is_ok()
     }
 
     /// The stored bytes of one coding of the asset, if held, and which of
