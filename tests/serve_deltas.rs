@@ -52,7 +52,7 @@ fn a_release_is_sent_as_a_delta_against_the_one_the_client_holds() {
     assert_eq!(first.status, 200);
     assert_eq!(
         first.header("use-as-dictionary"),
-        Some(r#"match="/assets/app/*/app.js", match-dest=("script"), id="app@1.0.0/app.js""#)
+        Some(r#"match="/assets/app/*/app.js", match-dest=("script")"#)
     );
     // The hashed bundle, for its family.
     let bundle = get(

@@ -5,10 +5,10 @@
 //!
 //! - `Use-As-Dictionary` (RFC 9842 2.1, [`use_as_dictionary`]): a
 //!   structured dictionary with `match` (a URL Pattern, same-origin, see
-//!   [`crate::delta::family`]), `match-dest` (the request destinations)
-//!   and `id`, which the client echoes in `Dictionary-ID`. ccc never
-//!   reads `Dictionary-ID`: a delta is found by the dictionary's hash
-//!   alone (RFC 9842 2.3).
+//!   [`crate::delta::family`]) and `match-dest` (the request
+//!   destinations). No `id`: a delta is found by the dictionary's hash
+//!   alone (RFC 9842 2.3), so ccc has no use for the `Dictionary-ID` a
+//!   client would echo.
 //! - `Available-Dictionary` (RFC 9842 2.2, [`available_dictionary`]): a
 //!   structured-field byte sequence, `:base64:`, the SHA-256 of the
 //!   dictionary's bytes.
@@ -23,17 +23,15 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 
-/// The value of `Use-As-Dictionary` for the file at `path` of
-/// `package@version`, of `kind`: kept by a browser as a dictionary for the
-/// same file (or family) in every version of the package.
-pub fn use_as_dictionary(
-    package: &str,
-    version: &str,
-    path: &str,
-    kind: crate::delta::Kind,
-) -> String {
+/// The value of `Use-As-Dictionary` for the file at `path` of `package`,
+/// of `kind`: kept by a browser as a dictionary for the same file (or
+/// family) in every version of the package. It carries no `id`: ccc finds
+/// a delta by the dictionary's hash alone and never reads the
+/// `Dictionary-ID` a client would echo, so an `id` would only lengthen
+/// every script's and stylesheet's head.
+pub fn use_as_dictionary(package: &str, path: &str, kind: crate::delta::Kind) -> String {
     let pattern = crate::delta::family::match_pattern(package, path);
-    let mut out = String::with_capacity(pattern.len() + package.len() + path.len() + 48);
+    let mut out = String::with_capacity(pattern.len() + 40);
     out.push_str("match=");
     push_sf_string(&mut out, &pattern);
     out.push_str(", match-dest=(");
@@ -43,19 +41,9 @@ pub fn use_as_dictionary(
         }
         push_sf_string(&mut out, dest);
     }
-    out.push_str("), id=");
-    // Printable ASCII only in a structured-field string: the path as a
-    // URL has it.
-    let id = format!(
-        "{package}@{version}/{}",
-        percent_encoding::utf8_percent_encode(path, ID)
-    );
-    push_sf_string(&mut out, &id);
+    out.push(')');
     out
 }
-
-/// Bytes escaped in an `id`: what a structured-field string cannot hold.
-const ID: &percent_encoding::AsciiSet = &percent_encoding::CONTROLS.add(b'%');
 
 /// Appends `text` (printable ASCII) as a structured-field string (RFC
 /// 8941 3.3.3): quoted, with `"` and `\` escaped.
@@ -122,16 +110,16 @@ mod tests {
     #[test]
     fn use_as_dictionary_is_a_structured_dictionary() {
         assert_eq!(
-            use_as_dictionary("app", "1.4.0", "assets/js/main.js", Kind::Script),
-            r#"match="/assets/app/*/assets/js/main.js", match-dest=("script"), id="app@1.4.0/assets/js/main.js""#
+            use_as_dictionary("app", "assets/js/main.js", Kind::Script),
+            r#"match="/assets/app/*/assets/js/main.js", match-dest=("script")"#
         );
         assert_eq!(
-            use_as_dictionary("@team/ui", "2.0.0", "ui (copy).css", Kind::Style),
-            r#"match="/assets/@team/ui/*/ui%20\\(copy\\).css", match-dest=("style"), id="@team/ui@2.0.0/ui (copy).css""#
+            use_as_dictionary("@team/ui", "ui (copy).css", Kind::Style),
+            r#"match="/assets/@team/ui/*/ui%20\\(copy\\).css", match-dest=("style")"#
         );
         assert_eq!(
-            use_as_dictionary("app", "1.0.0", "data/ä.json", Kind::Json),
-            r#"match="/assets/app/*/data/%C3%A4.json", match-dest=("empty"), id="app@1.0.0/data/%C3%A4.json""#
+            use_as_dictionary("app", "data/ä.json", Kind::Json),
+            r#"match="/assets/app/*/data/%C3%A4.json", match-dest=("empty")"#
         );
     }
 
