@@ -15,7 +15,8 @@
 # come from /_stats before and after it. The random warm-up of the uniform
 # mixes draws other URLs than the load (another seed), or the load would
 # hit what the warm-up just cached; uniform-10pct warms up for $FILL s so
-# that its 4,000 entries are full and every miss evicts, as in a long run.
+# that its entries (a tenth of the assets) are full and every miss evicts,
+# as in a long run.
 #
 # Configurations: hot-256, hot-all (cache as large as the catalog, warmed
 # with the hot list), hot-off, uniform-10pct, uniform-off, ceiling
@@ -54,6 +55,9 @@ CCC=$2
 shift 2
 CONFIGS=("$@")
 [ ${#CONFIGS[@]} -gt 0 ] || CONFIGS=(hot-256 hot-all hot-off uniform-10pct uniform-off ceiling ceiling-ccc)
+# uniform-10pct's cache: a tenth of the catalog's assets (4,000 of the seed's
+# 40,000; 250 of the 2,500 files bench/rps.sh seeds with FILES=1).
+TENTH=$(($(wc -l <"$WORK/data/urls.txt") / 10))
 [ -x "$CCC" ] || die "$CCC is not an executable"
 [ -f "$WORK/data/cdn.db" ] || die "no catalog in $WORK/data: run bench/rps.sh first"
 command -v valgrind >/dev/null || die "needs valgrind"
@@ -95,7 +99,7 @@ for config in "${CONFIGS[@]}"; do
         hot-all) args=(--cache-capacity 50000 --cache-bytes 2GiB) ;;
         hot-off) args=(--cache-capacity 0) ;;
         uniform-10pct)
-            args=(--cache-capacity 4000 --cache-bytes 2GiB) list=urls.txt mode=random warmup=$FILL
+            args=(--cache-capacity "$TENTH" --cache-bytes 2GiB) list=urls.txt mode=random warmup=$FILL
             ;;
         uniform-off) args=(--cache-capacity 0) list=urls.txt mode=random ;;
         ceiling | ceiling-ccc) ;;

@@ -35,7 +35,8 @@
 # choose, one tokio runtime thread per core they may run on, so 1 when
 # pinned to SERVER_CPU; set it to pass --threads), BASE_THREADS (4: passed
 # to BASE_BIN, whose --threads meant worker threads before the move to
-# hyper: what it picked on an unpinned 2-core machine), SERVER_CPU (0),
+# hyper: what it picked on an unpinned 2-core machine; empty passes no
+# --threads, as for ccc, for a base built after that move), SERVER_CPU (0),
 # LOAD_CPU (1; SERVER_CPU and LOAD_CPU may list CPUs, 0,1: when they share
 # one, wrk's time on it counts as others'), NGINX_WORKERS (1: nginx's
 # worker_processes), IDLE_MAX_BUSY (25: before each run wait, at most
@@ -65,7 +66,7 @@ DURATION=${DURATION:-10}
 WARMUP=${WARMUP:-2}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-}
-BASE_THREADS=${BASE_THREADS:-4}
+BASE_THREADS=${BASE_THREADS-4}
 SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 NGINX_WORKERS=${NGINX_WORKERS:-1}
