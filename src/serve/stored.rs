@@ -9,7 +9,7 @@
 //! asset whose codings are all in memory is ever cached.
 //!
 //! An asset also knows the deltas the catalog holds of its content
-//! ([`StoredAsset::deltas`]: dictionaries and lengths, no bodies), so a
+//! ([`StoredAsset::deltas`]: the dictionaries' hashes, no bodies), so a
 //! request naming a dictionary it has none for costs nothing more. A
 //! request naming one it has gets the asset's entry for that dictionary
 //! ([`StoredAsset::with_delta`]): the same codings, shared, and the
