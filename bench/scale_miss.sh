@@ -10,7 +10,9 @@
 #   $S --out /tmp/scale/big --packages 5000 --versions 13 --level 1   # 3.3 GB
 #   bash bench/scale_miss.sh /tmp/scale/40k /tmp/scale/1m /tmp/scale/big
 #
-# Each run: `ccc serve --cache-capacity 0` (every request a miss) pinned to
+# Each run: `ccc serve --cache-capacity 0 --no-recompress` (every request a
+# miss; no brotli upgrade pass, which on a fresh seed would rewrite streams
+# and move the catalog's generation during the run) pinned to
 # CPU $SERVER_CPU (0), its catalog file read once beforehand so that every
 # catalog is served from the page cache; wrk -t1 with $CONNS (50)
 # connections pinned to CPU $LOAD_CPU (1), each request a uniformly random
@@ -51,7 +53,7 @@ run() { # catalog: prints "req/s cpu_us_per_request"
     local pid before after n
     cat "$1/cdn.db" >/dev/null
     taskset -c "$SERVER_CPU" "$BIN" --db "$1/cdn.db" serve --port "$PORT" \
-        --cache-capacity 0 --threads 1 >/dev/null 2>&1 &
+        --cache-capacity 0 --threads 1 --no-recompress >/dev/null 2>&1 &
     pid=$!
     local tries=0
     until curl -sf -o /dev/null "http://127.0.0.1:$PORT$(head -1 "$1/urls.txt")"; do
