@@ -204,6 +204,12 @@ start_ccc() { # binary threads cache-capacity cache-bytes [VAR=value...] (- : th
     shift 2
     [ "$1" = - ] || cache+=(--cache-capacity "$1")
     [ "$2" = - ] || cache+=(--cache-bytes "$2")
+    # No brotli upgrade pass: a fresh seed is not at quality 11, and the pass
+    # would rewrite streams and move the generation during the runs. A
+    # build from before the pass has no such flag.
+    local help
+    help=$("$bin" serve --help 2>/dev/null || true)
+    [[ $help != *--no-recompress* ]] || cache+=(--no-recompress)
     env "${@:3}" taskset -c "$SERVER_CPU" "$bin" --db "$WORK/data/cdn.db" serve \
         --port "$CCC_PORT_" "${threads[@]}" "${cache[@]}" >"$WORK/logs/server.out" 2>&1 &
     SERVER_PID=$!
