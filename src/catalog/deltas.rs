@@ -362,15 +362,7 @@ mod tests {
     fn a_blobs_dictionaries_are_read_from_the_index_without_a_sort() {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
-        let mut stmt = catalog
-            .conn()
-            .prepare(&format!("EXPLAIN QUERY PLAN {DICTIONARIES}"))
-            .unwrap();
-        let plan: Vec<String> = stmt
-            .query_map([1], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = crate::catalog::query_plan(catalog.conn(), DICTIONARIES, &[&1]);
         assert!(plan.iter().all(|s| !s.contains("TEMP B-TREE")), "{plan:?}");
         assert!(
             plan[0].starts_with("SEARCH d USING COVERING INDEX"),

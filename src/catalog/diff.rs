@@ -187,14 +187,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let catalog = Catalog::open(&dir.path().join("cdn.db"), Access::Create).unwrap();
         for sql in [DIFF_SQL, UNCHANGED_SQL] {
-            let plan: Vec<String> = catalog
-                .conn()
-                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                .unwrap()
-                .query_map([1, 2], |r| r.get::<_, String>(3))
-                .unwrap()
-                .collect::<rusqlite::Result<_>>()
-                .unwrap();
+            let plan = crate::catalog::query_plan(catalog.conn(), sql, &[&1, &2]);
             let tables: Vec<&String> = plan
                 .iter()
                 .filter(|s| s.starts_with("SEARCH") || s.starts_with("SCAN"))

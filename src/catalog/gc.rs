@@ -602,14 +602,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let catalog =
             Catalog::open(&dir.path().join("cdn.db"), crate::catalog::Access::Create).unwrap();
-        let plan: Vec<String> = catalog
-            .conn()
-            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-            .unwrap()
-            .query_map([], |r| r.get::<_, String>(3))
-            .unwrap()
-            .collect::<rusqlite::Result<_>>()
-            .unwrap();
+        let plan = crate::catalog::query_plan(catalog.conn(), sql, &[]);
         for step in &plan {
             assert!(
                 !step.starts_with("SCAN") || step.contains("COVERING INDEX"),

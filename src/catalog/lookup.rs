@@ -518,26 +518,9 @@ mod tests {
         ] {
             // By id: the three searches that find the version are gone.
             for (sql, steps) in [(by_name, joins), (by_id, joins - 2)] {
-                let mut stmt = catalog
-                    .conn()
-                    .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
-                    .unwrap();
-                let params: Vec<rusqlite::types::Value> = [
-                    (PIECE_SIZE as i64).into(),
-                    "a".to_string().into(),
-                    "1.0.0".to_string().into(),
-                    "x".to_string().into(),
-                ]
-                .into_iter()
-                .take(stmt.parameter_count())
-                .collect();
-                let plan: Vec<String> = stmt
-                    .query_map(rusqlite::params_from_iter(params), |r| {
-                        r.get::<_, String>(3)
-                    })
-                    .unwrap()
-                    .collect::<rusqlite::Result<_>>()
-                    .unwrap();
+                let params: [&dyn rusqlite::ToSql; 4] =
+                    [&(PIECE_SIZE as i64), &"a", &"1.0.0", &"x"];
+                let plan = crate::catalog::query_plan(catalog.conn(), sql, &params);
                 assert_eq!(plan.len(), steps, "{plan:?}");
                 for step in &plan {
                     assert!(step.starts_with("SEARCH"), "a step scans: {plan:?}");

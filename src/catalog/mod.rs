@@ -1123,6 +1123,23 @@ pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
+/// The steps of SQLite's plan for `sql` (the `detail` column of `EXPLAIN
+/// QUERY PLAN`), with as many of `params` bound as the statement takes:
+/// for the tests that check which indexes a statement searches.
+#[cfg(test)]
+pub(crate) fn query_plan(
+    conn: &Connection,
+    sql: &str,
+    params: &[&dyn rusqlite::ToSql],
+) -> Vec<String> {
+    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+    let bound = &params[..stmt.parameter_count()];
+    stmt.query_map(bound, |r| r.get::<_, String>(3))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,9 @@
 //! [`Watched`] stream whose reads and writes move the connection's
 //! [`Watch`] (and tell HTTP/1's [`Wire`] what reached the client),
 //! [`until_due`] for work that must finish within the watch's deadline,
-//! [`poll_write_out`] for the buffers in front of a socket, and [`End`]. Shared by the connection's task (`conn`) and both
-//! protocols (`h1`, `h2`), which `conn` starts.
+//! [`poll_write_out`] for the buffers in front of a socket, and [`End`].
+//! Shared by the connection's task (`conn`) and both protocols (`h1`,
+//! `h2`), which `conn` starts.
 
 use super::watch::{KEEP, Reason, Watch, instant_of, now_ms};
 use crate::causal;
