@@ -138,15 +138,6 @@ fn real_npm_tarballs_over_https_match_a_local_publish() {
     assert_eq!(published, 2 * TARBALLS.len(), "{rows}");
 }
 
-/// The server's anonymous resident memory (kB).
-fn rss_anon_kb(pid: u32) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("RssAnon:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-}
-
 /// A tar header for a regular file `name` of `size` bytes.
 fn header(name: &str, size: u64) -> Vec<u8> {
     let mut h = tar::Header::new_gnu();
@@ -227,19 +218,7 @@ fn a_1gib_upload_under_128mib_and_a_2gib_body_past_the_limit() {
     let size: u64 = (1 << 30) - (64 << 10);
     let length = tar_length(size);
     assert!(length <= 1 << 30);
-    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = {
-        let (peak, done, pid) = (peak.clone(), done.clone(), server.pid());
-        std::thread::spawn(move || {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Some(kb) = rss_anon_kb(pid) {
-                    peak.fetch_max(kb, std::sync::atomic::Ordering::Relaxed);
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
+    let peak = crate::serve_memory::AnonPeak::start(server.pid());
     let started = Instant::now();
     let mut s = TcpStream::connect(server.addr).expect("connect");
     let head = format!(
@@ -249,9 +228,7 @@ fn a_1gib_upload_under_128mib_and_a_2gib_body_past_the_limit() {
     stream_package(&mut s, "huge", size).expect("the body");
     let said = answer(&mut s);
     let took = started.elapsed();
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    watcher.join().expect("watcher");
-    let peak_mib = peak.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1024.0;
+    let peak_mib = peak.stop() as f64 / (1 << 20) as f64;
     eprintln!("1 GiB upload published in {took:.1?}; server RssAnon peak {peak_mib:.1} MiB");
     assert!(said.starts_with("HTTP/1.1 201"), "{said}");
     assert!(peak_mib < 128.0, "RssAnon peak {peak_mib:.1} MiB");

@@ -8,6 +8,8 @@
 
 use crate::serve_util::{Server, agent, request_with};
 use crate::util::{Rng, Workspace};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What a small file of a web build looks like: a few hundred bytes of
 /// code-like text, compressible (so gzip and brotli streams are stored).
@@ -26,13 +28,56 @@ fn small_file(rng: &mut Rng, i: usize) -> Vec<u8> {
 
 /// A `/proc/PID/status` field of `pid` in bytes (`RssAnon`, `RssFile`).
 pub fn memory(pid: u32, field: &str) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    memory_if_running(pid, field).unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
+}
+
+/// [`memory`], or None once the process is gone.
+fn memory_if_running(pid: u32, field: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb: u64 = status
         .lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("{field} in /proc status"));
-    kb * 1024
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())?;
+    Some(kb * 1024)
+}
+
+/// The highest `RssAnon` of a process while something runs: sampled
+/// every 20 ms on a thread of its own from [`AnonPeak::start`] until
+/// [`AnonPeak::stop`].
+pub struct AnonPeak {
+    peak: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+    sampler: std::thread::JoinHandle<()>,
+}
+
+impl AnonPeak {
+    pub fn start(pid: u32) -> AnonPeak {
+        let peak = Arc::new(AtomicU64::new(0));
+        let done = Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let (peak, done) = (peak.clone(), done.clone());
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    if let Some(now) = memory_if_running(pid, "RssAnon") {
+                        peak.fetch_max(now, Ordering::Relaxed);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            })
+        };
+        AnonPeak {
+            peak,
+            done,
+            sampler,
+        }
+    }
+
+    /// The highest sample, in bytes.
+    pub fn stop(self) -> u64 {
+        self.done.store(true, Ordering::Relaxed);
+        self.sampler.join().expect("the RssAnon sampler");
+        self.peak.load(Ordering::Relaxed)
+    }
 }
 
 fn rss(pid: u32) -> u64 {

@@ -1154,20 +1154,8 @@ fn a_slow_steady_tls_reader_does_not_grow_the_server() {
         read.is_ok() && answer.contains("200 OK"),
         "{read:?}: {answer}"
     );
-    let pid = server.pid();
-    let before = crate::serve_memory::memory(pid, "RssAnon");
-    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(before));
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (peak.clone(), done.clone());
-        std::thread::spawn(move || {
-            while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let now = crate::serve_memory::memory(pid, "RssAnon");
-                peak.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(20));
-            }
-        })
-    };
+    let before = crate::serve_memory::memory(server.pid(), "RssAnon");
+    let peak = crate::serve_memory::AnonPeak::start(server.pid());
     let mut stream = tls_connect_with_receive_buffer(server.addr, &ca, 16 << 10);
     let request =
         "GET /assets/big/1.0.0/noise.bin HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
@@ -1182,12 +1170,8 @@ fn a_slow_steady_tls_reader_does_not_grow_the_server() {
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    done.store(true, std::sync::atomic::Ordering::Relaxed);
-    sampler.join().expect("the sampler");
+    let grew = peak.stop().saturating_sub(before);
     assert!(got > LEN, "{got} bytes");
-    let grew = peak
-        .load(std::sync::atomic::Ordering::Relaxed)
-        .saturating_sub(before);
     assert!(
         grew < 4 << 20,
         "the server's RssAnon grew by {} KiB while a {} MiB file was read slowly",
