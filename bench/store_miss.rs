@@ -208,6 +208,8 @@ fn start(db: &Path, entries: usize) -> store::Running {
         db: db.to_path_buf(),
         cache_entries: entries,
         cache_bytes: 1 << 30,
+        // Off: a miss here is the lookup and its check, every time.
+        index_bytes: 0,
         in_flight_bytes: 1 << 30,
         log_misses: false,
         readers: 1,

@@ -52,6 +52,8 @@ fn main() {
                 db: db.clone(),
                 cache_entries: 0,
                 cache_bytes: 0,
+                // Off: every miss is the lookup the setups compare.
+                index_bytes: 0,
                 in_flight_bytes: 1 << 30,
                 log_misses: false,
                 readers,

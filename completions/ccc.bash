@@ -302,7 +302,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -325,6 +325,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1252,7 +1256,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --no-recompress --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --no-recompress --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1275,6 +1279,10 @@ _ccc() {
                     return 0
                     ;;
                 --cache-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index-bytes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1748,7 +1756,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) return 0 ;;
+        --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1758,7 +1766,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) ((i++)) ;;
+            --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac

@@ -195,6 +195,16 @@ pub(crate) const LOOKUP_SQL_SCHEMA_2: Statements = lookup_sql!(
 pub(crate) const LOOKUP_SQL_SCHEMA_1: Statements =
     lookup_sql!("NULL, NULL", "NULL, NULL, NULL, NULL", "");
 
+/// [`Catalog::stored_streams`]: the blob by rowid, its brotli stream by
+/// its rowid (the blob's id).
+const STORED_STREAMS_SQL: &str = "SELECT b.body, r.body
+   FROM blobs b
+   LEFT JOIN brotli r ON r.blob_id = b.id
+  WHERE b.id = ?1";
+
+/// A blob's stored body and its brotli stream, if any.
+pub type StoredStreams = (std::sync::Arc<[u8]>, Option<std::sync::Arc<[u8]>>);
+
 /// The most versions a connection remembers.
 pub const KNOWN_VERSIONS: usize = 4096;
 
@@ -398,6 +408,29 @@ impl Catalog {
         } else {
             LOOKUP_SQL_SCHEMA_1
         }
+    }
+
+    /// The stored body of blob `blob_id` and its brotli stream, if it has
+    /// one, read whole and unchecked by the blob's id: one search of each
+    /// table by rowid. For a reader that knows the blob and what its
+    /// streams must hash to (the server's file index); None when there is
+    /// no such blob.
+    pub fn stored_streams(&self, blob_id: i64) -> Result<Option<StoredStreams>> {
+        let sql = match self.has_brotli() {
+            true => STORED_STREAMS_SQL,
+            false => "SELECT body, NULL FROM blobs WHERE id = ?1",
+        };
+        let mut stmt = self.conn().prepare_cached(sql).at(self)?;
+        stmt.query_row([blob_id], |r| {
+            let body = std::sync::Arc::from(r.get_ref(0)?.as_blob()?);
+            let brotli = match r.get_ref(1)? {
+                rusqlite::types::ValueRef::Null => None,
+                bytes => Some(std::sync::Arc::from(bytes.as_blob()?)),
+            };
+            Ok((body, brotli))
+        })
+        .optional()
+        .at(self)
     }
 
     fn lookup_by_name(

@@ -102,6 +102,13 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_CACHE_BYTES", default_value = crate::serve::store::DEFAULT_CACHE_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub cache_bytes: u64,
 
+    /// Most bytes the file index holds in memory, like 64MiB; 0 turns it
+    /// off. It keeps what the catalog said of each file a miss read (where
+    /// its bytes are, their digests, its headers' inputs), so the file's
+    /// next miss reads only its bytes, as nginx's open_file_cache does.
+    #[arg(long, env = "CCC_INDEX_BYTES", default_value = crate::serve::store::DEFAULT_INDEX_BYTES, value_parser = parse_size, value_name = "SIZE")]
+    pub index_bytes: u64,
+
     /// Most bytes responses in flight hold beyond the cache, like 256MiB:
     /// bodies read for a response the cache does not keep, pieces being
     /// sent, decoders. A file longer than 64 KiB is sent from the catalog
@@ -317,6 +324,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
             db: db.to_path_buf(),
             cache_entries: args.cache_capacity.unwrap_or(usize::MAX),
             cache_bytes: args.cache_bytes,
+            index_bytes: args.index_bytes,
             in_flight_bytes: args.in_flight_bytes,
             log_misses: args.log_misses,
             readers: threads,

@@ -49,6 +49,11 @@ pub fn use_as_dictionary(package: &str, path: &str, kind: crate::delta::Kind) ->
 /// 8941 3.3.3): quoted, with `"` and `\` escaped.
 fn push_sf_string(out: &mut String, text: &str) {
     out.push('"');
+    if !text.contains(['"', '\\']) {
+        out.push_str(text);
+        out.push('"');
+        return;
+    }
     for c in text.chars() {
         if c == '"' || c == '\\' {
             out.push('\\');

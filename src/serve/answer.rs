@@ -582,6 +582,7 @@ mod tests {
             db,
             cache_entries: 16,
             cache_bytes: 1 << 20,
+            index_bytes: 1 << 20,
             in_flight_bytes: 1 << 20,
             log_misses: false,
             readers: 2,

@@ -183,6 +183,27 @@ pub fn render(
         "Most bytes the cache holds (--cache-bytes).",
         cache.max_bytes,
     );
+    page.counter(
+        "ccc_index_hits_total",
+        "Cache misses answered through the file index: the file's bytes read by its blob's id, \
+         without the lookup.",
+        cache.index.hits,
+    );
+    page.gauge(
+        "ccc_index_entries",
+        "Files the file index holds records of.",
+        cache.index.entries,
+    );
+    page.gauge(
+        "ccc_index_bytes",
+        "Bytes the file index holds: records, names and its own index.",
+        cache.index.bytes,
+    );
+    page.gauge(
+        "ccc_index_max_bytes",
+        "Most bytes the file index holds (--index-bytes; 0: off).",
+        cache.index.max_bytes,
+    );
     page.gauge(
         "ccc_in_flight_bytes",
         "Bytes responses in flight hold beyond the cache: bodies read for them, pieces being \

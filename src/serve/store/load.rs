@@ -19,9 +19,11 @@
 //!
 //! [`AssetRecord::check`]: crate::catalog::lookup::AssetRecord::check
 
+use super::index::{FileRecord, RowDigests};
 use super::owner::Store;
 use super::{AssetKey, Found, Shared};
 use crate::catalog::Catalog;
+use crate::catalog::lookup::AssetRecord;
 use crate::catalog::pieces::Coding;
 use crate::causal;
 use crate::error::{Error, Result};
@@ -57,19 +59,93 @@ pub struct Loaded {
 }
 
 /// Loads `key` from `catalog`, checks what it read against its record and
-/// prepares its responses. A body longer than a piece is read whole only
-/// for `Want::Whole` within the in-flight budget (or from a catalog
-/// without piece digests, which has no other way to check it); otherwise
-/// it stays in the catalog. None when there is no such file. Counted as a
-/// miss, on whichever thread reads it.
+/// prepares its responses: through the file index when it has the file
+/// (its bytes read by the blob's id, `index`), else by a lookup. A body
+/// longer than a piece is read whole only for `Want::Whole` within the
+/// in-flight budget (or from a catalog without piece digests, which has
+/// no other way to check it); otherwise it stays in the catalog. None when
+/// there is no such file. Counted as a miss, on whichever thread reads it;
+/// `seen` is the count of catalog changes its read began under
+/// (`readers`), for the index.
 pub(super) fn load(
     catalog: &Catalog,
     key: &AssetKey,
     shared: &Shared,
     want: Want,
+    seen: u64,
 ) -> Result<Option<Loaded>> {
     Shared::count(&shared.misses);
     let started = Instant::now();
+    let indexed = match shared.index.get(key) {
+        Some(entry) => {
+            let _s = causal::site!(SQLITE_QUERY);
+            entry.value().load(catalog)?
+        }
+        None => None,
+    };
+    let read = match indexed {
+        Some(stored) => Read::Indexed(stored),
+        None => match look_up(catalog, key, shared, want)? {
+            Some(found) => Read::LookedUp(found),
+            None => return Ok(None),
+        },
+    };
+    let _s = causal::site!(CACHE_INSERT);
+    let (stored, reserved) = match read {
+        Read::Indexed(stored) => (stored, None),
+        Read::LookedUp(found) => found.into_asset(catalog, key, shared, seen)?,
+    };
+    if shared.config.log_misses {
+        log::err(format_args!(
+            "cache miss: {}@{}/{} ({} bytes, {} us)",
+            key.package(),
+            key.version(),
+            key.path(),
+            stored.body.len(),
+            started.elapsed().as_micros()
+        ));
+    }
+    let prepared = Prepared::new(stored);
+    // With the cache off nothing is kept. Either way the response builds
+    // the lines of the coding it sends, and only those (`Prepared::weight`
+    // charges every set without building one).
+    let weight = if shared.cache.is_on() {
+        prepared.weight() + key.weight()
+    } else {
+        0
+    };
+    Ok(Some(Loaded {
+        prepared,
+        weight,
+        reserved,
+    }))
+}
+
+/// How a miss found its file.
+enum Read {
+    /// Through the file index: its streams read by the blob's id.
+    Indexed(StoredAsset),
+    /// By the lookup.
+    LookedUp(LookedUp),
+}
+
+/// A miss the index could not answer, as the lookup found it: the row,
+/// checked, the piece digests of each stream left in the catalog, and the
+/// in-flight memory of the long bodies read.
+struct LookedUp {
+    row: AssetRecord,
+    digests: Vec<(Coding, Vec<[u8; 16]>)>,
+    reserved: Option<Reservation>,
+}
+
+/// The lookup of a miss the index could not answer: the row, its check,
+/// and the long bodies read or left in the catalog (`load`).
+fn look_up(
+    catalog: &Catalog,
+    key: &AssetKey,
+    shared: &Shared,
+    want: Want,
+) -> Result<Option<LookedUp>> {
     let found = {
         let _s = causal::site!(SQLITE_QUERY);
         catalog.lookup(key.package(), key.version(), key.path())?
@@ -128,38 +204,43 @@ pub(super) fn load(
             shared.in_flight.streamed();
         }
     }
-    if shared.config.log_misses {
-        log::err(format_args!(
-            "cache miss: {}@{}/{} ({} bytes, {} us)",
-            key.package(),
-            key.version(),
-            key.path(),
-            row.stored_len,
-            started.elapsed().as_micros()
-        ));
-    }
-    let _s = causal::site!(CACHE_INSERT);
-    let mut stored = StoredAsset::from_row(row, |coding| {
-        digests
-            .iter()
-            .position(|(c, _)| *c == coding)
-            .map(|i| digests.swap_remove(i).1)
-    })?;
-    dictionary_side(catalog, key, &mut stored)?;
-    let prepared = Prepared::new(stored);
-    // With the cache off nothing is kept. Either way the response builds
-    // the lines of the coding it sends, and only those (`Prepared::weight`
-    // charges every set without building one).
-    let weight = if shared.cache.is_on() {
-        prepared.weight() + key.weight()
-    } else {
-        0
-    };
-    Ok(Some(Loaded {
-        prepared,
-        weight,
+    Ok(Some(LookedUp {
+        row,
+        digests,
         reserved,
     }))
+}
+
+impl LookedUp {
+    /// The asset of the row, with its dictionary side, and its record
+    /// offered to the index (`seen`: see [`load`]).
+    fn into_asset(
+        self,
+        catalog: &Catalog,
+        key: &AssetKey,
+        shared: &Shared,
+        seen: u64,
+    ) -> Result<(StoredAsset, Option<Reservation>)> {
+        let LookedUp {
+            row,
+            mut digests,
+            reserved,
+        } = self;
+        let recorded = RowDigests::of(&row);
+        let mut stored = StoredAsset::from_row(row, |coding| {
+            digests
+                .iter()
+                .position(|(c, _)| *c == coding)
+                .map(|i| digests.swap_remove(i).1)
+        })?;
+        dictionary_side(catalog, key, &mut stored)?;
+        if let Some(record) = FileRecord::of(&stored, &recorded) {
+            shared
+                .index
+                .admit(key, record, seen, || shared.readers.changes());
+        }
+        Ok((stored, reserved))
+    }
 }
 
 /// What a script, stylesheet, JSON or wasm file has of Compression
@@ -267,7 +348,8 @@ impl Store {
             return Ok(Some((hit, None)));
         }
         let workers = self.workers.clone();
-        let Some(loaded) = load(self.catalog()?, &key, &workers, want)? else {
+        let seen = workers.readers.changes();
+        let Some(loaded) = load(self.catalog()?, &key, &workers, want, seen)? else {
             return Ok(None);
         };
         let asset = self.cache().insert(key, loaded.prepared, loaded.weight);

@@ -37,6 +37,8 @@
 //! - `queries`: what a read asks of the catalog, the same on either;
 //! - `load`: a cache miss, from the catalog's row to a cached asset, and
 //!   the check of every body loaded;
+//! - `index`: the file index, what misses found of each file, so that its
+//!   next miss reads only its bytes;
 //! - `watch`: staleness, and the catalog file replaced or deleted;
 //! - `shared_read`: one read transaction for reads close together;
 //! - `key`: the cache key.
@@ -44,6 +46,7 @@
 //! The asset as loaded, before its responses are prepared, is
 //! [`StoredAsset`](crate::serve::stored::StoredAsset).
 
+mod index;
 mod key;
 mod load;
 mod owner;
@@ -54,6 +57,7 @@ mod shared_read;
 mod testing;
 mod watch;
 
+pub use index::{DEFAULT_INDEX_BYTES, IndexStats};
 pub use key::{Asset, AssetKey, AssetKeyRef};
 pub use load::Want;
 pub use shared_read::{SHARED_READS, SHARED_SPAN};
@@ -70,6 +74,7 @@ use crate::serve::cache::{Cache, Reader};
 use crate::serve::in_flight::{InFlight, Reservation};
 use crate::serve::prepared::Prepared;
 use crate::spec::Selector;
+use index::FileIndex;
 use owner::Store;
 use readers::{Kept, Offer, Outbox, Readers};
 use serde::Serialize;
@@ -93,6 +98,8 @@ pub struct Config {
     pub db: PathBuf,
     pub cache_entries: usize,
     pub cache_bytes: u64,
+    /// `--index-bytes`: what the file index holds (`index`; 0: off).
+    pub index_bytes: u64,
     /// `--in-flight-bytes`: what responses may hold beyond the cache.
     pub in_flight_bytes: u64,
     /// Print a line to stderr for every cache miss.
@@ -125,6 +132,8 @@ pub struct CacheStats {
     /// None: no limit but the bytes.
     pub max_entries: Option<u64>,
     pub max_bytes: u64,
+    /// The file index's (`index`): its hits are misses of the cache.
+    pub index: IndexStats,
 }
 
 /// The exact version an alias (`latest`, a dist-tag, a range) names now.
@@ -142,6 +151,8 @@ struct Shared {
     /// The cache's owner side (admission, recency, eviction): taken by a
     /// worker to admit its own miss when no one holds it, and by the actor.
     policy: Mutex<Cache<AssetKey, Prepared>>,
+    /// What misses found of each file, for the next miss (`index`).
+    index: FileIndex,
     readers: Readers,
     /// Entry files by version row id (see `queries::entry`).
     entries: Mutex<HashMap<i64, Option<String>>>,
@@ -265,7 +276,8 @@ impl Handle {
         let shared = &self.shared;
         let read = shared.readers.read(|catalog, outbox| {
             let key = key.to_key();
-            let Some(loaded) = load::load(catalog, &key, shared, want)? else {
+            let seen = outbox.seen();
+            let Some(loaded) = load::load(catalog, &key, shared, want, seen)? else {
                 return Ok(None);
             };
             let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
@@ -512,6 +524,7 @@ impl Shared {
             ),
             cache: cache.reader(),
             policy: Mutex::new(cache),
+            index: FileIndex::new(config.index_bytes),
             entries: Mutex::new(HashMap::new()),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
@@ -569,6 +582,7 @@ mod tests {
             db: empty.path().join("cdn.db"),
             cache_entries: 10,
             cache_bytes: 1 << 20,
+            index_bytes: 1 << 20,
             in_flight_bytes: 1 << 20,
             log_misses: false,
             readers: 0,

@@ -114,6 +114,7 @@ impl Store {
             max_entries: (config.cache_entries != usize::MAX)
                 .then_some(config.cache_entries as u64),
             max_bytes: config.cache_bytes,
+            index: self.workers.index.stats(),
         }
     }
 

@@ -110,6 +110,11 @@ pub(super) struct Outbox<'a> {
 }
 
 impl Outbox<'_> {
+    /// The count of catalog changes the read began under.
+    pub(super) fn seen(&self) -> u64 {
+        self.seen
+    }
+
     /// Leaves `asset`, of cache weight `weight`, in the slot.
     pub(super) fn offer(&mut self, asset: Asset, weight: u64) {
         self.heavy = weight > HELD_WEIGHT;

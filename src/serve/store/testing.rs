@@ -62,6 +62,7 @@ pub(super) fn store(db: PathBuf, entries: usize, bytes: u64) -> Store {
         db,
         cache_entries: entries,
         cache_bytes: bytes,
+        index_bytes: 1 << 20,
         in_flight_bytes: 64 << 20,
         log_misses: false,
         readers: 0,

@@ -375,6 +375,7 @@ impl Store {
         // neither cached nor remembered (`readers`, `queries`).
         self.workers.readers.changed();
         self.cache().retain(|_| false);
+        self.workers.index.retain(|_| false);
         self.workers
             .entries
             .lock()
@@ -459,9 +460,10 @@ impl Store {
         }
     }
 
-    /// Drops cached entries whose version no longer exists, and those of
-    /// blobs whose streams changed since the last check (new deltas, a
-    /// recompressed brotli stream), whose entries would not send them.
+    /// Drops cached entries and index records whose version no longer
+    /// exists, and those of blobs whose streams changed since the last
+    /// check (new deltas, a recompressed brotli stream), whose entries
+    /// would not send them.
     fn drop_stale(&mut self) -> Result<()> {
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
@@ -472,12 +474,16 @@ impl Store {
             let recoded: HashSet<i64> = recoded.into_iter().collect();
             self.cache()
                 .retain(|p| !recoded.contains(&p.stored.blob_id));
+            self.workers
+                .index
+                .retain(|r| !recoded.contains(&r.blob_id()));
         }
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
-        let version_ids: HashSet<i64> =
+        let mut version_ids: HashSet<i64> =
             self.cache().values().map(|p| p.stored.version_id).collect();
+        version_ids.extend(self.workers.index.version_ids());
         let mut gone = HashSet::new();
         for id in version_ids {
             if !catalog.version_exists(id)? {
@@ -487,6 +493,9 @@ impl Store {
         if !gone.is_empty() {
             self.cache()
                 .retain(|p| !gone.contains(&p.stored.version_id));
+            self.workers
+                .index
+                .retain(|r| !gone.contains(&r.version_id()));
         }
         Ok(())
     }
