@@ -119,7 +119,6 @@ build() {
     mkdir -p "$WORK/bin"
     cp "$target/release/ccc" "$target/release/examples/seed" \
         "$target/release/examples/ceiling" "$target/release/examples/ceiling_ccc" "$WORK/bin/"
-    [ -z "${BASE_BIN:-}" ] || cp "$BASE_BIN" "$WORK/bin/ccc-base"
 }
 
 seed() {
@@ -559,6 +558,8 @@ main() {
     NGINX=${NGINX:-$(command -v nginx || echo /usr/sbin/nginx)}
     HZ=$(getconf CLK_TCK)
     [ "${SKIP_BUILD:-0}" = 1 ] || build
+    # The base is copied with SKIP_BUILD too: it is not built here.
+    [ -z "${BASE_BIN:-}" ] || { mkdir -p "$WORK/bin" && cp "$BASE_BIN" "$WORK/bin/ccc-base"; }
     [ "${SKIP_SEED:-0}" = 1 ] || seed
     MEDIAN_SIZE=$(find -L "$WORK/export" -name '*.gz' -printf '%s\n' | median)
     write_nginx_conf
