@@ -43,9 +43,10 @@ use crate::serve::stored::{StoredAsset, Stream};
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 /// Default `--index-bytes`, as `--help` shows it (parsed like the flag).
-/// A record of a typical front-end file holds about 300 bytes with its
-/// key, so 32 MiB indexes about 100,000 files.
-pub const DEFAULT_INDEX_BYTES: &str = "32MiB";
+/// A record of a typical front-end file weighs about 630 bytes with its
+/// key and the index's own bookkeeping, so 64 MiB indexes about 100,000
+/// files.
+pub const DEFAULT_INDEX_BYTES: &str = "64MiB";
 
 /// What the index keeps of one file: everything a miss needs but its
 /// stored bytes.
