@@ -38,6 +38,11 @@ PORT=18400
 unset CCC_DB_PATH CCC_PORT CCC_BIND CCC_THREADS CCC_CACHE_CAPACITY CCC_CACHE_BYTES
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# No brotli upgrade pass, as in bench/rps.sh: on a fresh seed it rewrites
+# streams under the load. A build from before the pass has no such flag.
+no_recompress() {
+    [[ $("$1" "$2" --help 2>/dev/null || true) != *--no-recompress* ]] || echo --no-recompress
+}
 
 if [ ! -f "$WORK/data/cdn.db" ] || ! command -v wrk >/dev/null; then
     log "error: run bench/rps.sh first: it installs wrk and seeds $WORK/data"
@@ -63,7 +68,7 @@ for load in $LOADS; do
         --rounds "$ROUNDS" --speedups "$SPEEDUPS" --seed 41 "${site_args[@]}" \
         --idle-cores "$IDLE_CORES" --site-clock "$SITE_CLOCK" \
         --json-out "$out.json" --coz-out "$out.coz" --plot "$out.svg" \
-        >"$out.txt" 2>"$out.log" &
+        $(no_recompress "$CCC" causal) >"$out.txt" 2>"$out.log" &
     profiler=$!
     for _ in $(seq 100); do
         curl -fsS -o /dev/null "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
@@ -96,7 +101,8 @@ if [ -n "${AB_BEFORE:-}" ] && [ -n "${AB_AFTER:-}" ]; then
             bin=$AB_BEFORE
             [ "$build" = after ] && bin=$AB_AFTER
             taskset -c 0 "$bin" --db "$WORK/data/cdn.db" serve --port "$PORT" \
-                --threads "$THREADS" --cache-capacity "$CACHE" >/dev/null 2>&1 &
+                --threads "$THREADS" --cache-capacity "$CACHE" $(no_recompress "$bin" serve) \
+                >/dev/null 2>&1 &
             server=$!
             for _ in $(seq 100); do
                 curl -fsS -o /dev/null "http://127.0.0.1:$PORT/healthz" 2>/dev/null && break
