@@ -12,7 +12,9 @@
 #
 # Each run: `ccc serve --cache-capacity 0 --no-recompress` (every request a
 # miss; no brotli upgrade pass, which on a fresh seed would rewrite streams
-# and move the catalog's generation during the run) pinned to
+# and move the catalog's generation during the run), and `--index-bytes 0`
+# where the build has a file index (every miss a lookup, which is what
+# grows with the catalog; INDEX=1 leaves the index at its default) pinned to
 # CPU $SERVER_CPU (0), its catalog file read once beforehand so that every
 # catalog is served from the page cache; wrk -t1 with $CONNS (50)
 # connections pinned to CPU $LOAD_CPU (1), each request a uniformly random
@@ -31,7 +33,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 PORT=${PORT:-18439}
 OUT=${OUT:-/tmp/scale/miss.tsv}
-[ $# -ge 2 ] || { sed -n '2,21p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
 HZ=$(getconf CLK_TCK)
 BIN=$(mktemp /tmp/ccc-scale-miss.XXXXXX)
 cp "$CCC" "$BIN"
@@ -49,11 +51,16 @@ load() { # seconds catalog: requests served
         sed -n 's/^RESULT requests=\([0-9]*\).*/\1/p'
 }
 
+NO_INDEX=()
+if [ "${INDEX:-0}" != 1 ] && [[ $("$BIN" serve --help 2>/dev/null || true) == *--index-bytes* ]]; then
+    NO_INDEX=(--index-bytes 0)
+fi
+
 run() { # catalog: prints "req/s cpu_us_per_request"
     local pid before after n
     cat "$1/cdn.db" >/dev/null
     taskset -c "$SERVER_CPU" "$BIN" --db "$1/cdn.db" serve --port "$PORT" \
-        --cache-capacity 0 --threads 1 --no-recompress >/dev/null 2>&1 &
+        --cache-capacity 0 --threads 1 --no-recompress "${NO_INDEX[@]}" >/dev/null 2>&1 &
     pid=$!
     local tries=0
     until curl -sf -o /dev/null "http://127.0.0.1:$PORT$(head -1 "$1/urls.txt")"; do
