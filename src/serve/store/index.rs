@@ -199,8 +199,9 @@ pub(super) struct FileIndex {
 /// The index's counters, for `/_stats` and `/metrics`.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IndexStats {
-    /// Misses answered through a record: the file's bytes read by its
-    /// blob's id, without the lookup.
+    /// Misses that found the file's record: its bytes read by the blob's
+    /// id, without the lookup (unless the record was stale, when the miss
+    /// was looked up as well).
     pub hits: u64,
     pub entries: u64,
     pub bytes: u64,

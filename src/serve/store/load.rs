@@ -58,6 +58,31 @@ pub struct Loaded {
     pub reserved: Option<Reservation>,
 }
 
+impl Loaded {
+    /// `stored` prepared, weighed for the cache of `shared` under `key`.
+    /// With the cache off nothing is kept. Either way the response builds
+    /// the lines of the coding it sends, and only those
+    /// (`Prepared::weight` charges every set without building one).
+    fn new(
+        stored: StoredAsset,
+        key: &AssetKey,
+        shared: &Shared,
+        reserved: Option<Reservation>,
+    ) -> Loaded {
+        let prepared = Prepared::new(stored);
+        let weight = if shared.cache.is_on() {
+            prepared.weight() + key.weight()
+        } else {
+            0
+        };
+        Loaded {
+            prepared,
+            weight,
+            reserved,
+        }
+    }
+}
+
 /// Loads `key` from `catalog`, checks what it read against its record and
 /// prepares its responses: through the file index when it has the file
 /// (its bytes read by the blob's id, `index`), else by a lookup. A body
@@ -105,20 +130,7 @@ pub(super) fn load(
             started.elapsed().as_micros()
         ));
     }
-    let prepared = Prepared::new(stored);
-    // With the cache off nothing is kept. Either way the response builds
-    // the lines of the coding it sends, and only those (`Prepared::weight`
-    // charges every set without building one).
-    let weight = if shared.cache.is_on() {
-        prepared.weight() + key.weight()
-    } else {
-        0
-    };
-    Ok(Some(Loaded {
-        prepared,
-        weight,
-        reserved,
-    }))
+    Ok(Some(Loaded::new(stored, key, shared, reserved)))
 }
 
 /// How a miss found its file.
@@ -326,17 +338,8 @@ pub(super) fn load_delta(
         }
     }
     let _s = causal::site!(CACHE_INSERT);
-    let prepared = Prepared::new(plain.stored.with_delta(delta));
-    let weight = if shared.cache.is_on() {
-        prepared.weight() + key.weight()
-    } else {
-        0
-    };
-    Ok(Some(Loaded {
-        prepared,
-        weight,
-        reserved: Some(reserved),
-    }))
+    let stored = plain.stored.with_delta(delta);
+    Ok(Some(Loaded::new(stored, key, shared, Some(reserved))))
 }
 
 impl Store {
