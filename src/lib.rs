@@ -16,7 +16,9 @@
 //!   on tokio, TLS, and ccc's limits, deadlines and drain around them;
 //!   [`serve`]: the handler that answers requests, response building, the
 //!   store actor that owns the server's catalog connection, and the cache
-//!   requests read;
+//!   requests read; [`site`]: a host served from one package at a
+//!   dist-tag: its `_redirects` and `_headers` rules, and which files
+//!   carry a content hash;
 //! - [`causal`]: the causal profiler: the hooks the serve path compiles
 //!   in, and the driver behind `ccc causal` (sweep, load, reports);
 //! - [`delta`]: the deltas of RFC 9842 (dcb, dcz), families of names and
@@ -68,6 +70,7 @@ pub mod refs;
 pub mod remote;
 pub mod rng;
 pub mod serve;
+pub mod site;
 pub mod spec;
 pub mod spool;
 pub mod transport;
