@@ -5,6 +5,10 @@
 //! - [`rules`]: the `_redirects` and `_headers` files a build carries at
 //!   its root, parsed once into rules that a request is matched against
 //!   without I/O; publish parses them too, so a version whose rules ccc
-//!   cannot follow is refused before anything is written.
+//!   cannot follow is refused before anything is written;
+//! - [`fingerprint`]: whether a file name carries a content hash, so that
+//!   it may be served `immutable` while the site's other files are
+//!   revalidated.
 
+pub mod fingerprint;
 pub mod rules;
