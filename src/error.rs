@@ -220,6 +220,18 @@ pub enum Error {
     #[error("{}: {what}", path.display())]
     BadInput { path: PathBuf, what: String },
 
+    /// A `_redirects` or `_headers` at a version's root that ccc cannot
+    /// follow (`site::rules`), found by publish before anything is
+    /// written; `target` is `package@version` once known.
+    #[error(
+        "{}{rules}",
+        target.as_ref().map(|t| format!("{t} was not published: ")).unwrap_or_default()
+    )]
+    SiteRules {
+        target: Option<String>,
+        rules: crate::site::rules::RuleError,
+    },
+
     /// No file or folder could be made in `dir` (the name of the one
     /// that was to be made, often a hidden temporary one, means nothing
     /// to the user); `why` in words ([`Error::no_files_in`]).
@@ -296,6 +308,15 @@ pub enum Error {
     /// the catalog itself is committed (see `purge`).
     #[error("the catalog is changed, but purging failed in {0}")]
     Purge(String),
+}
+
+impl From<crate::site::rules::RuleError> for Error {
+    fn from(rules: crate::site::rules::RuleError) -> Self {
+        Error::SiteRules {
+            target: None,
+            rules,
+        }
+    }
 }
 
 impl From<crate::actor::StartError> for Error {
@@ -445,6 +466,12 @@ impl Error {
                  `curl -X PURGE <cache><path>`"
                     .into(),
             ),
+            Error::SiteRules { rules, .. } => Some(format!(
+                "ccc follows {} at the root of a version served as a site, as Netlify and \
+                 Cloudflare Pages do; fix that line, or move the file out of the root if it \
+                 is not meant as a site's rules",
+                rules.file
+            )),
             Error::Usage(_) => Some("`ccc help <COMMAND>` shows how the arguments fit".into()),
             Error::Internal(_) => Some(
                 "this is a bug in ccc; please report it with the command that caused it".into(),
@@ -487,6 +514,21 @@ impl Error {
         Error::CannotCreate {
             dir: dir.into(),
             why,
+        }
+    }
+
+    /// `e` with the version it refused named, when it is a
+    /// [`Error::SiteRules`] found before the version was known.
+    pub(crate) fn naming_version(self, target: impl FnOnce() -> Option<String>) -> Self {
+        match self {
+            Error::SiteRules {
+                target: None,
+                rules,
+            } => Error::SiteRules {
+                target: target(),
+                rules,
+            },
+            e => e,
         }
     }
 

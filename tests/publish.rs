@@ -757,3 +757,108 @@ fn likely_mistakes_are_published_with_a_warning() {
     let report = ws.publish_json("JSONStream@1.3.6", "json", &[]);
     assert_eq!(report["warnings"], serde_json::json!([]));
 }
+
+/// An npm tarball (`package/` and the files under it), gzipped.
+fn npm_tarball(files: &[(&str, &str)]) -> Vec<u8> {
+    let mut tar = tar::Builder::new(Vec::new());
+    for (path, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_mode(0o644);
+        header.set_size(text.len() as u64);
+        tar.append_data(&mut header, format!("package/{path}"), text.as_bytes())
+            .expect("tar into memory");
+    }
+    let tar = tar.into_inner().expect("tar into memory");
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, &tar).expect("gzip into memory");
+    gz.finish().expect("gzip into memory")
+}
+
+#[test]
+fn a_sites_rules_files_are_checked_at_publish() {
+    let ws = Workspace::new();
+    ws.write("site/index.html", "<!doctype html><title>home</title>\n");
+    ws.write("site/assets/index-B1x9aZq2.js", "export {};\n");
+    ws.write(
+        "site/_redirects",
+        "# moved pages\n/old /new 301\n/docs/* https://docs.example.com/:splat 302\n\
+         /* /index.html 200\n",
+    );
+    ws.write(
+        "site/_headers",
+        "/*\n  X-Frame-Options: DENY\n/assets/*\n  Cache-Control: public, max-age=31536000, immutable\n",
+    );
+    ws.ok(&["publish", "site@1.0.0", "site", "-q"]);
+    assert_eq!(
+        ws.paths("site@1.0.0"),
+        [
+            "_headers",
+            "_redirects",
+            "assets/index-B1x9aZq2.js",
+            "index.html"
+        ]
+    );
+
+    // A condition ccc does not follow: refused naming the line, and the
+    // catalog is left as it was (`ccc ls` has no 1.1.0).
+    ws.write(
+        "site/_redirects",
+        "# moved pages\n/old /new 301\n/ /fr/ 302 Country=fr\n",
+    );
+    let stderr = ws.publish_fails(
+        &["publish", "site@1.1.0", "site"],
+        &[
+            "error: site@1.1.0 was not published: _redirects line 3: `Country=fr`: \
+             conditions are not supported",
+            "hint: ccc follows _redirects at the root of a version served as a site",
+        ],
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(ws.versions("site"), ["1.0.0"]);
+    // A header the server owns, the same; --dry-run says so too.
+    ws.write("site/_redirects", "/old /new 301\n");
+    ws.write(
+        "site/_headers",
+        "/*\n  X-Frame-Options: DENY\n  Content-Encoding: br\n",
+    );
+    ws.publish_fails(
+        &["publish", "site@1.1.0", "site", "--dry-run"],
+        &["_headers line 3: Content-Encoding is ccc's to set"],
+    );
+    assert_eq!(ws.versions("site"), ["1.0.0"]);
+}
+
+#[test]
+fn rules_files_below_the_root_of_a_tarball_are_ordinary_files() {
+    let ws = Workspace::new();
+    // A package shipping a Netlify template: its `_redirects` and
+    // `_headers` sit in a folder, and are not the package's rules.
+    let files = [
+        ("package.json", r#"{"name":"site-kit","version":"2.0.0"}"#),
+        ("index.js", "export {};\n"),
+        ("templates/netlify/_redirects", "/ /fr 302 Country=fr\n"),
+        ("templates/netlify/_headers", "not rules at all\n"),
+    ];
+    ws.write("site-kit-2.0.0.tgz", npm_tarball(&files));
+    ws.ok(&["publish", "site-kit-2.0.0.tgz", "-q"]);
+    assert_eq!(
+        ws.paths("site-kit@2.0.0"),
+        [
+            "index.js",
+            "package.json",
+            "templates/netlify/_headers",
+            "templates/netlify/_redirects",
+        ]
+    );
+    // At the root of the tarball (`package/_redirects`), it is the
+    // version's own and is read.
+    let mut files = files.to_vec();
+    files[0].1 = r#"{"name":"site-kit","version":"2.0.1"}"#;
+    files.push(("_redirects", "/a /b 302\n/ /fr 302 Country=fr\n"));
+    ws.write("site-kit-2.0.1.tgz", npm_tarball(&files));
+    ws.publish_fails(
+        &["publish", "site-kit-2.0.1.tgz"],
+        &["not published: _redirects line 2: `Country=fr`"],
+    );
+    assert_eq!(ws.versions("site-kit"), ["2.0.0"]);
+}

@@ -27,6 +27,12 @@
 //! the walk and in the workers, and ends the publish with
 //! [`Error::Interrupted`] before the commit (see `interrupt`).
 //!
+//! A `_redirects` or `_headers` at the version's root is a site's rules:
+//! its worker parses it (`site::rules`), and one that ccc cannot follow
+//! refuses the version ([`Error::SiteRules`], naming the line) before the
+//! commit, as a broken file would only show once the site is served.
+//! Files of those names in folders are ordinary files.
+//!
 //! # Catalogs are never published
 //!
 //! A catalog holds every version ever published; storing it as an asset
@@ -657,6 +663,12 @@ fn run(
             existing = Some(existing_version(&tx, identity, options.force).at(&path)??);
         }
         Ok(())
+    })
+    .map_err(|e| {
+        e.naming_version(|| {
+            let (package, version) = identity.as_ref().or(named.get())?;
+            Some(format!("{package}@{version}"))
+        })
     })?;
     let mut collected = blobs.finish();
     let mut stripped_folder = None;
@@ -976,6 +988,9 @@ fn process(
 ) -> Result<Processed> {
     let max_file_size = work.max_file_size;
     let chunked = file.size >= work.chunked_from || matches!(file.source, Source::Spooled(_));
+    if chunked && crate::site::rules::is_rules_file(&file.path) {
+        check_big_rules_file(file)?;
+    }
     if chunked {
         let (sha256, raw_size) = hash_source(file, max_file_size)?;
         let content = classify(sha256, reader, claimed, || {
@@ -1002,6 +1017,8 @@ fn process(
         Source::Spooled(_) => unreachable!("spooled files are chunked"),
     };
     refuse_catalog(file, bytes)?;
+    // A site's rules that ccc cannot follow refuse the version (`site::rules`).
+    crate::site::rules::check(&file.path, bytes)?;
     let sha256: [u8; 32] = Sha256::digest(bytes).into();
     let content = classify(sha256, reader, claimed, || {
         Content::New(deflate.compress(bytes, sha256))
@@ -1055,6 +1072,20 @@ fn classify(
     } else {
         Content::Repeated
     })
+}
+
+/// Checks a rules file stored in chunks (`--chunked-from` below its
+/// size): read whole all the same, up to one byte past the most a rules
+/// file may hold, which the check then refuses.
+fn check_big_rules_file(file: &FileEntry) -> Result<()> {
+    use std::io::Read;
+    let (source, name) = open_source(&file.source, &file.path)?;
+    let mut bytes = Vec::new();
+    source
+        .take(crate::site::rules::MAX_FILE_LEN as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(&name, e))?;
+    Ok(crate::site::rules::check(&file.path, &bytes)?)
 }
 
 /// A big file's sha256 and size, read a chunk at a time.
@@ -1264,6 +1295,45 @@ mod tests {
             let message = e.to_string();
             assert!(message.contains("data/cdn.db"), "{message}");
             assert!(message.contains("never published"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_root_rules_file_ccc_cannot_follow_is_refused() {
+        let file = |path: &str, text: &str| FileEntry {
+            path: path.into(),
+            size: text.len() as u64,
+            source: Source::Memory(Arc::from(text.as_bytes())),
+        };
+        let bad = "/a /b 302\n/ /fr 302 Country=fr\n";
+        // Read whole, and as a file stored in chunks.
+        for chunked_from in [1 << 20, 8] {
+            let work = Work {
+                jobs: 1,
+                reader_path: None,
+                level: Compression::fast(),
+                brotli_quality: 0,
+                max_file_size: 1 << 20,
+                chunked_from,
+                check: false,
+            };
+            let claimed = Mutex::new(HashSet::new());
+            let mut deflate = Deflater::new(Compression::fast(), 0);
+            let mut process = |file: &FileEntry| process(file, None, &claimed, &mut deflate, &work);
+            let Err(e) = process(&file("_redirects", bad)) else {
+                panic!("a _redirects with a condition was processed for storing");
+            };
+            assert!(
+                matches!(&e, Error::SiteRules { target: None, rules } if rules.line == 2),
+                "{e:?}"
+            );
+            let Err(e) = process(&file("_headers", "/*\n  Content-Length: 1\n")) else {
+                panic!("a _headers setting Content-Length was processed for storing");
+            };
+            assert!(e.to_string().starts_with("_headers line 2: "), "{e}");
+            assert!(process(&file("_redirects", "/a /b 302\n")).is_ok());
+            assert!(process(&file("docs/_redirects", bad)).is_ok());
+            assert!(process(&file("docs/_headers", "nonsense")).is_ok());
         }
     }
 
