@@ -16,7 +16,7 @@
 //!   on tokio, TLS, and ccc's limits, deadlines and drain around them;
 //!   [`serve`]: the handler that answers requests, response building, the
 //!   store actor that owns the server's catalog connection, and the cache
-//!   requests read; [`site`]: a host served from one package at a
+//!   requests read; [`site`](mod@site): a host served from one package at a
 //!   dist-tag: its `_redirects` and `_headers` rules, and which files
 //!   carry a content hash;
 //! - [`causal`]: the causal profiler: the hooks the serve path compiles
