@@ -84,7 +84,7 @@
 //!
 //! # Limits
 //!
-//! Cloudflare Pages's, so that a site that deploys there publishes here:
+//! Cloudflare Pages's, so that a file within its limits is within ccc's:
 //! 2,000 static redirects (no placeholder, no splat) plus 100 dynamic ones,
 //! lines of at most 1,000 characters in `_redirects`; 100 header rules,
 //! lines of at most 2,000 characters in `_headers`; and a file of at most
@@ -151,6 +151,7 @@ pub fn is_rules_file(path: &str) -> bool {
 /// The text of rules file `file`: UTF-8 (a leading byte-order mark is
 /// dropped) and at most [`MAX_FILE_LEN`] bytes.
 fn text<'b>(file: &'static str, bytes: &'b [u8]) -> Result<&'b str, RuleError> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let line_at = |end: usize| 1 + bytes[..end].iter().filter(|&&b| b == b'\n').count();
     if bytes.len() > MAX_FILE_LEN {
         return Err(RuleError {
@@ -162,7 +163,6 @@ fn text<'b>(file: &'static str, bytes: &'b [u8]) -> Result<&'b str, RuleError> {
             ),
         });
     }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     std::str::from_utf8(bytes).map_err(|e| RuleError {
         file,
         line: line_at(e.valid_up_to()),
@@ -638,9 +638,10 @@ impl Redirects {
     /// The answer of the first rule, in file order, that matches `path`
     /// (percent-decoded, starting with `/`) and applies: a rule without
     /// `!` does not apply when `file_exists(path)` (Netlify's shadowing),
-    /// which is asked at most once. `query` is the request's raw query
-    /// string, without `?` ("" for none), kept on a redirect whose TO has
-    /// none.
+    /// which is asked at most once, of the path as given: for a folder's
+    /// path (`/`, `/docs/`) it says whether the folder's index file would
+    /// be served. `query` is the request's raw query string, without `?`
+    /// ("" for none), kept on a redirect whose TO has none.
     pub fn find(
         &self,
         path: &str,
