@@ -17,8 +17,8 @@ use crate::cmd::{
     audit::AuditArgs, backup::BackupArgs, cat::CatArgs, causal::CausalArgs, check::ReferencesArgs,
     deltas::DeltasArgs, diff::DiffArgs, export::ExportArgs, follow::FollowArgs, gc::GcArgs,
     importmap::ImportmapArgs, inspect::InspectArgs, ls::LsArgs, publish::PublishArgs,
-    recompress::RecompressArgs, rm::RmArgs, serve::ServeArgs, tag::TagArgs, token::TokenArgs,
-    verify::VerifyArgs,
+    recompress::RecompressArgs, rm::RmArgs, serve::ServeArgs, site::SiteArgs, tag::TagArgs,
+    token::TokenArgs, verify::VerifyArgs,
 };
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 use std::path::PathBuf;
@@ -102,6 +102,7 @@ pub enum Command {
     Diff(DiffArgs),
     Cat(CatArgs),
     Tag(TagArgs),
+    Site(SiteArgs),
     Rm(Checked<RmArgs>),
     Gc(Checked<GcArgs>),
     Deltas(DeltasArgs),
@@ -111,7 +112,7 @@ pub enum Command {
     Importmap(ImportmapArgs),
     Backup(BackupArgs),
     Follow(FollowArgs),
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     Token(TokenArgs),
     Audit(AuditArgs),
     Export(ExportArgs),

@@ -106,6 +106,9 @@ pub enum Error {
     #[error("{package} has no dist-tag `{tag}`")]
     TagNotFound { package: String, tag: String },
 
+    #[error("no site is set for {host}")]
+    SiteNotFound { host: String },
+
     #[error("invalid {what} `{input}`: {why}")]
     InvalidSpec {
         what: &'static str,
@@ -447,6 +450,7 @@ impl Error {
             Error::TagNotFound { package, .. } => {
                 Some(format!("`ccc tag ls {package}` lists its dist-tags"))
             }
+            Error::SiteNotFound { .. } => Some("`ccc site ls` lists the sites".into()),
             Error::Bind {
                 addr,
                 source,

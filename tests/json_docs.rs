@@ -240,6 +240,15 @@ fn run(ws: &Workspace, name: &str) -> Value {
             out
         }
         "ccc tag ls PKG --json" => ws.json(&["tag", "ls", "app", "--json"]),
+        "ccc site ls --json" => {
+            // A rollback, so that the site has a recent version; undone.
+            ws.ok(&["site", "set", "default", "app", "--spa"]);
+            ws.ok(&["tag", "add", "app@1.0.0", "latest"]);
+            let out = ws.json(&["site", "ls", "--json"]);
+            ws.ok(&["tag", "rm", "app", "latest"]);
+            ws.ok(&["site", "rm", "default"]);
+            out
+        }
         // app@1.0.0 is an older release; each package's latest stays.
         "ccc gc --json" => ws.json(&["gc", "--keep", "1", "--dry-run", "--json"]),
         "ccc backup OUT --json" => ws.json(&["backup", &format!("{out}/backup.db"), "--json"]),

@@ -414,7 +414,7 @@ impl Catalog {
         if dry_run {
             tx.rollback().at(&path)?;
         } else {
-            super::generation::stamp(&tx).at(&path)?;
+            super::changed(&tx).at(&path)?;
             tx.commit().at(&path)?;
         }
         Ok(Removal {
@@ -495,7 +495,7 @@ impl Catalog {
             tx.rollback().at(&path)?;
         } else {
             if changed {
-                super::generation::stamp(&tx).at(&path)?;
+                super::changed(&tx).at(&path)?;
             }
             tx.commit().at(&path)?;
             if changed {

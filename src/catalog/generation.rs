@@ -27,7 +27,7 @@ pub struct Generation {
 }
 
 /// Raises the generation inside `tx`, the transaction of a change, just
-/// before it commits.
+/// before it commits (through [`super::changed`]).
 pub(super) fn stamp(tx: &Connection) -> rusqlite::Result<()> {
     tx.execute(
         "INSERT INTO meta (key, value) VALUES ('generation', '1')

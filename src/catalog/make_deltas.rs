@@ -182,7 +182,7 @@ pub fn catch_up(
             &progress,
         )?;
         if made.delta_count > 0 {
-            super::generation::stamp(&tx).at(catalog)?;
+            super::changed(&tx).at(catalog)?;
         }
         crate::interrupt::commit(|| tx.commit()).at(catalog)?;
         out.push(CaughtUp {

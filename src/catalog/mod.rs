@@ -186,6 +186,7 @@ pub mod read_only;
 pub mod recompress;
 pub mod rows;
 pub mod side_files;
+pub mod sites;
 pub mod tags;
 pub mod tokens;
 pub mod verify;
@@ -237,6 +238,14 @@ pub fn wait_for_locks(bound: Option<Duration>) {
 pub fn forget_lock_wait() {
     GAVE_UP.store(false, Ordering::Relaxed);
     *WAIT_STARTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// What every change of the catalog records inside its own transaction,
+/// just before it commits: what each site serves from now on
+/// ([`sites::record_moves`]), and the catalog's next generation.
+pub(crate) fn changed(tx: &rusqlite::Connection) -> rusqlite::Result<()> {
+    sites::record_moves(tx)?;
+    generation::stamp(tx)
 }
 
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
@@ -453,6 +462,31 @@ CREATE TABLE brotli_made (
 );
 INSERT INTO brotli_made (blob_id, quality) SELECT id, NULL FROM blobs WHERE encoding = 'gzip';
 "#,
+    // 12 -> 13: sites, a host (or '' for the default) served from a
+    // package's dist-tag at the root (see `sites`), and the versions each
+    // site began serving when, for skew protection. A site names its
+    // package by name, so it outlives the package's versions and may be
+    // set before the first publish.
+    r#"
+CREATE TABLE sites (
+    host          TEXT PRIMARY KEY,
+    package       TEXT NOT NULL,
+    tag           TEXT NOT NULL,
+    spa           INTEGER NOT NULL DEFAULT 0,
+    clean_urls    INTEGER NOT NULL DEFAULT 0,
+    hsts_max_age  INTEGER,
+    skew_versions INTEGER NOT NULL DEFAULT 3,
+    skew_seconds  INTEGER NOT NULL DEFAULT 86400
+) WITHOUT ROWID;
+
+CREATE TABLE site_versions (
+    host       TEXT NOT NULL REFERENCES sites(host) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,
+    version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+    since      INTEGER NOT NULL,
+    PRIMARY KEY (host, seq)
+) WITHOUT ROWID;
+"#,
 ];
 
 /// The schema version this ccc writes.
@@ -490,6 +524,9 @@ pub const DELTAS_SCHEMA: i64 = 11;
 
 /// The first schema with `brotli_made` (`recompress`).
 pub const BROTLI_MADE_SCHEMA: i64 = 12;
+
+/// The first schema with `sites` and `site_versions` (`sites`).
+pub const SITES_SCHEMA: i64 = 13;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -401,7 +401,7 @@ fn write_batch(catalog: &Catalog, quality: BrotliQuality, made: &[Made]) -> Resu
         }
     }
     if done.streams > 0 {
-        super::generation::stamp(&tx).at(catalog)?;
+        super::changed(&tx).at(catalog)?;
     }
     crate::interrupt::commit(|| tx.commit()).at(catalog)?;
     Ok(done)

@@ -322,9 +322,22 @@ impl Catalog {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let out = f(&tx).at(&path)?;
-        super::generation::stamp(&tx).at(&path)?;
+        super::changed(&tx).at(&path)?;
         tx.commit().at(&path)?;
         Ok(out)
+    }
+}
+
+/// The version row `tag` of `package` names now (`latest` falling back
+/// to the newest release), if any.
+pub(super) fn version_id(
+    conn: &Connection,
+    package: &str,
+    tag: &str,
+) -> rusqlite::Result<Option<i64>> {
+    match tag {
+        "latest" => Ok(latest(&version_ids(conn, package)?, &rows(conn, package)?)),
+        _ => named(conn, package, tag),
     }
 }
 

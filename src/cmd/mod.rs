@@ -20,6 +20,7 @@ pub mod publish;
 pub mod recompress;
 pub mod rm;
 pub mod serve;
+pub mod site;
 pub mod tag;
 pub mod token;
 pub mod verify;

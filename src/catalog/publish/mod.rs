@@ -755,7 +755,7 @@ fn run(
     if options.dry_run {
         tx.rollback().at(&path)?;
     } else {
-        super::generation::stamp(&tx).at(&path)?;
+        super::changed(&tx).at(&path)?;
         crate::interrupt::commit(|| tx.commit()).at(&path)?;
     }
     Ok(Report {
