@@ -58,6 +58,7 @@ mod serve_logs;
 pub mod serve_memory;
 mod serve_protocol;
 mod serve_ranges;
+mod sites;
 mod tags;
 mod under_attack;
 mod verify;

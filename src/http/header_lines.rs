@@ -44,6 +44,14 @@ impl HeaderLines {
         self
     }
 
+    /// Replaces every line named `name` (any case) with one, as
+    /// [`HeaderLines::push`] adds it.
+    pub fn set(&mut self, name: &str, value: &str) -> &mut HeaderLines {
+        self.lines
+            .retain(|(n, _)| !n.as_str().eq_ignore_ascii_case(name));
+        self.push(name, value)
+    }
+
     /// Lines from names and values.
     pub fn of<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> HeaderLines {
         let mut out = HeaderLines::new();

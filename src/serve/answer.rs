@@ -130,7 +130,9 @@ fn written_otherwise(
     Ok(stored.filter(|to| to.version != exact.to_string()))
 }
 
-fn asset(
+/// The answer for one file of an exact version (a miss of an alias
+/// redirects), as `/assets/` and a site's root send it.
+pub(super) fn asset(
     ask: &Ask<'_>,
     store: &store::Handle,
     policy: &alias::Policy,
@@ -235,6 +237,7 @@ fn asset(
                 ok: false,
                 encoding: send,
                 hit,
+                revalidate: false,
             },
             body: Body::Empty,
             length: Some(length),
@@ -271,6 +274,7 @@ fn asset(
         ok: true,
         encoding: send,
         hit,
+        revalidate: false,
     };
     if status == 206 {
         let whole = length as u64;
@@ -596,6 +600,8 @@ mod tests {
         Ask {
             method,
             target,
+            host: first("Host"),
+            tls: false,
             accept_encoding: first("Accept-Encoding").into_iter().collect(),
             accept: first("Accept").into_iter().collect(),
             if_none_match: first("If-None-Match"),

@@ -265,7 +265,8 @@ fn reply_of(e: &Error) -> Reply {
         | Error::BrokenReferences { .. }
         | Error::InvalidPackageName { .. }
         | Error::InvalidVersion { .. }
-        | Error::InvalidTag { .. } => (422, "unprocessable"),
+        | Error::InvalidTag { .. }
+        | Error::SiteRules { .. } => (422, "unprocessable"),
         Error::PackageNotFound { .. }
         | Error::VersionNotFound { .. }
         | Error::TagNotFound { .. } => (404, "not_found"),

@@ -45,6 +45,7 @@ pub mod prepared;
 mod recompress;
 pub mod response;
 mod service;
+pub mod site;
 pub mod store;
 pub mod stored;
 

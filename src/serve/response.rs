@@ -21,15 +21,23 @@ use serde::Serialize;
 /// `Cache-Control` of an answer no cache may keep.
 pub(super) const NO_STORE: &str = "no-store";
 
+/// `Cache-Control` of what a cache must revalidate before each use.
+pub(super) const REVALIDATE: &str = "no-cache";
+
 /// The values of a header that may be sent more than once: one or two
 /// in nearly every request, held without an allocation.
 pub type Values<'a> = smallvec::SmallVec<[&'a str; 2]>;
 
 /// The parts of a request that decide the answer.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Ask<'a> {
     pub method: &'a str,
     pub target: &'a str,
+    /// The host the request names (`Host`, else `:authority`), as sent:
+    /// which site answers it.
+    pub host: Option<&'a str>,
+    /// Whether it came over TLS (a site's HSTS).
+    pub tls: bool,
     pub accept_encoding: Values<'a>,
     /// `Accept`: only the listings look at it (HTML for browsers).
     pub accept: Values<'a>,
@@ -78,6 +86,9 @@ pub enum Headers {
         encoding: Encoding,
         /// A cache hit: the head is kept in the asset, for the next hits.
         hit: bool,
+        /// Sent with `Cache-Control: no-cache` instead of the asset's own
+        /// (a site's file whose name has no hash), the rest shared.
+        revalidate: bool,
     },
     Built(HeaderLines),
 }
@@ -86,6 +97,9 @@ impl Headers {
     /// The value of the first header named `name` (any case), if sent.
     pub fn get(&self, name: &str) -> Option<&str> {
         match self {
+            Headers::Prepared {
+                revalidate: true, ..
+            } if name.eq_ignore_ascii_case("cache-control") => Some(REVALIDATE),
             Headers::Prepared {
                 asset,
                 ok,
@@ -112,7 +126,16 @@ impl Headers {
                 ok,
                 encoding,
                 hit,
-            } => asset.value().write_head(*encoding, *ok, *hit, map),
+                revalidate,
+            } => {
+                asset.value().write_head(*encoding, *ok, *hit, map);
+                if *revalidate {
+                    map.insert(
+                        http::header::CACHE_CONTROL,
+                        http::HeaderValue::from_static(REVALIDATE),
+                    );
+                }
+            }
             Headers::Built(lines) => {
                 map.reserve(lines.len() + 1);
                 lines.append_to(map);
@@ -120,24 +143,51 @@ impl Headers {
         }
     }
 
+    /// Sends `Cache-Control: no-cache` instead of what the lines say (a
+    /// site's file whose name has no hash); prepared lines stay shared.
+    pub(super) fn revalidate(&mut self) {
+        match self {
+            Headers::Prepared { revalidate, .. } => *revalidate = true,
+            Headers::Built(lines) => {
+                lines.set("Cache-Control", REVALIDATE);
+            }
+        }
+    }
+
+    /// Replaces the lines named `name` with one (a site's headers),
+    /// copying prepared lines first as [`Headers::push`] does.
+    pub(super) fn set(&mut self, name: &str, value: &str) {
+        self.push_or_set(name, value, true)
+    }
+
     /// Adds a line. Prepared lines are shared, so they are copied first
-    /// (only a 206 adds to them, its `Content-Range`).
+    /// (a 206 adds its `Content-Range`, a site its headers).
     pub(super) fn push(&mut self, name: &str, value: &str) {
+        self.push_or_set(name, value, false)
+    }
+
+    fn push_or_set(&mut self, name: &str, value: &str, replace: bool) {
         if let Headers::Prepared {
             asset,
             ok,
             encoding,
+            revalidate,
             ..
         } = self
         {
-            let ok = *ok;
+            let (ok, revalidate) = (*ok, *revalidate);
             let head = asset.value().lines(*encoding);
-            *self = Headers::Built(HeaderLines::from_map(head, |name| {
-                ok || prepared::in_304(name)
-            }));
+            let mut lines = HeaderLines::from_map(head, |name| ok || prepared::in_304(name));
+            if revalidate {
+                lines.set("Cache-Control", REVALIDATE);
+            }
+            *self = Headers::Built(lines);
         }
         if let Headers::Built(lines) = self {
-            lines.push(name, value);
+            match replace {
+                true => lines.set(name, value),
+                false => lines.push(name, value),
+            };
         }
     }
 

@@ -27,6 +27,7 @@ use crate::serve::answer::answer;
 use crate::serve::api::Api;
 use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::response::{Answer, Ask, Values};
+use crate::serve::site;
 use crate::serve::store;
 use crate::transport::{Delivery, Handler, Later, Payload, Peer, RequestBody, limits};
 use bytes::Bytes;
@@ -171,12 +172,15 @@ struct Logged {
 impl Service {
     /// The answer to the request `parts` heads.
     fn decide(&self, parts: &Parts, peer: &Peer) -> Answer {
-        match read_head(parts) {
+        match read_head(parts, peer.tls) {
             Ok(ask) => {
                 if let Some(refused) = self.stats_refusal(&ask, parts, peer) {
                     return refused;
                 }
-                answer(&ask, &self.store, &self.counters, &self.aliases)
+                // A site's host is answered by its site, but for the
+                // server's own paths.
+                site::answer(&ask, &self.store, &self.aliases)
+                    .unwrap_or_else(|| answer(&ask, &self.store, &self.counters, &self.aliases))
             }
             Err(refused) => refused,
         }
@@ -267,11 +271,13 @@ impl Service {
 /// `Range` and `If-Range` are not lists (RFC 9110 14.2, 13.1.5): a request
 /// with two of either is read as having none, rather than read one way
 /// here and another by a cache in front.
-fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
+fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
     let target = target(parts);
     let mut ask = Ask {
         method: parts.method.as_str(),
         target,
+        host: None,
+        tls,
         accept_encoding: Values::new(),
         accept: Values::new(),
         if_none_match: None,
@@ -330,6 +336,10 @@ fn read_head(parts: &Parts) -> Result<Ask<'_>, Answer> {
     if hosts > 1 {
         return Err(Answer::error(400, "a request has at most one Host header").closing());
     }
+    ask.host = match host_value {
+        Some(value) => std::str::from_utf8(value).ok(),
+        None => parts.uri.authority().map(|a| a.as_str()),
+    };
     if let Some(value) = host_value {
         if !host::valid(value) {
             let why = "the Host header is not a host name or address with an optional port";

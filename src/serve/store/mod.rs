@@ -73,6 +73,7 @@ use crate::importmap::ImportMap;
 use crate::serve::cache::{Cache, Reader};
 use crate::serve::in_flight::{InFlight, Reservation};
 use crate::serve::prepared::Prepared;
+use crate::serve::site::map::SiteMap;
 use crate::spec::Selector;
 use index::FileIndex;
 use owner::Store;
@@ -82,7 +83,7 @@ use shared_read::SharingBound;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, TryLockError};
 
 /// Default `--cache-bytes`, as `--help` shows it (parsed like the flag).
 /// The cache is bounded by bytes alone by default (no `--cache-capacity`):
@@ -156,6 +157,9 @@ struct Shared {
     readers: Readers,
     /// Entry files by version row id (see `queries::entry`).
     entries: Mutex<HashMap<i64, Option<String>>>,
+    /// The sites as last read, with the count of changes they were read
+    /// under (`Handle::sites`).
+    sites: RwLock<Option<(u64, Arc<SiteMap>)>>,
     misses: AtomicU64,
     /// Loaded bodies that failed their check.
     corrupt: AtomicU64,
@@ -224,6 +228,8 @@ enum Msg {
     CaseVariant(String, String, String, Reply<Result<Option<String>>>),
     /// Every package with its totals.
     Packages(Page, Reply<Result<Vec<PackageRow>>>),
+    /// Every site, with what it serves.
+    Sites(Reply<Result<SiteMap>>),
     /// One checked chunk of a big file's blob.
     Chunk(ChunkedBlob, u64, Reply<Result<Vec<u8>>>),
     /// Part of a checked piece of a stream left in the catalog.
@@ -433,6 +439,25 @@ impl Handle {
         )
     }
 
+    /// The sites, as read once per change of the catalog: the map read
+    /// last, unless the catalog changed since the read it was made in
+    /// began (`site::map`).
+    pub fn sites(&self) -> Result<Arc<SiteMap>> {
+        let shared = &self.shared;
+        let changes = shared.readers.changes();
+        if let Some((seen, map)) = &*shared.sites.read().unwrap_or_else(PoisonError::into_inner)
+            && *seen == changes
+        {
+            return Ok(map.clone());
+        }
+        let (map, seen) = match shared.readers.read(|c, _| SiteMap::read(c)) {
+            Some(read) => (Arc::new(read.result?), read.seen),
+            None => (Arc::new(self.call(Msg::Sites)??), changes),
+        };
+        *shared.sites.write().unwrap_or_else(PoisonError::into_inner) = Some((seen, map.clone()));
+        Ok(map)
+    }
+
     /// The packages of `page` with their totals, by name.
     pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         self.read(|c| c.packages(page), |reply| Msg::Packages(page, reply))
@@ -526,6 +551,7 @@ impl Shared {
             policy: Mutex::new(cache),
             index: FileIndex::new(config.index_bytes),
             entries: Mutex::new(HashMap::new()),
+            sites: RwLock::new(None),
             misses: AtomicU64::new(0),
             corrupt: AtomicU64::new(0),
             in_flight: InFlight::new(config.in_flight_bytes),

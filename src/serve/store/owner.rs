@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::log;
 use crate::serve::cache::Cache;
 use crate::serve::prepared::Prepared;
+use crate::serve::site::map::SiteMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
@@ -209,6 +210,10 @@ impl Actor for Store {
             }
             Msg::Entry(package, version, reply) => {
                 let result = self.entry(&package, &version);
+                reply.send(self.after_read(result))
+            }
+            Msg::Sites(reply) => {
+                let result = self.catalog().and_then(SiteMap::read);
                 reply.send(self.after_read(result))
             }
             Msg::Packages(page, reply) => {
