@@ -33,6 +33,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
+            [CompletionResult]::new('site', 'site', [CompletionResultType]::ParameterValue, 'Serve a package''s dist-tag at the root of a host: an app''s front door')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('deltas', 'deltas', [CompletionResultType]::ParameterValue, 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)')
@@ -203,6 +204,67 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;tag;help;help' {
             break
         }
+        'ccc;site' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;site;set' {
+            [CompletionResult]::new('--hsts', '--hsts', [CompletionResultType]::ParameterName, 'Send `Strict-Transport-Security: max-age=...` for this long on every answer over HTTPS, like 365days')
+            [CompletionResult]::new('--skew-versions', '--skew-versions', [CompletionResultType]::ParameterName, 'How many versions the site served before the current one still answer their fingerprinted files, so that a page open during a deploy can load its own chunks (0: none)')
+            [CompletionResult]::new('--skew-age', '--skew-age', [CompletionResultType]::ParameterName, 'For how long after the site stopped serving a version (default: a day)')
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--spa', '--spa', [CompletionResultType]::ParameterName, 'Answer a path that has no file and no extension (`/settings/profile`) with `/index.html`, for single-page apps that route in the browser')
+            [CompletionResult]::new('--clean-urls', '--clean-urls', [CompletionResultType]::ParameterName, 'Answer `/about` with `/about.html` when there is no file `about`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;site;rm' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;site;ls' {
+            [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print JSON instead of a table')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'ccc;site;help' {
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'ccc;site;help;set' {
+            break
+        }
+        'ccc;site;help;rm' {
+            break
+        }
+        'ccc;site;help;ls' {
+            break
+        }
+        'ccc;site;help;help' {
+            break
+        }
         'ccc;rm' {
             [CompletionResult]::new('--purge', '--purge', [CompletionResultType]::ParameterName, 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"')
             [CompletionResult]::new('--purge-delay', '--purge-delay', [CompletionResultType]::ParameterName, 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)')
@@ -342,6 +404,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--shutdown-timeout', '--shutdown-timeout', [CompletionResultType]::ParameterName, 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)')
+            [CompletionResult]::new('--redirect-http', '--redirect-http', [CompletionResultType]::ParameterName, 'With --tls-cert: also listen for plain HTTP on PORT (on the --bind addresses, or a socket systemd passes with FileDescriptorName=redirect) and answer every request there with a 308 to the same URL over HTTPS')
+            [CompletionResult]::new('--acme-dir', '--acme-dir', [CompletionResultType]::ParameterName, 'With --redirect-http: answer ACME''s HTTP-01 challenges (/.well-known/acme-challenge/TOKEN) there from this webroot, the folder given to `certbot certonly --webroot -w DIR` or `lego --http.webroot DIR`; renewals then need no other server on port 80')
             [CompletionResult]::new('--max-upload-size', '--max-upload-size', [CompletionResultType]::ParameterName, 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published')
             [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422')
             [CompletionResult]::new('--publish-wait', '--publish-wait', [CompletionResultType]::ParameterName, 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After')
@@ -461,6 +525,8 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--shutdown-timeout', '--shutdown-timeout', [CompletionResultType]::ParameterName, 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed')
             [CompletionResult]::new('--tls-cert', '--tls-cert', [CompletionResultType]::ParameterName, 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again')
             [CompletionResult]::new('--tls-key', '--tls-key', [CompletionResultType]::ParameterName, 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)')
+            [CompletionResult]::new('--redirect-http', '--redirect-http', [CompletionResultType]::ParameterName, 'With --tls-cert: also listen for plain HTTP on PORT (on the --bind addresses, or a socket systemd passes with FileDescriptorName=redirect) and answer every request there with a 308 to the same URL over HTTPS')
+            [CompletionResult]::new('--acme-dir', '--acme-dir', [CompletionResultType]::ParameterName, 'With --redirect-http: answer ACME''s HTTP-01 challenges (/.well-known/acme-challenge/TOKEN) there from this webroot, the folder given to `certbot certonly --webroot -w DIR` or `lego --http.webroot DIR`; renewals then need no other server on port 80')
             [CompletionResult]::new('--max-upload-size', '--max-upload-size', [CompletionResultType]::ParameterName, 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published')
             [CompletionResult]::new('--max-unpacked-size', '--max-unpacked-size', [CompletionResultType]::ParameterName, 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422')
             [CompletionResult]::new('--publish-wait', '--publish-wait', [CompletionResultType]::ParameterName, 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After')
@@ -504,6 +570,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('diff', 'diff', [CompletionResultType]::ParameterValue, 'Show the files added, removed and changed from one version to another')
             [CompletionResult]::new('cat', 'cat', [CompletionResultType]::ParameterValue, 'Write a file''s original bytes to stdout')
             [CompletionResult]::new('tag', 'tag', [CompletionResultType]::ParameterValue, 'Add, remove or list a package''s dist-tags')
+            [CompletionResult]::new('site', 'site', [CompletionResultType]::ParameterValue, 'Serve a package''s dist-tag at the root of a host: an app''s front door')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Remove versions from the catalog (their blobs stay until `ccc gc`)')
             [CompletionResult]::new('gc', 'gc', [CompletionResultType]::ParameterValue, 'Prune old versions, drop unreferenced blobs and reclaim disk space')
             [CompletionResult]::new('deltas', 'deltas', [CompletionResultType]::ParameterValue, 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)')
@@ -549,6 +616,21 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             break
         }
         'ccc;help;tag;ls' {
+            break
+        }
+        'ccc;help;site' {
+            [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
+            [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            break
+        }
+        'ccc;help;site;set' {
+            break
+        }
+        'ccc;help;site;rm' {
+            break
+        }
+        'ccc;help;site;ls' {
             break
         }
         'ccc;help;rm' {

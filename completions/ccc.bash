@@ -73,6 +73,9 @@ _ccc() {
             ccc,serve)
                 cmd="ccc__subcmd__serve"
                 ;;
+            ccc,site)
+                cmd="ccc__subcmd__site"
+                ;;
             ccc,tag)
                 cmd="ccc__subcmd__tag"
                 ;;
@@ -136,6 +139,9 @@ _ccc() {
             ccc__subcmd__help,serve)
                 cmd="ccc__subcmd__help__subcmd__serve"
                 ;;
+            ccc__subcmd__help,site)
+                cmd="ccc__subcmd__help__subcmd__site"
+                ;;
             ccc__subcmd__help,tag)
                 cmd="ccc__subcmd__help__subcmd__tag"
                 ;;
@@ -144,6 +150,15 @@ _ccc() {
                 ;;
             ccc__subcmd__help,verify)
                 cmd="ccc__subcmd__help__subcmd__verify"
+                ;;
+            ccc__subcmd__help__subcmd__site,ls)
+                cmd="ccc__subcmd__help__subcmd__site__subcmd__ls"
+                ;;
+            ccc__subcmd__help__subcmd__site,rm)
+                cmd="ccc__subcmd__help__subcmd__site__subcmd__rm"
+                ;;
+            ccc__subcmd__help__subcmd__site,set)
+                cmd="ccc__subcmd__help__subcmd__site__subcmd__set"
                 ;;
             ccc__subcmd__help__subcmd__tag,add)
                 cmd="ccc__subcmd__help__subcmd__tag__subcmd__add"
@@ -162,6 +177,30 @@ _ccc() {
                 ;;
             ccc__subcmd__help__subcmd__token,revoke)
                 cmd="ccc__subcmd__help__subcmd__token__subcmd__revoke"
+                ;;
+            ccc__subcmd__site,help)
+                cmd="ccc__subcmd__site__subcmd__help"
+                ;;
+            ccc__subcmd__site,ls)
+                cmd="ccc__subcmd__site__subcmd__ls"
+                ;;
+            ccc__subcmd__site,rm)
+                cmd="ccc__subcmd__site__subcmd__rm"
+                ;;
+            ccc__subcmd__site,set)
+                cmd="ccc__subcmd__site__subcmd__set"
+                ;;
+            ccc__subcmd__site__subcmd__help,help)
+                cmd="ccc__subcmd__site__subcmd__help__subcmd__help"
+                ;;
+            ccc__subcmd__site__subcmd__help,ls)
+                cmd="ccc__subcmd__site__subcmd__help__subcmd__ls"
+                ;;
+            ccc__subcmd__site__subcmd__help,rm)
+                cmd="ccc__subcmd__site__subcmd__help__subcmd__rm"
+                ;;
+            ccc__subcmd__site__subcmd__help,set)
+                cmd="ccc__subcmd__site__subcmd__help__subcmd__set"
                 ;;
             ccc__subcmd__tag,add)
                 cmd="ccc__subcmd__tag__subcmd__add"
@@ -218,7 +257,7 @@ _ccc() {
 
     case "${cmd}" in
         ccc)
-            opts="-h -V --db --help --version publish ls list inspect diff cat tag rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
+            opts="-h -V --db --help --version publish ls list inspect diff cat tag site rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -302,7 +341,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__causal)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --redirect-http --acme-dir --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --sites --speedups --rounds --window --max-window --warmup --settle --min-delta --seed --load --urls --external-wake --site-clock --idle-cores --json-out --coz-out --coz-format --coz-append --ledger --strict --plot --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -393,6 +432,14 @@ _ccc() {
                     return 0
                     ;;
                 --tls-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --redirect-http)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acme-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -652,7 +699,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__help)
-            opts="publish ls inspect diff cat tag rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
+            opts="publish ls inspect diff cat tag site rm gc deltas recompress verify check importmap backup follow serve token audit export causal help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -906,6 +953,62 @@ _ccc() {
         ccc__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__site)
+            opts="set rm ls"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__site__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__site__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__help__subcmd__site__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1256,7 +1359,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__serve)
-            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --no-recompress --db --help --version"
+            opts="-h -V --bind --port --threads --cache-capacity --cache-bytes --index-bytes --in-flight-bytes --log-misses --alias-max-age --not-found-max-age --max-lag --access-log --log-format --log-exclude --trust-proxy --max-connections --header-timeout --keepalive-timeout --send-timeout --body-timeout --shutdown-timeout --tls-cert --tls-key --redirect-http --acme-dir --publish-api --max-upload-size --max-unpacked-size --publish-wait --writer --stats-allow --reuse-port --no-recompress --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1350,6 +1453,14 @@ _ccc() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --redirect-http)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --acme-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --max-upload-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1367,6 +1478,160 @@ _ccc() {
                     return 0
                     ;;
                 --stats-allow)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site)
+            opts="-h -V --db --help --version set rm ls help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__help)
+            opts="set rm ls help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__help__subcmd__ls)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__help__subcmd__rm)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__help__subcmd__set)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__ls)
+            opts="-h -V --json --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__rm)
+            opts="-h -V --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --db)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        ccc__subcmd__site__subcmd__set)
+            opts="-h -V --spa --clean-urls --hsts --skew-versions --skew-age --db --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hsts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skew-versions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skew-age)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1756,7 +2021,7 @@ _ccc_with_catalog_names() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]}
     [[ $cur == -* ]] && return 0
     case $prev in
-        --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) return 0 ;;
+        --access-log|--acme-dir|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--hsts|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--redirect-http|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--skew-age|--skew-versions|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) return 0 ;;
     esac
     local i word words=() db=()
     for ((i = 1; i < COMP_CWORD; i++)); do
@@ -1766,7 +2031,7 @@ _ccc_with_catalog_names() {
             --db=*) db=("$word") ;;
         esac
         case $word in
-            --access-log|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) ((i++)) ;;
+            --access-log|--acme-dir|--alias-max-age|--base|--bind|--body-timeout|--brotli-quality|--ca-file|--cache-bytes|--cache-capacity|--chunked-from|--coz-format|--coz-out|--db|--exclude|--expires|--external-wake|--header-timeout|--hsts|--idle-cores|--in-flight-bytes|--index-bytes|--interval|--jobs|--json-out|--keep|--keep-prereleases|--keepalive-timeout|--ledger|--level|--limit|--load|--log-exclude|--log-format|--max-connections|--max-file-size|--max-lag|--max-unpacked-size|--max-upload-size|--max-window|--min-delta|--not-found-max-age|--offset|--older-than|--plot|--port|--publish-wait|--purge|--purge-delay|--redirect-http|--registry|--rounds|--scope|--seed|--send-timeout|--settle|--shutdown-timeout|--since|--site-clock|--sites|--skew-age|--skew-versions|--speedups|--stats-allow|--tag|--threads|--tls-cert|--tls-key|--to|--token|--token-file|--trust-proxy|--urls|--wait|--warmup|--window|--writer|-j) ((i++)) ;;
             -*) ;;
             *) words+=("$word") ;;
         esac

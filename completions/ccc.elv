@@ -30,6 +30,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
             cand tag 'Add, remove or list a package''s dist-tags'
+            cand site 'Serve a package''s dist-tag at the root of a host: an app''s front door'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
@@ -184,6 +185,58 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;tag;help;help'= {
         }
+        &'ccc;site'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
+            cand rm 'Stop serving a site at HOST (its package and versions stay)'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;site;set'= {
+            cand --hsts 'Send `Strict-Transport-Security: max-age=...` for this long on every answer over HTTPS, like 365days'
+            cand --skew-versions 'How many versions the site served before the current one still answer their fingerprinted files, so that a page open during a deploy can load its own chunks (0: none)'
+            cand --skew-age 'For how long after the site stopped serving a version (default: a day)'
+            cand --db 'The catalog file'
+            cand --spa 'Answer a path that has no file and no extension (`/settings/profile`) with `/index.html`, for single-page apps that route in the browser'
+            cand --clean-urls 'Answer `/about` with `/about.html` when there is no file `about`'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;site;rm'= {
+            cand --db 'The catalog file'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;site;ls'= {
+            cand --db 'The catalog file'
+            cand --json 'Print JSON instead of a table'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'ccc;site;help'= {
+            cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
+            cand rm 'Stop serving a site at HOST (its package and versions stay)'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'ccc;site;help;set'= {
+        }
+        &'ccc;site;help;rm'= {
+        }
+        &'ccc;site;help;ls'= {
+        }
+        &'ccc;site;help;help'= {
+        }
         &'ccc;rm'= {
             cand --purge 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version''s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"'
             cand --purge-delay 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower''s interval plus a restore)'
@@ -314,6 +367,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --shutdown-timeout 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed'
             cand --tls-cert 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again'
             cand --tls-key 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)'
+            cand --redirect-http 'With --tls-cert: also listen for plain HTTP on PORT (on the --bind addresses, or a socket systemd passes with FileDescriptorName=redirect) and answer every request there with a 308 to the same URL over HTTPS'
+            cand --acme-dir 'With --redirect-http: answer ACME''s HTTP-01 challenges (/.well-known/acme-challenge/TOKEN) there from this webroot, the folder given to `certbot certonly --webroot -w DIR` or `lego --http.webroot DIR`; renewals then need no other server on port 80'
             cand --max-upload-size 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published'
             cand --max-unpacked-size 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422'
             cand --publish-wait 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After'
@@ -421,6 +476,8 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --shutdown-timeout 'On SIGINT or SIGTERM, how long requests in flight (a long download too) may take to finish after the server stops accepting; then the connections left are closed'
             cand --tls-cert 'Serve HTTPS (HTTP/2 and HTTP/1.1 by ALPN) with this PEM certificate chain, leaf first. SIGHUP reads it and the key again'
             cand --tls-key 'The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1)'
+            cand --redirect-http 'With --tls-cert: also listen for plain HTTP on PORT (on the --bind addresses, or a socket systemd passes with FileDescriptorName=redirect) and answer every request there with a 308 to the same URL over HTTPS'
+            cand --acme-dir 'With --redirect-http: answer ACME''s HTTP-01 challenges (/.well-known/acme-challenge/TOKEN) there from this webroot, the folder given to `certbot certonly --webroot -w DIR` or `lego --http.webroot DIR`; renewals then need no other server on port 80'
             cand --max-upload-size 'With --publish-api: the largest upload taken; a larger one is answered 413 and nothing is published'
             cand --max-unpacked-size 'With --publish-api: refuse an upload whose tar stream, decompressed, is larger than SIZE (a gzip bomb), answered 422'
             cand --publish-wait 'With --publish-api: how long a change waits for the one before it (the catalog takes one at a time); then it is answered 503 with Retry-After'
@@ -463,6 +520,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand diff 'Show the files added, removed and changed from one version to another'
             cand cat 'Write a file''s original bytes to stdout'
             cand tag 'Add, remove or list a package''s dist-tags'
+            cand site 'Serve a package''s dist-tag at the root of a host: an app''s front door'
             cand rm 'Remove versions from the catalog (their blobs stay until `ccc gc`)'
             cand gc 'Prune old versions, drop unreferenced blobs and reclaim disk space'
             cand deltas 'Make the deltas the catalog lacks, for versions published before ccc made them or without them (`ccc publish --no-deltas`)'
@@ -499,6 +557,17 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;tag;rm'= {
         }
         &'ccc;help;tag;ls'= {
+        }
+        &'ccc;help;site'= {
+            cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
+            cand rm 'Stop serving a site at HOST (its package and versions stay)'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+        }
+        &'ccc;help;site;set'= {
+        }
+        &'ccc;help;site;rm'= {
+        }
+        &'ccc;help;site;ls'= {
         }
         &'ccc;help;rm'= {
         }

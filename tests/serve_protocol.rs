@@ -333,6 +333,15 @@ fn http2_with_prior_knowledge_serves_the_same_bytes() {
 /// A certificate authority and a certificate for 127.0.0.1 and localhost
 /// signed by it, as PEM files in `dir`: (ca.pem, cert.pem, key.pem).
 pub(crate) fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf) {
+    certificates_for(dir, name, &["localhost", "127.0.0.1"])
+}
+
+/// [`certificates`] for the names `hosts` (DNS names or IP addresses).
+pub(crate) fn certificates_for(
+    dir: &Path,
+    name: &str,
+    hosts: &[&str],
+) -> (PathBuf, PathBuf, PathBuf) {
     use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
     let ca_key = KeyPair::generate().expect("a CA key");
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
@@ -342,8 +351,8 @@ pub(crate) fn certificates(dir: &Path, name: &str) -> (PathBuf, PathBuf, PathBuf
         .push(DnType::CommonName, format!("ccc test CA {name}"));
     let ca = ca_params.self_signed(&ca_key).expect("the CA");
     let key = KeyPair::generate().expect("a key");
-    let mut params = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
-        .expect("params");
+    let hosts = hosts.iter().map(|h| h.to_string()).collect::<Vec<_>>();
+    let mut params = CertificateParams::new(hosts).expect("params");
     params.distinguished_name.push(DnType::CommonName, name);
     let issuer = Issuer::from_params(&ca_params, &ca_key);
     let cert = params.signed_by(&key, &issuer).expect("the certificate");

@@ -254,6 +254,155 @@ fn each_host_has_its_own_site() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no site is set for c.example"));
 }
 
+/// `GET target` over TLS to `addr`, naming `host` in SNI and `Host`,
+/// trusting `ca` alone.
+fn tls_get_on(addr: SocketAddr, ca: &std::path::Path, host: &str, target: &str) -> RawResp {
+    use tokio_rustls::rustls::{self, pki_types};
+    let config = crate::serve_protocol::tls_client(ca);
+    let name = pki_types::ServerName::try_from(host.to_string()).expect("a name");
+    let tls = rustls::ClientConnection::new(config, name).expect("TLS");
+    let tcp = TcpStream::connect(addr).expect("connect");
+    tcp.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut stream = rustls::StreamOwned::new(tls, tcp);
+    let request = format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).expect("the request");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("the answer");
+    parse_raw(&answer).unwrap_or_else(|| panic!("no answer to {target} on {host}"))
+}
+
+#[test]
+fn an_https_front_door_redirects_plain_http_and_answers_acme() {
+    let ws = Workspace::new();
+    ws.write("a/index.html", "site a");
+    ws.write("b/index.html", "site b");
+    ws.publish("site-a@1.0.0", "a", &[]);
+    ws.publish("site-b@1.0.0", "b", &[]);
+    ws.ok(&["site", "set", "a.test", "site-a", "--hsts", "365days"]);
+    ws.ok(&["site", "set", "b.test", "site-b"]);
+    ws.write(
+        "acme/.well-known/acme-challenge/Tok_en-1",
+        "Tok_en-1.thumbprint",
+    );
+    // One certificate for both names.
+    let (ca, cert, key) =
+        crate::serve_protocol::certificates_for(ws.path(), "sites", &["a.test", "b.test"]);
+    let acme = ws.path().join("acme");
+    let server = Server::start(
+        &ws,
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+            "--redirect-http",
+            "0",
+            "--acme-dir",
+            acme.to_str().unwrap(),
+        ],
+    );
+    let mut redirect = None;
+    poll_until(MOVES_WITHIN, || {
+        redirect = server.stdout().lines().find_map(|l| {
+            l.strip_prefix("redirecting http://")?
+                .strip_suffix(" to HTTPS")?
+                .parse()
+                .ok()
+        });
+        redirect.is_some()
+    });
+    let redirect: SocketAddr = redirect.expect("serve says where it redirects from");
+    let https_port = server.addr.port();
+
+    let moved = get_on(redirect, "a.test:80", "/docs/?q=1", &[]);
+    assert_eq!(moved.status, 308);
+    assert_eq!(
+        moved.header("location"),
+        Some(format!("https://a.test:{https_port}/docs/?q=1").as_str())
+    );
+    assert_eq!(moved.header("strict-transport-security"), None);
+    let challenge = get_on(
+        redirect,
+        "a.test",
+        "/.well-known/acme-challenge/Tok_en-1",
+        &[],
+    );
+    assert_eq!(
+        (challenge.status, text(&challenge).as_str()),
+        (200, "Tok_en-1.thumbprint")
+    );
+    let escape = get_on(
+        redirect,
+        "a.test",
+        "/.well-known/acme-challenge/..%2F..%2Fa",
+        &[],
+    );
+    assert_eq!(escape.status, 404);
+
+    let a = tls_get_on(server.addr, &ca, "a.test", "/");
+    assert_eq!((a.status, text(&a).as_str()), (200, "site a"));
+    assert_eq!(
+        a.header("strict-transport-security"),
+        Some("max-age=31536000")
+    );
+    let b = tls_get_on(server.addr, &ca, "b.test", "/");
+    assert_eq!((b.status, text(&b).as_str()), (200, "site b"));
+    assert_eq!(b.header("strict-transport-security"), None, "b has no HSTS");
+}
+
+#[test]
+fn systemd_passes_the_redirecting_socket_by_name() {
+    use crate::util::{ccc_path, hermetic};
+    use std::process::{Command, Stdio};
+    let ws = Workspace::new();
+    ws.write("a/index.html", "site a");
+    ws.publish("site-a@1.0.0", "a", &[]);
+    ws.ok(&["site", "set", "default", "site-a"]);
+    let (ca, cert, key) = crate::serve_protocol::certificates(ws.path(), "activated");
+    let free = || {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").expect("a free port");
+        probe.local_addr().expect("addr")
+    };
+    let (https, http) = (free(), free());
+    let mut cmd = Command::new("systemd-socket-activate");
+    hermetic(&mut cmd);
+    cmd.current_dir(ws.path())
+        .args([
+            "--listen",
+            &https.to_string(),
+            "--listen",
+            &http.to_string(),
+        ])
+        .arg("--fdname=https:redirect")
+        .arg(ccc_path())
+        .args(["serve", "--db"])
+        .arg(ws.db())
+        .arg("--tls-cert")
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut activator = cmd
+        .spawn()
+        .expect("systemd-socket-activate runs (Debian's systemd package)");
+    let ready = poll_until(MOVES_WITHIN, || TcpStream::connect(http).is_ok());
+    assert!(ready.is_some(), "systemd-socket-activate listens on {http}");
+    let moved = get_on(http, "localhost", "/x", &[]);
+    assert_eq!(moved.status, 308);
+    let location = format!("https://localhost:{}/x", https.port());
+    assert_eq!(moved.header("location"), Some(location.as_str()));
+    let page = tls_get_on(https, &ca, "localhost", "/");
+    assert_eq!((page.status, text(&page).as_str()), (200, "site a"));
+    crate::serve_util::sigterm(activator.id());
+    if crate::serve_util::wait_timeout(&mut activator, Duration::from_secs(20)).is_none() {
+        let _ = activator.kill();
+        let _ = activator.wait();
+    }
+}
+
 #[test]
 fn the_builds_redirects_and_headers_apply() {
     let ws = Workspace::new();

@@ -236,6 +236,29 @@ pub struct ServerArgs {
     #[arg(long, env = "CCC_TLS_KEY", value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
 
+    /// With --tls-cert: also listen for plain HTTP on PORT (on the --bind
+    /// addresses, or a socket systemd passes with FileDescriptorName=redirect)
+    /// and answer every request there with a 308 to the same URL over HTTPS.
+    #[arg(
+        long,
+        env = "CCC_REDIRECT_HTTP",
+        value_name = "PORT",
+        requires = "tls_cert"
+    )]
+    pub redirect_http: Option<u16>,
+
+    /// With --redirect-http: answer ACME's HTTP-01 challenges
+    /// (/.well-known/acme-challenge/TOKEN) there from this webroot, the
+    /// folder given to `certbot certonly --webroot -w DIR` or `lego
+    /// --http.webroot DIR`; renewals then need no other server on port 80.
+    #[arg(
+        long,
+        env = "CCC_ACME_DIR",
+        value_name = "DIR",
+        requires = "redirect_http"
+    )]
+    pub acme_dir: Option<PathBuf>,
+
     /// Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc
     /// rm --to` with a token made by `ccc token create` (PUT and DELETE
     /// under /-/api/v1/). Off unless given: a catalog may be served by many
@@ -364,6 +387,8 @@ pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
             stats_allow: (!args.stats_allow.is_empty()).then(|| args.stats_allow.clone()),
         },
         recompress: false,
+        redirect_http: args.redirect_http,
+        acme_dir: args.acme_dir.clone(),
     })
 }
 
@@ -390,6 +415,9 @@ pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let scheme = if server.tls() { "https" } else { "http" };
     for addr in server.addrs() {
         say(format_args!("listening on {scheme}://{addr}"));
+    }
+    for addr in server.redirect_addrs() {
+        say(format_args!("redirecting http://{addr} to HTTPS"));
     }
     if config.reuse_port && !server.inherited() && listen::queued_connections_reset_on_close() {
         log::err(format_args!(

@@ -43,6 +43,7 @@ mod missing;
 pub mod pieces;
 pub mod prepared;
 mod recompress;
+mod redirect;
 pub mod response;
 mod service;
 pub mod site;
@@ -165,12 +166,24 @@ pub struct Config {
     /// Brings brotli streams up to quality 11 in the background
     /// ([`recompress`]).
     pub recompress: bool,
+    /// `--redirect-http`: a plain-HTTP port that redirects to HTTPS
+    /// ([`redirect`]), and `--acme-dir`, the ACME webroot it answers
+    /// challenges from.
+    pub redirect_http: Option<u16>,
+    pub acme_dir: Option<PathBuf>,
 }
+
+/// The name of a socket systemd passes for the redirecting listener
+/// (`FileDescriptorName=redirect` in its socket unit); every other passed
+/// socket serves.
+pub const REDIRECT_SOCKET_NAME: &str = "redirect";
 
 /// A started server: the store is open and the port is bound.
 pub struct Server {
     runtime: tokio::runtime::Runtime,
     transport: Transport,
+    /// The plain-HTTP listener that redirects to HTTPS, if any.
+    redirecting: Option<Transport>,
     certificate: Option<tls::Certificate>,
     service: Arc<Service>,
     store: store::Running,
@@ -204,10 +217,23 @@ impl Server {
         let passed = listen::inherited()
             .map_err(|e| Error::system("cannot use the sockets systemd passed (LISTEN_FDS)", e))?;
         let inherited = !passed.is_empty();
-        let listeners = if inherited {
-            passed
+        let (redirect_listeners, listeners) = if inherited {
+            let (redirect, serve): (Vec<_>, Vec<_>) = passed
+                .into_iter()
+                .partition(|(_, name)| name == REDIRECT_SOCKET_NAME);
+            let unnamed = |v: Vec<(std::net::TcpListener, String)>| -> Vec<_> {
+                v.into_iter().map(|(l, _)| l).collect()
+            };
+            (unnamed(redirect), unnamed(serve))
         } else {
-            bind_all(&config.bind, config.port, config.reuse_port)?
+            let redirect = match config.redirect_http {
+                Some(port) => bind_all(&config.bind, port, config.reuse_port)?,
+                None => Vec::new(),
+            };
+            (
+                redirect,
+                bind_all(&config.bind, config.port, config.reuse_port)?,
+            )
         };
         let counters = Arc::new(Counters::new());
         let api = Arc::new(api::Api::new(
@@ -238,6 +264,23 @@ impl Server {
             )
             .map_err(|e| Error::system("cannot serve on the listening socket", e))?
         };
+        let redirecting = match redirect_listeners.is_empty() {
+            true => None,
+            false => {
+                let _entered = runtime.enter();
+                let redirector = Arc::new(redirect::Redirector {
+                    https_port: transport.addrs()[0].port(),
+                    acme_dir: config.acme_dir.clone(),
+                });
+                let stats = Arc::new(transport::ConnStats::default());
+                let started =
+                    Transport::start(redirect_listeners, config.limits, None, stats, redirector);
+                Some(
+                    started
+                        .map_err(|e| Error::system("cannot serve on the redirecting socket", e))?,
+                )
+            }
+        };
         let recompressor = match config.recompress {
             true => Some(
                 recompress::start(config.store.db.clone())
@@ -248,6 +291,7 @@ impl Server {
         Ok(Server {
             runtime,
             transport,
+            redirecting,
             certificate,
             service,
             store,
@@ -267,6 +311,11 @@ impl Server {
     /// Every bound address.
     pub fn addrs(&self) -> &[SocketAddr] {
         self.transport.addrs()
+    }
+
+    /// The addresses of the listener that redirects to HTTPS, if any.
+    pub fn redirect_addrs(&self) -> &[SocketAddr] {
+        self.redirecting.as_ref().map_or(&[], |t| t.addrs())
     }
 
     /// Whether the listeners came from systemd (`LISTEN_FDS`).
@@ -298,6 +347,7 @@ impl Server {
         let Server {
             runtime,
             transport,
+            redirecting,
             certificate,
             service,
             store,
@@ -339,7 +389,17 @@ impl Server {
                     _ = release.tick() => releaser.tick(),
                 }
             }
-            transport.shutdown(config.shutdown_timeout).await
+            let redirects_cut_off = async {
+                match redirecting {
+                    Some(t) => t.shutdown(config.shutdown_timeout).await,
+                    None => 0,
+                }
+            };
+            let (cut_off, redirects_cut_off) = tokio::join!(
+                transport.shutdown(config.shutdown_timeout),
+                redirects_cut_off
+            );
+            cut_off + redirects_cut_off
         });
         if cut_off > 0 {
             log::err(format_args!(

@@ -38,16 +38,19 @@ pub fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
 }
 
 /// The TCP listeners systemd passed (`LISTEN_FDS` for this process), if
-/// any. A passed descriptor that is not a listening TCP socket is an
-/// error that names it.
-pub fn inherited() -> io::Result<Vec<TcpListener>> {
+/// any, each with the name its socket unit gives it (`FileDescriptorName=`,
+/// in `LISTEN_FDNAMES`). A passed descriptor that is not a listening TCP
+/// socket is an error that names it.
+pub fn inherited() -> io::Result<Vec<(TcpListener, String)>> {
+    let names = std::env::var("LISTEN_FDNAMES").unwrap_or_default();
+    let mut names = names.split(':');
     let mut passed = listenfd::ListenFd::from_env();
     let mut listeners = Vec::new();
     for index in 0..passed.len() {
         match passed.take_tcp_listener(index)? {
             Some(listener) => {
                 socket2::SockRef::from(&listener).set_tcp_nodelay(true)?;
-                listeners.push(listener);
+                listeners.push((listener, names.next().unwrap_or_default().to_string()));
             }
             None => {
                 return Err(io::Error::new(
