@@ -32,6 +32,10 @@ pub struct ServedSite {
     pub version: Option<String>,
     /// The current version's paths.
     files: HashSet<Box<str>>,
+    /// Its folders with an `index.html` ("" for the root's).
+    indexes: HashSet<Box<str>>,
+    /// Its `.html` files without the extension, for clean URLs.
+    pages: HashSet<Box<str>>,
     /// The versions a page may still load fingerprinted files from,
     /// newest first, each with its fingerprinted paths.
     recent: Vec<(String, HashSet<Box<str>>)>,
@@ -97,6 +101,8 @@ impl ServedSite {
         let mut served = ServedSite {
             version: current.as_ref().map(|v| v.version.clone()),
             files: HashSet::new(),
+            indexes: HashSet::new(),
+            pages: HashSet::new(),
             recent: Vec::with_capacity(recent.len()),
             redirects: Redirects::default(),
             headers: HeaderRules::default(),
@@ -120,6 +126,18 @@ impl ServedSite {
             .into_iter()
             .map(String::into_boxed_str)
             .collect();
+        for path in &served.files {
+            if let Some(page) = path.strip_suffix(".html") {
+                if let Some(dir) = page.strip_suffix("index")
+                    && (dir.is_empty() || dir.ends_with('/'))
+                {
+                    served.indexes.insert(dir.trim_end_matches('/').into());
+                }
+                if served.site.clean_urls {
+                    served.pages.insert(page.into());
+                }
+            }
+        }
         let package = served.site.package.clone();
         // A file too long, not text or damaged is the version's problem,
         // kept with the site; an error reading the catalog is the read's.
@@ -164,6 +182,17 @@ impl ServedSite {
     /// leading slash).
     pub fn has(&self, path: &str) -> bool {
         self.files.contains(path)
+    }
+
+    /// Whether the folder `dir` ("" for the root, no trailing slash) has an
+    /// `index.html`.
+    pub fn has_index(&self, dir: &str) -> bool {
+        self.indexes.contains(dir)
+    }
+
+    /// Whether `PAGE.html` is a file (with clean URLs on; never else).
+    pub fn has_page(&self, page: &str) -> bool {
+        self.pages.contains(page)
     }
 
     /// The newest recent version with the fingerprinted file at `path`.

@@ -90,6 +90,36 @@ fn failed(e: Error) -> Answer {
     }
 }
 
+/// What a path is to the server's own routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ServerPath {
+    /// A version of a package, its files or the packages' index:
+    /// `/assets/PKG/VERSION/...`, `/PKG@VERSION/...`, `/npm/...`, `/assets/`.
+    Version,
+    /// Only a package: `/assets/PKG`, `/assets/PKG/` (and the shape of a
+    /// bundler's `/assets/index-B1x9aZq2.js`).
+    Package,
+    No,
+}
+
+fn server_path(path: &str) -> ServerPath {
+    // Only these shapes route: a site's other paths are not parsed.
+    let first = path
+        .get(1..)
+        .and_then(|p| p.split('/').next())
+        .unwrap_or("");
+    if first != "assets" && first != "npm" && !first.contains('@') {
+        return ServerPath::No;
+    }
+    match route::route("GET", path) {
+        Ok(
+            Route::Asset { .. } | Route::Listing { .. } | Route::VersionRoot { .. } | Route::Index,
+        ) => ServerPath::Version,
+        Ok(Route::Package { .. } | Route::PackageRoot { .. }) => ServerPath::Package,
+        _ => ServerPath::No,
+    }
+}
+
 /// The path of a target, without its query and the scheme and authority
 /// of an absolute form.
 fn raw_path(target: &str) -> &str {
@@ -130,19 +160,22 @@ fn decoded(raw: &str) -> std::result::Result<Cow<'_, str>, &'static str> {
     Ok(path)
 }
 
-/// Where a site path leads.
-enum Found {
+/// Where a site path leads: borrowed from the site and the request, so
+/// that deciding allocates nothing for a file the path names.
+enum Found<'a> {
     /// A file of a version (the site's, or an earlier one's), answered
-    /// with `status` (200, or 404 for the build's 404 page).
+    /// with `status` (200, or the status of an error page).
     File {
-        version: String,
-        path: String,
+        version: &'a str,
+        path: Cow<'a, str>,
         status: u16,
     },
     Redirect {
         status: u16,
         location: String,
     },
+    /// Nothing: ccc's own 404.
+    Nothing,
 }
 
 /// A request being answered on a site.
@@ -153,7 +186,7 @@ struct OnSite<'a, 'r> {
     site: &'a ServedSite,
 }
 
-impl OnSite<'_, '_> {
+impl<'a> OnSite<'a, '_> {
     fn answer(&self, path: &str) -> Result<Option<Answer>> {
         let site = self.site;
         if let Some(problem) = &site.problem {
@@ -170,12 +203,12 @@ impl OnSite<'_, '_> {
             return Ok(Some(Answer::error(503, &why)));
         };
         let rel = path.strip_prefix('/').unwrap_or(path);
-        if is_rules_file(rel) {
-            return Ok(Some(self.file(version, &self.not_found_page(), 404)?));
-        }
-        let found = match self.route(path, version)? {
-            Some(found) => found,
-            None => return Ok(None),
+        let found = match is_rules_file(rel) {
+            true => self.not_found(version, 404),
+            false => match self.route(path, version)? {
+                Some(found) => found,
+                None => return Ok(None),
+            },
         };
         match found {
             Found::Redirect { status, location } => {
@@ -187,38 +220,63 @@ impl OnSite<'_, '_> {
                 version,
                 path,
                 status,
-            } => self.file(&version, &path, status).map(Some),
+            } => self.file(version, &path, status).map(Some),
+            Found::Nothing => {
+                let why = format!(
+                    "no such file in {}@{version}, served at {}",
+                    site.site.package,
+                    site.site.host_label()
+                );
+                Ok(Some(Answer::error(404, &why)))
+            }
         }
     }
 
     /// Where `path` leads (module doc's order); None: to the server.
-    fn route(&self, path: &str, version: &str) -> Result<Option<Found>> {
+    fn route<'p>(&self, path: &'p str, version: &'a str) -> Result<Option<Found<'p>>>
+    where
+        'a: 'p,
+    {
         let site = self.site;
-        let query = query(self.ask.target);
-        if !site.redirects.is_empty()
-            && let Some(rule) = site
+        if !site.redirects.is_empty() {
+            let query = query(self.ask.target).trim_start_matches('?');
+            let rule = site
                 .redirects
-                .find(path, query.trim_start_matches('?'), |p| {
-                    self.answers(p).unwrap_or(true)
-                })
-        {
-            if !rule.rewrite {
-                return Ok(Some(Found::Redirect {
-                    status: rule.status,
-                    location: rule.to,
+                .find(path, query, |p| self.answers(p).unwrap_or(true));
+            if let Some(rule) = rule {
+                if !rule.rewrite {
+                    return Ok(Some(Found::Redirect {
+                        status: rule.status,
+                        location: rule.to,
+                    }));
+                }
+                // A rewrite serves the file at its target with its status
+                // (200, or a custom 404 or 410 page).
+                return Ok(Some(match self.file_at(&rule.to, version) {
+                    Some(Found::File { path, .. }) => Found::File {
+                        version,
+                        path: Cow::Owned(path.into_owned()),
+                        status: rule.status,
+                    },
+                    Some(Found::Redirect { status, location }) => {
+                        Found::Redirect { status, location }
+                    }
+                    Some(Found::Nothing) | None => self.not_found(version, 404),
                 }));
             }
-            // A rewrite serves the file at its target with its status (200,
-            // or a custom 404 or 410 page).
-            return Ok(Some(match self.file_at(&rule.to, version) {
-                Some(Found::File { version, path, .. }) => Found::File {
-                    version,
-                    path,
-                    status: rule.status,
-                },
-                Some(redirect) => redirect,
-                None => self.not_found(version),
+        }
+        let rel = path.strip_prefix('/').unwrap_or(path);
+        if !rel.is_empty() && site.has(rel) {
+            return Ok(Some(Found::File {
+                version,
+                path: Cow::Borrowed(rel),
+                status: 200,
             }));
+        }
+        // A path that names a version of a package is the server's.
+        let server = server_path(raw_path(self.ask.target));
+        if server == ServerPath::Version {
+            return Ok(None);
         }
         if let Some(found) = self.file_at(path, version) {
             return Ok(Some(found));
@@ -226,18 +284,18 @@ impl OnSite<'_, '_> {
         if let Some(found) = self.skew(path) {
             return Ok(Some(found));
         }
-        if self.server_serves()? {
+        if server == ServerPath::Package && self.holds(raw_path(self.ask.target))? {
             return Ok(None);
         }
-        let last = path.rsplit('/').next().unwrap_or("");
+        let last = rel.rsplit('/').next().unwrap_or("");
         if site.site.spa && !last.contains('.') && site.has("index.html") {
             return Ok(Some(Found::File {
-                version: version.to_string(),
-                path: "index.html".into(),
+                version,
+                path: Cow::Borrowed("index.html"),
                 status: 200,
             }));
         }
-        Ok(Some(self.not_found(version)))
+        Ok(Some(self.not_found(version, 404)))
     }
 
     /// Whether something answers `path` without a rule: a file, a
@@ -245,88 +303,86 @@ impl OnSite<'_, '_> {
     /// server (for a rule without `!`, which such a path shadows).
     fn answers(&self, path: &str) -> Result<bool> {
         let version = self.site.version.as_deref().unwrap_or_default();
-        Ok(self.file_at(path, version).is_some()
-            || self.skew(path).is_some()
-            || self.server_serves_path(path)?)
+        if self.file_at(path, version).is_some() || self.skew(path).is_some() {
+            return Ok(true);
+        }
+        Ok(match server_path(path) {
+            ServerPath::Version => true,
+            ServerPath::Package => self.holds(path)?,
+            ServerPath::No => false,
+        })
     }
 
     /// The current version's file for `path`, or the redirect to its
     /// directory.
-    fn file_at(&self, path: &str, version: &str) -> Option<Found> {
+    fn file_at<'p>(&self, path: &'p str, version: &'a str) -> Option<Found<'p>>
+    where
+        'a: 'p,
+    {
         let site = self.site;
         let rel = path.strip_prefix('/').unwrap_or(path);
-        let file = |path: String| Found::File {
-            version: version.to_string(),
+        let file = |path: Cow<'p, str>| Found::File {
+            version,
             path,
             status: 200,
         };
         if rel.is_empty() || rel.ends_with('/') {
-            let index = format!("{rel}index.html");
-            return site.has(&index).then(|| file(index));
+            let dir = rel.strip_suffix('/').unwrap_or(rel);
+            return site
+                .has_index(dir)
+                .then(|| file(Cow::Owned(format!("{rel}index.html"))));
         }
         if site.has(rel) {
-            return Some(file(rel.to_string()));
+            return Some(file(Cow::Borrowed(rel)));
         }
-        if site.has(&format!("{rel}/index.html")) {
+        if site.has_index(rel) {
             let location = format!("{}/{}", raw_path(self.ask.target), query(self.ask.target));
             return Some(Found::Redirect {
                 status: 301,
                 location,
             });
         }
-        let html = format!("{rel}.html");
-        (site.site.clean_urls && site.has(&html)).then(|| file(html))
+        (site.site.clean_urls && site.has_page(rel))
+            .then(|| file(Cow::Owned(format!("{rel}.html"))))
     }
 
     /// A fingerprinted path from the newest recent version that has it.
-    fn skew(&self, path: &str) -> Option<Found> {
+    fn skew<'p>(&self, path: &'p str) -> Option<Found<'p>>
+    where
+        'a: 'p,
+    {
         let rel = path.strip_prefix('/').unwrap_or(path);
         if !is_fingerprinted(rel) {
             return None;
         }
         let version = self.site.recent_with(rel)?;
         Some(Found::File {
-            version: version.to_string(),
-            path: rel.to_string(),
+            version,
+            path: Cow::Borrowed(rel),
             status: 200,
         })
     }
 
-    /// Whether the request's path is one of the server's own, for a
-    /// package the catalog holds.
-    fn server_serves(&self) -> Result<bool> {
-        self.server_serves_path(raw_path(self.ask.target))
-    }
-
-    fn server_serves_path(&self, path: &str) -> Result<bool> {
-        let package = match route::route("GET", path) {
-            Ok(
-                Route::Asset { package, .. }
-                | Route::Listing { package, .. }
-                | Route::VersionRoot { package, .. }
-                | Route::Package { package }
-                | Route::PackageRoot { package },
-            ) => package,
-            Ok(Route::Index) => return Ok(true),
-            _ => return Ok(false),
-        };
-        Ok(self.store.resolve(&package, Selector::Latest)?.is_some())
-    }
-
-    /// The build's 404 page, else ccc's 404.
-    fn not_found(&self, version: &str) -> Found {
-        Found::File {
-            version: version.to_string(),
-            path: self.not_found_page(),
-            status: 404,
+    /// Whether the catalog holds the package a package-shaped path
+    /// (`/assets/PKG`, `/assets/PKG/`) names.
+    fn holds(&self, path: &str) -> Result<bool> {
+        match route::route("GET", path) {
+            Ok(Route::Package { package } | Route::PackageRoot { package }) => {
+                Ok(self.store.resolve(&package, Selector::Latest)?.is_some())
+            }
+            _ => Ok(false),
         }
     }
 
-    /// `404.html` when the build has one; "" for ccc's own 404.
-    fn not_found_page(&self) -> String {
+    /// The build's 404 page with `status`, else ccc's 404.
+    fn not_found(&self, version: &'a str, status: u16) -> Found<'a> {
         match self.site.has("404.html") {
-            true => "404.html".into(),
-            false => String::new(),
+            true => Found::File {
+                version,
+                path: Cow::Borrowed("404.html"),
+                status,
+            },
+            false => Found::Nothing,
         }
     }
 
@@ -334,13 +390,6 @@ impl OnSite<'_, '_> {
     /// 410) without validators or ranges.
     fn file(&self, version: &str, path: &str, status: u16) -> Result<Answer> {
         let package = &self.site.site.package;
-        if path.is_empty() {
-            let why = format!(
-                "no such file in {package}@{version}, served at {}",
-                self.site.site.host_label()
-            );
-            return Ok(Answer::error(404, &why));
-        }
         if status == 200 {
             return asset(self.ask, self.store, self.policy, package, version, path);
         }
