@@ -2,9 +2,28 @@
 //! type that holds only values publish accepts, with its range and its
 //! default defined here once. The command line parses into them, and
 //! publish uses them as they are, so no layer clamps or checks again.
+//!
+//! The rules for keeping a stream are here too, with the statement that
+//! records the quality a blob's brotli stream was tried at: publish and
+//! `recompress` both apply them, so a stream kept by one would be kept by
+//! the other.
 
 use std::fmt;
 use std::ops::RangeInclusive;
+
+/// Gzip is kept only when it saves at least this share of the raw size;
+/// below that (fonts, images, archives) the raw bytes are cheaper to serve.
+pub(crate) const MIN_GZIP_SAVING: f64 = 0.05;
+
+/// A brotli stream is kept only when it is at least this share smaller
+/// than the gzip stream: below that, the second copy costs disk and cache
+/// for too little.
+pub(crate) const MIN_BROTLI_SAVING: f64 = 0.05;
+
+/// Records the quality a blob's brotli stream was tried at (`?1` the
+/// blob, `?2` the quality), whether or not a stream was kept.
+pub(crate) const RECORD_QUALITY: &str = "INSERT INTO brotli_made (blob_id, quality) VALUES (?1, ?2)
+     ON CONFLICT (blob_id) DO UPDATE SET quality = excluded.quality";
 
 /// A gzip (deflate) level, 1 (fastest) to 9 (smallest).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -35,11 +35,10 @@
 //!   (`serve::prepared`), so a client never gets a range of the new bytes
 //!   for a copy of the old, nor a 304 for bytes the server no longer has.
 
-use super::compression::BrotliQuality;
+use super::compression::{BrotliQuality, MIN_BROTLI_SAVING, RECORD_QUALITY};
 use super::deltas::{self, Stored};
 use super::digest::xxh3_digest;
 use super::pieces::{self, Coding};
-use super::publish::MIN_BROTLI_SAVING;
 use super::{Catalog, Encoding, SqliteResult};
 use crate::error::{Error, Result};
 use rusqlite::{OptionalExtension, params};
@@ -47,11 +46,6 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::io::Read;
 use std::sync::mpsc;
-
-/// Records the quality a blob's brotli stream was tried at (`?1` the
-/// blob, `?2` the quality).
-pub(crate) const RECORD_QUALITY: &str = "INSERT INTO brotli_made (blob_id, quality) VALUES (?1, ?2)
-     ON CONFLICT (blob_id) DO UPDATE SET quality = excluded.quality";
 
 /// The rows of blobs below quality `?1` (module doc: unknown, or from 1
 /// to below it).

@@ -55,7 +55,7 @@
 //! blobs and the version.
 
 use super::SqliteResult;
-use super::compression::{BrotliQuality, GzipLevel};
+use super::compression::{BrotliQuality, GzipLevel, MIN_BROTLI_SAVING, MIN_GZIP_SAVING};
 use super::digest::xxh3_digest;
 use super::pieces::{self, Coding};
 use super::rows::{Identity, Skipped};
@@ -93,15 +93,6 @@ pub use walk::plan_dir;
 /// more are read a chunk at a time, so the limit is about disk, not
 /// memory.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 30;
-
-/// Gzip is kept only when it saves at least this share of the raw size;
-/// below that (fonts, images, archives) the raw bytes are cheaper to serve.
-const MIN_GZIP_SAVING: f64 = 0.05;
-
-/// A brotli stream is kept only when it is at least this share smaller
-/// than the gzip stream: below that, the second copy costs disk and cache
-/// for too little.
-pub(crate) const MIN_BROTLI_SAVING: f64 = 0.05;
 
 /// Where a file's bytes come from.
 #[derive(Debug, Clone)]

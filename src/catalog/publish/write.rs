@@ -61,7 +61,7 @@ impl<'t> Blobs<'t> {
                 .at(path)?,
             insert_pieces: tx.prepare_cached(pieces::INSERT).at(path)?,
             insert_made: tx
-                .prepare_cached(crate::catalog::recompress::RECORD_QUALITY)
+                .prepare_cached(crate::catalog::compression::RECORD_QUALITY)
                 .at(path)?,
             brotli_quality,
             collected: Collected::default(),
