@@ -11,8 +11,10 @@
 
 use super::queries;
 use super::readers::{self, Offer};
-use super::shared_read::{SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
-use super::watch::{CatalogState, FollowerHealth, STALENESS_CHECK, Served, open_file};
+use super::shared_read::{self, SHARED_READS, SHARED_SPAN, SharedRead, SharingBound, share};
+use super::watch::{
+    CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK, Served, Watch, open_file,
+};
 use super::{AssetKey, CacheStats, Msg, Shared};
 use crate::actor::Actor;
 use crate::catalog::Catalog;
@@ -66,18 +68,16 @@ impl Store {
             workers,
             offers: Vec::new(),
         };
-        store.open_readers();
+        store.served.open_readers(&store.workers);
         Ok(store)
     }
 
-    /// Opens the workers' pool on the catalog served, unless it is read
-    /// `immutable` (see `readers`).
-    pub(super) fn open_readers(&self) {
-        if let (Some(catalog), Some(file)) = (&self.served.catalog, self.served.file)
-            && !catalog.is_immutable()
-            && self.workers.config.readers > 0
-        {
-            self.workers.readers.open(file);
+    /// What following the catalog file works on (see `watch`).
+    fn watch(&mut self) -> Watch<'_> {
+        Watch {
+            served: &mut self.served,
+            shared: &mut self.shared,
+            workers: &self.workers,
         }
     }
 
@@ -85,7 +85,7 @@ impl Store {
     /// names (see `watch`), inside the shared read transaction (see
     /// `shared_read`); an error when there is no catalog.
     pub(super) fn catalog(&mut self) -> Result<&Catalog> {
-        self.follow_path(false);
+        self.watch().follow_path(false);
         let Some(catalog) = &self.served.catalog else {
             return Err(Error::Unavailable {
                 path: self.workers.config.db.clone(),
@@ -149,6 +149,26 @@ impl Store {
         for offer in self.offers.drain(..) {
             readers::admit(&mut cache, offer, changes);
         }
+    }
+
+    /// Ends the shared read transaction, if one is open: the next read
+    /// sees the catalog as it is now.
+    pub(super) fn end_shared(&mut self) {
+        shared_read::end(self.served.catalog.as_ref(), &mut self.shared);
+    }
+
+    /// A request's result, after ending the shared read transaction if the
+    /// request failed: whatever went wrong stays out of the next reads.
+    pub(super) fn after_read<T>(&mut self, result: Result<T>) -> Result<T> {
+        if result.is_err() {
+            self.end_shared();
+        }
+        result
+    }
+
+    /// What `/healthz` reports of the catalog (see `watch`).
+    pub(super) fn health(&self) -> CatalogHealth {
+        self.served.health(&self.workers)
     }
 
     /// The cache's owner side, which workers share (`readers`).
@@ -257,7 +277,7 @@ impl Actor for Store {
         self.workers.readers.end_idle();
         self.take_offers();
         self.cache().replay();
-        if let Err(e) = self.check_staleness() {
+        if let Err(e) = self.watch().check_staleness() {
             log::err(format_args!(
                 "warning: checking the catalog for changes failed: {e}"
             ));

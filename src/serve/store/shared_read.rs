@@ -40,7 +40,6 @@
 //! The store never writes: its connection is `query_only`, and a read-only
 //! open migrates nothing, so no write can meet a read transaction.
 
-use super::owner::Store;
 use crate::catalog::Catalog;
 use crate::error::Result;
 use crate::log;
@@ -90,27 +89,16 @@ pub(super) fn share(
     Ok(true)
 }
 
-impl Store {
-    /// Ends the shared read transaction, if one is open: the next read
-    /// sees the catalog as it is now.
-    pub(super) fn end_shared(&mut self) {
-        self.shared = None;
-        if let Some(catalog) = &self.served.catalog
-            && let Err(e) = catalog.end_read()
-        {
-            log::err(format_args!(
-                "warning: ending a read transaction on the catalog failed: {e}"
-            ));
-        }
-    }
-
-    /// A request's result, after ending the shared read transaction if the
-    /// request failed: whatever went wrong stays out of the next reads.
-    pub(super) fn after_read<T>(&mut self, result: Result<T>) -> Result<T> {
-        if result.is_err() {
-            self.end_shared();
-        }
-        result
+/// Ends the shared read transaction on `catalog`, if one is open: the
+/// next read sees the catalog as it is now.
+pub(super) fn end(catalog: Option<&Catalog>, shared: &mut Option<SharedRead>) {
+    *shared = None;
+    if let Some(catalog) = catalog
+        && let Err(e) = catalog.end_read()
+    {
+        log::err(format_args!(
+            "warning: ending a read transaction on the catalog failed: {e}"
+        ));
     }
 }
 
@@ -120,6 +108,7 @@ mod tests {
     use crate::actor::{self, Actor};
     use crate::catalog::Access;
     use crate::error::Error;
+    use crate::serve::store::owner::Store;
     use crate::serve::store::testing::{body, catalog_with, key, mv, noise, publish_at, store};
     use crate::serve::store::{Found, Msg, Resolved, Want};
     use crate::spec::Selector;

@@ -64,7 +64,8 @@
 //! path no longer names the connection's file, and here the log is the new
 //! file's.
 
-use super::owner::Store;
+use super::Shared;
+use super::shared_read::{self, SharedRead};
 use crate::catalog::SqliteResult;
 use crate::catalog::{Access, Catalog};
 use crate::error::{Error, Result};
@@ -237,7 +238,50 @@ pub(super) fn open_file(path: &Path) -> Result<(Catalog, FileId, i64, i64)> {
     Ok((catalog, after, data_version, generation))
 }
 
-impl Store {
+/// What following the catalog file works on: the catalog served and the
+/// read transaction its reads share, which the store owns, and what the
+/// workers share with it (the path, their pool, the cache and the index).
+pub(super) struct Watch<'a> {
+    pub(super) served: &'a mut Served,
+    pub(super) shared: &'a mut Option<SharedRead>,
+    pub(super) workers: &'a Shared,
+}
+
+impl Served {
+    /// Opens the workers' pool on the catalog served, unless it is read
+    /// `immutable` (see `readers`).
+    pub(super) fn open_readers(&self, workers: &Shared) {
+        if let (Some(catalog), Some(file)) = (&self.catalog, self.file)
+            && !catalog.is_immutable()
+            && workers.config.readers > 0
+        {
+            workers.readers.open(file);
+        }
+    }
+
+    pub(super) fn health(&self, workers: &Shared) -> CatalogHealth {
+        let generation = self.catalog.as_ref().and_then(|catalog| {
+            // A catalog that cannot say is reported without one; its
+            // trouble shows in `state` at the next check.
+            catalog.generation().ok().flatten()
+        });
+        CatalogHealth {
+            path: workers.config.db.clone(),
+            state: self.state,
+            problem: self.problem.clone(),
+            reloads: self.reloads,
+            generation: generation.map(|g| g.number),
+            changed_at: generation.map(|g| crate::units::rfc3339(g.changed_at)),
+            age_secs: generation.map(|g| (crate::units::unix_now() - g.changed_at).max(0) as u64),
+            follower: workers
+                .config
+                .max_lag
+                .map(|max_lag| FollowerHealth::of(&workers.config.db, max_lag)),
+        }
+    }
+}
+
+impl Watch<'_> {
     /// Compares the file the path names with the one open, and acts on a
     /// difference: switch to a servable replacement, or keep serving what
     /// is open and say why. A file already rejected is checked again only
@@ -322,7 +366,7 @@ impl Store {
                 self.served.data_version = data_version;
                 self.served.recoded_seen = generation;
                 self.served.reloads += 1;
-                self.open_readers();
+                self.served.open_readers(self.workers);
                 log::err(format_args!(
                     "note: catalog {} {what}; now serving it (cache emptied)",
                     path.display()
@@ -346,7 +390,7 @@ impl Store {
     /// Records the catalog's state; logs trouble once per state and file,
     /// and its end.
     fn settle(&mut self, state: CatalogState, problem: Option<String>, seen: Option<FileId>) {
-        let served = &mut self.served;
+        let served = &mut *self.served;
         served.state = state;
         let key = (state, seen);
         match &problem {
@@ -374,35 +418,13 @@ impl Store {
         // Row ids are per file: what workers read from the old one is
         // neither cached nor remembered (`readers`, `queries`).
         self.workers.readers.changed();
-        self.cache().retain(|_| false);
+        self.workers.policy().retain(|_| false);
         self.workers.index.retain(|_| false);
         self.workers
             .entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clear();
-    }
-
-    pub(super) fn health(&self) -> CatalogHealth {
-        let generation = self.served.catalog.as_ref().and_then(|catalog| {
-            // A catalog that cannot say is reported without one; its
-            // trouble shows in `state` at the next check.
-            catalog.generation().ok().flatten()
-        });
-        CatalogHealth {
-            path: self.workers.config.db.clone(),
-            state: self.served.state,
-            problem: self.served.problem.clone(),
-            reloads: self.served.reloads,
-            generation: generation.map(|g| g.number),
-            changed_at: generation.map(|g| crate::units::rfc3339(g.changed_at)),
-            age_secs: generation.map(|g| (crate::units::unix_now() - g.changed_at).max(0) as u64),
-            follower: self
-                .workers
-                .config
-                .max_lag
-                .map(|max_lag| FollowerHealth::of(&self.workers.config.db, max_lag)),
-        }
     }
 
     /// Checks for changes by other processes: first the file (see the
@@ -472,7 +494,8 @@ impl Store {
         self.served.recoded_seen = seen;
         if !recoded.is_empty() {
             let recoded: HashSet<i64> = recoded.into_iter().collect();
-            self.cache()
+            self.workers
+                .policy()
                 .retain(|p| !recoded.contains(&p.stored.blob_id));
             self.workers
                 .index
@@ -481,8 +504,12 @@ impl Store {
         let Some(catalog) = &self.served.catalog else {
             return Ok(());
         };
-        let mut version_ids: HashSet<i64> =
-            self.cache().values().map(|p| p.stored.version_id).collect();
+        let mut version_ids: HashSet<i64> = self
+            .workers
+            .policy()
+            .values()
+            .map(|p| p.stored.version_id)
+            .collect();
         version_ids.extend(self.workers.index.version_ids());
         let mut gone = HashSet::new();
         for id in version_ids {
@@ -491,7 +518,8 @@ impl Store {
             }
         }
         if !gone.is_empty() {
-            self.cache()
+            self.workers
+                .policy()
                 .retain(|p| !gone.contains(&p.stored.version_id));
             self.workers
                 .index
@@ -499,12 +527,18 @@ impl Store {
         }
         Ok(())
     }
+
+    /// Ends the shared read transaction (see `shared_read`).
+    fn end_shared(&mut self) {
+        shared_read::end(self.served.catalog.as_ref(), self.shared);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::actor::Actor;
+    use crate::serve::store::owner::Store;
     use crate::serve::store::testing::{
         body, cached, catalog_with, key, mv, noise, publish_at, store,
     };
