@@ -44,6 +44,17 @@ pub fn flag_size(bytes: u64) -> String {
     bytes.to_string()
 }
 
+/// A duration as a flag takes it and its help shows it: whole seconds
+/// (`60s`), or milliseconds (`1500ms`) for a duration that is not a whole
+/// second. [`parse_duration`] reads it back to the same duration, to the
+/// millisecond.
+pub fn flag_duration(d: Duration) -> String {
+    match d.subsec_nanos() {
+        0 => format!("{}s", d.as_secs()),
+        _ => format!("{}ms", d.as_millis()),
+    }
+}
+
 /// A size for tables: `1.2 MiB`, `512 B`.
 pub fn human_size(bytes: u64) -> String {
     bytesize::ByteSize::b(bytes).display().iec().to_string()
@@ -125,6 +136,19 @@ fn plural(noun: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flag_durations_read_back() {
+        for (d, shown) in [
+            (Duration::from_secs(60), "60s"),
+            (Duration::from_secs(75), "75s"),
+            (Duration::ZERO, "0s"),
+            (Duration::from_millis(1500), "1500ms"),
+        ] {
+            assert_eq!(flag_duration(d), shown);
+            assert_eq!(parse_duration(shown), Ok(d));
+        }
+    }
 
     #[test]
     fn flag_sizes_are_exact_and_read_back() {

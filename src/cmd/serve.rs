@@ -22,8 +22,9 @@ use crate::output::count;
 use crate::remote::parse_remote_url;
 use crate::serve::store;
 use crate::serve::{self, Server};
-use crate::transport::limits::DEFAULT_MAX_CONNECTIONS;
+use crate::transport::limits::{self, DEFAULT_MAX_CONNECTIONS};
 use crate::transport::{Limits, listen};
+use crate::units::{flag_duration, flag_size};
 use crate::{interrupt, log};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -124,7 +125,7 @@ pub struct ServerArgs {
     /// How long caches may reuse a redirect from a dist-tag or a range
     /// (`max-age`) before they revalidate it; 0 makes them revalidate
     /// every time (a 304 while the alias has not moved).
-    #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = crate::serve::alias::DEFAULT_ALIAS_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_ALIAS_MAX_AGE", default_value = flag_duration(crate::serve::alias::DEFAULT_ALIAS_MAX_AGE), value_parser = parse_duration, value_name = "DURATION")]
     pub alias_max_age: Duration,
 
     /// How long caches may keep a 404 for a missing package, version or
@@ -132,7 +133,7 @@ pub struct ServerArgs {
     /// answered by the cache in front instead of the catalog. A version
     /// published after such a 404 is seen through that cache at most this
     /// much later.
-    #[arg(long, env = "CCC_NOT_FOUND_MAX_AGE", default_value = crate::serve::alias::DEFAULT_NOT_FOUND_MAX_AGE, value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_NOT_FOUND_MAX_AGE", default_value = flag_duration(crate::serve::alias::DEFAULT_NOT_FOUND_MAX_AGE), value_parser = parse_duration, value_name = "DURATION")]
     pub not_found_max_age: Duration,
 
     /// On a replica kept by `ccc follow` (or examples/deploy/ccc-follow):
@@ -201,24 +202,24 @@ pub struct ServerArgs {
     /// Time a client has to send a complete request head (line and
     /// headers), from connecting or from the first byte of a later
     /// request; then the connection is closed.
-    #[arg(long, env = "CCC_HEADER_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_HEADER_TIMEOUT", default_value = flag_duration(limits::DEFAULT_HEADER_TIMEOUT), value_parser = parse_positive_duration, value_name = "DURATION")]
     pub header_timeout: Duration,
 
     /// Time an idle keep-alive connection is kept open.
-    #[arg(long, env = "CCC_KEEPALIVE_TIMEOUT", default_value = "75s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_KEEPALIVE_TIMEOUT", default_value = flag_duration(limits::DEFAULT_KEEPALIVE_TIMEOUT), value_parser = parse_positive_duration, value_name = "DURATION")]
     pub keepalive_timeout: Duration,
 
     /// Time a client may take no response bytes at all before its
     /// connection is closed. A slow client holds only its own connection,
     /// never a worker.
-    #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_SEND_TIMEOUT", default_value = flag_duration(limits::DEFAULT_SEND_TIMEOUT), value_parser = parse_positive_duration, value_name = "DURATION")]
     pub send_timeout: Duration,
 
     /// Time a client may go without sending a byte of an upload's body
     /// (--publish-api), counted between two reads, not for the whole body;
     /// then the upload fails, nothing is published, and the connection is
     /// closed.
-    #[arg(long, env = "CCC_BODY_TIMEOUT", default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    #[arg(long, env = "CCC_BODY_TIMEOUT", default_value = flag_duration(limits::DEFAULT_BODY_TIMEOUT), value_parser = parse_positive_duration, value_name = "DURATION")]
     pub body_timeout: Duration,
 
     /// On SIGINT or SIGTERM, how long requests in flight (a long download
@@ -268,18 +269,18 @@ pub struct ServerArgs {
 
     /// With --publish-api: the largest upload taken; a larger one is
     /// answered 413 and nothing is published.
-    #[arg(long, env = "CCC_MAX_UPLOAD_SIZE", value_name = "SIZE", default_value = crate::serve::api::DEFAULT_MAX_UPLOAD, value_parser = parse_size)]
+    #[arg(long, env = "CCC_MAX_UPLOAD_SIZE", value_name = "SIZE", default_value = flag_size(crate::serve::api::DEFAULT_MAX_UPLOAD), value_parser = parse_size)]
     pub max_upload_size: u64,
 
     /// With --publish-api: refuse an upload whose tar stream, decompressed,
     /// is larger than SIZE (a gzip bomb), answered 422.
-    #[arg(long, env = "CCC_MAX_UNPACKED_SIZE", value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    #[arg(long, env = "CCC_MAX_UNPACKED_SIZE", value_name = "SIZE", default_value = flag_size(crate::catalog::archive::DEFAULT_MAX_UNPACKED_SIZE), value_parser = parse_size)]
     pub max_unpacked_size: u64,
 
     /// With --publish-api: how long a change waits for the one before it
     /// (the catalog takes one at a time); then it is answered 503 with
     /// Retry-After.
-    #[arg(long, env = "CCC_PUBLISH_WAIT", value_name = "DURATION", default_value = crate::serve::api::DEFAULT_PUBLISH_WAIT, value_parser = parse_duration)]
+    #[arg(long, env = "CCC_PUBLISH_WAIT", value_name = "DURATION", default_value = flag_duration(crate::serve::api::DEFAULT_PUBLISH_WAIT), value_parser = parse_duration)]
     pub publish_wait: Duration,
 
     /// On a replica: the writer's URL, which the write API names to a

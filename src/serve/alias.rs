@@ -32,8 +32,8 @@ use crate::spec::Selector;
 use sha2::Digest;
 use std::time::Duration;
 
-/// Default `--alias-max-age`, as `--help` shows it.
-pub const DEFAULT_ALIAS_MAX_AGE: &str = "60s";
+/// Default `--alias-max-age`.
+pub const DEFAULT_ALIAS_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// How aliases are cached, from the server's flags.
 #[derive(Debug, Clone)]
@@ -48,7 +48,7 @@ impl Policy {
     pub fn new(max_age: Duration) -> Policy {
         Policy {
             cache_control: format!("public, max-age={}", max_age.as_secs()),
-            not_found: not_found_cache_control(DEFAULT_NOT_FOUND_SECS),
+            not_found: not_found_cache_control(DEFAULT_NOT_FOUND_MAX_AGE.as_secs()),
         }
     }
 
@@ -71,11 +71,10 @@ impl Policy {
     }
 }
 
-/// Default `--not-found-max-age`, as `--help` shows it: a few seconds,
-/// enough for a cache in front to absorb a scan of missing paths, short
-/// enough that a version published after a 404 is seen almost at once.
-pub const DEFAULT_NOT_FOUND_MAX_AGE: &str = "5s";
-const DEFAULT_NOT_FOUND_SECS: u64 = 5;
+/// Default `--not-found-max-age`: a few seconds, enough for a cache in
+/// front to absorb a scan of missing paths, short enough that a version
+/// published after a 404 is seen almost at once.
+pub const DEFAULT_NOT_FOUND_MAX_AGE: Duration = Duration::from_secs(5);
 
 fn not_found_cache_control(secs: u64) -> String {
     match secs {
@@ -86,7 +85,7 @@ fn not_found_cache_control(secs: u64) -> String {
 
 impl Default for Policy {
     fn default() -> Policy {
-        Policy::new(Duration::from_secs(60))
+        Policy::new(DEFAULT_ALIAS_MAX_AGE)
     }
 }
 

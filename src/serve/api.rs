@@ -65,9 +65,9 @@ use std::time::{Duration, Instant};
 pub const PREFIX: &str = "/-/api/";
 
 /// Default `--max-upload-size`.
-pub const DEFAULT_MAX_UPLOAD: &str = "256MiB";
+pub const DEFAULT_MAX_UPLOAD: u64 = 256 << 20;
 /// Default `--publish-wait`.
-pub const DEFAULT_PUBLISH_WAIT: &str = "30s";
+pub const DEFAULT_PUBLISH_WAIT: Duration = Duration::from_secs(30);
 /// Uploads received at once; past it a new one is answered 503.
 const MAX_RECEIVING: usize = 8;
 /// Authentication failures from one address within [`FAILURE_WINDOW`]
@@ -101,9 +101,9 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             enabled: false,
-            max_upload: 256 << 20,
+            max_upload: DEFAULT_MAX_UPLOAD,
             max_unpacked: archive::DEFAULT_MAX_UNPACKED_SIZE,
-            publish_wait: Duration::from_secs(30),
+            publish_wait: DEFAULT_PUBLISH_WAIT,
             writer: None,
             stats_allow: None,
         }

@@ -36,6 +36,14 @@ pub const MAX_HEADERS: usize = 100;
 /// Connections when `--max-connections` is not given, fewer when the
 /// open-files limit does not allow them.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 16 * 1024;
+/// `--header-timeout` when not given.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+/// `--keepalive-timeout` when not given.
+pub const DEFAULT_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(75);
+/// `--send-timeout` when not given.
+pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+/// `--body-timeout` when not given.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Descriptors kept out of the connection budget: the catalog and its WAL
 /// files, stdio, the listener, a refused connection's short life.
 pub const RESERVED_FILES: u64 = 32;
@@ -82,10 +90,10 @@ impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_timeout: Duration::from_secs(60),
-            keepalive_timeout: Duration::from_secs(75),
-            send_timeout: Duration::from_secs(60),
-            body_timeout: Duration::from_secs(60),
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            keepalive_timeout: DEFAULT_KEEPALIVE_TIMEOUT,
+            send_timeout: DEFAULT_SEND_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
         }
     }
 }
