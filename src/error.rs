@@ -237,7 +237,7 @@ pub enum Error {
 
     /// No file or folder could be made in `dir` (the name of the one
     /// that was to be made, often a hidden temporary one, means nothing
-    /// to the user); `why` in words ([`Error::no_files_in`]).
+    /// to the user); `why` in words (`Error::no_files_in`).
     #[error("cannot create files in {}: {why}", dir.display())]
     CannotCreate { dir: PathBuf, why: String },
 

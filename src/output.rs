@@ -526,7 +526,7 @@ pub fn shorten_middle(text: &str, max: usize) -> String {
 
 /// Every line of `lines` at most `width` columns wide, as
 /// [`shorten_middle`] does, except where that would leave a shortened
-/// line that reads as another line of `lines` too; see [`shorten_clear`].
+/// line that reads as another line of `lines` too; see `shorten_clear`.
 /// A line that cannot be told apart at `width` is shortened plainly.
 pub fn shorten_apart(lines: &[&str], width: usize) -> Vec<String> {
     let index = Lines::new(lines);

@@ -87,7 +87,7 @@ fn name_part(part: &str, capitals: bool) -> std::result::Result<(), String> {
 }
 
 /// Parses an exact semver version of `package`; an error says what is
-/// wrong in semver's terms ([`semver_problem`]).
+/// wrong in semver's terms (`semver_problem`).
 pub fn version(package: &str, input: &str) -> Result<Version> {
     Version::parse(input).map_err(|e| Error::InvalidVersion {
         package: package.to_string(),

@@ -23,7 +23,7 @@
 //!
 //! Errors while writing the copy name the destination as given (not the
 //! catalog, not the temporary file): the backup API reports the failures of
-//! both ends through one call, and [`copy_side`] tells them apart.
+//! both ends through one call, and `copy_side` tells them apart.
 
 use super::SqliteResult;
 use super::{APPLICATION_ID, Catalog};

@@ -33,7 +33,7 @@
 //!   bodies of one dictionary when a request names it
 //!   ([`Catalog::delta_bodies`]), each checked against its XXH3-128.
 //! - `rm` and `gc` drop the deltas whose file or dictionary no version
-//!   holds any more ([`drop_unused`]); deleting a blob deletes its deltas
+//!   holds any more (`drop_unused`); deleting a blob deletes its deltas
 //!   both ways (`ON DELETE CASCADE`).
 //! - `verify` decodes every delta against its dictionary and checks the
 //!   result against the file's sha256.

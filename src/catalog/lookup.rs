@@ -17,7 +17,7 @@
 //! A lookup by name searches three B-trees before it reaches the asset: the
 //! package by name, the version by (package, version), and the version's
 //! row. Requests come many to a version, so each connection remembers the
-//! row of every version it found ([`KnownVersions`]), and its next lookup
+//! row of every version it found (`KnownVersions`), and its next lookup
 //! in that version searches the asset by (version id, path) alone.
 //!
 //! That is safe because a version row's id, package, name and publish time

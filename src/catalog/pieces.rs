@@ -60,7 +60,7 @@
 //! stored bytes and reports a stream longer than a piece without them.
 //!
 //! The upgrade to schema 9 fills rows for the streams already stored, in
-//! the migration's exclusive transaction ([`fill`]): it reads each stream
+//! the migration's exclusive transaction (`fill`): it reads each stream
 //! once, checks it whole against its recorded digest (or, for a blob older
 //! than any stored digest, decodes it to the file's sha256) and records
 //! its pieces' digests; it rewrites no blob. A stream that fails that

@@ -23,7 +23,7 @@
 //!   never stored.
 //! - **What is kept.** The new stream replaces the old one only when it is
 //!   smaller, and is stored at all only when it is at least
-//!   [`MIN_BROTLI_SAVING`] smaller than gzip, as at publish. Either way
+//!   `MIN_BROTLI_SAVING` smaller than gzip, as at publish. Either way
 //!   the quality is recorded, so each blob is tried once per quality.
 //! - **Short writes.** Compressing holds no lock. Each batch is written in
 //!   one short transaction that skips blobs deleted (or whose id was

@@ -29,7 +29,7 @@
 //!   evicting least recently used entries first. While there is room every
 //!   miss is cached. Once the cache is full, a miss enters only if it was
 //!   asked for more often lately than the entry it would evict, by the
-//!   owner side's [`Frequency`] sketch of misses and replayed hits (TinyLFU);
+//!   owner side's `Frequency` sketch of misses and replayed hits (TinyLFU);
 //!   otherwise it is answered and dropped ([`Counts::rejections`]), so a
 //!   stream of one-time requests no longer churns the cache. Only the owner
 //!   side removes entries of deleted versions ([`Cache::retain`]).

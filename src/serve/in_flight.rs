@@ -103,7 +103,7 @@ impl InFlight {
     }
 
     /// Reserves `bytes` to read a body whole, if what is held then stays
-    /// within [`WHOLE_SHARE`] of the budget. The rest is kept for pieces,
+    /// within `WHOLE_SHARE` of the budget. The rest is kept for pieces,
     /// which any response can be sent in: a few slow readers of big
     /// files read whole would otherwise hold the whole budget, and every
     /// other response's pieces would wait for them.

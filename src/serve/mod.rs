@@ -1,5 +1,5 @@
 //! `ccc serve`: the [`transport`] (hyper on tokio) hands
-//! each request to the [`service`], which answers it on the thread that
+//! each request to the `service`, which answers it on the thread that
 //! read it: from the cache, or from the thread's own catalog connection;
 //! the store actor keeps what must stay single.
 //!
@@ -136,7 +136,7 @@ const RECOMPRESSOR_STOP_WAIT: Duration = Duration::from_secs(2);
 #[derive(Debug, Clone)]
 pub struct Config {
     pub store: store::Config,
-    /// An IP address or a host name (see [`bind_all`]).
+    /// An IP address or a host name (see `bind_all`).
     pub bind: String,
     pub port: u16,
     /// The runtime's threads.
@@ -164,7 +164,7 @@ pub struct Config {
     /// The write API (`--publish-api`) and who reads /_stats.
     pub api: api::Config,
     /// Brings brotli streams up to quality 11 in the background
-    /// ([`recompress`]).
+    /// (`recompress`).
     pub recompress: bool,
     /// `--redirect-http`: a plain-HTTP port that redirects to HTTPS
     /// ([`redirect`]), and `--acme-dir`, the ACME webroot it answers

@@ -18,7 +18,7 @@
 //! A request is answered on the spot, on the runtime thread that read it,
 //! and its body is never read; except a request the handler
 //! [defers](Handler::defers) (an upload), which gets its body as a stream
-//! ([`body`]) and is answered by a future once its work, done off the
+//! (`body`) and is answered by a future once its work, done off the
 //! runtime's threads, is over. Only requests other than GET and HEAD are
 //! asked whether they are deferred, so the common path pays nothing.
 //!
@@ -28,7 +28,7 @@
 //! - **tokio** multiplexes every connection onto a few threads, so an idle
 //!   or slow connection costs a few KiB and no thread.
 //! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`),
-//!   through its unbuffered API: [`tls::Stream`] holds the record buffers
+//!   through its unbuffered API: `tls::Stream` holds the record buffers
 //!   and frees them while they are empty.
 //!
 //! What hyper leaves to a server is here: how many connections, how long

@@ -12,7 +12,7 @@
 //! session's secret, as nginx's do, so the keys' rotation bounds what a
 //! stolen one opens.
 //!
-//! A connection's records go through [`Stream`], on rustls's unbuffered
+//! A connection's records go through `Stream`, on rustls's unbuffered
 //! API, whose buffers exist only while they hold bytes.
 
 use std::fmt;
