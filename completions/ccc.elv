@@ -378,7 +378,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --log-misses 'Print a line to stderr for every cache miss'
             cand --publish-api 'Take changes over HTTP: `ccc publish --to`, `ccc tag --to` and `ccc rm --to` with a token made by `ccc token create` (PUT and DELETE under /-/api/v1/). Off unless given: a catalog may be served by many servers, and only its writer, over TLS, should take writes'
             cand --reuse-port 'Share the port with other processes that set it too (SO_REUSEPORT), so a new `ccc serve` can start before the old one stops. Both must set it. For such a handover to drop nothing, Linux needs net.ipv4.tcp_migrate_req=1 (examples/deploy/60-ccc-reuse-port.conf); with its default, 0, the connections queued on the old server''s socket when it closes are reset, and serve warns at start. Not needed under systemd socket activation, which passes the socket itself'
-            cand --no-recompress 'Leave brotli streams at the quality publish gave them. By default a server that may write its catalog (not a replica) brings them up to quality 11 in the background, on idle CPU only, as `ccc recompress` does: 13-20% fewer bytes for brotli clients'
+            cand --no-recompress 'Leave brotli streams at the quality publish gave them. By default a server that may write its catalog (not a replica) brings them up to quality 11 in the background, on idle CPU only, as `ccc recompress` does: fewer bytes for brotli clients'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

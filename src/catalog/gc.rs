@@ -343,8 +343,8 @@ pub struct Removal {
 
 /// The ids of blobs no asset uses. Selecting the id alone lets SQLite scan
 /// the small sha256 index instead of the table, whose rows hold the
-/// bodies: at 1,000,000 assets that is 8 MB read instead of 635 MB
-/// (bench/SCALE.md); only the orphans' own rows are then read.
+/// bodies (bench/SCALE.md, "gc and verify", measures both at a million
+/// assets); only the orphans' own rows are then read.
 /// `tests::orphans_are_found_without_reading_bodies` checks the plan.
 const ORPHANS: &str = "SELECT id FROM blobs
   WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.blob_id = blobs.id)";

@@ -28,7 +28,8 @@
 //! kept when it is at most [`MAX_SHARE`] of what a client that accepts
 //! brotli is sent today (the brotli stream, else the gzip one): clearly
 //! smaller, and still smaller than a quality-11 brotli stream, which is
-//! about 10% smaller than the quality-5 one publish makes.
+//! smaller than the quality-5 one publish makes (bench/PUBLISH.md,
+//! "Brotli after publish", measures by how much).
 //!
 //! # Memory and order
 //!

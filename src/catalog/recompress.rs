@@ -1,9 +1,9 @@
 //! Brotli at its best quality, after publish.
 //!
 //! Publish compresses with brotli at a fast quality (5 by default), so a
-//! release is committed in seconds. Quality 11 makes streams 13-20%
-//! smaller on real JavaScript, at 15-20 times the CPU (bench/PUBLISH.md,
-//! "Brotli after publish"). This pass brings the brotli stream of each
+//! release is committed in seconds. Quality 11 makes smaller streams of
+//! real JavaScript at many times the CPU; bench/PUBLISH.md, "Brotli after
+//! publish", measures both. This pass brings the brotli stream of each
 //! gzip-stored blob up to a quality afterwards, as a new representation of
 //! the same immutable content: `ccc recompress` runs it on every core, and
 //! `ccc serve` on one idle-priority thread whenever the catalog changes

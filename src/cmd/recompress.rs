@@ -19,8 +19,8 @@ use std::process::ExitCode;
 /// background.
 ///
 /// Publish keeps its brotli streams at a fast quality (5 by default), so
-/// that a release commits in seconds; quality 11 makes them 13-20% smaller
-/// at 15-20 times the CPU. Every gzip-stored file below 11 is decoded,
+/// that a release commits in seconds; quality 11 makes them smaller still,
+/// at many times the CPU. Every gzip-stored file below 11 is decoded,
 /// checked against its sha256, compressed again and checked once more; the
 /// new stream replaces the old where smaller, and is stored where it beats
 /// gzip by 5%. Files published at brotli quality 0 are left alone.

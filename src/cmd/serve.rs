@@ -57,7 +57,7 @@ pub struct ServeArgs {
     /// Leave brotli streams at the quality publish gave them. By default
     /// a server that may write its catalog (not a replica) brings them up
     /// to quality 11 in the background, on idle CPU only, as `ccc
-    /// recompress` does: 13-20% fewer bytes for brotli clients.
+    /// recompress` does: fewer bytes for brotli clients.
     #[arg(long)]
     pub no_recompress: bool,
 }

@@ -38,9 +38,9 @@
 //!   the allocator does), plus what the cache itself spends on the entry:
 //!   [`Cache::ENTRY_BYTES`], its `Arc`'d node, its slot in a shard table and
 //!   its node in the recency order. For small assets these are a large
-//!   share of the memory: on a catalog whose bodies average 2.8 KB, an
-//!   entry's key, validators and prepared header lines came to about as
-//!   much again (bench/SCALE.md, "Startup and RSS").
+//!   share of the memory: an entry's key, validators and prepared header
+//!   lines can weigh as much as a small body (bench/SCALE.md, "Startup and
+//!   RSS", measures it).
 //!
 //! Hit ratios against a strict LRU on the benchmark's hot and uniform mixes,
 //! and on a scan that a strict LRU lets flush the hot set, are checked by

@@ -516,6 +516,6 @@ pub(super) fn with_cors<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>)
     ))
 }
 
-/// gzip level of browse pages, made per request: the fastest. A
-/// 10,000-file page still shrinks from 3.2 MB to 0.57 MB (see [`browse`]).
+/// gzip level of browse pages, made per request: the fastest, which still
+/// shrinks a page several times (bench/SCALE.md measures it, see [`browse`]).
 const COMPRESSION: flate2::Compression = flate2::Compression::fast();
