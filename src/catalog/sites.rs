@@ -11,7 +11,7 @@
 //!
 //! # What a site served
 //!
-//! Every change of the catalog passes [`record_moves`] in its own
+//! Every change of the catalog passes `record_moves` in its own
 //! transaction (through `catalog::changed`), which appends to
 //! `site_versions` each site's version when it differs from the last one
 //! recorded. So the table is the site's deploy history, whichever command

@@ -167,7 +167,7 @@ pub struct Config {
     /// (`recompress`).
     pub recompress: bool,
     /// `--redirect-http`: a plain-HTTP port that redirects to HTTPS
-    /// ([`redirect`]), and `--acme-dir`, the ACME webroot it answers
+    /// (`redirect`), and `--acme-dir`, the ACME webroot it answers
     /// challenges from.
     pub redirect_http: Option<u16>,
     pub acme_dir: Option<PathBuf>,

@@ -15,7 +15,7 @@
 //!    for a path whose `PATH/index.html` exists, a 301 to `PATH/`; with
 //!    clean URLs, `PATH.html`. The rules files themselves are not served.
 //! 3. Skew protection: a fingerprinted path the version lacks, from the
-//!    versions the site served last ([`map::ServedSite::recent`]), so a
+//!    versions the site served last (`map::ServedSite::recent_with`), so a
 //!    page open during a deploy still loads its own chunks.
 //! 4. The server's own paths (`/assets/PKG/...`, `/PKG@VERSION/...`,
 //!    `/npm/...`) for a package the catalog holds.
