@@ -212,7 +212,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
-            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -249,7 +249,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;site;help' {
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
-            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -621,7 +621,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         'ccc;help;site' {
             [CompletionResult]::new('set', 'set', [CompletionResultType]::ParameterValue, 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had')
             [CompletionResult]::new('rm', 'rm', [CompletionResultType]::ParameterValue, 'Stop serving a site at HOST (its package and versions stay)')
-            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from')
+            [CompletionResult]::new('ls', 'ls', [CompletionResultType]::ParameterValue, 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)')
             break
         }
         'ccc;help;site;set' {

@@ -193,7 +193,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
             cand --version 'Print version'
             cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
             cand rm 'Stop serving a site at HOST (its package and versions stay)'
-            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;site;set'= {
@@ -226,7 +226,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;site;help'= {
             cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
             cand rm 'Stop serving a site at HOST (its package and versions stay)'
-            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'ccc;site;help;set'= {
@@ -561,7 +561,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         &'ccc;help;site'= {
             cand set 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
             cand rm 'Stop serving a site at HOST (its package and versions stay)'
-            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from'
+            cand ls 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
         }
         &'ccc;help;site;set'= {
         }

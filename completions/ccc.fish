@@ -141,7 +141,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcom
 complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -f -a "set" -d 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -f -a "rm" -d 'Stop serving a site at HOST (its package and versions stay)'
-complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from'
+complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and not __fish_seen_subcommand_from set rm ls help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from set" -l hsts -d 'Send `Strict-Transport-Security: max-age=...` for this long on every answer over HTTPS, like 365days' -r
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from set" -l skew-versions -d 'How many versions the site served before the current one still answer their fingerprinted files, so that a page open during a deploy can load its own chunks (0: none)' -r
@@ -160,7 +160,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from ls" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from help" -f -a "set" -d 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from help" -f -a "rm" -d 'Stop serving a site at HOST (its package and versions stay)'
-complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from help" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from'
+complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from help" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
 complete -c ccc -n "__fish_ccc_using_subcommand site; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge -d 'Once the catalog has changed, send PURGE for every file removed or replaced (and its version\'s listing) to the HTTP cache at URL, like http://127.0.0.1:6081 (repeatable, one per cache); see README "Running ccc in production"' -r
 complete -c ccc -n "__fish_ccc_using_subcommand rm" -l purge-delay -d 'With --purge, wait DURATION first: the time every origin behind the caches takes to serve the change, or a cache would fetch the old files again (`ccc serve` on this catalog: 250 ms; on a replica: its follower\'s interval plus a restore)' -r
@@ -393,7 +393,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from tag" -f -a "ls" -d 'List PKG\'s tags, `latest` first, with the versions they name'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from site" -f -a "set" -d 'Serve PKG at TAG (`latest` when not given) at the root of HOST, replacing the site HOST had'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from site" -f -a "rm" -d 'Stop serving a site at HOST (its package and versions stay)'
-complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from site" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from'
+complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from site" -f -a "ls" -d 'List the sites, the version each serves now, and the versions skew protection still answers from (`recent`)'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "create" -d 'Make a token and print it, once, on stdout'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "ls" -d 'List the tokens: name, scopes, expiry, last use, state'
 complete -c ccc -n "__fish_ccc_using_subcommand help; and __fish_seen_subcommand_from token" -f -a "revoke" -d 'Revoke the token NAME: every server of the catalog refuses it from its next request'

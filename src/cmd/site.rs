@@ -47,7 +47,7 @@ pub enum SiteAction {
         host: SiteHost,
     },
     /// List the sites, the version each serves now, and the versions skew
-    /// protection still answers from.
+    /// protection still answers from (`recent`).
     Ls {
         /// Print JSON instead of a table.
         #[arg(long)]
@@ -204,11 +204,11 @@ fn human_seconds(secs: u64) -> String {
 
 fn table(sites: &[SiteState]) -> Table {
     let mut table = Table::new(vec![
-        Column::text("host"),
-        Column::text("serves"),
+        Column::path("host"),
+        Column::path("serves"),
         Column::text("version"),
         Column::prose("settings"),
-        Column::prose("skew protection"),
+        Column::prose("recent").optional(),
     ]);
     for state in sites {
         let site = &state.site;
@@ -223,9 +223,10 @@ fn table(sites: &[SiteState]) -> Table {
             settings.push(format!("HSTS {}", human_seconds(age)));
         }
         let recent: Vec<&str> = state.recent.iter().map(|r| r.version.as_str()).collect();
+        // The versions skew protection answers from ("off" when it is).
         let skew = match (site.skew_versions, recent.is_empty()) {
             (0, _) => "off".to_string(),
-            (_, true) => "no recent version".to_string(),
+            (_, true) => "-".to_string(),
             (_, false) => recent.join(", "),
         };
         table.add_row([
