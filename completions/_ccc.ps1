@@ -337,6 +337,7 @@ Register-ArgumentCompleter -Native -CommandName 'ccc' -ScriptBlock {
         }
         'ccc;check' {
             [CompletionResult]::new('--db', '--db', [CompletionResultType]::ParameterName, 'The catalog file')
+            [CompletionResult]::new('--site', '--site', [CompletionResultType]::ParameterName, 'Check as a site serves the build, at the root of its host (`ccc site`): a root path (`/assets/index-B3x9a.js`, what Vite''s default `base: ''/''` writes) names a file of the build instead of leaving it. Without the flag, a version in the catalog that a site serves is checked so')
             [CompletionResult]::new('--json', '--json', [CompletionResultType]::ParameterName, 'Print the report as JSON')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')

@@ -551,7 +551,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__check)
-            opts="-h -V --json --db --help --version"
+            opts="-h -V --site --json --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

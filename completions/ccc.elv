@@ -304,6 +304,7 @@ set edit:completion:arg-completer[ccc] = {|@words|
         }
         &'ccc;check'= {
             cand --db 'The catalog file'
+            cand --site 'Check as a site serves the build, at the root of its host (`ccc site`): a root path (`/assets/index-B3x9a.js`, what Vite''s default `base: ''/''` writes) names a file of the build instead of leaving it. Without the flag, a version in the catalog that a site serves is checked so'
             cand --json 'Print the report as JSON'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'

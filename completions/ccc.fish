@@ -202,6 +202,7 @@ complete -c ccc -n "__fish_ccc_using_subcommand verify" -l json -d 'Print the re
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand verify" -s V -l version -d 'Print version'
 complete -c ccc -n "__fish_ccc_using_subcommand check" -l db -d 'The catalog file' -r -F
+complete -c ccc -n "__fish_ccc_using_subcommand check" -l site -d 'Check as a site serves the build, at the root of its host (`ccc site`): a root path (`/assets/index-B3x9a.js`, what Vite\'s default `base: \'/\'` writes) names a file of the build instead of leaving it. Without the flag, a version in the catalog that a site serves is checked so'
 complete -c ccc -n "__fish_ccc_using_subcommand check" -l json -d 'Print the report as JSON'
 complete -c ccc -n "__fish_ccc_using_subcommand check" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c ccc -n "__fish_ccc_using_subcommand check" -s V -l version -d 'Print version'

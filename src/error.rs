@@ -665,7 +665,8 @@ pub fn signal_name(signal: i32) -> &'static str {
 /// (`refs::check::Report::root_path_hint`).
 pub const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
      each version under /assets/PKG/VERSION/; build with relative URLs: \
-     Vite `base: './'`, webpack `output.publicPath: 'auto'`";
+     Vite `base: './'`, webpack `output.publicPath: 'auto'`; or serve the app at a \
+     host's root (`ccc site set`), where they name its files (`ccc check --site`)";
 
 #[cfg(test)]
 mod tests {

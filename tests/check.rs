@@ -746,3 +746,41 @@ fn a_url_naming_a_folder_with_files_is_found() {
     assert!(text.contains("3:19 ./wasm/ -> lib/wasm/"), "{text}");
     assert!(text.contains("4:18 ../ -> ./"), "{text}");
 }
+
+/// The same root paths name the build's own files where it is served at
+/// a site's root: `check --site` finds them, and a package a site serves
+/// is checked so at publish (--strict passes) and in the catalog.
+#[test]
+fn root_paths_name_the_build_s_files_on_a_site() {
+    let ws = Workspace::new();
+    for (path, text) in [
+        (
+            "index.html",
+            "<!doctype html>\n<link rel=\"icon\" href=\"/vite.svg\">\n\
+             <script type=\"module\" crossorigin src=\"/assets/index-B3x9a.js\"></script>\n",
+        ),
+        (
+            "assets/index-B3x9a.js",
+            "export const chunk = () => import('/assets/lazy-C4.js');\n",
+        ),
+        ("assets/lazy-C4.js", "export default 1;\n"),
+        ("vite.svg", "<svg/>"),
+    ] {
+        ws.write(&format!("dist/{path}"), text);
+    }
+    let leaving = check_json(&ws, "dist", 1);
+    assert_eq!(leaving["references"]["leaves_version"], 3, "{leaving}");
+    let out = ws.fails(&["check", "dist", "--site", "--json"], 0);
+    let report: Value = serde_json::from_slice(&out.stdout).expect("check --json");
+    assert_eq!(report["references"]["found"], 3, "{report}");
+    assert_eq!(
+        report["problems"].as_array().map(Vec::len),
+        Some(0),
+        "{report}"
+    );
+
+    ws.ok(&["site", "set", "default", "app"]);
+    ws.ok(&["publish", "app@1.0.0", "dist", "--strict"]);
+    let stored: Value = ws.json(&["check", "app@1.0.0", "--json"]);
+    assert_eq!(stored["references"]["found"], 3, "{stored}");
+}

@@ -247,6 +247,24 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// Whether a site serves `package`, whose root paths then name its own
+    /// files (`ccc check`, publish's summary).
+    pub fn serves_as_site(&self, package: &str) -> Result<bool> {
+        if self.schema() < super::SITES_SCHEMA {
+            return Ok(false);
+        }
+        let found = self
+            .conn()
+            .query_row("SELECT 1 FROM sites WHERE package = ?1", [package], |_| {
+                Ok(())
+            })
+            .optional()
+            .at(self)?;
+        Ok(found.is_some())
+    }
+}
+
 const SITE_COLUMNS: &str =
     "host, package, tag, spa, clean_urls, hsts_max_age, skew_versions, skew_seconds";
 

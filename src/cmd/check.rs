@@ -8,6 +8,7 @@ use crate::catalog::query::Page;
 use crate::catalog::{Access, Catalog, archive, chunks};
 use crate::error::{Error, Result};
 use crate::importmap::commonjs::note_commonjs_entry;
+use crate::refs::Mount;
 use crate::refs::check::{self, Report, is_read};
 use crate::spec::{Part, Target};
 use crate::{outcome, output};
@@ -38,6 +39,14 @@ pub struct ReferencesArgs {
     #[arg(value_name = "DIR|FILE|PKG@VERSION")]
     pub target: String,
 
+    /// Check as a site serves the build, at the root of its host (`ccc
+    /// site`): a root path (`/assets/index-B3x9a.js`, what Vite's default
+    /// `base: '/'` writes) names a file of the build instead of leaving it.
+    /// Without the flag, a version in the catalog that a site serves is
+    /// checked so.
+    #[arg(long)]
+    pub site: bool,
+
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -60,10 +69,14 @@ const SHOWN: usize = 20;
 
 pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
     let target = Path::new(&args.target);
+    let mount = match args.site {
+        true => Mount::SiteRoot,
+        false => Mount::Assets,
+    };
     let (name, report) = if target.is_dir() {
-        (args.target.clone(), check_dir(db, target)?)
+        (args.target.clone(), check_dir(db, target, mount)?)
     } else if target.exists() {
-        (args.target.clone(), check_archive(target)?)
+        (args.target.clone(), check_archive(target, mount)?)
     } else {
         let wanted = Target::parse_as(&args.target, Part::Required, Part::Refused, "PKG@VERSION")
             .map_err(|_| {
@@ -79,7 +92,7 @@ pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
                 ))
             }
         })?;
-        check_catalog(db, &wanted)?
+        check_catalog(db, &wanted, args.site)?
     };
     let code = if report.ok() {
         ExitCode::SUCCESS
@@ -125,7 +138,7 @@ fn summary(name: &str, report: &Report) -> String {
 }
 
 /// A build folder, as publish would walk it.
-fn check_dir(db: &Path, dir: &Path) -> Result<Report> {
+fn check_dir(db: &Path, dir: &Path, mount: Mount) -> Result<Report> {
     let plan = publish::plan_dir(
         dir,
         &[],
@@ -135,7 +148,7 @@ fn check_dir(db: &Path, dir: &Path) -> Result<Report> {
     )?;
     let (package, version) = identity_at(dir);
     let paths: Vec<String> = plan.files.iter().map(|f| f.path.clone()).collect();
-    let mut report = check::check(&package, &version, &paths, |path| {
+    let mut report = check::check(&package, &version, &paths, mount, |path| {
         let full = dir.join(path);
         std::fs::read(&full)
             .map(Some)
@@ -157,7 +170,7 @@ fn identity_at(dir: &Path) -> (String, String) {
 }
 
 /// An npm tarball (or any tar archive), read as publish reads it.
-fn check_archive(path: &Path) -> Result<Report> {
+fn check_archive(path: &Path, mount: Mount) -> Result<Report> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let rules = archive::Rules {
         excludes: Vec::new(),
@@ -196,25 +209,30 @@ fn check_archive(path: &Path) -> Result<Report> {
         .into_iter()
         .filter_map(|(p, b)| b.map(|b| (p, b)))
         .collect();
-    let mut report = check::check(&package, &version, &paths, |p| Ok(bytes.remove(p)))?;
+    let mut report = check::check(&package, &version, &paths, mount, |p| Ok(bytes.remove(p)))?;
     note_commonjs_entry(&package, &mut report);
     Ok(report)
 }
 
-/// A version in the catalog, each file read decoded.
-fn check_catalog(db: &Path, target: &Target) -> Result<(String, Report)> {
+/// A version in the catalog, each file read decoded; as a site serves it
+/// when `site` or a site serves its package.
+fn check_catalog(db: &Path, target: &Target, site: bool) -> Result<(String, Report)> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let version = super::resolve_version(&catalog, target)?;
+    let mount = match site || catalog.serves_as_site(&target.package)? {
+        true => Mount::SiteRoot,
+        false => Mount::Assets,
+    };
     let files = catalog.files(version.id, Page::ALL)?;
     let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
     let by_path: std::collections::HashMap<&str, _> =
         files.iter().map(|f| (f.path.as_str(), f)).collect();
     let exact = version.version.to_string();
-    let mut report = check::check(&target.package, &exact, &paths, |path| {
-        match by_path.get(path) {
-            Some(file) => catalog.decoded(file).map(Some),
-            None => Ok(None),
-        }
+    let mut report = check::check(&target.package, &exact, &paths, mount, |path| match by_path
+        .get(path)
+    {
+        Some(file) => catalog.decoded(file).map(Some),
+        None => Ok(None),
     })?;
     note_commonjs_entry(&target.package, &mut report);
     Ok((format!("{}@{exact}", target.package), report))

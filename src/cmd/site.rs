@@ -150,7 +150,8 @@ pub fn run(db: &Path, args: SiteArgs) -> Result<ExitCode> {
                 skew_versions: set.skew_versions,
                 skew_seconds: set.skew_age.map_or(DEFAULT_SKEW_SECONDS, |d| d.as_secs()),
             };
-            let mut catalog = Catalog::open(db, Access::ReadWrite)?;
+            // A site may be set up before anything is published to it.
+            let mut catalog = Catalog::open(db, Access::Create)?;
             let change = catalog.set_site(&site)?;
             let verb = if change.replaced { "replaced" } else { "set" };
             let serves = match &change.state.current {

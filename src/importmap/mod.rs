@@ -329,13 +329,18 @@ impl<'a> Walk<'a> {
         let paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
         let by_path: HashMap<&str, &AssetRow> =
             files.iter().map(|f| (f.path.as_str(), f)).collect();
-        let report =
-            crate::refs::check::check(&row.package, &row.version.to_string(), &paths, |path| {
-                match by_path.get(path) {
-                    Some(file) => self.catalog.decoded(file).map(Some),
-                    None => Ok(None),
-                }
-            })?;
+        // Module links are the same wherever the version is served.
+        let mount = crate::refs::Mount::Assets;
+        let report = crate::refs::check::check(
+            &row.package,
+            &row.version.to_string(),
+            &paths,
+            mount,
+            |path| match by_path.get(path) {
+                Some(file) => self.catalog.decoded(file).map(Some),
+                None => Ok(None),
+            },
+        )?;
         Ok(report
             .links
             .into_iter()

@@ -2,7 +2,7 @@
 //! against all the version's paths, counted by [`Class`], and the
 //! problems listed where they are written.
 
-use super::{Class, Extracted, Kind, Version};
+use super::{Class, Extracted, Kind, Mount, Version};
 use crate::error::ROOT_PATH_HINT;
 use serde::Serialize;
 
@@ -183,13 +183,15 @@ pub fn is_read(path: &str) -> bool {
         || path == "package.json"
 }
 
-/// Checks the version `package@version` whose files are at `paths`;
-/// `read(path)` gives the bytes of a file [`is_read`] accepts (None when
-/// it cannot be read, which then names nothing).
+/// Checks the version `package@version` whose files are at `paths`,
+/// served as `mount` says; `read(path)` gives the bytes of a file
+/// [`is_read`] accepts (None when it cannot be read, which then names
+/// nothing).
 pub fn check(
     package: &str,
     version: &str,
     paths: &[String],
+    mount: Mount,
     mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
 ) -> crate::error::Result<Report> {
     let mut read_files = Vec::new();
@@ -208,6 +210,7 @@ pub fn check(
         paths.to_vec(),
         read_files,
         manifest,
+        mount,
     ))
 }
 
@@ -221,12 +224,15 @@ pub fn resolve_all(
     paths: Vec<String>,
     read: Vec<(String, Extracted)>,
     manifest: Option<Vec<u8>>,
+    mount: Mount,
 ) -> Report {
     let main = manifest
         .as_deref()
         .and_then(|bytes| std::str::from_utf8(bytes).ok())
         .and_then(super::json::main);
-    let files = Version::new(package, version, paths.iter().map(String::as_str)).with_main(main);
+    let files = Version::new(package, version, paths.iter().map(String::as_str))
+        .with_main(main)
+        .served_at(mount);
     let mut report = Report {
         file_count: paths.len() as u64,
         files_read: read.len() as u64,

@@ -677,9 +677,15 @@ fn run(
     crate::spec::package_name(&identity.0)?;
     progress.finish();
     crate::interrupt::check()?;
+    // A package a site serves is checked at the site's root, where root
+    // paths name its own files.
+    let mount = match catalog.serves_as_site(&identity.0)? {
+        true => crate::refs::Mount::SiteRoot,
+        false => crate::refs::Mount::Assets,
+    };
     let references = options
         .check
-        .then(|| check_references(&identity, &mut collected, options.strict))
+        .then(|| check_references(&identity, &mut collected, options.strict, mount))
         .transpose()?;
 
     let warnings = warnings(&tx, &identity, &collected).at(&path)?;
@@ -779,12 +785,19 @@ fn check_references(
     (package, version): &Identity,
     collected: &mut Collected,
     strict: bool,
+    mount: crate::refs::Mount,
 ) -> Result<crate::refs::check::Report> {
     let paths: Vec<String> = collected.rows.iter().map(|row| row.0.clone()).collect();
     let read = std::mem::take(&mut collected.references);
     let manifest = collected.manifest.clone();
-    let report =
-        crate::refs::check::resolve_all(package, &version.to_string(), paths, read, manifest);
+    let report = crate::refs::check::resolve_all(
+        package,
+        &version.to_string(),
+        paths,
+        read,
+        manifest,
+        mount,
+    );
     if strict && let Some(first) = report.problems.first() {
         return Err(Error::BrokenReferences {
             package: package.clone(),
