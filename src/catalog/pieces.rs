@@ -722,6 +722,8 @@ mod tests {
                  DROP TABLE IF EXISTS deltas;
                  DROP TABLE IF EXISTS recoded;
                  DROP TABLE IF EXISTS brotli_made;
+                 DROP TABLE IF EXISTS site_versions;
+                 DROP TABLE IF EXISTS sites;
                  UPDATE meta SET value = '8' WHERE key = 'schema_version';
                  PRAGMA user_version = 8;",
             )

@@ -169,6 +169,26 @@ pub const PAGES: &[Page] = &[
         see_also: &["publish", "ls"],
     },
     Page {
+        command: "site",
+        examples: &[
+            (
+                "ccc site set www.example.com app --spa",
+                "Serve app's latest at the root of www.example.com, index.html for routes.",
+            ),
+            (
+                "ccc tag add app@1.3.2 latest",
+                "Roll the site back: servers answer with 1.3.2 within a second.",
+            ),
+            (
+                "ccc site set default app@beta --hsts 365days",
+                "Every other host: app's beta tag, with HSTS over HTTPS.",
+            ),
+            ("ccc site ls", "What each site serves now."),
+        ],
+        exits: &[],
+        see_also: &["serve", "tag", "publish", "check"],
+    },
+    Page {
         command: "rm",
         examples: &[
             (
@@ -347,7 +367,7 @@ pub const PAGES: &[Page] = &[
             "0",
             "Success, also when stopped by SIGINT or SIGTERM, after the requests in flight: that is how a server ends.",
         )],
-        see_also: &["causal", "export", "follow", "token", "audit"],
+        see_also: &["site", "causal", "export", "follow", "token", "audit"],
     },
     Page {
         command: "token",
