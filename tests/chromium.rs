@@ -206,6 +206,17 @@ impl Browser {
         out
     }
 
+    /// Turns the network domain on: from then on the events say what each
+    /// request was sent, answered with and transferred ([`Browser::events`]).
+    pub fn enable_network(&mut self) {
+        self.call("Network.enable", json!({}));
+    }
+
+    /// Every event read since the last navigation, oldest first.
+    pub fn events(&self) -> &[Value] {
+        &self.events
+    }
+
     /// Evaluates `expression` in the page (awaiting a promise) and returns
     /// its value; an exception fails the test.
     pub fn eval(&mut self, expression: &str) -> Value {
