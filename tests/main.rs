@@ -4,6 +4,7 @@
 mod attack;
 mod chromium;
 mod chromium_deltas;
+mod chromium_sites;
 mod serve_util;
 mod util;
 
