@@ -23,8 +23,11 @@
 //! What a visit transferred is read from the DevTools network events, not
 //! from the Resource Timing API in the page: for a response revalidated
 //! with a 304, Resource Timing reports the status and body size of the
-//! cached response it stands for, so a 304 and a 200 look alike, while
-//! the network events give the status on the wire
+//! cached response it stands for (`responseStatus` 200, `encodedBodySize`
+//! the cached body's) and a flat 300 B as `transferSize`, as it adds 300
+//! B to every body fetched, so a 304 and a 200 are told apart only by
+//! guessing from sizes, while the network events give the status on the
+//! wire
 //! (`Network.responseReceivedExtraInfo`), whether a response came from a
 //! cache without a request (`fromDiskCache`, `requestServedFromCache`),
 //! and the bytes received (`Network.loadingFinished`'s
