@@ -454,7 +454,9 @@ fn a_catalog_from_before_brotli_made_has_every_stream_recompressed() {
     let before = ccc::catalog::BROTLI_MADE_SCHEMA - 1;
     ws.conn()
         .execute_batch(&format!(
-            "DROP TABLE brotli_made;
+            "DROP TABLE site_versions;
+             DROP TABLE sites;
+             DROP TABLE brotli_made;
              UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
              PRAGMA user_version = {before};"
         ))

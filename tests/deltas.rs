@@ -225,7 +225,8 @@ fn one_command_brings_an_older_catalog_up_to_date() {
     let before = ccc::catalog::DELTAS_SCHEMA - 1;
     ws.conn()
         .execute_batch(&format!(
-            "DROP TABLE recoded; DROP TABLE deltas; DROP TABLE brotli_made;
+            "DROP TABLE site_versions; DROP TABLE sites;
+             DROP TABLE recoded; DROP TABLE deltas; DROP TABLE brotli_made;
              UPDATE meta SET value = '{before}' WHERE key = 'schema_version';
              PRAGMA user_version = {before};"
         ))

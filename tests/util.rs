@@ -203,7 +203,9 @@ impl Workspace {
         let before = ccc::catalog::CHECK_DIGEST_SCHEMA - 1;
         self.conn()
             .execute_batch(&format!(
-                "DROP TABLE brotli_made;
+                "DROP TABLE site_versions;
+                 DROP TABLE sites;
+                 DROP TABLE brotli_made;
                  DROP TABLE tokens;
                  DROP TABLE audit;
                  DROP TABLE recoded;
