@@ -477,3 +477,51 @@ fn the_builds_redirects_and_headers_apply() {
         Some("public, max-age=31536000, immutable")
     );
 }
+
+#[test]
+fn a_site_offers_its_files_as_dictionaries_for_its_own_urls() {
+    use base64::Engine;
+    use sha2::{Digest, Sha256};
+    let ws = Workspace::new();
+    let one = crate::deltas::release(&ws, "v1", 1);
+    ws.publish("app@1.0.0", "v1", &[]);
+    let two = crate::deltas::release(&ws, "v2", 2);
+    ws.publish("app@1.1.0", "v2", &[]);
+    ws.ok(&["site", "set", "default", "app"]);
+    let server = Server::start(&ws, &[]);
+    let chromium = "Accept-Encoding: gzip, deflate, br, zstd, dcb, dcz";
+    let new_bundle = format!("/{}", two.bundle.0);
+    // Offered for the site's URLs of the family, not the catalog's.
+    let offered = get_on(server.addr, "localhost", &new_bundle, &[chromium]);
+    assert_eq!(offered.status, 200);
+    let offer = offered.header("use-as-dictionary").expect("offered");
+    assert!(
+        offer.starts_with(r#"match="/assets/index-*.js""#),
+        "{offer}"
+    );
+    // A browser that holds release 1.0.0's bundle gets 1.1.0's as a
+    // delta against it, at the site's URL.
+    let holds = format!(
+        "Available-Dictionary: :{}:",
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(&one.bundle.1))
+    );
+    let delta = get_on(
+        server.addr,
+        "localhost",
+        &new_bundle,
+        &[
+            chromium,
+            &holds,
+            "Sec-Fetch-Site: same-origin",
+            "Sec-Fetch-Mode: cors",
+        ],
+    );
+    assert_eq!(delta.status, 200);
+    assert_eq!(delta.header("content-encoding"), Some("dcb"));
+    assert!(
+        delta.body().len() * 10 < two.bundle.1.len(),
+        "a delta of {} bytes for {}",
+        delta.body().len(),
+        two.bundle.1.len()
+    );
+}

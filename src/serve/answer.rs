@@ -237,7 +237,7 @@ pub(super) fn asset(
                 ok: false,
                 encoding: send,
                 hit,
-                revalidate: false,
+                site: Default::default(),
             },
             body: Body::Empty,
             length: Some(length),
@@ -274,7 +274,7 @@ pub(super) fn asset(
         ok: true,
         encoding: send,
         hit,
-        revalidate: false,
+        site: Default::default(),
     };
     if status == 206 {
         let whole = length as u64;

@@ -86,11 +86,56 @@ pub enum Headers {
         encoding: Encoding,
         /// A cache hit: the head is kept in the asset, for the next hits.
         hit: bool,
-        /// Sent with `Cache-Control: no-cache` instead of the asset's own
-        /// (a site's file whose name has no hash), the rest shared.
-        revalidate: bool,
+        /// What a site sends instead of some of the prepared lines.
+        site: SiteLines,
     },
     Built(HeaderLines),
+}
+
+/// The lines a site's answer sends instead of an asset's prepared ones,
+/// the rest of the head shared with the asset.
+#[derive(Debug, Default)]
+pub struct SiteLines {
+    /// `Cache-Control: no-cache` (a site's file whose name has no hash).
+    revalidate: bool,
+    /// `Use-As-Dictionary` whose `match` is the site's URL of the file
+    /// rather than its /assets/ one (boxed: most answers have none).
+    dictionary: Option<Box<http::HeaderValue>>,
+}
+
+impl SiteLines {
+    fn get(&self, name: &str) -> Option<&str> {
+        if self.revalidate && name.eq_ignore_ascii_case("cache-control") {
+            return Some(REVALIDATE);
+        }
+        match &self.dictionary {
+            Some(value) if name.eq_ignore_ascii_case(prepared::USE_AS_DICTIONARY.as_str()) => {
+                value.to_str().ok()
+            }
+            _ => None,
+        }
+    }
+
+    fn insert_into(&self, map: &mut http::HeaderMap) {
+        if self.revalidate {
+            map.insert(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static(REVALIDATE),
+            );
+        }
+        if let Some(value) = &self.dictionary {
+            map.insert(prepared::USE_AS_DICTIONARY.clone(), (**value).clone());
+        }
+    }
+
+    fn set_in(&self, lines: &mut HeaderLines) {
+        if self.revalidate {
+            lines.set("Cache-Control", REVALIDATE);
+        }
+        if let Some(value) = self.dictionary.as_ref().and_then(|v| v.to_str().ok()) {
+            lines.set(prepared::USE_AS_DICTIONARY.as_str(), value);
+        }
+    }
 }
 
 impl Headers {
@@ -98,14 +143,15 @@ impl Headers {
     pub fn get(&self, name: &str) -> Option<&str> {
         match self {
             Headers::Prepared {
-                revalidate: true, ..
-            } if name.eq_ignore_ascii_case("cache-control") => Some(REVALIDATE),
-            Headers::Prepared {
                 asset,
                 ok,
                 encoding,
+                site,
                 ..
             } => {
+                if let Some(value) = site.get(name) {
+                    return Some(value);
+                }
                 let sent = *ok
                     || http::HeaderName::from_bytes(name.as_bytes())
                         .is_ok_and(|n| prepared::in_304(&n));
@@ -126,15 +172,10 @@ impl Headers {
                 ok,
                 encoding,
                 hit,
-                revalidate,
+                site,
             } => {
                 asset.value().write_head(*encoding, *ok, *hit, map);
-                if *revalidate {
-                    map.insert(
-                        http::header::CACHE_CONTROL,
-                        http::HeaderValue::from_static(REVALIDATE),
-                    );
-                }
+                site.insert_into(map);
             }
             Headers::Built(lines) => {
                 map.reserve(lines.len() + 1);
@@ -147,9 +188,22 @@ impl Headers {
     /// site's file whose name has no hash); prepared lines stay shared.
     pub(super) fn revalidate(&mut self) {
         match self {
-            Headers::Prepared { revalidate, .. } => *revalidate = true,
+            Headers::Prepared { site, .. } => site.revalidate = true,
             Headers::Built(lines) => {
                 lines.set("Cache-Control", REVALIDATE);
+            }
+        }
+    }
+
+    /// Sends `value` as `Use-As-Dictionary` instead of what the lines say
+    /// (a site's URL pattern); prepared lines stay shared.
+    pub(super) fn use_as_dictionary(&mut self, value: http::HeaderValue) {
+        match self {
+            Headers::Prepared { site, .. } => site.dictionary = Some(Box::new(value)),
+            Headers::Built(lines) => {
+                if let Ok(text) = value.to_str() {
+                    lines.set(prepared::USE_AS_DICTIONARY.as_str(), text);
+                }
             }
         }
     }
@@ -171,16 +225,14 @@ impl Headers {
             asset,
             ok,
             encoding,
-            revalidate,
+            site,
             ..
         } = self
         {
-            let (ok, revalidate) = (*ok, *revalidate);
+            let ok = *ok;
             let head = asset.value().lines(*encoding);
             let mut lines = HeaderLines::from_map(head, |name| ok || prepared::in_304(name));
-            if revalidate {
-                lines.set("Cache-Control", REVALIDATE);
-            }
+            site.set_in(&mut lines);
             *self = Headers::Built(lines);
         }
         if let Headers::Built(lines) = self {

@@ -182,7 +182,7 @@ impl Service {
                 site::answer(&ask, &self.store, &self.aliases)
                     .unwrap_or_else(|| answer(&ask, &self.store, &self.counters, &self.aliases))
             }
-            Err(refused) => refused,
+            Err(refused) => *refused,
         }
     }
 
@@ -271,7 +271,7 @@ impl Service {
 /// `Range` and `If-Range` are not lists (RFC 9110 14.2, 13.1.5): a request
 /// with two of either is read as having none, rather than read one way
 /// here and another by a cache in front.
-fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
+fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Box<Answer>> {
     let target = target(parts);
     let mut ask = Ask {
         method: parts.method.as_str(),
@@ -329,12 +329,14 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
         }
     }
     if parts.version == Version::HTTP_11 && hosts != 1 {
-        return Err(
+        return Err(Box::new(
             Answer::error(400, "an HTTP/1.1 request needs exactly one Host header").closing(),
-        );
+        ));
     }
     if hosts > 1 {
-        return Err(Answer::error(400, "a request has at most one Host header").closing());
+        return Err(Box::new(
+            Answer::error(400, "a request has at most one Host header").closing(),
+        ));
     }
     ask.host = match host_value {
         Some(value) => std::str::from_utf8(value).ok(),
@@ -343,7 +345,7 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
     if let Some(value) = host_value {
         if !host::valid(value) {
             let why = "the Host header is not a host name or address with an optional port";
-            return Err(Answer::error(400, why).closing());
+            return Err(Box::new(Answer::error(400, why).closing()));
         }
         // RFC 9113 8.3.1: a request with both must name one host.
         if let Some(authority) = parts.uri.authority()
@@ -351,7 +353,7 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
             && !host::same(authority.as_str().as_bytes(), value)
         {
             let why = "the request's :authority and Host name different hosts";
-            return Err(Answer::error(400, why).closing());
+            return Err(Box::new(Answer::error(400, why).closing()));
         }
     }
     if longest_line > limits::MAX_HEADER_LINE {
@@ -359,13 +361,13 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Answer> {
             "a header line is longer than {} bytes",
             limits::MAX_HEADER_LINE
         );
-        return Err(Answer::error(431, &why).closing());
+        return Err(Box::new(Answer::error(431, &why).closing()));
     }
     // hyper stops reading past its buffer, but a head that arrives in
     // one piece can pass it by what that piece held.
     if head > limits::MAX_HEAD {
         let why = format!("the request head is longer than {} bytes", limits::MAX_HEAD);
-        return Err(Answer::error(431, &why).closing());
+        return Err(Box::new(Answer::error(431, &why).closing()));
     }
     if ranges > 1 {
         ask.range = None;

@@ -120,6 +120,16 @@ fn server_path(path: &str) -> ServerPath {
     }
 }
 
+/// `Use-As-Dictionary` for a file's URLs on a site: its `match` without
+/// the `/assets/PKG/*/` of the catalog's URLs (`crate::delta::family`).
+fn dictionary_on_site(value: &str, package: &str) -> Option<http::HeaderValue> {
+    let catalog_prefix = crate::delta::family::match_pattern(package, "");
+    let rest = value
+        .strip_prefix("match=\"")?
+        .strip_prefix(catalog_prefix.as_str())?;
+    http::HeaderValue::from_str(&format!("match=\"/{rest}")).ok()
+}
+
 /// The path of a target, without its query and the scheme and authority
 /// of an absolute form.
 fn raw_path(target: &str) -> &str {
@@ -415,6 +425,15 @@ impl<'a> OnSite<'a, '_> {
             && answer.headers.get("cache-control") == Some(crate::serve::prepared::IMMUTABLE);
         if !immutable {
             answer.headers.revalidate();
+        }
+        // A file offered as a dictionary is offered for its URLs on the
+        // site, where the browser will ask for its next release.
+        if let Some(value) = answer
+            .headers
+            .get("use-as-dictionary")
+            .and_then(|v| dictionary_on_site(v, &self.site.site.package))
+        {
+            answer.headers.use_as_dictionary(value);
         }
         for (name, value) in self.site.headers.for_path(path) {
             // Each cookie is a line of its own; every other header the
