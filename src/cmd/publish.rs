@@ -347,6 +347,7 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         manifest_must_agree: false,
         audit: None,
         deltas: !args.no_deltas,
+        rewrite: None,
     };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {

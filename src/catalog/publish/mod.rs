@@ -10,7 +10,10 @@
 //!      stored bytes [-> brotli (quality 5) when gzip was kept] + the XXH3 of
 //!      each 64 KiB piece of a stream longer than one (`pieces`) -> bounded channel
 //!   -> this thread: INSERT new blobs as they arrive (bodies dropped right after)
-//!   -> INSERT version + assets, totals from SQL -> COMMIT (fsync'd)
+//!   -> INSERT version + assets, totals from SQL
+//!   [-> a `Rewrite` gives some files new content, read from the rows just
+//!    written (`--importmap`); stored as above, the totals follow]
+//!   -> COMMIT (fsync'd)
 //! ```
 //!
 //! A file of `--chunked-from` bytes or more is only hashed by its worker,
@@ -83,7 +86,7 @@ mod write;
 use deflate::Deflater;
 use never_catalogs::{foreign_catalog_reason, refuse_catalog};
 use walk::check_paths;
-use write::{Blobs, Collected, write_links, write_version};
+use write::{Blobs, Collected, replace_files, write_links, write_version};
 
 pub use never_catalogs::CatalogFiles;
 pub(super) use walk::build_excludes;
@@ -158,6 +161,34 @@ pub struct Options {
     /// Make the deltas of the version's files against their predecessors
     /// (`super::make_deltas`); `--no-deltas` turns it off.
     pub deltas: bool,
+    /// New content for some of the version's files, made once its rows
+    /// are written and before the commit ([`Rewrite`]); `--importmap`
+    /// writes the import map into its pages so.
+    pub rewrite: Option<Rewrite>,
+}
+
+/// Files of a version given new content inside its publish: called with
+/// the catalog, whose reads see this publish's rows before anyone else
+/// can, and the version just written, it returns the new bytes of each
+/// file to change, by path. The files are then stored as any published
+/// file is, the version's totals follow, and the references of each are
+/// read again; an error refuses the version, leaving the catalog as it
+/// was. The publish knows nothing of why a file changes, so a layer
+/// above the catalog (the import map) can change it.
+#[derive(Clone)]
+pub struct Rewrite(pub Arc<RewriteFn>);
+
+/// What a [`Rewrite`] calls.
+pub type RewriteFn = dyn Fn(&Catalog, &super::rows::VersionRow) -> Result<Rewritten> + Send + Sync;
+
+/// The new bytes of files of a version, by path: what a [`Rewrite`]
+/// returns.
+pub type Rewritten = Vec<(String, Vec<u8>)>;
+
+impl std::fmt::Debug for Rewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Rewrite")
+    }
 }
 
 impl Default for Options {
@@ -176,6 +207,7 @@ impl Default for Options {
             manifest_must_agree: false,
             audit: None,
             deltas: true,
+            rewrite: None,
         }
     }
 }
@@ -326,6 +358,13 @@ impl Group {
         self.file_count += 1;
         self.raw_bytes += raw_bytes;
         self.stored_bytes += stored_bytes;
+    }
+
+    /// Takes a file [`Group::add`] added out again.
+    fn remove(&mut self, raw_bytes: u64, stored_bytes: u64) {
+        self.file_count = self.file_count.saturating_sub(1);
+        self.raw_bytes = self.raw_bytes.saturating_sub(raw_bytes);
+        self.stored_bytes = self.stored_bytes.saturating_sub(stored_bytes);
     }
 }
 
@@ -709,11 +748,24 @@ fn run(
             .map(|v| v.id),
         false => None,
     };
-    let new_blobs: HashSet<i64> = collected.new_blobs.values().map(|(id, _)| *id).collect();
-    let written =
+    let mut new_blobs: HashSet<i64> = collected.new_blobs.values().map(|(id, _)| *id).collect();
+    let mut written =
         write_version(&tx, &identity, existing, collected, options.tag.as_deref()).at(&path)?;
     if let Some(checked) = &references {
         write_links(&tx, written.version_id, &checked.links).at(&path)?;
+    }
+    if let Some(Rewrite(rewrite)) = &options.rewrite {
+        let row = catalog
+            .versions(&identity.0)?
+            .into_iter()
+            .find(|v| v.id == written.version_id)
+            .ok_or_else(|| Error::Internal("the version being published is not readable".into()))?;
+        let files = rewrite(catalog, &row)?;
+        crate::interrupt::check()?;
+        let changed = replace_files(&tx, &path, &mut written, &mut new_blobs, files, options)?;
+        if references.is_some() && !changed.is_empty() {
+            rewrite_links(&tx, catalog, &identity, &written, changed)?;
+        }
     }
     if let Some(entry) = &options.audit {
         let mut entry = entry.clone();
@@ -776,6 +828,38 @@ fn run(
         references,
         warnings,
     })
+}
+
+/// Reads the references of files a [`Rewrite`] changed again, from
+/// their new bytes, and stores them in place of those of their old.
+fn rewrite_links(
+    tx: &Connection,
+    catalog: &Catalog,
+    (package, version): &Identity,
+    written: &write::Written,
+    changed: Vec<(String, Vec<u8>)>,
+) -> Result<()> {
+    let path = catalog.path();
+    let read: Vec<(String, crate::refs::Extracted)> = changed
+        .into_iter()
+        .filter(|(file, _)| crate::refs::check::is_read(file))
+        .map(|(file, bytes)| {
+            let extracted = crate::refs::extract(&file, &bytes);
+            (file, extracted)
+        })
+        .collect();
+    let mut delete = tx
+        .prepare_cached("DELETE FROM refs WHERE version_id = ?1 AND path = ?2")
+        .at(path)?;
+    for (file, _) in &read {
+        delete.execute(params![written.version_id, file]).at(path)?;
+    }
+    let paths = written.rows.iter().map(|row| row.0.clone()).collect();
+    let manifest = catalog.manifest(written.version_id)?;
+    let report =
+        crate::refs::check::resolve_all(package, &version.to_string(), paths, read, manifest);
+    write_links(tx, written.version_id, &report.links).at(path)?;
+    Ok(())
 }
 
 /// Resolves the references the workers read against every path of the

@@ -222,6 +222,8 @@ pub(super) struct Written {
     pub(super) brotli: BrotliGroup,
     pub(super) chunked: Group,
     pub(super) tags: Vec<String>,
+    /// Every file's row, by path.
+    pub(super) rows: Vec<FileRow>,
 }
 
 /// Writes the version: its package when new, the version row (replacing
@@ -262,6 +264,7 @@ pub(super) fn write_version(
         brotli: collected.brotli,
         chunked: collected.chunked,
         tags: Vec::new(),
+        rows: Vec::new(),
     };
     let mut insert_asset = tx.prepare_cached(
         "INSERT INTO assets (version_id, path, blob_id, content_type) VALUES (?1, ?2, ?3, ?4)",
@@ -304,7 +307,195 @@ pub(super) fn write_version(
             written.stored_bytes as i64
         ],
     )?;
+    written.rows = std::mem::take(rows);
     written.tags =
         crate::catalog::tags::after_publish(tx, package, tags_before, version_id, version, tag)?;
     Ok(written)
+}
+
+/// Gives files of the written version new content, `files` by path: each
+/// content new to the catalog is stored as a published file's is (gzip,
+/// brotli, piece digests, XXH3; in chunks from `--chunked-from`), the
+/// file's asset row points at it, and the blob it had is deleted when
+/// this publish stored it and no file uses it any more. The version's
+/// totals and the report's groups are then the assets' again, and
+/// `new_blobs` the blobs this publish stored. Returns the files whose
+/// content changed, with their new bytes.
+pub(super) fn replace_files(
+    tx: &Connection,
+    path: &Path,
+    written: &mut Written,
+    new_blobs: &mut HashSet<i64>,
+    files: Vec<(String, Vec<u8>)>,
+    options: &Options,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let mut blobs = Blobs::new(tx, path, options.dry_run, options.brotli_quality)?;
+    let mut deflater = Deflater::new(
+        Compression::new(options.level.get()),
+        options.brotli_quality.get(),
+    );
+    let mut changed = Vec::new();
+    for (file, bytes) in files {
+        let Ok(i) = written
+            .rows
+            .binary_search_by(|row| row.0.as_str().cmp(&file))
+        else {
+            return Err(Error::Internal(format!(
+                "a rewrite named {file}, which is not a file of the version"
+            )));
+        };
+        let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+        if sha256 == written.rows[i].1 {
+            continue;
+        }
+        let (old_id, old_stored): (i64, u64) = tx
+            .query_row(
+                concat!(
+                    "SELECT b.id, ",
+                    crate::stored_len!("b"),
+                    " FROM assets a JOIN blobs b ON b.id = a.blob_id
+                      WHERE a.version_id = ?1 AND a.path = ?2"
+                ),
+                params![written.version_id, file],
+                |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+            )
+            .at(path)?;
+        let (_, _, old_raw, old_kind, _) = written.rows[i];
+        written.group(old_kind).remove(old_raw, old_stored);
+        let known: Option<(i64, u64)> = tx
+            .query_row(
+                concat!(
+                    "SELECT id, ",
+                    crate::stored_len!("blobs"),
+                    " FROM blobs WHERE sha256 = ?1"
+                ),
+                [&sha256[..]],
+                |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)),
+            )
+            .optional()
+            .at(path)?;
+        let raw_size = bytes.len() as u64;
+        let (kind, (blob_id, stored)) = match known {
+            Some(known) if new_blobs.contains(&known.0) => (Kind::Repeated, known),
+            Some(known) => (Kind::Stored, known),
+            None => {
+                let done = Processed {
+                    path: file.clone(),
+                    sha256,
+                    raw_size,
+                    content: Content::Repeated,
+                    references: None,
+                    manifest: None,
+                };
+                let stored = if raw_size >= options.chunked_from {
+                    let source = Source::Memory(Arc::from(&bytes[..]));
+                    blobs.store_chunked(&done, &source)?
+                } else {
+                    blobs.store(&done, &deflater.compress(&bytes, sha256))?
+                };
+                let stored = stored.ok_or_else(|| {
+                    Error::Internal(format!("the new content of {file} was stored already"))
+                })?;
+                new_blobs.insert(stored.0);
+                (Kind::New, stored)
+            }
+        };
+        tx.execute(
+            "UPDATE assets SET blob_id = ?3 WHERE version_id = ?1 AND path = ?2",
+            params![written.version_id, file, blob_id],
+        )
+        .at(path)?;
+        written.group(kind).add(raw_size, stored);
+        written.rows[i] = (
+            file.clone(),
+            sha256,
+            raw_size,
+            kind,
+            Some((blob_id, stored)),
+        );
+        if new_blobs.contains(&old_id) {
+            drop_unused(tx, path, written, new_blobs, old_id)?;
+        }
+        changed.push((file, bytes));
+    }
+    let added = blobs.finish();
+    written.brotli.blob_count += added.brotli.blob_count;
+    written.brotli.raw_bytes += added.brotli.raw_bytes;
+    written.brotli.gzip_bytes += added.brotli.gzip_bytes;
+    written.brotli.brotli_bytes += added.brotli.brotli_bytes;
+    written.chunked.file_count += added.chunked.file_count;
+    written.chunked.raw_bytes += added.chunked.raw_bytes;
+    written.chunked.stored_bytes += added.chunked.stored_bytes;
+    let (raw_bytes, stored_bytes): (i64, i64) = tx
+        .query_row(
+            concat!(
+                "SELECT coalesce(sum(b.raw_size), 0), coalesce(sum(",
+                crate::stored_len!("b"),
+                "), 0) FROM assets a JOIN blobs b ON b.id = a.blob_id WHERE a.version_id = ?1"
+            ),
+            [written.version_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .at(path)?;
+    tx.execute(
+        "UPDATE versions SET raw_bytes = ?2, stored_bytes = ?3 WHERE id = ?1",
+        params![written.version_id, raw_bytes, stored_bytes],
+    )
+    .at(path)?;
+    written.raw_bytes = raw_bytes as u64;
+    written.stored_bytes = stored_bytes as u64;
+    Ok(changed)
+}
+
+/// Deletes blob `id`, which this publish stored, when no file uses it,
+/// with its brotli stream, pieces and chunks, and takes it out of the
+/// report's brotli and chunked counts.
+fn drop_unused(
+    tx: &Connection,
+    path: &Path,
+    written: &mut Written,
+    new_blobs: &mut HashSet<i64>,
+    id: i64,
+) -> Result<()> {
+    let used: bool = tx
+        .prepare_cached("SELECT 1 FROM assets WHERE blob_id = ?1")
+        .and_then(|mut s| s.exists([id]))
+        .at(path)?;
+    if used {
+        return Ok(());
+    }
+    let (raw_size, body_len, brotli_len): (i64, i64, Option<i64>) = tx
+        .query_row(
+            "SELECT b.raw_size, length(b.body), (SELECT length(body) FROM brotli WHERE blob_id = b.id)
+               FROM blobs b WHERE b.id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .at(path)?;
+    let (raw_size, body_len) = (raw_size as u64, body_len as u64);
+    if let Some(brotli_len) = brotli_len {
+        let brotli = &mut written.brotli;
+        brotli.blob_count = brotli.blob_count.saturating_sub(1);
+        brotli.raw_bytes = brotli.raw_bytes.saturating_sub(raw_size);
+        brotli.gzip_bytes = brotli.gzip_bytes.saturating_sub(body_len);
+        brotli.brotli_bytes = brotli.brotli_bytes.saturating_sub(brotli_len as u64);
+    }
+    if body_len == 0 && raw_size > 0 {
+        written.chunked.remove(raw_size, raw_size);
+    }
+    tx.execute("DELETE FROM blobs WHERE id = ?1", [id])
+        .at(path)?;
+    new_blobs.remove(&id);
+    Ok(())
+}
+
+impl Written {
+    /// The report's group of files of `kind`.
+    fn group(&mut self, kind: Kind) -> &mut Group {
+        match kind {
+            Kind::New => &mut self.new_content,
+            Kind::Stored => &mut self.already_stored,
+            Kind::Repeated => &mut self.repeated_in_version,
+        }
+    }
 }
