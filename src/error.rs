@@ -199,6 +199,15 @@ pub enum Error {
         why: String,
     },
 
+    /// `publish --importmap` could not write the version's import map
+    /// into its pages (`why` names the page or the specifier).
+    #[error("{package}@{version} was not published: {why}")]
+    ImportMapRefused {
+        package: String,
+        version: String,
+        why: String,
+    },
+
     /// `similar` holds the version's paths a typo away, when the command
     /// looked them up (see `cmd::suggest_paths`).
     #[error("{path} is not a file of {package}@{version}")]

@@ -2,8 +2,9 @@
 //! modules and every package they import straight from the catalog,
 //! without a bundler, each pinned to an exact version and, if asked, to
 //! its bytes (`integrity`). `ccc importmap` prints it and `ccc serve`
-//! answers `/assets/PKG/VERSION/?importmap` with it; both call
-//! [`generate`], so the two cannot differ.
+//! answers `/assets/PKG/VERSION/?importmap` with it, and `ccc publish
+//! --importmap` writes it into the version's pages ([`page`]); all call
+//! [`generate`], so they cannot differ.
 //!
 //! # What the map holds
 //!
@@ -57,6 +58,7 @@
 
 pub mod commonjs;
 pub mod manifest;
+pub mod page;
 pub mod registry;
 
 use crate::catalog::Catalog;
