@@ -1217,7 +1217,7 @@ _ccc() {
             return 0
             ;;
         ccc__subcmd__publish)
-            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --no-deltas --max-unpacked-size --jobs --wait --no-create --quiet --json --to --token-file --ca-file --db --help --version"
+            opts="-j -q -h -V --exclude --level --brotli-quality --force --tag --purge --purge-delay --dry-run --max-file-size --chunked-from --strict --no-check --importmap --integrity --base --no-deltas --max-unpacked-size --jobs --wait --no-create --quiet --json --to --token-file --ca-file --db --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1252,6 +1252,10 @@ _ccc() {
                     return 0
                     ;;
                 --chunked-from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -881,3 +881,248 @@ fn registry_lists_react_dom_s_whole_tree_and_its_npm_pack_line_publishes_it() {
         "{report}"
     );
 }
+
+/// The build of `app@1.0.0` for `publish --importmap`: a page that loads
+/// `main.js` as a module (long enough to be stored gzipped), a page with
+/// no module, and `main.js` importing `lib`.
+fn app_build(ws: &Workspace, index: &str) {
+    ws.write(
+        "app/package.json",
+        r#"{"name": "app", "version": "1.0.0", "module": "main.js",
+            "dependencies": {"lib": "^1.0.0"}}"#,
+    );
+    ws.write("app/index.html", index);
+    ws.write(
+        "app/about.html",
+        "<!doctype html><title>about</title><script src=\"./classic.js\"></script>\n",
+    );
+    ws.write("app/classic.js", "document.title += '!';\n");
+    ws.write(
+        "app/main.js",
+        "import { lib } from 'lib';\nwindow.result = `loaded ${lib}`;\n",
+    );
+}
+
+/// A page that loads `main.js` as a module, after a stylesheet.
+fn module_page() -> String {
+    format!(
+        "<!doctype html>\n<html>\n<head>\n  <meta charset=\"utf-8\">\n  \
+         <link rel=\"stylesheet\" href=\"data:text/css,\">\n  \
+         <script type=\"module\" src=\"./main.js\"></script>\n</head>\n<body>\n<p>{}</p>\n\
+         </body>\n</html>\n",
+        "Every word of this page is here to make it worth gzipping. ".repeat(40)
+    )
+}
+
+/// The JSON of the `<script type="importmap">` of `page`.
+fn inline_map(page: &str) -> Value {
+    let start = page
+        .find("<script type=\"importmap\">")
+        .unwrap_or_else(|| panic!("no import map in {page}"))
+        + "<script type=\"importmap\">".len();
+    let end = start + page[start..].find("</script>").expect("the map's end");
+    serde_json::from_str(&page[start..end]).expect("the map is JSON")
+}
+
+#[test]
+fn publish_writes_the_import_map_into_the_pages_that_load_modules() {
+    let ws = Workspace::new();
+    publish(
+        &ws,
+        "lib",
+        "1.0.0",
+        json!({"module": "index.js"}),
+        &[("index.js", "export const lib = 'lib 1.0.0';\n")],
+    );
+    let original = module_page();
+    app_build(&ws, &original);
+    let blobs_before = ws.blob_totals().0;
+    let report = ws.publish_json("app@1.0.0", "app", &["--importmap", "--integrity"]);
+    assert_eq!(
+        report["importmap"]["pages"],
+        json!(["index.html"]),
+        "{report}"
+    );
+    assert_eq!(report["importmap"]["unresolved"], json!([]), "{report}");
+
+    // The page holds the map `ccc importmap` prints, before its module.
+    let page = String::from_utf8(ws.cat("app@1.0.0/index.html")).expect("UTF-8");
+    let cli: Value =
+        serde_json::from_slice(&ws.ok(&["importmap", "app@1.0.0", "--integrity"]).stdout)
+            .expect("a map");
+    let map = inline_map(&page);
+    assert_eq!(map, cli);
+    assert_eq!(map["imports"]["lib"], "/assets/lib/1.0.0/index.js");
+    assert_eq!(report["importmap"]["importmap"], cli, "{report}");
+    let lib_bytes = ws.cat("lib@1.0.0/index.js");
+    assert_eq!(
+        map["integrity"]["/assets/lib/1.0.0/index.js"],
+        sri(&lib_bytes)
+    );
+    assert_eq!(
+        page,
+        original.replace(
+            "  <script type=\"module\"",
+            &format!(
+                "  <script type=\"importmap\">{}</script>\n  <script type=\"module\"",
+                serde_json::to_string(&cli).expect("JSON")
+            )
+        ),
+        "everything else is as it was"
+    );
+    // A page with no module, and every other file, is as published.
+    for file in ["about.html", "main.js", "classic.js"] {
+        assert_eq!(
+            ws.cat(&format!("app@1.0.0/{file}")),
+            std::fs::read(ws.path().join("app").join(file)).expect("the build's file"),
+            "{file}"
+        );
+    }
+
+    // Sizes and digests are the new page's, everywhere they are kept.
+    let files = ws.files("app@1.0.0");
+    let index = files
+        .iter()
+        .find(|f| f["path"] == "index.html")
+        .expect("index.html");
+    assert_eq!(index["raw_bytes"], page.len() as u64, "{index}");
+    assert_eq!(
+        index["sha256"],
+        crate::util::sha256_hex(page.as_bytes()),
+        "{index}"
+    );
+    let raw: u64 = files.iter().map(|f| f["raw_bytes"].as_u64().unwrap()).sum();
+    let stored: u64 = files
+        .iter()
+        .map(|f| f["stored_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(report["raw_bytes"], raw, "{report}");
+    assert_eq!(report["stored_bytes"], stored, "{report}");
+    let groups: u64 = ["new_content", "already_stored", "repeated_in_version"]
+        .iter()
+        .map(|g| report[g]["raw_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(groups, raw, "the groups add up to the version: {report}");
+    let versions = ws.json(&["ls", "app", "--json"]);
+    assert_eq!(versions[0]["raw_bytes"], raw, "{versions}");
+    assert_eq!(versions[0]["stored_bytes"], stored, "{versions}");
+    ws.ok(&["verify"]);
+    // The page as published had no other blob left behind: one per file.
+    assert_eq!(ws.blob_totals().0, blobs_before + 5);
+    // The references kept are the new page's: the map's URLs among them.
+    ws.ok(&["check", "app@1.0.0"]);
+    let inspected = ws.json(&["inspect", "app@1.0.0/index.html", "--json"]);
+    let text = inspected.to_string();
+    assert!(
+        text.contains("/assets/lib/1.0.0/index.js") && text.contains("main.js"),
+        "{inspected}"
+    );
+
+    // Served with the map; its ETag is the new page's.
+    let server = Server::start(&ws, &[]);
+    let served = get(&server.url("/assets/app/1.0.0/index.html"), &[]);
+    assert_eq!(served.status, 200);
+    let body = match served.header("content-encoding") {
+        Some("gzip") => gunzip(&served.body),
+        _ => served.body.clone(),
+    };
+    assert_eq!(body, page.as_bytes());
+    let etag = served.header("etag").expect("an ETag");
+    assert!(
+        etag.contains(&crate::util::sha256_hex(page.as_bytes())),
+        "{etag}"
+    );
+    drop(server);
+
+    // Published again, the same map: its page is the one stored already,
+    // and nothing is left over.
+    let blobs = ws.blob_totals();
+    let again = ws.publish_json(
+        "app@1.0.0",
+        "app",
+        &["--importmap", "--integrity", "--force"],
+    );
+    assert_eq!(again["new_content"]["file_count"], 0, "{again}");
+    assert_eq!(ws.blob_totals(), blobs);
+    assert_eq!(ws.cat("app@1.0.0/index.html"), page.as_bytes());
+    ws.ok(&["verify"]);
+}
+
+#[test]
+fn publish_importmap_refuses_what_it_cannot_write_and_changes_nothing() {
+    let ws = Workspace::new();
+    publish(
+        &ws,
+        "lib",
+        "1.0.0",
+        json!({"module": "index.js"}),
+        &[("index.js", "export const lib = 1;\n")],
+    );
+    // A page with a map of its own: refused, naming the page.
+    app_build(
+        &ws,
+        "<!doctype html>\n<script type=\"importmap\">{\"imports\": {}}</script>\n\
+         <script type=\"module\" src=\"./main.js\"></script>\n",
+    );
+    ws.publish_fails(
+        &["publish", "app@1.0.0", "app", "--importmap"],
+        &[
+            "app@1.0.0 was not published",
+            "index.html has an import map of its own (line 2)",
+        ],
+    );
+    // Without --importmap, that page is published as it is.
+    ws.publish("app@1.0.0", "app", &["--dry-run"]);
+
+    // A specifier nothing satisfies: a warning, the map written without
+    // it; with --strict, refused.
+    app_build(&ws, &module_page());
+    ws.write(
+        "app/main.js",
+        "import { lib } from 'lib';\nimport pad from 'left-pad';\n",
+    );
+    ws.publish_fails(
+        &["publish", "app@1.0.0", "app", "--importmap", "--strict"],
+        &[
+            "app@1.0.0 was not published",
+            "1 specifier is left out of its import map (--strict)",
+            "left-pad",
+        ],
+    );
+    let out = ws.ok(&["publish", "app@1.0.0", "app", "--importmap"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: unresolved: app@1.0.0 main.js: left-pad"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("import map: written into index.html"),
+        "{stdout}"
+    );
+    let page = String::from_utf8(ws.cat("app@1.0.0/index.html")).expect("UTF-8");
+    assert_eq!(
+        inline_map(&page)["imports"]["lib"],
+        "/assets/lib/1.0.0/index.js"
+    );
+    ws.ok(&["verify"]);
+
+    // Flags that only mean something with --importmap, and --to.
+    ws.fails(&["publish", "app@2.0.0", "app", "--integrity"], 2);
+    let out = ws.fails(
+        &[
+            "publish",
+            "app@2.0.0",
+            "app",
+            "--importmap",
+            "--to",
+            "http://127.0.0.1:9",
+        ],
+        2,
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--importmap"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

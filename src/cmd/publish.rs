@@ -4,11 +4,12 @@
 use crate::catalog::archive::{self, Rules};
 use crate::catalog::compression::{BrotliQuality, GzipLevel};
 use crate::catalog::publish::{self, CatalogFiles, Options, Progress};
-use crate::catalog::rows::Identity;
+use crate::catalog::rows::{Identity, VersionRow};
 use crate::catalog::{Access, Catalog, SqliteResult};
 use crate::catalog::{chunks, manifest};
 use crate::cmd::args::*;
 use crate::error::{Error, Result};
+use crate::importmap::page;
 use crate::outcome;
 use crate::output::{self, count};
 use crate::remote::RemoteArgs;
@@ -20,6 +21,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Publish a directory or a tar archive as PKG@VERSION, in one atomic
@@ -103,6 +105,27 @@ pub struct PublishArgs {
     /// Do not read the references of scripts, stylesheets and pages.
     #[arg(long)]
     pub no_check: bool,
+
+    /// Write the version's import map (the one `ccc importmap` prints)
+    /// into each of its HTML pages that load modules, inline before the
+    /// first `<script type="module">` or `<link rel="modulepreload">`,
+    /// inside the publish: the version is never served with another map.
+    /// A page with an import map of its own refuses the version; a
+    /// specifier the map cannot resolve is a warning, and with --strict
+    /// refuses it too.
+    #[arg(long)]
+    pub importmap: bool,
+
+    /// With --importmap: pin every module the map can reach to its bytes
+    /// (`integrity`, as `ccc importmap --integrity`).
+    #[arg(long, requires = "importmap")]
+    pub integrity: bool,
+
+    /// With --importmap: where the map's URLs start, like
+    /// https://cdn.example.com [default: none, so URLs are root-relative
+    /// (/assets/...) for pages served by the same ccc].
+    #[arg(long, value_name = "URL", value_parser = parse_base, requires = "importmap")]
+    pub base: Option<crate::importmap::Base>,
 
     /// Make no deltas. By default each script, stylesheet, JSON and wasm
     /// file is also coded against the same file (or hashed-name family) in
@@ -205,6 +228,14 @@ impl CheckArgs for PublishArgs {
                 second.display(),
                 first.display()
             ));
+        }
+        if self.remote.to.is_some() && self.importmap {
+            return Err(
+                "--importmap writes the map during a publish into this machine's catalog; \
+                 with --to, the server publishes, so publish there without it, or write the \
+                 map into the pages before sending them (`ccc importmap`)"
+                    .into(),
+            );
         }
         if self.remote.to.is_some() && !self.purge.caches.is_empty() {
             return Err(
@@ -349,6 +380,31 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         deltas: !args.no_deltas,
         rewrite: None,
     };
+    // --importmap: the map goes into the pages inside the publish; what
+    // was written is kept here for the summary.
+    let map_written: Arc<Mutex<Option<page::Written>>> = Arc::default();
+    let options = match args.importmap {
+        false => options,
+        true => {
+            let map_options = crate::importmap::Options {
+                base: args.base.clone().unwrap_or_default(),
+                integrity: args.integrity,
+            };
+            let (strict, kept) = (args.strict, Arc::clone(&map_written));
+            let rewrite = move |catalog: &Catalog, version: &VersionRow| {
+                let (pages, written) =
+                    page::write_into_pages(catalog, version, &map_options, strict)?;
+                if let Ok(mut kept) = kept.lock() {
+                    *kept = Some(written);
+                }
+                Ok(pages)
+            };
+            Options {
+                rewrite: Some(publish::Rewrite(Arc::new(rewrite))),
+                ..options
+            }
+        }
+    };
     let warn = |skipped: &[crate::catalog::rows::Skipped]| {
         for skipped in skipped.iter().filter(|_| !quiet) {
             bar.bar
@@ -438,10 +494,14 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         }
         _ => (None, Ok(())),
     };
+    let map_written = map_written.lock().ok().and_then(|mut kept| kept.take());
     // Said even with --quiet: each is a likely mistake (--json has them).
     if !args.json {
         for warning in &report.warnings {
             eprintln!("warning: {}", warning_text(warning, &report, args.source()));
+        }
+        for unresolved in map_written.iter().flat_map(|w| &w.generated.unresolved) {
+            eprintln!("warning: unresolved: {unresolved} (left out of the import map)");
         }
     }
     // Never silently: a catalog deleted by mistake is not replaced by a
@@ -453,9 +513,13 @@ pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
         output::print_json(&Published {
             report: &report,
             purged: purged.as_ref(),
+            importmap: map_written.as_ref(),
         })?;
     } else if !args.quiet {
         output::print(outcome::published(&report))?;
+        if let Some(written) = &map_written {
+            output::print(map_summary(written))?;
+        }
         if let Some(purged) = &purged {
             super::print_purged(purged)?;
         }
@@ -476,6 +540,23 @@ struct Published<'a> {
     report: &'a publish::Report,
     #[serde(skip_serializing_if = "Option::is_none")]
     purged: Option<&'a crate::purge::Purged>,
+    /// With --importmap: the pages the map went into, and the map.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    importmap: Option<&'a page::Written>,
+}
+
+/// The line a summary gives `--importmap`: which pages got the map.
+fn map_summary(written: &page::Written) -> String {
+    let pinned = count(written.generated.dependencies.len() as u64, "other version");
+    match written.pages.as_slice() {
+        [] => {
+            format!("import map: no page loads modules, none written ({pinned} pinned by the map)")
+        }
+        pages => format!(
+            "import map: written into {} ({pinned} pinned)",
+            pages.join(", ")
+        ),
+    }
 }
 
 /// The paths of `package@version`'s files; none when it does not exist.
