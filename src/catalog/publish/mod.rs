@@ -764,7 +764,7 @@ fn run(
         crate::interrupt::check()?;
         let changed = replace_files(&tx, &path, &mut written, &mut new_blobs, files, options)?;
         if references.is_some() && !changed.is_empty() {
-            rewrite_links(&tx, catalog, &identity, &written, changed)?;
+            rewrite_links(&tx, catalog, &identity, &written, changed, mount)?;
         }
     }
     if let Some(entry) = &options.audit {
@@ -838,6 +838,7 @@ fn rewrite_links(
     (package, version): &Identity,
     written: &write::Written,
     changed: Vec<(String, Vec<u8>)>,
+    mount: crate::refs::Mount,
 ) -> Result<()> {
     let path = catalog.path();
     let read: Vec<(String, crate::refs::Extracted)> = changed
@@ -856,8 +857,14 @@ fn rewrite_links(
     }
     let paths = written.rows.iter().map(|row| row.0.clone()).collect();
     let manifest = catalog.manifest(written.version_id)?;
-    let report =
-        crate::refs::check::resolve_all(package, &version.to_string(), paths, read, manifest);
+    let report = crate::refs::check::resolve_all(
+        package,
+        &version.to_string(),
+        paths,
+        read,
+        manifest,
+        mount,
+    );
     write_links(tx, written.version_id, &report.links).at(path)?;
     Ok(())
 }
