@@ -200,19 +200,34 @@ pub fn match_pattern(package: &str, path: &str) -> String {
         out.push('/');
     }
     out.push_str("*/");
+    push_path_pattern(&mut out, path);
+    out
+}
+
+/// The URL Pattern a file at `path` of a site's version is requested by,
+/// at the root of the site's host (`ccc site`): the same as
+/// [`match_pattern`]'s after `/assets/PKG/*`.
+pub fn site_match_pattern(path: &str) -> String {
+    let mut out = String::from("/");
+    push_path_pattern(&mut out, path);
+    out
+}
+
+/// Appends the pattern of `path`: its folders as written, its name with
+/// each masked part a `*`.
+fn push_path_pattern(out: &mut String, path: &str) {
     let (dir, name) = split(path);
     for segment in dir.split('/').filter(|s| !s.is_empty()) {
-        push_literal(&mut out, segment);
+        push_literal(out, segment);
         out.push('/');
     }
     let mut last = 0;
     for range in masked(name) {
-        push_literal(&mut out, &name[last..range.start]);
+        push_literal(out, &name[last..range.start]);
         out.push('*');
         last = range.end;
     }
-    push_literal(&mut out, &name[last..]);
-    out
+    push_literal(out, &name[last..]);
 }
 
 /// What a browser percent-encodes in a path (the URL standard's path

@@ -30,10 +30,19 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 /// `Dictionary-ID` a client would echo, so an `id` would only lengthen
 /// every script's and stylesheet's head.
 pub fn use_as_dictionary(package: &str, path: &str, kind: crate::delta::Kind) -> String {
-    let pattern = crate::delta::family::match_pattern(package, path);
+    with_pattern(&crate::delta::family::match_pattern(package, path), kind)
+}
+
+/// [`use_as_dictionary`] for the file's URLs at the root of a site's
+/// host (`ccc site`), where the browser asks for its next release.
+pub fn use_as_dictionary_on_site(path: &str, kind: crate::delta::Kind) -> String {
+    with_pattern(&crate::delta::family::site_match_pattern(path), kind)
+}
+
+fn with_pattern(pattern: &str, kind: crate::delta::Kind) -> String {
     let mut out = String::with_capacity(pattern.len() + 40);
     out.push_str("match=");
-    push_sf_string(&mut out, &pattern);
+    push_sf_string(&mut out, pattern);
     out.push_str(", match-dest=(");
     for (i, dest) in kind.destinations().iter().enumerate() {
         if i > 0 {

@@ -99,8 +99,8 @@ pub struct SiteLines {
     /// `Cache-Control: no-cache` (a site's file whose name has no hash).
     revalidate: bool,
     /// `Use-As-Dictionary` whose `match` is the site's URL of the file
-    /// rather than its /assets/ one (boxed: most answers have none).
-    dictionary: Option<Box<http::HeaderValue>>,
+    /// rather than its /assets/ one, shared with the site's map.
+    dictionary: Option<std::sync::Arc<http::HeaderValue>>,
 }
 
 impl SiteLines {
@@ -197,9 +197,9 @@ impl Headers {
 
     /// Sends `value` as `Use-As-Dictionary` instead of what the lines say
     /// (a site's URL pattern); prepared lines stay shared.
-    pub(super) fn use_as_dictionary(&mut self, value: http::HeaderValue) {
+    pub(super) fn use_as_dictionary(&mut self, value: std::sync::Arc<http::HeaderValue>) {
         match self {
-            Headers::Prepared { site, .. } => site.dictionary = Some(Box::new(value)),
+            Headers::Prepared { site, .. } => site.dictionary = Some(value),
             Headers::Built(lines) => {
                 if let Ok(text) = value.to_str() {
                     lines.set(prepared::USE_AS_DICTIONARY.as_str(), text);

@@ -12,8 +12,10 @@
 use crate::catalog::Catalog;
 use crate::catalog::sites::{Site, SiteState};
 use crate::error::{Error, Result};
+use crate::http::dictionary::use_as_dictionary_on_site;
 use crate::site::fingerprint::is_fingerprinted;
 use crate::site::rules::{HEADERS, HeaderRules, MAX_FILE_LEN, REDIRECTS, Redirects};
+use http::HeaderValue;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -36,6 +38,12 @@ pub struct ServedSite {
     indexes: HashSet<Box<str>>,
     /// Its `.html` files without the extension, for clean URLs.
     pages: HashSet<Box<str>>,
+    /// Its files whose names carry a content hash.
+    hashed: HashSet<Box<str>>,
+    /// `Use-As-Dictionary` for the site's URLs of each script, stylesheet,
+    /// JSON or wasm file of the current and recent versions, made once
+    /// here rather than per answer (sent when the asset offers one).
+    dictionaries: HashMap<Box<str>, Arc<HeaderValue>>,
     /// The versions a page may still load fingerprinted files from,
     /// newest first, each with its fingerprinted paths.
     recent: Vec<(String, HashSet<Box<str>>)>,
@@ -103,6 +111,8 @@ impl ServedSite {
             files: HashSet::new(),
             indexes: HashSet::new(),
             pages: HashSet::new(),
+            hashed: HashSet::new(),
+            dictionaries: HashMap::new(),
             recent: Vec::with_capacity(recent.len()),
             redirects: Redirects::default(),
             headers: HeaderRules::default(),
@@ -110,12 +120,13 @@ impl ServedSite {
             site,
         };
         for version in recent {
-            let fingerprinted = catalog
+            let fingerprinted: HashSet<Box<str>> = catalog
                 .version_paths(version.id)?
                 .into_iter()
                 .filter(|path| is_fingerprinted(path))
                 .map(String::into_boxed_str)
                 .collect();
+            served.offer_as_dictionaries(fingerprinted.iter());
             served.recent.push((version.version, fingerprinted));
         }
         let Some(current) = current else {
@@ -126,6 +137,15 @@ impl ServedSite {
             .into_iter()
             .map(String::into_boxed_str)
             .collect();
+        served.hashed = served
+            .files
+            .iter()
+            .filter(|path| is_fingerprinted(path))
+            .cloned()
+            .collect();
+        let files = std::mem::take(&mut served.files);
+        served.offer_as_dictionaries(files.iter());
+        served.files = files;
         for path in &served.files {
             if let Some(page) = path.strip_suffix(".html") {
                 if let Some(dir) = page.strip_suffix("index")
@@ -193,6 +213,32 @@ impl ServedSite {
     /// Whether `PAGE.html` is a file (with clean URLs on; never else).
     pub fn has_page(&self, page: &str) -> bool {
         self.pages.contains(page)
+    }
+
+    /// Whether the file at `path`, of the current version or a recent
+    /// one, carries a content hash in its name.
+    pub fn is_hashed(&self, path: &str) -> bool {
+        self.hashed.contains(path) || self.recent_with(path).is_some()
+    }
+
+    /// The `Use-As-Dictionary` of the file at `path` for the site's URLs.
+    pub fn dictionary(&self, path: &str) -> Option<&Arc<HeaderValue>> {
+        self.dictionaries.get(path)
+    }
+
+    fn offer_as_dictionaries<'p>(&mut self, paths: impl Iterator<Item = &'p Box<str>>) {
+        for path in paths {
+            if self.dictionaries.contains_key(path) {
+                continue;
+            }
+            let Some(kind) = crate::delta::kind(path) else {
+                continue;
+            };
+            let value = use_as_dictionary_on_site(path, kind);
+            if let Ok(value) = HeaderValue::from_str(&value) {
+                self.dictionaries.insert(path.clone(), Arc::new(value));
+            }
+        }
     }
 
     /// The newest recent version with the fingerprinted file at `path`.

@@ -120,16 +120,6 @@ fn server_path(path: &str) -> ServerPath {
     }
 }
 
-/// `Use-As-Dictionary` for a file's URLs on a site: its `match` without
-/// the `/assets/PKG/*/` of the catalog's URLs (`crate::delta::family`).
-fn dictionary_on_site(value: &str, package: &str) -> Option<http::HeaderValue> {
-    let catalog_prefix = crate::delta::family::match_pattern(package, "");
-    let rest = value
-        .strip_prefix("match=\"")?
-        .strip_prefix(catalog_prefix.as_str())?;
-    http::HeaderValue::from_str(&format!("match=\"/{rest}")).ok()
-}
-
 /// The path of a target, without its query and the scheme and authority
 /// of an absolute form.
 fn raw_path(target: &str) -> &str {
@@ -421,19 +411,17 @@ impl<'a> OnSite<'a, '_> {
     fn finish(&self, mut answer: Answer, path: &str) -> Answer {
         let rel = path.strip_prefix('/').unwrap_or(path);
         let immutable = matches!(answer.status, 200 | 206 | 304)
-            && is_fingerprinted(rel)
+            && self.site.is_hashed(rel)
             && answer.headers.get("cache-control") == Some(crate::serve::prepared::IMMUTABLE);
         if !immutable {
             answer.headers.revalidate();
         }
         // A file offered as a dictionary is offered for its URLs on the
         // site, where the browser will ask for its next release.
-        if let Some(value) = answer
-            .headers
-            .get("use-as-dictionary")
-            .and_then(|v| dictionary_on_site(v, &self.site.site.package))
+        if let Some(value) = self.site.dictionary(rel)
+            && answer.headers.get("use-as-dictionary").is_some()
         {
-            answer.headers.use_as_dictionary(value);
+            answer.headers.use_as_dictionary(value.clone());
         }
         for (name, value) in self.site.headers.for_path(path) {
             // Each cookie is a line of its own; every other header the
