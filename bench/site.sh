@@ -203,6 +203,10 @@ cpu_ticks() {
     done
     echo "$total"
 }
+# Busy ticks of CPU $1 (every process's), from /proc/stat.
+core_busy() {
+    awk -v c="cpu$1" '$1 == c { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
 load() { # seconds list mode
     timeout $(($1 + 20)) taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$1"s --timeout 5s \
         -s "$LUA" "http://127.0.0.1:$PORT" -- "$2" "$3" >"$WORK/logs/wrk.out" 2>&1 \
@@ -227,9 +231,11 @@ run_one() { # config round
     IFS='|' read -r name server list mode <<<"$1"
     start "$server"
     load "$WARMUP" "$WORK/data/$list" "$mode" >/dev/null || die "$name: warm-up failed"
-    local before after result
+    local before after result core_before core_after
     before=$(cpu_ticks "${SERVER_PIDS[@]}")
+    core_before=$(core_busy "$SERVER_CPU")
     result=$(load "$DURATION" "$WORK/data/$list" "$mode") || die "$name: wrk failed"
+    core_after=$(core_busy "$SERVER_CPU")
     after=$(cpu_ticks "${SERVER_PIDS[@]}")
     stop
     local requests duration_us connect read write status timeout
@@ -238,8 +244,13 @@ run_one() { # config round
     local rps us
     rps=$(awk -v r="$requests" -v d="$duration_us" 'BEGIN { printf "%.0f", r / (d / 1e6) }')
     us=$(awk -v t=$((after - before)) -v hz="$HZ" -v r="$requests" 'BEGIN { printf "%.2f", 1e6 * t / hz / r }')
-    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$2" "$rps" "$us" "$errors" >>"$WORK/runs.tsv"
-    log "$(printf '%-15s round %d: %7d req/s, %5.2f us CPU/req, %d errors' "$name" "$2" "$rps" "$us" "$errors")"
+    # What other processes took of the server's CPU during the run, in %.
+    local others
+    others=$(awk -v c=$((core_after - core_before)) -v s=$((after - before)) -v hz="$HZ" \
+        -v d="$DURATION" 'BEGIN { o = (c - s) / hz; if (o < 0) o = 0; printf "%.0f", 100 * o / d }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$2" "$rps" "$us" "$errors" "$others" >>"$WORK/runs.tsv"
+    log "$(printf '%-17s round %d: %7d req/s, %5.2f us CPU/req, %d errors, others %d%% of its CPU' \
+        "$name" "$2" "$rps" "$us" "$errors" "$others")"
 }
 
 if [ -n "${CALLGRIND:-}" ]; then
@@ -275,7 +286,7 @@ if [ -n "${CALLGRIND:-}" ]; then
     exit 0
 fi
 
-printf 'config\tround\trps\tcpu_us_per_req\terrors\n' >"$WORK/runs.tsv"
+printf 'config\tround\trps\tcpu_us_per_req\terrors\tothers_pct\n' >"$WORK/runs.tsv"
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
     echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
@@ -295,17 +306,23 @@ for round in $(seq "$ROUNDS"); do
 done
 
 # ---------------------------------------------------------------- ratios
-rps_of() { awk -F'\t' -v n="$1" -v r="$2" '$1 == n && $2 == r { print $3 }' "$WORK/runs.tsv"; }
+# column 3: req/s; column 4: the server's CPU microseconds per request.
+value_of() { awk -F'\t' -v n="$1" -v r="$2" -v c="$3" '$1 == n && $2 == r { print $c }' "$WORK/runs.tsv"; }
 cat "$WORK/machine.txt"
-printf '\n| ratio (req/s) | %s |\n|---|%s\n' \
-    "$(seq -s ' | ' "$ROUNDS" | sed 's/[0-9]*/round &/g')" "$(printf -- '--:|%.0s' $(seq "$ROUNDS"))"
-for pair in ccc-root/ccc-assets ccc-assets-beside/ccc-assets ccc-root/nginx-root \
-    ccc-app/nginx-app ccc-app/ccc-app-assets ccc-spa/nginx-spa; do
-    a=${pair%/*} b=${pair#*/}
-    row="| $a / $b |"
-    for round in $(seq "$ROUNDS"); do
-        row+=" $(awk -v x="$(rps_of "$a" "$round")" -v y="$(rps_of "$b" "$round")" \
-            'BEGIN { if (x > 0 && y > 0) printf "%.2f", x / y; else printf "n/a" }') |"
+header=$(for round in $(seq "$ROUNDS"); do printf ' round %d |' "$round"; done)
+for what in "req/s, a / b|3|a/b" "CPU per request, b / a|4|b/a"; do
+    IFS='|' read -r title column order <<<"$what"
+    printf '\n| %s |%s\n|---|%s\n' "$title" "$header" "$(printf -- '--:|%.0s' $(seq "$ROUNDS"))"
+    for pair in ccc-root/ccc-assets ccc-assets-beside/ccc-assets ccc-root/nginx-root \
+        ccc-app/nginx-app ccc-app/ccc-app-assets ccc-spa/nginx-spa; do
+        a=${pair%/*} b=${pair#*/}
+        row="| $a / $b |"
+        for round in $(seq "$ROUNDS"); do
+            x=$(value_of "$a" "$round" "$column") y=$(value_of "$b" "$round" "$column")
+            [ "$order" = b/a ] && { t=$x; x=$y; y=$t; }
+            row+=" $(awk -v x="$x" -v y="$y" \
+                'BEGIN { if (x > 0 && y > 0) printf "%.2f", x / y; else printf "n/a" }') |"
+        done
+        echo "$row"
     done
-    echo "$row"
 done
