@@ -43,12 +43,50 @@ pub fn http_date(unix_secs: i64) -> String {
 /// The length of an IMF-fixdate (`Tue, 14 Nov 2023 22:13:20 GMT`).
 pub const HTTP_DATE_LEN: usize = 29;
 
-/// Appends [`http_date`] to `out`.
+/// Appends [`http_date`] to `out`: the calendar worked out from the day
+/// count (H. Hinnant's `civil_from_days`) and written in place, without
+/// the formatting machinery. A time before 1970 is written as the epoch,
+/// one after 9999 as its last second: IMF-fixdate has four digits of year.
 pub fn push_http_date(out: &mut String, unix_secs: i64) {
-    use std::fmt::Write;
-    let date = httpdate::HttpDate::from(UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64));
-    // Writing to a String cannot fail.
-    let _ = write!(out, "{date}");
+    const DAYS: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
+    const MONTHS: [&[u8; 3]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    // 10000-01-01T00:00:00Z.
+    const END: i64 = 253_402_300_800;
+    let secs = unix_secs.clamp(0, END - 1);
+    let (days, second) = (secs / 86_400, secs % 86_400);
+    // Days since 0000-03-01, in 400-year eras of 146,097 days.
+    let shifted = days + 719_468;
+    let era = shifted / 146_097;
+    let of_era = shifted % 146_097;
+    let year_of_era = (of_era - of_era / 1460 + of_era / 36_524 - of_era / 146_096) / 365;
+    let of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    // Months from March, so that February's length comes last.
+    let from_march = (5 * of_year + 2) / 153;
+    let day = of_year - (153 * from_march + 2) / 5 + 1;
+    let month = if from_march < 10 {
+        from_march + 2
+    } else {
+        from_march - 10
+    };
+    let year = era * 400 + year_of_era + i64::from(month < 2);
+    let mut text = *b"Thu, 01 Jan 1970 00:00:00 GMT";
+    let two = |text: &mut [u8; HTTP_DATE_LEN], at: usize, n: i64| {
+        text[at] = b'0' + (n / 10) as u8;
+        text[at + 1] = b'0' + (n % 10) as u8;
+    };
+    text[..3].copy_from_slice(DAYS[(days % 7) as usize]);
+    two(&mut text, 5, day);
+    text[8..11].copy_from_slice(MONTHS[month as usize]);
+    two(&mut text, 12, year / 100);
+    two(&mut text, 14, year % 100);
+    two(&mut text, 17, second / 3600);
+    two(&mut text, 20, second / 60 % 60);
+    two(&mut text, 23, second % 60);
+    // Cannot fail: ASCII.
+    out.push_str(std::str::from_utf8(&text).unwrap_or_default());
 }
 
 /// Whether a GET/HEAD may answer 304, following RFC 9110 13.2.2: when
@@ -156,5 +194,29 @@ mod tests {
         ));
         assert!(!check(None, Some("yesterday"), published));
         assert!(!check(None, None, published));
+    }
+
+    #[test]
+    fn dates_are_written_as_httpdate_writes_them() {
+        let mut secs: Vec<i64> = vec![
+            0,
+            59,
+            86_399,
+            86_400,
+            951_782_400,     // 2000-02-29
+            951_868_800,     // 2000-03-01
+            4_107_542_400,   // 2100-03-01
+            4_102_444_799,   // 2099-12-31T23:59:59
+            253_402_300_799, // 9999-12-31T23:59:59
+        ];
+        // Every day of a few leap cycles, at a time of day that varies.
+        secs.extend((0..20_000).map(|day| day * 86_400 + (day * 7_919) % 86_400));
+        secs.extend((0..2_000).map(|i| 1_000_000_000 + i * 104_729_113));
+        for secs in secs {
+            let time = UNIX_EPOCH + Duration::from_secs(secs as u64);
+            assert_eq!(http_date(secs), httpdate::fmt_http_date(time), "{secs}");
+        }
+        assert_eq!(http_date(-5), "Thu, 01 Jan 1970 00:00:00 GMT");
+        assert_eq!(http_date(i64::MAX), "Fri, 31 Dec 9999 23:59:59 GMT");
     }
 }
