@@ -4,7 +4,7 @@
 
 use ccc::encoding::Encoding;
 use ccc::serve::prepared::Prepared;
-use ccc::serve::stored::{StoredAsset, Stream};
+use ccc::serve::stored::{StoredAsset, Stream, line_value};
 use std::sync::Arc;
 
 /// The head of a 200 for a gzip asset of `size` stored bytes,
@@ -20,7 +20,7 @@ pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
         encoding: Encoding::Gzip,
         sha256: [0; 32],
         brotli: None,
-        content_type: "text/javascript; charset=utf-8".into(),
+        content_type: line_value("text/javascript; charset=utf-8".into()),
         raw_size: 4 * size as u64,
         published_at: published,
         chunks: None,

@@ -2,13 +2,11 @@
 //!
 //! [`HeaderLines`] are the lines of a response made for one request (an
 //! error, a listing), kept as the names and values the transport sends,
-//! checked once. A [`KeptHead`] builds the head of an asset's response,
-//! made when it is first needed and shared by every response that sends
-//! it: the header map itself, so a response clones it whole instead of
-//! inserting line by line. Its names are constants, its constant values
-//! cost nothing to copy, and its other values are slices of one text.
+//! checked once. The head of an asset's response is kept as the header
+//! map itself (`crate::serve::prepared`), so a response clones it whole
+//! instead of inserting line by line; [`map_heap_bytes`] says what such a
+//! head holds, for the cache's budget.
 
-use bytes::BytesMut;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 
 /// The names ccc sends that `http` has no constant for: made once, shared
@@ -110,70 +108,10 @@ impl HeaderLines {
     }
 }
 
-/// The head of a response kept long (an asset's, charged to the cache)
-/// and cloned per response: lines added in order, then [`KeptHead::build`].
-pub struct KeptHead {
-    lines: smallvec::SmallVec<[(HeaderName, Value); 16]>,
-    text: BytesMut,
-}
-
-enum Value {
-    Constant(&'static str),
-    /// A range of the head's text.
-    Text(usize, usize),
-}
-
-impl KeptHead {
-    /// A head of about `lines` lines whose copied values take about
-    /// `text` bytes.
-    pub fn with_capacity(lines: usize, text: usize) -> KeptHead {
-        KeptHead {
-            lines: smallvec::SmallVec::with_capacity(lines),
-            text: BytesMut::with_capacity(text),
-        }
-    }
-
-    /// Adds a line whose value is a constant, shared, never copied.
-    pub fn constant(&mut self, name: HeaderName, value: &'static str) -> &mut KeptHead {
-        self.lines.push((name, Value::Constant(value)));
-        self
-    }
-
-    /// Adds a line whose value is copied into the head's text.
-    pub fn text(&mut self, name: HeaderName, value: &str) -> &mut KeptHead {
-        let start = self.text.len();
-        self.text.extend_from_slice(value.as_bytes());
-        self.lines.push((name, Value::Text(start, self.text.len())));
-        self
-    }
-
-    /// The head as the transport sends it: its entries at their exact
-    /// count (see [`map_heap_bytes`] for what it holds). A value that may
-    /// not be sent (a control character: a bug in ccc or the catalog) is
-    /// left out rather than sent.
-    pub fn build(self) -> HeaderMap {
-        let text = self.text.freeze();
-        let mut map = HeaderMap::with_capacity(self.lines.len());
-        for (name, value) in self.lines {
-            let value = match value {
-                Value::Constant(value) => HeaderValue::from_static(value),
-                Value::Text(start, end) => {
-                    match HeaderValue::from_maybe_shared(text.slice(start..end)) {
-                        Ok(value) if value.to_str().is_ok() => value,
-                        _ => continue,
-                    }
-                }
-            };
-            map.append(name, value);
-        }
-        // A clone holds its entries at their exact count.
-        map.clone()
-    }
-}
-
-/// About the heap bytes a head made by [`KeptHead::build`] holds: its
-/// entries, its index, and the values' text with its allocation's
-/// overhead (constants counted as if copied: an upper bound).
+/// About the heap bytes a kept head holds (a map cloned at its exact
+/// count): its entries, its index, and the values' text with its
+/// allocation's overhead (constants, and text shared with the asset,
+/// counted as if copied: an upper bound).
 pub fn map_heap_bytes(map: &HeaderMap) -> usize {
     heap_bytes(
         map.len(),
@@ -182,8 +120,8 @@ pub fn map_heap_bytes(map: &HeaderMap) -> usize {
     )
 }
 
-/// [`map_heap_bytes`] of the head [`KeptHead::build`] would make of
-/// `lines` lines whose values take `text` bytes, without building it.
+/// [`map_heap_bytes`] of a kept head of `lines` lines whose values take
+/// `text` bytes, without building it.
 pub fn built_heap_bytes(lines: usize, text: usize) -> usize {
     // A built head's capacity is that of a map made for its line count.
     static CAPACITY: std::sync::OnceLock<[usize; 33]> = std::sync::OnceLock::new();
@@ -240,47 +178,16 @@ mod tests {
     }
 
     #[test]
-    fn a_kept_head_keeps_order_and_repeats_and_shares_its_text() {
-        static STAR: &str = "*";
-        let mut head = KeptHead::with_capacity(4, 16);
-        head.text(http::header::VARY, "Accept")
-            .text(http::header::ETAG, "\"x\"")
-            .constant(HeaderName::from_static("timing-allow-origin"), STAR)
-            .text(http::header::VARY, "Origin")
-            .text(http::header::LOCATION, "a\r\nSet-Cookie: x=1");
-        let head = head.build();
-        let sent: Vec<_> = head
-            .iter()
-            .map(|(n, v)| (n.as_str(), v.as_bytes()))
-            .collect();
-        assert_eq!(
-            sent,
-            [
-                ("vary", &b"Accept"[..]),
-                ("vary", b"Origin"),
-                ("etag", b"\"x\""),
-                ("timing-allow-origin", b"*"),
-            ],
-            "a value with a line break is left out"
-        );
-        // The copied values sit in one text, one after the other; the
-        // constant is not copied.
-        let at = |name: &str, i: usize| {
-            head.get_all(name)
-                .iter()
-                .nth(i)
-                .unwrap()
-                .as_bytes()
-                .as_ptr()
-        };
-        assert_eq!(at("vary", 0).wrapping_add(6), at("etag", 0));
-        assert_eq!(at("etag", 0).wrapping_add(3), at("vary", 1));
-        assert_eq!(at("timing-allow-origin", 0), STAR.as_ptr());
-
+    fn lines_from_a_map_share_its_values() {
+        let mut head = HeaderMap::new();
+        head.append(http::header::VARY, HeaderValue::from_static("Accept"));
+        head.append(http::header::ETAG, HeaderValue::from_static("\"x\""));
+        head.append(http::header::VARY, HeaderValue::from_static("Origin"));
         let kept = HeaderLines::from_map(&head, |name| name != "etag");
         let mut map = HeaderMap::new();
         kept.append_to(&mut map);
-        assert_eq!(map.len(), 3);
+        assert_eq!(map.len(), 2);
         assert_eq!(map.get("etag"), None);
+        assert_eq!(kept.text(), "vary: Accept\r\nvary: Origin\r\n");
     }
 }

@@ -247,13 +247,17 @@ pub(super) fn asset(
     }
     // RFC 9110 13.2.2 step 5: a range only once no 304 applies; it is a
     // range of the representation selected.
-    let ranged = range::evaluate(
-        ask.range,
-        ask.if_range,
-        prepared.tag(send),
-        prepared.stored.published_at,
-        length as u64,
-    );
+    // A request without a range (nearly all) needs no tag here.
+    let ranged = match ask.range {
+        None => Ranged::Whole,
+        range => range::evaluate(
+            range,
+            ask.if_range,
+            prepared.tag(send),
+            prepared.stored.published_at,
+            length as u64,
+        ),
+    };
     // A part lies within `length`, a usize: the conversions are exact.
     let (status, part) = match ranged {
         Ranged::Whole => (200, 0..length),

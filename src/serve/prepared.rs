@@ -4,14 +4,18 @@
 //!
 //! Per representation (the decoded bytes, the stored gzip stream, the
 //! brotli stream), the head of the 200 is built once, as the header map
-//! the transport sends ([`KeptHead`]), `Content-Length`
-//! included, so a response clones it instead of formatting ETags from the
-//! sha256 and `Last-Modified` from the time, or inserting line by line; a
-//! 304 sends the same lines less the content headers ([`in_304`]). The
-//! store builds the validators and the head almost every response uses
-//! (the 200 of the smallest coding) when it loads the asset; the other
-//! heads are built by the first response that needs them and kept, so a
-//! miss that is never asked again builds one, not three.
+//! the transport sends, `Content-Length` included, so a response clones it
+//! instead of formatting ETags from the sha256 and `Last-Modified` from
+//! the time, or inserting line by line; a 304 sends the same lines less
+//! the content headers ([`in_304`]). The store writes the values of the
+//! lines ccc makes for the asset (tags, lengths, date) into one text when
+//! it loads the asset; the content type and `Use-As-Dictionary` come
+//! checked from the store. A head is kept by the first cache hit that
+//! needs it; a miss, which may never be asked again, makes the one it
+//! sends and keeps none. Either way a head is the template of its shape
+//! (coding, `Vary`, which lines the asset has), made once per process,
+//! cloned, with the asset's values put in its empty ones, shared, not
+//! copied: a clone and a few slices, not a line-by-line build.
 //! Every held representation's ETag is kept: `If-None-Match` is compared
 //! with the one the request selects (see [`crate::http`]).
 //!
@@ -35,10 +39,12 @@
 use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
-use crate::http::header_lines::{KeptHead, built_heap_bytes};
-use crate::serve::stored::{StoredAsset, Stream};
+use crate::http::header_lines::built_heap_bytes;
+use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
 use crate::transport::SERVER;
+use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use std::ops::Range;
 use std::sync::OnceLock;
 
 /// Whether a 304 sends the line named `name`: its validators and caching
@@ -58,14 +64,17 @@ pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 /// Few allocations, each at its exact size: a cache under a uniform load
 /// admits and drops assets all the time, and every block an asset keeps
 /// beside the short-lived ones of a miss fragments glibc's heap (bench/RPS.md
-/// measured its bins costing the cache its gain). So the ETags and the
-/// date share one text, and the codings sit inline.
+/// measured its bins costing the cache its gain). So the values of its
+/// header lines share one text, and the codings sit inline.
 #[derive(Debug)]
 pub struct Prepared {
     pub stored: StoredAsset,
-    /// The ETags of the representations held, in their order, then
-    /// `Last-Modified`; each representation knows where its tag ends.
-    validators: Box<str>,
+    /// The values of the header lines ccc writes for the asset, one after
+    /// the other: the ETags of the representations held, in their order,
+    /// their `Content-Length`s, then `Last-Modified`. Each representation
+    /// knows where its tag and length end; the heads take slices of it,
+    /// sharing it.
+    text: Bytes,
     /// The representations held, smallest first; the decoded one
     /// (identity) always, last.
     held: Vec<Representation>,
@@ -85,9 +94,12 @@ const VARY_WITH_DICTIONARY: &str = "Accept-Encoding, Available-Dictionary";
 struct Representation {
     encoding: Encoding,
     length: usize,
-    /// Where its ETag ends in [`Prepared::validators`] (it starts where
-    /// the previous one ends).
+    /// Where its ETag ends in [`Prepared::text`] (it starts where the
+    /// previous one ends).
     tag_end: usize,
+    /// Where its `Content-Length` ends there (it starts where the
+    /// previous one ends, the first where the last tag ends).
+    length_end: usize,
     /// The head of its 200.
     ok: OnceLock<HeaderMap>,
 }
@@ -106,9 +118,9 @@ impl<'a> std::ops::Deref for Tags<'a> {
 }
 
 impl Prepared {
-    /// Computes the validators. The 200 header lines of each
-    /// representation are built by the first response that needs them,
-    /// once.
+    /// Computes the validators and the values of the asset's header
+    /// lines. The head of each representation's 200 is built by the
+    /// first response that needs it, once.
     pub fn new(stored: StoredAsset) -> Prepared {
         let mut hex = [0u8; 64];
         // Cannot fail: 64 bytes hold 32 in hex, and hex digits are UTF-8.
@@ -131,24 +143,34 @@ impl Prepared {
             .collect();
         // Smallest first, the decoded bytes last; ties in the order above.
         codings.sort_by_key(|(e, len)| (*e == Encoding::Identity, *len));
-        let mut validators = String::with_capacity(
-            codings.iter().map(|(e, _)| tag_len(sha, *e)).sum::<usize>() + HTTP_DATE_LEN,
+        let mut text = String::with_capacity(
+            codings
+                .iter()
+                .map(|(e, len)| tag_len(sha, *e, &stored) + decimal_len(*len))
+                .sum::<usize>()
+                + HTTP_DATE_LEN,
         );
         let mut held = Vec::with_capacity(codings.len());
         let mut offered = [Encoding::Identity; 5];
-        for (encoding, length) in codings {
-            push_tag(&mut validators, sha, encoding, &stored);
+        for &(encoding, length) in &codings {
+            push_tag(&mut text, sha, encoding, &stored);
             offered[held.len()] = encoding;
             held.push(Representation {
                 encoding,
                 length,
-                tag_end: validators.len(),
+                tag_end: text.len(),
+                length_end: 0,
                 ok: OnceLock::new(),
             });
         }
-        push_http_date(&mut validators, stored.published_at);
+        for r in &mut held {
+            push_decimal(&mut text, r.length);
+            r.length_end = text.len();
+        }
+        push_http_date(&mut text, stored.published_at);
         Prepared {
-            validators: validators.into_boxed_str(),
+            // At its exact size when the lengths above are: no copy.
+            text: Bytes::from(text.into_bytes()),
             held,
             offered,
             stored,
@@ -208,20 +230,39 @@ impl Prepared {
     }
 
     fn tag_at(&self, index: usize) -> &str {
+        self.str_at(self.tag_range(index))
+    }
+
+    /// Where the ETag of the representation at `index` sits in the text.
+    fn tag_range(&self, index: usize) -> Range<usize> {
         let start = index.checked_sub(1).map_or(0, |i| self.held[i].tag_end);
-        &self.validators[start..self.held[index].tag_end]
+        start..self.held[index].tag_end
+    }
+
+    /// Where the `Content-Length` of the representation at `index` sits.
+    fn length_range(&self, index: usize) -> Range<usize> {
+        let start = match index.checked_sub(1) {
+            Some(i) => self.held[i].length_end,
+            None => self.held.last().map_or(0, |r| r.tag_end),
+        };
+        start..self.held[index].length_end
+    }
+
+    /// Where `Last-Modified` sits: last.
+    fn date_range(&self) -> Range<usize> {
+        self.held.last().map_or(0, |r| r.length_end)..self.text.len()
+    }
+
+    fn str_at(&self, range: Range<usize>) -> &str {
+        // Cannot fail: the text was written as a String, and every range
+        // ends where a whole value ends.
+        std::str::from_utf8(&self.text[range]).unwrap_or_default()
     }
 
     /// The ETag of the representation of `encoding` (the decoded one's
     /// when the asset has no such coding).
     pub fn tag(&self, encoding: Encoding) -> &str {
         self.tag_at(self.index(encoding))
-    }
-
-    /// `Last-Modified`.
-    fn last_modified(&self) -> &str {
-        let tags_end = self.held.last().map_or(0, |r| r.tag_end);
-        &self.validators[tags_end..]
     }
 
     /// The Content-Length of a representation (also sent with a 304 and a
@@ -231,59 +272,88 @@ impl Prepared {
     }
 
     /// Writes the head of a 200 of `encoding` (`ok`), or of a 304 (the
-    /// lines [`in_304`] keeps), into `map`: a clone of the kept head, built
-    /// by the first response that asks to `keep` it (a cache hit) or any
-    /// later one; until then the lines written straight into `map`. A miss
-    /// (which the cache may never keep) thus builds its lines once, not a
-    /// kept head and a clone of it.
+    /// lines [`in_304`] keeps), into `map`. A 200 clones the kept head,
+    /// built by the first response that asks to `keep` it (a cache hit) or
+    /// any later one; until then, and for a 304, the head is made for this
+    /// response, as the kept one is: a miss (which the cache may never
+    /// keep) thus makes one head, not a kept head and a clone of it.
     pub fn write_head(&self, encoding: Encoding, ok: bool, keep: bool, map: &mut HeaderMap) {
-        let representation = self.representation(encoding);
-        let kept = if keep {
-            Some(self.lines(encoding))
-        } else {
-            representation.ok.get()
-        };
-        if let Some(head) = kept {
-            if ok {
+        let index = self.index(encoding);
+        if ok {
+            let representation = &self.held[index];
+            let kept = match keep {
+                true => Some(self.lines(encoding)),
+                false => representation.ok.get(),
+            };
+            if let Some(head) = kept {
                 *map = head.clone();
-            } else {
-                map.reserve(head.len());
-                for (name, value) in head.iter().filter(|(n, _)| in_304(n)) {
-                    map.append(name.clone(), value.clone());
-                }
-            }
-            return;
-        }
-        map.reserve(16);
-        self.each_line(representation, |name, value| {
-            if !ok && !in_304(&name) {
                 return;
             }
-            let value = match value {
-                Line::Constant(value) => HeaderValue::from_static(value),
-                // A value that may not be sent (a control character: a bug
-                // in ccc or the catalog) is left out, as the kept head does.
-                Line::Text(value) => match HeaderValue::from_str(value) {
-                    Ok(value) => value,
-                    Err(_) => return,
-                },
-            };
-            map.append(name, value);
-        });
+        }
+        *map = self.head(index, ok);
     }
 
     /// The head of a 200 of the representation of `encoding`, `Server`
     /// first and `Content-Length` last; a 304 sends the lines that
     /// [`in_304`] keeps.
     pub fn lines(&self, encoding: Encoding) -> &HeaderMap {
-        let representation = self.representation(encoding);
-        representation.ok.get_or_init(|| self.build(representation))
+        let index = self.index(encoding);
+        // Kept as long as the asset is cached, and charged to its budget.
+        self.held[index].ok.get_or_init(|| self.head(index, true))
+    }
+
+    /// The head of a 200 (`ok`) or a 304 of the representation at
+    /// `index`: the template of its shape, cloned, with the asset's values
+    /// put in the template's empty ones, shared, not copied: the content
+    /// type and `Use-As-Dictionary` as the store checked them, the others
+    /// slices of the asset's text.
+    fn head(&self, index: usize, ok: bool) -> HeaderMap {
+        let representation = &self.held[index];
+        let mut head = self.template(representation.encoding, ok).map.clone();
+        let dictionary = self.stored.use_as_dictionary.as_ref();
+        for (name, value) in head.iter_mut() {
+            let range = match *name {
+                header::ETAG => self.tag_range(index),
+                header::LAST_MODIFIED => self.date_range(),
+                header::CONTENT_LENGTH => self.length_range(index),
+                header::CONTENT_TYPE => {
+                    if let Some(content_type) = &self.stored.content_type {
+                        *value = content_type.clone();
+                    }
+                    continue;
+                }
+                _ => {
+                    if let Some(dictionary) = dictionary
+                        && *name == USE_AS_DICTIONARY
+                    {
+                        *value = dictionary.clone();
+                    }
+                    continue;
+                }
+            };
+            // Cannot fail: ccc wrote the tags, lengths and date in ASCII.
+            if let Ok(text) = HeaderValue::from_maybe_shared(self.text.slice(range)) {
+                *value = text;
+            }
+        }
+        head
+    }
+
+    /// The template of the heads of `encoding` of this asset.
+    fn template(&self, encoding: Encoding, ok: bool) -> &'static Template {
+        Template::of(Shape {
+            ok,
+            encoding,
+            vary_dictionary: !self.stored.deltas.is_empty(),
+            content_type: self.stored.content_type.is_some(),
+            dictionary: self.stored.use_as_dictionary.is_some(),
+        })
     }
 
     /// What the asset holds on the heap, for the cache's byte budget: the
-    /// bodies, the validators and content type, and every set of header
-    /// lines it may come to hold, none of which is built here. Each set is
-    /// at most 8 bytes longer than the smallest coding's (`Content-Encoding:
+    /// bodies, the text of its lines and the content type, and every head
+    /// it may come to hold, none of which is built here. Each head is at
+    /// most 8 bytes longer than the smallest coding's (`Content-Encoding:
     /// gzip` against `br`), and is charged now, as that bound: the cache's
     /// bytes then bound its memory however the asset is asked for later.
     pub fn weight(&self) -> u64 {
@@ -303,89 +373,126 @@ impl Prepared {
                 .sum()
         });
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc) + deltas;
-        // Every set of lines it may come to build, each as long as built.
-        let lines: u64 = self
-            .held
-            .iter()
-            .map(|r| allocation(self.lines_heap_bytes(r)))
+        // Every head it may come to build, each as long as built.
+        let lines: u64 = (0..self.held.len())
+            .map(|i| allocation(self.lines_heap_bytes(i)))
             .sum();
         let offers = allocation(self.stored.deltas.len() * size_of::<[u8; 32]>());
-        let texts = allocation(self.validators.len())
-            + allocation(self.stored.content_type.capacity())
+        // The text, and the record `bytes` adds once the first head shares
+        // it (its buffer, capacity and count).
+        let texts = allocation(self.text.len())
+            + allocation(3 * size_of::<usize>())
+            + self
+                .stored
+                .content_type
+                .as_ref()
+                .map_or(0, line_value_bytes)
             + self
                 .stored
                 .use_as_dictionary
                 .as_ref()
-                .map_or(0, |u| allocation(u.len()));
+                .map_or(0, line_value_bytes);
         let held = allocation(self.held.capacity() * size_of::<Representation>());
         bodies + lines + offers + texts + held
     }
 
-    fn build(&self, r: &Representation) -> HeaderMap {
-        let mut head = KeptHead::with_capacity(
-            15,
-            self.stored.content_type.len()
-                + self.validators.len()
-                + self
-                    .stored
-                    .use_as_dictionary
-                    .as_ref()
-                    .map_or(0, |u| u.len())
-                + 20,
-        );
-        self.each_line(r, |name, value| {
-            match value {
-                Line::Constant(value) => head.constant(name, value),
-                Line::Text(value) => head.text(name, value),
-            };
-        });
-        // Kept as long as the asset is cached, and charged to its budget.
-        head.build()
-    }
-
     /// What [`map_heap_bytes`](crate::http::header_lines::map_heap_bytes)
-    /// would count for the lines of `r` once built,
-    /// worked out from their values: a miss that may never be cached does
-    /// not build lines it does not send.
-    fn lines_heap_bytes(&self, r: &Representation) -> usize {
-        let (mut lines, mut text) = (0, 0);
-        self.each_line(r, |_, value| {
-            lines += 1;
-            text += match value {
-                Line::Constant(value) => value.len(),
-                Line::Text(value) => value.len(),
-            };
-        });
-        built_heap_bytes(lines, text)
+    /// would count for the head of the representation at `index` once
+    /// built, worked out from its template and the lengths of the asset's
+    /// values: a miss that may never be cached does not build heads it
+    /// does not send.
+    fn lines_heap_bytes(&self, index: usize) -> usize {
+        let template = self.template(self.held[index].encoding, true);
+        let shared = |value: Option<&HeaderValue>| value.map_or(0, HeaderValue::len);
+        let own = self.tag_range(index).len()
+            + self.length_range(index).len()
+            + self.date_range().len()
+            + shared(self.stored.content_type.as_ref())
+            + shared(self.stored.use_as_dictionary.as_ref());
+        built_heap_bytes(template.map.len(), template.text + own)
+    }
+}
+
+/// What makes the heads of two assets alike but for their values.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// A 200, else a 304.
+    ok: bool,
+    encoding: Encoding,
+    /// `Vary` names `Available-Dictionary` too.
+    vary_dictionary: bool,
+    /// Has a `Content-Type` line.
+    content_type: bool,
+    /// Has a `Use-As-Dictionary` line.
+    dictionary: bool,
+}
+
+/// The lines of every head of one [`Shape`], in the order sent, the
+/// values of the asset's own lines left empty.
+struct Template {
+    map: HeaderMap,
+    /// The length of its constant values.
+    text: usize,
+}
+
+impl Template {
+    const SHAPES: usize = 2 * Encoding::ALL.len() * 2 * 2 * 2;
+
+    fn of(shape: Shape) -> &'static Template {
+        static TEMPLATES: [OnceLock<Template>; Template::SHAPES] =
+            [const { OnceLock::new() }; Template::SHAPES];
+        let coding = Encoding::ALL
+            .iter()
+            .position(|e| *e == shape.encoding)
+            .unwrap_or(0);
+        let index = [
+            shape.ok,
+            shape.vary_dictionary,
+            shape.content_type,
+            shape.dictionary,
+        ]
+        .into_iter()
+        .fold(coding, |index, bit| index * 2 + usize::from(bit));
+        TEMPLATES[index].get_or_init(|| Template::build(shape))
     }
 
-    /// The lines of a 200 of `r`, in order: `Server` first,
-    /// `Content-Length` last.
-    fn each_line(&self, r: &Representation, mut line: impl FnMut(HeaderName, Line<'_>)) {
-        line(header::SERVER, Line::Constant(SERVER));
-        line(header::CONTENT_TYPE, Line::Text(&self.stored.content_type));
-        let vary = match self.stored.deltas.is_empty() {
-            true => "Accept-Encoding",
-            false => VARY_WITH_DICTIONARY,
+    /// `Server` first, `Content-Length` last.
+    fn build(shape: Shape) -> Template {
+        const OWN: &str = "";
+        let vary = match shape.vary_dictionary {
+            true => VARY_WITH_DICTIONARY,
+            false => "Accept-Encoding",
         };
-        line(header::VARY, Line::Constant(vary));
-        line(header::CACHE_CONTROL, Line::Constant(IMMUTABLE));
-        if let Some(value) = &self.stored.use_as_dictionary {
-            line(USE_AS_DICTIONARY.clone(), Line::Text(value));
+        let mut lines = vec![(header::SERVER, SERVER)];
+        if shape.content_type {
+            lines.push((header::CONTENT_TYPE, OWN));
         }
-        line(header::ETAG, Line::Text(self.tag(r.encoding)));
-        line(header::LAST_MODIFIED, Line::Text(self.last_modified()));
-        for (name, value) in cors::EVERY_RESPONSE_NAMED.iter() {
-            line(name.clone(), Line::Constant(value));
+        lines.push((header::VARY, vary));
+        lines.push((header::CACHE_CONTROL, IMMUTABLE));
+        if shape.dictionary {
+            lines.push((USE_AS_DICTIONARY.clone(), OWN));
         }
-        line(header::ACCEPT_RANGES, Line::Constant("bytes"));
-        if r.encoding != Encoding::Identity {
-            line(
-                header::CONTENT_ENCODING,
-                Line::Constant(r.encoding.as_str()),
-            );
+        lines.push((header::ETAG, OWN));
+        lines.push((header::LAST_MODIFIED, OWN));
+        lines.extend(cors::EVERY_RESPONSE_NAMED.iter().cloned());
+        lines.push((header::ACCEPT_RANGES, "bytes"));
+        if shape.encoding != Encoding::Identity {
+            lines.push((header::CONTENT_ENCODING, shape.encoding.as_str()));
         }
-        line(header::CONTENT_LENGTH, Line::Text(&r.length.to_string()));
+        lines.push((header::CONTENT_LENGTH, OWN));
+        lines.retain(|(name, _)| shape.ok || in_304(name));
+        let mut map = HeaderMap::with_capacity(lines.len());
+        let mut text = 0;
+        for (name, value) in lines {
+            text += value.len();
+            map.append(name, HeaderValue::from_static(value));
+        }
+        // A clone holds its entries at their exact count, as every head
+        // cloned from it does.
+        Template {
+            map: map.clone(),
+            text,
+        }
     }
 }
 
@@ -406,7 +513,10 @@ fn push_tag(out: &mut String, sha: &str, encoding: Encoding, stored: &StoredAsse
             );
         }
         (Encoding::Brotli, None) => match &stored.brotli {
-            Some(stream) => push_named(out, sha, encoding, &stream.len().to_string()),
+            Some(stream) => {
+                let mut digits = [0u8; 20];
+                push_named(out, sha, encoding, decimal(stream.len(), &mut digits));
+            }
             None => push_etag(out, sha, encoding),
         },
         _ => push_etag(out, sha, encoding),
@@ -424,20 +534,40 @@ fn push_named(out: &mut String, sha: &str, encoding: Encoding, name: &str) {
     out.push('"');
 }
 
-/// At least the length of what [`push_tag`] appends.
-fn tag_len(sha: &str, encoding: Encoding) -> usize {
-    let name = match encoding {
-        Encoding::Dcb | Encoding::Dcz => 16,
-        Encoding::Brotli => 20,
-        Encoding::Gzip | Encoding::Identity => 0,
+/// The length of what [`push_tag`] appends.
+fn tag_len(sha: &str, encoding: Encoding, stored: &StoredAsset) -> usize {
+    let delta = stored.delta.as_ref().and_then(|d| d.get(encoding));
+    let name = match (encoding, delta, &stored.brotli) {
+        (_, Some(_), _) => Some(16),
+        (Encoding::Brotli, None, Some(stream)) => Some(decimal_len(stream.len() as usize)),
+        _ => None,
     };
-    etag_len(sha, encoding) + if name > 0 { name + 1 } else { 0 }
+    etag_len(sha, encoding) + name.map_or(0, |name| name + 1)
 }
 
-/// A line's value: a constant, shared, or text copied into the head.
-enum Line<'a> {
-    Constant(&'static str),
-    Text(&'a str),
+/// `n` in decimal digits, written at the end of `digits`.
+fn decimal(mut n: u64, digits: &mut [u8; 20]) -> &str {
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    // Cannot fail: ASCII digits.
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+}
+
+/// Appends `n` in decimal digits.
+fn push_decimal(out: &mut String, n: usize) {
+    out.push_str(decimal(n as u64, &mut [0u8; 20]));
+}
+
+/// The number of digits [`decimal`] writes.
+fn decimal_len(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |log| log as usize + 1)
 }
 
 #[cfg(test)]
@@ -445,6 +575,7 @@ mod tests {
     use super::*;
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
     use crate::http::header_lines::map_heap_bytes;
+    use crate::serve::stored::line_value;
     use std::sync::Arc;
 
     fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
@@ -455,7 +586,7 @@ mod tests {
             encoding,
             sha256: [0xab; 32],
             brotli: brotli.then(|| Stream::Memory(Arc::from(&b"01234567"[..]))),
-            content_type: "text/javascript; charset=utf-8".into(),
+            content_type: line_value("text/javascript; charset=utf-8".into()),
             raw_size: 40,
             published_at: 1_700_000_000,
             chunks: None,
@@ -557,9 +688,11 @@ mod tests {
         for (encoding, brotli) in [(Gzip, true), (Gzip, false), (Identity, false)] {
             let p = Prepared::new(stored(encoding, brotli));
             for sent in p.offered().to_vec() {
-                let r = p.representation(sent);
-                let before = p.lines_heap_bytes(r);
-                assert!(r.ok.get().is_none(), "weighing built nothing");
+                let before = p.lines_heap_bytes(p.index(sent));
+                assert!(
+                    p.representation(sent).ok.get().is_none(),
+                    "weighing built nothing"
+                );
                 assert_eq!(before, map_heap_bytes(p.lines(sent)), "{sent:?}");
             }
         }
@@ -627,6 +760,65 @@ mod tests {
                 ]
             );
         }
+    }
+
+    fn text(head: &HeaderMap) -> String {
+        head.iter()
+            .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn a_miss_sends_the_head_a_hit_keeps() {
+        let mut dictionary = stored(Gzip, true);
+        dictionary.use_as_dictionary = line_value("match=\"/a/*\"".into());
+        dictionary.deltas = Arc::new([[1; 32]]);
+        for asset in [stored(Gzip, true), stored(Identity, false), dictionary] {
+            let p = Prepared::new(asset);
+            for encoding in p.offered().to_vec() {
+                let mut miss = HeaderMap::new();
+                p.write_head(encoding, true, false, &mut miss);
+                let mut not_modified = HeaderMap::new();
+                p.write_head(encoding, false, false, &mut not_modified);
+                assert!(p.representation(encoding).ok.get().is_none(), "not kept");
+                let kept = p.lines(encoding);
+                assert_eq!(text(&miss), text(kept));
+                if p.stored.use_as_dictionary.is_some() {
+                    assert_eq!(names(kept)[4], "use-as-dictionary");
+                    assert_eq!(value(kept, "Use-As-Dictionary"), Some("match=\"/a/*\""));
+                    assert_eq!(value(kept, "Vary"), Some(VARY_WITH_DICTIONARY));
+                }
+                let mut hit = HeaderMap::new();
+                p.write_head(encoding, true, true, &mut hit);
+                assert_eq!(text(&hit), text(kept));
+                let in_304: String = text(kept)
+                    .lines()
+                    .filter(|l| !l.starts_with("content-type") && !l.starts_with("accept-ranges"))
+                    .filter(|l| !l.starts_with("content-encoding"))
+                    .map(|l| format!("{l}\r\n"))
+                    .collect();
+                assert_eq!(text(&not_modified), in_304);
+            }
+            assert_held_within_weight(&p);
+        }
+    }
+
+    #[test]
+    fn a_value_that_may_not_be_sent_is_left_out() {
+        let mut asset = stored(Gzip, false);
+        asset.content_type = line_value("text/plain\r\nSet-Cookie: x=1".into());
+        asset.use_as_dictionary = line_value("match=\"/é\"".into());
+        let p = Prepared::new(asset);
+        let head = p.lines(Gzip);
+        assert_eq!(head.get("content-type"), None);
+        assert_eq!(head.get("use-as-dictionary"), None);
+        assert_eq!(names(head)[..3], ["server", "vary", "cache-control"]);
+        assert_eq!(value(head, "Content-Length"), Some("10"));
+        assert_eq!(
+            value(head, "Last-Modified"),
+            Some("Tue, 14 Nov 2023 22:13:20 GMT")
+        );
+        assert_held_within_weight(&p);
     }
 
     #[test]

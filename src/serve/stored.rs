@@ -21,6 +21,9 @@ use crate::catalog::lookup::AssetRecord;
 use crate::catalog::pieces::Coding;
 use crate::encoding::Encoding;
 use crate::error::Error;
+use crate::serve::cache::allocation;
+use bytes::Bytes;
+use http::HeaderValue;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -39,7 +42,9 @@ pub struct StoredAsset {
     pub sha256: [u8; 32],
     /// The brotli stream of a gzip body, when the catalog holds one.
     pub brotli: Option<Stream>,
-    pub content_type: String,
+    /// `Content-Type`, checked once ([`line_value`]) and shared by every
+    /// copy of the asset; None when the catalog's may not be sent.
+    pub content_type: Option<HeaderValue>,
     pub raw_size: u64,
     pub published_at: i64,
     /// A big file's chunks, sent as they are read (`body` is empty).
@@ -52,8 +57,25 @@ pub struct StoredAsset {
     /// in the asset's entry for that dictionary; None in its own entry.
     pub delta: Option<DeltaBodies>,
     /// `Use-As-Dictionary` of its responses, when it is offered as a
-    /// dictionary (`http::dictionary`).
-    pub use_as_dictionary: Option<Box<str>>,
+    /// dictionary (`http::dictionary`), checked as the content type is.
+    pub use_as_dictionary: Option<HeaderValue>,
+}
+
+/// `text` as the value of a header line, when it may be sent as is
+/// (visible ASCII and tabs; anything else, a bug in ccc or the catalog,
+/// is left out rather than sent): its bytes taken, not copied, and shared
+/// by every head that sends it, none of which checks it again.
+pub fn line_value(text: String) -> Option<HeaderValue> {
+    let sendable = text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\t'));
+    sendable
+        .then(|| HeaderValue::from_maybe_shared(Bytes::from(text)).ok())
+        .flatten()
+}
+
+/// The heap a value made by [`line_value`] holds: its bytes, and the
+/// record `bytes` adds once it is shared (buffer, capacity and count).
+pub fn line_value_bytes(value: &HeaderValue) -> u64 {
+    allocation(value.len()) + allocation(3 * size_of::<usize>())
 }
 
 /// The deltas of an asset against one dictionary.
@@ -190,7 +212,7 @@ impl StoredAsset {
             encoding: row.encoding,
             sha256: row.sha256,
             brotli,
-            content_type: row.content_type,
+            content_type: line_value(row.content_type),
             raw_size: row.raw_size,
             published_at: row.published_at,
             chunks: row.chunks,

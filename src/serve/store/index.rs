@@ -39,7 +39,8 @@ use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use crate::error::Result;
 use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader, allocation};
-use crate::serve::stored::{StoredAsset, Stream};
+use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
+use http::HeaderValue;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 /// Default `--index-bytes`, as `--help` shows it (parsed like the flag).
@@ -58,11 +59,11 @@ pub(super) struct FileRecord {
     sha256: [u8; 32],
     raw_size: u64,
     published_at: i64,
-    content_type: String,
+    content_type: Option<HeaderValue>,
     stored: Checked,
     brotli: Option<Checked>,
     deltas: Arc<[[u8; 32]]>,
-    use_as_dictionary: Option<Box<str>>,
+    use_as_dictionary: Option<HeaderValue>,
 }
 
 /// A stored stream's length and recorded XXH3-128.
@@ -134,15 +135,14 @@ impl FileRecord {
     }
 
     /// The heap the record and its key hold, for the index's byte budget
-    /// (the index adds what it spends on the entry).
+    /// (the index adds what it spends on the entry). The content type and
+    /// `Use-As-Dictionary` are shared with the assets made from the record,
+    /// and charged to each as well: an upper bound.
     fn weight(&self, key: &AssetKey) -> u64 {
         key.weight()
-            + allocation(self.content_type.capacity())
+            + self.content_type.as_ref().map_or(0, line_value_bytes)
             + allocation(self.deltas.len() * size_of::<[u8; 32]>() + 16)
-            + self
-                .use_as_dictionary
-                .as_ref()
-                .map_or(0, |u| allocation(u.len()))
+            + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
     }
 
     /// The version the record is of.

@@ -270,7 +270,7 @@ fn dictionary_side(catalog: &Catalog, key: &AssetKey, stored: &mut StoredAsset) 
     let smallest = stored.brotli.as_ref().unwrap_or(&stored.body).len();
     if DictionarySize::fits(stored.raw_size, smallest) {
         let value = crate::http::dictionary::use_as_dictionary(key.package(), key.path(), kind);
-        stored.use_as_dictionary = Some(value.into_boxed_str());
+        stored.use_as_dictionary = crate::serve::stored::line_value(value);
     }
     stored.deltas = catalog.delta_dictionaries(stored.blob_id)?.into();
     Ok(())
