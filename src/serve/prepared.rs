@@ -135,12 +135,14 @@ impl Prepared {
             .into_iter()
             .find_map(length)
             .unwrap_or(usize::MAX);
-        let mut codings: Vec<(Encoding, usize)> = [Encoding::Dcb, Encoding::Dcz]
-            .into_iter()
-            .chain(Encoding::PREFERENCE)
-            .filter_map(|e| length(e).map(|len| (e, len)))
-            .filter(|(e, len)| !e.is_delta() || *len < baseline)
-            .collect();
+        // At most five, on the stack: a miss allocates only what it keeps.
+        let mut codings: smallvec::SmallVec<[(Encoding, usize); 5]> =
+            [Encoding::Dcb, Encoding::Dcz]
+                .into_iter()
+                .chain(Encoding::PREFERENCE)
+                .filter_map(|e| length(e).map(|len| (e, len)))
+                .filter(|(e, len)| !e.is_delta() || *len < baseline)
+                .collect();
         // Smallest first, the decoded bytes last; ties in the order above.
         codings.sort_by_key(|(e, len)| (*e == Encoding::Identity, *len));
         let mut text = String::with_capacity(
