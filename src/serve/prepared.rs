@@ -171,8 +171,9 @@ impl Prepared {
         }
         push_http_date(&mut text, stored.published_at);
         Prepared {
-            // At its exact size when the lengths above are: no copy.
-            text: Bytes::from(text.into_bytes()),
+            // At its exact size, as the weight counts it: the lengths
+            // above are exact, so this copies nothing.
+            text: Bytes::from(text.into_boxed_str().into_boxed_bytes()),
             held,
             offered,
             stored,

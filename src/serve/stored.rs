@@ -66,10 +66,12 @@ pub struct StoredAsset {
 /// is left out rather than sent): its bytes taken, not copied, and shared
 /// by every head that sends it, none of which checks it again.
 pub fn line_value(text: String) -> Option<HeaderValue> {
-    let sendable = text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\t'));
-    sendable
-        .then(|| HeaderValue::from_maybe_shared(Bytes::from(text)).ok())
-        .flatten()
+    if !text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\t')) {
+        return None;
+    }
+    // At its exact size (a no-op when it is): `bytes` would keep the
+    // whole capacity, which the weight does not count.
+    HeaderValue::from_maybe_shared(Bytes::from(text.into_boxed_str().into_boxed_bytes())).ok()
 }
 
 /// The heap a value made by [`line_value`] holds: its bytes, and the
