@@ -467,13 +467,18 @@ mod tests {
             );
             connection.catalog.in_transaction()
         };
+        let before_read = std::time::Instant::now();
         size(&readers, "a");
         assert!(
             open(&readers),
             "the read's transaction is kept for the next"
         );
         readers.end_idle();
-        assert!(open(&readers), "within its span: kept");
+        // The span is 2 ms: a test thread the machine parks for longer
+        // than that has nothing to say about it.
+        if before_read.elapsed() < SHARED_SPAN {
+            assert!(open(&readers), "within its span: kept");
+        }
         std::thread::sleep(SHARED_SPAN);
         readers.end_idle();
         assert!(!open(&readers), "past its span: ended");
