@@ -339,7 +339,7 @@ fn unknown_path() -> RouteError {
 
 /// Characters escaped in a path segment of a URL ccc builds (redirects):
 /// controls, space, and everything with a meaning in a URL.
-const SEGMENT: &AsciiSet = &CONTROLS
+pub const SEGMENT: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b'#')
@@ -359,7 +359,7 @@ const SEGMENT: &AsciiSet = &CONTROLS
 
 /// Bytes of a query string that cannot go into a `Location` header as
 /// they are; `%` stays, so what the client encoded is not encoded twice.
-const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
+pub const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
 
 /// Where a redirect for `target` to an asset, a version's list (`path`
 /// empty) or a version's root points: [`asset_url`] plus the target's query

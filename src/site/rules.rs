@@ -92,6 +92,7 @@
 //! and the few dynamic rules and header rules are tried in turn, so a
 //! request costs a few hundred segment comparisons at worst.
 
+use crate::http::route::{QUERY, SEGMENT};
 use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_encode};
 use smallvec::SmallVec;
 use std::collections::HashMap;
@@ -402,32 +403,10 @@ enum Unknown {
     Keep,
 }
 
-/// Characters escaped in a placeholder's value put into a URL: controls,
-/// space, non-ASCII, and everything with a meaning in a URL.
-const SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
-/// As [`SEGMENT`], keeping `/`: for what a splat matched.
+/// A placeholder's value put into a URL is escaped as ccc's own
+/// redirects escape a path segment ([`SEGMENT`]); what a splat matched
+/// keeps its `/`.
 const SPLAT: &AsciiSet = &SEGMENT.remove(b'/');
-
-/// Escaped in a request's query string put into a `Location`: `%` stays,
-/// so what the client encoded is not encoded twice.
-const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
 
 /// Escaped in a placeholder's value put into a header value: controls
 /// and non-ASCII, which no header value may hold as they are.
