@@ -25,6 +25,14 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
+/// The host a `Host` value names, without its port (an IPv6 literal keeps
+/// its brackets).
+pub fn without_port(value: &str) -> &str {
+    let (host, _) = split_port(value.as_bytes());
+    // `split_port` splits at an ASCII `:`, so `host` ends on a char boundary.
+    &value[..host.len()]
+}
+
 /// The host and the port after its last `:` (outside an IP literal).
 fn split_port(value: &[u8]) -> (&[u8], Option<&[u8]>) {
     let literal_end = value.iter().rposition(|b| *b == b']').map_or(0, |i| i + 1);

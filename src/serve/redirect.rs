@@ -52,7 +52,7 @@ impl Redirector {
         if !target.starts_with('/') {
             return Answer::error(400, "the target `*` names no resource to redirect to");
         }
-        let name = without_port(host);
+        let name = host::without_port(host);
         let location = match self.https_port {
             443 => format!("https://{name}{target}"),
             port => format!("https://{name}:{port}{target}"),
@@ -60,14 +60,6 @@ impl Redirector {
         let mut answer = Answer::redirect(&location, "public, max-age=3600", None);
         answer.status = 308;
         answer
-    }
-}
-
-/// A `Host` value without its port (an IPv6 literal keeps its brackets).
-fn without_port(host: &str) -> &str {
-    match host.rfind(':') {
-        Some(i) if !host[i..].contains(']') => &host[..i],
-        _ => host,
     }
 }
 

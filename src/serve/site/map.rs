@@ -91,11 +91,7 @@ impl SiteMap {
 
 /// The name of a `Host` value: without its port and a final dot.
 fn host_name(host: &str) -> &str {
-    let name = match host.rfind(':') {
-        // An IPv6 literal's colons are inside its brackets.
-        Some(i) if !host[i..].contains(']') => &host[..i],
-        _ => host,
-    };
+    let name = crate::http::host::without_port(host);
     name.strip_suffix('.').unwrap_or(name)
 }
 
