@@ -78,6 +78,9 @@ impl SiteMap {
     /// The site of a request's host (`Host` or `:authority`, any case,
     /// with or without a port or a final dot), else the default site.
     pub fn for_host(&self, host: Option<&str>) -> Option<&Arc<ServedSite>> {
+        if self.hosts.is_empty() {
+            return self.default.as_ref();
+        }
         let named = host.and_then(|host| {
             let name = host_name(host);
             match name.bytes().any(|b| b.is_ascii_uppercase()) {

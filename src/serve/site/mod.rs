@@ -57,15 +57,17 @@ pub(in crate::serve) fn answer(
     if ask.method != "GET" && ask.method != "HEAD" {
         return None;
     }
-    let raw = raw_path(ask.target);
-    if matches!(raw, "/_stats" | "/metrics" | "/healthz") {
-        return None;
-    }
     let sites = match store.sites() {
         Ok(sites) => sites,
-        Err(e) => return Some(failed(e)),
+        Err(e) => return (!is_servers_own(raw_path(ask.target))).then(|| failed(e)),
     };
+    // A host no site names goes to the server's routes before its target
+    // is read at all.
     let site = sites.for_host(ask.host)?;
+    let raw = raw_path(ask.target);
+    if is_servers_own(raw) {
+        return None;
+    }
     let path = match decoded(raw) {
         Ok(path) => path,
         Err(why) => return Some(Answer::error(400, why)),
@@ -81,6 +83,11 @@ pub(in crate::serve) fn answer(
         Ok(None) => None,
         Err(e) => Some(failed(e)),
     }
+}
+
+/// The paths every host answers as the server's: its counters and health.
+fn is_servers_own(raw: &str) -> bool {
+    matches!(raw, "/_stats" | "/metrics" | "/healthz")
 }
 
 fn failed(e: Error) -> Answer {
@@ -130,7 +137,7 @@ fn raw_path(target: &str) -> &str {
         Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
         None => target,
     };
-    match origin_form.find(['?', '#']) {
+    match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
         Some(end) => &origin_form[..end],
         None => origin_form,
     }
