@@ -205,7 +205,11 @@ impl<K: Hash + Eq, V> Reader<K, V> {
             .shard(hash)
             .read()
             .unwrap_or_else(PoisonError::into_inner);
-        table.find(hash, |e| key.matches(&e.key)).cloned()
+        // The entry's own hash first: a tag that matches by chance is
+        // then told apart without reading the key's names.
+        table
+            .find(hash, |e| e.hash == hash && key.matches(&e.key))
+            .cloned()
     }
 
     /// The shard of a hash: picked by bits the tables do not use (they take
