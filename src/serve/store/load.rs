@@ -100,7 +100,7 @@ pub(super) fn load(
     seen: u64,
 ) -> Result<Option<Loaded>> {
     Shared::count(&shared.misses);
-    let started = Instant::now();
+    let started = shared.config.log_misses.then(Instant::now);
     let indexed = match shared.index.get(key) {
         Some(entry) => {
             let _s = causal::site!(SQLITE_QUERY);
@@ -120,7 +120,7 @@ pub(super) fn load(
         Read::Indexed(stored) => (stored, None),
         Read::LookedUp(found) => found.into_asset(catalog, key, shared, seen)?,
     };
-    if shared.config.log_misses {
+    if let Some(started) = started {
         log::err(format_args!(
             "cache miss: {}@{}/{} ({} bytes, {} us)",
             key.package(),
