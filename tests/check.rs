@@ -784,3 +784,54 @@ fn root_paths_name_the_build_s_files_on_a_site() {
     let stored: Value = ws.json(&["check", "app@1.0.0", "--json"]);
     assert_eq!(stored["references"]["found"], 3, "{stored}");
 }
+
+#[test]
+fn site_rules_publish_would_refuse_fail_the_check() {
+    let ws = Workspace::new();
+    app(&ws, "dist");
+    // Rules ccc follows pass, a rules-named file below the root is a
+    // plain file.
+    ws.write(
+        "dist/_redirects",
+        "/old /index.html 301\n/app/* /index.html 200\n",
+    );
+    ws.write("dist/_headers", "/*\n  X-Frame-Options: DENY\n");
+    ws.write("dist/docs/_redirects", "/x /y 302 Country=fr\n");
+    let report = check_json(&ws, "dist", 0);
+    assert_eq!(report["rules"], serde_json::json!([]), "{report}");
+
+    // A condition (Netlify's `Country=`) and a header ccc owns: each
+    // named by file and line, in the table and in --json, exit 1.
+    ws.write(
+        "dist/_redirects",
+        "/old /index.html 301\n/ /fr 302 Country=fr\n",
+    );
+    ws.write("dist/_headers", "/*\n  Content-Length: 1\n");
+    let report = check_json(&ws, "dist", 1);
+    let rules = report["rules"].as_array().expect("rules");
+    assert_eq!(rules.len(), 2, "{report}");
+    let lines: Vec<(&str, u64)> = rules
+        .iter()
+        .map(|r| (r["file"].as_str().unwrap(), r["line"].as_u64().unwrap()))
+        .collect();
+    assert!(lines.contains(&("_redirects", 2)), "{report}");
+    assert!(lines.contains(&("_headers", 2)), "{report}");
+    assert_eq!(report["problems"], serde_json::json!([]), "{report}");
+    let out = ws.fails(&["check", "dist"], 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("_redirects line 2:") && text.contains("publish refuses this version"),
+        "{text}"
+    );
+
+    // A tarball is checked alike; publish refuses what check named.
+    let status = std::process::Command::new("tar")
+        .args(["czf", "dist.tgz", "dist"])
+        .current_dir(ws.path())
+        .status()
+        .expect("tar");
+    assert!(status.success());
+    let from_tarball = check_json(&ws, "dist.tgz", 1);
+    assert_eq!(from_tarball["rules"], report["rules"], "{from_tarball}");
+    ws.fails(&["publish", "app@1.0.0", "dist"], 1);
+}

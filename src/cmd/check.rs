@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::importmap::commonjs::note_commonjs_entry;
 use crate::refs::Mount;
 use crate::refs::check::{self, Report, is_read};
+use crate::site::rules::is_rules_file;
 use crate::spec::{Part, Target};
 use crate::{outcome, output};
 use clap::Args;
@@ -119,6 +120,12 @@ fn summary(name: &str, report: &Report) -> String {
     if r.total() > 0 {
         lines.push(format!("  {}", outcome::references_counted(report)));
     }
+    for refused in &report.rules {
+        lines.push(format!(
+            "  {} line {}: {} (publish refuses this version)",
+            refused.file, refused.line, refused.message
+        ));
+    }
     for problem in report.problems.iter().take(SHOWN) {
         lines.push(format!("  {problem}"));
     }
@@ -185,7 +192,8 @@ fn check_archive(path: &Path, mount: Mount) -> Result<Report> {
     std::thread::scope(|scope| {
         let reader = scope.spawn(|| archive::read(path, file, &rules, &Sink::new(tx, &named)));
         for entry in rx {
-            let bytes = match (entry.source, is_read(&entry.path)) {
+            let wanted = is_read(&entry.path) || is_rules_file(&entry.path);
+            let bytes = match (entry.source, wanted) {
                 (Source::Read(bytes), true) => Some(bytes),
                 (Source::Spooled(temp), true) => std::fs::read(temp.as_ref()).ok(),
                 _ => None,

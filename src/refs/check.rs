@@ -4,6 +4,7 @@
 
 use super::{Class, Extracted, Kind, Mount, Version};
 use crate::error::ROOT_PATH_HINT;
+use crate::site::rules::is_rules_file;
 use serde::Serialize;
 
 /// How many references fell in each class.
@@ -85,6 +86,9 @@ pub struct Report {
     pub references: Counts,
     /// Every problem, by file, line and column.
     pub problems: Vec<Problem>,
+    /// The site rules files (`_redirects`, `_headers`) that publish would
+    /// refuse: the line ccc cannot follow in each.
+    pub rules: Vec<RulesProblem>,
     /// Every reference, resolved (not printed: publish stores them).
     #[serde(skip)]
     pub links: Vec<Link>,
@@ -102,6 +106,15 @@ pub struct Report {
     /// `importmap::note_commonjs_entry`, which reads the manifest as
     /// import maps do.
     pub commonjs_entry: Option<CommonJsEntry>,
+}
+
+/// A site rules file that publish refuses: the first line ccc cannot
+/// follow (`site::rules`), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RulesProblem {
+    pub file: String,
+    pub line: usize,
+    pub message: String,
 }
 
 /// An entry point a browser cannot import.
@@ -154,7 +167,7 @@ impl std::fmt::Display for Problem {
 
 impl Report {
     pub fn ok(&self) -> bool {
-        self.problems.is_empty()
+        self.problems.is_empty() && self.rules.is_empty()
     }
 
     /// The hint under a list of problems that has root paths
@@ -194,6 +207,17 @@ pub fn check(
     mount: Mount,
     mut read: impl FnMut(&str) -> crate::error::Result<Option<Vec<u8>>>,
 ) -> crate::error::Result<Report> {
+    let mut rules = Vec::new();
+    for path in paths.iter().filter(|p| is_rules_file(p)) {
+        let Some(bytes) = read(path)? else { continue };
+        if let Err(refused) = crate::site::rules::check(path, &bytes) {
+            rules.push(RulesProblem {
+                file: refused.file.to_string(),
+                line: refused.line,
+                message: refused.message,
+            });
+        }
+    }
     let mut read_files = Vec::new();
     let mut manifest = None;
     for path in paths.iter().filter(|p| is_read(p)) {
@@ -204,14 +228,16 @@ pub fn check(
         }
         read_files.push((path.clone(), super::extract(path, &bytes)));
     }
-    Ok(resolve_all(
+    let mut report = resolve_all(
         package,
         version,
         paths.to_vec(),
         read_files,
         manifest,
         mount,
-    ))
+    );
+    report.rules = rules;
+    Ok(report)
 }
 
 /// Resolves the references `read` found in each file read (by path)
