@@ -54,10 +54,9 @@ fn run(iterations: u64, empty: f64) {
 
 #[cfg(feature = "causal")]
 fn run(iterations: u64, empty: f64) {
-    use ccc::causal::driver::awake::IdleCores;
-    use ccc::causal::driver::sweep::Session;
-    use ccc::causal::engine::{ExternalWake, Phase, SiteClock};
-    use ccc::causal::{GLOBALS, now_ns};
+    use ccc::testing::causal::{
+        ExternalWake, GLOBALS, IdleCores, Phase, Session, SiteClock, now_ns,
+    };
 
     let site = |i: u64| {
         let _s = ccc::causal::site!(&MEASURED);
@@ -79,7 +78,7 @@ fn run(iterations: u64, empty: f64) {
     println!("selected at 0% - empty:      {:+.2} ns", selected - empty);
     println!(
         "clock cost (median pair):    {} ns wall, {} ns thread CPU",
-        ccc::causal::measure_clock_cost(SiteClock::Wall),
-        ccc::causal::measure_clock_cost(SiteClock::Cpu)
+        ccc::testing::causal::measure_clock_cost(SiteClock::Wall),
+        ccc::testing::causal::measure_clock_cost(SiteClock::Cpu)
     );
 }

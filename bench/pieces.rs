@@ -35,9 +35,8 @@
 //! and times the upgrade that fills it, three times. Results:
 //! bench/PIECES.md.
 
-use ccc::catalog::pieces::{Coding, piece_count};
-use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::{Access, Catalog};
+use ccc::testing::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+use ccc::testing::catalog::{Access, Catalog, Coding, piece_count};
 use std::hint::black_box;
 use std::path::Path;
 use std::sync::Arc;
@@ -57,7 +56,7 @@ fn main() {
             .expect("mmap_size");
         println!(
             "pages read by {reads}; {rounds} rounds; µs per call (median of per-round batch means); a piece is {} KiB",
-            ccc::catalog::pieces::PIECE_SIZE >> 10
+            ccc::testing::catalog::PIECE_SIZE >> 10
         );
         table(&catalog, rounds);
     }

@@ -36,10 +36,8 @@
 #[path = "common/publish.rs"]
 mod common;
 
-use ccc::catalog::digest::StoredDigests;
-use ccc::catalog::lookup::AssetRecord;
-use ccc::catalog::{Access, Catalog};
-use ccc::serve::store::{self, AssetKey};
+use ccc::testing::catalog::{Access, AssetRecord, Catalog, StoredDigests};
+use ccc::testing::serve::store::{self, AssetKey};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;

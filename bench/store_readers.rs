@@ -26,7 +26,7 @@
 #[path = "common/publish.rs"]
 mod common;
 
-use ccc::serve::store::{self, AssetKeyRef};
+use ccc::testing::serve::store::{self, AssetKeyRef};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
 //! The throughput ceiling of hyper itself, set up as `ccc serve` sets it
-//! up: the listener from `ccc::transport::listen::bind` (`TCP_NODELAY`),
+//! up: the listener from `ccc::testing::transport::bind` (`TCP_NODELAY`),
 //! hyper's HTTP/1 connections (vectored writes) on a tokio runtime of
 //! `--threads` threads, and every request answered with one
 //! fixed in-memory gzip body and the header lines `ccc serve` sends for a
@@ -47,7 +47,7 @@ fn main() {
         .bind
         .parse()
         .unwrap_or_else(|e| fail(2, format!("--bind {}: {e}", args.bind)));
-    let listener = ccc::transport::listen::bind(SocketAddr::new(ip, args.port), false)
+    let listener = ccc::testing::transport::bind(SocketAddr::new(ip, args.port), false)
         .unwrap_or_else(|e| {
             fail(
                 1,

@@ -23,7 +23,7 @@ mod asset_lines;
 mod server_args;
 
 use bytes::Bytes;
-use ccc::transport::{ConnStats, Delivery, Handler, Limits, Payload, Peer, Transport};
+use ccc::testing::transport::{ConnStats, Delivery, Handler, Limits, Payload, Peer, Transport};
 use http::{HeaderMap, Response};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -66,7 +66,7 @@ fn main() {
         .bind
         .parse()
         .unwrap_or_else(|e| fail(2, format!("--bind {}: {e}", args.bind)));
-    let listener = ccc::transport::listen::bind(SocketAddr::new(ip, args.port), false)
+    let listener = ccc::testing::transport::bind(SocketAddr::new(ip, args.port), false)
         .unwrap_or_else(|e| {
             fail(
                 1,

@@ -34,10 +34,9 @@
 //! catalog that a crash would damage is simply seeded again, and 50,000
 //! fsyncs would dominate the time of a big seed.
 
-use ccc::catalog::compression::GzipLevel;
-use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::{Access, Catalog, SqliteResult};
-use ccc::rng::SplitMix64;
+use ccc::testing::SplitMix64;
+use ccc::testing::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+use ccc::testing::catalog::{Access, Catalog, GzipLevel, SqliteResult};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;

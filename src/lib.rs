@@ -42,6 +42,8 @@
 //!   one seeded random generator;
 //! - [`error`]: the error type and exit codes; [`interrupt`]: how long
 //!   commands stop on Ctrl-C.
+//! - `testing`: what ccc's own tests, examples and benchmarks reach
+//!   inside the library, re-exported (hidden from these docs).
 
 pub mod actor;
 pub mod catalog;
@@ -73,6 +75,10 @@ pub mod serve;
 pub mod site;
 pub mod spec;
 pub mod spool;
+// Not in the public documentation: the items it re-exports are documented
+// where they are defined, for the crate's own developers.
+#[doc(hidden)]
+pub mod testing;
 pub mod transport;
 pub mod units;
 

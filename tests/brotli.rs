@@ -451,7 +451,7 @@ fn a_catalog_from_before_brotli_made_has_every_stream_recompressed() {
     let ws = Workspace::new();
     let (one, _) = site(&ws, "app@1.0.0", 41, &[]);
     let (two, _) = site(&ws, "app@2.0.0", 42, &["--brotli-quality", "0"]);
-    let before = ccc::catalog::BROTLI_MADE_SCHEMA - 1;
+    let before = ccc::testing::catalog::BROTLI_MADE_SCHEMA - 1;
     ws.conn()
         .execute_batch(&format!(
             "DROP TABLE site_versions;

@@ -6,7 +6,9 @@
 
 use crate::serve_util::{STARTUP, Server, get, poll_until, sigterm};
 use crate::util::{Rng, RunAs, Workspace, ccc_as, gunzip};
-use ccc::catalog::{BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, CHECK_DIGEST_SCHEMA, SCHEMA_VERSION};
+use ccc::testing::catalog::{
+    BROTLI_INDEX_SCHEMA, BROTLI_SCHEMA, CHECK_DIGEST_SCHEMA, SCHEMA_VERSION,
+};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::Path;
 

@@ -12,11 +12,11 @@
 
 #![cfg(feature = "causal")]
 
-use ccc::causal::driver::coz::{self, Format};
-use ccc::causal::driver::report::{self, Summary};
-use ccc::causal::driver::sweep::Cell;
 use ccc::causal::points::{ASSET_SERVED, SITES};
-use ccc::rng::SplitMix64;
+use ccc::testing::SplitMix64;
+use ccc::testing::causal::Cell;
+use ccc::testing::causal::coz::{self, Format};
+use ccc::testing::causal::report::{self, Summary};
 
 /// The rules of Coz's viewer, restated.
 ///
@@ -1172,8 +1172,7 @@ const LATENCY_POINT: &str = "request";
 /// at 0%, falls by 40%·p for the strong site and stays for the others,
 /// ±2% noise; arrivals equal the progress counts.
 fn with_latency(mut cells: Vec<Cell>, level: f64) -> Vec<Cell> {
-    use ccc::causal::driver::sweep::LatencyCell;
-    use ccc::causal::latency::Window;
+    use ccc::testing::causal::{LatencyCell, Window};
     let mut rng = SplitMix64::new(11);
     for c in &mut cells {
         let slope = if c.site == 2 { 0.4 } else { 0.0 };

@@ -21,13 +21,12 @@
 //! and are `#[ignore]`d; CI runs them in their own step:
 //! `cargo test --release --test main causal_validation -- --ignored --test-threads=1`.
 
-use ccc::actor::{self, Actor, Handle, Reply};
-use ccc::causal::driver::awake::IdleCores;
-use ccc::causal::driver::plan::CellSpec;
-use ccc::causal::driver::sweep::{Cell, Points, Session, Timing, run_cell};
-use ccc::causal::engine::{ExternalWake, SiteClock};
-use ccc::causal::{self, GLOBALS, Latency, LatencyGuard, Progress, Site};
-use ccc::rng::SplitMix64;
+use ccc::causal::{self, Latency, LatencyGuard, Progress, Site};
+use ccc::testing::SplitMix64;
+use ccc::testing::actor::{self, Actor, Handle, Reply};
+use ccc::testing::causal::{
+    Cell, CellSpec, ExternalWake, GLOBALS, IdleCores, Points, Session, SiteClock, Timing, run_cell,
+};
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

@@ -39,7 +39,7 @@
 use crate::chromium::Browser;
 use crate::serve_util::{Server, parse_raw, poll_until};
 use crate::util::{Rng, Workspace};
-use ccc::site::fingerprint::is_fingerprinted;
+use ccc::testing::is_fingerprinted;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::{Read, Write};

@@ -222,7 +222,7 @@ fn one_command_brings_an_older_catalog_up_to_date() {
     let three = release(&ws, "v3", 3);
     ws.publish("app@1.2.0", "v3", &["--no-deltas"]);
     // As a catalog from before deltas: the schema without their tables.
-    let before = ccc::catalog::DELTAS_SCHEMA - 1;
+    let before = ccc::testing::catalog::DELTAS_SCHEMA - 1;
     ws.conn()
         .execute_batch(&format!(
             "DROP TABLE site_versions; DROP TABLE sites;

@@ -178,12 +178,12 @@ fn the_table_lists_each_difference_and_a_summary_and_exits_zero() {
     assert_eq!(cells.len(), 10, "{text}");
     assert_eq!(
         cells[2..4].join(" "),
-        ccc::units::human_size(new as u64),
+        ccc::testing::human_size(new as u64),
         "{text}"
     );
     assert_eq!(
         cells[4..6].join(" "),
-        format!("+{}", ccc::units::human_size((new - old) as u64)),
+        format!("+{}", ccc::testing::human_size((new - old) as u64)),
         "{text}"
     );
     assert!(!text.contains("kept.js"), "{text}");

@@ -313,7 +313,7 @@ fn a_name_too_long_for_its_gz_sibling_exports_without_the_sibling() {
         format!(
             "Exported 1 version to {}: 2 files, 2 compressed siblings written, 2 skipped; {}",
             out.display(),
-            ccc::units::human_size(bytes as u64)
+            ccc::testing::human_size(bytes as u64)
         )
     );
 

@@ -13,7 +13,7 @@ fn committed() -> Vec<(PathBuf, String)> {
     let bless = std::env::var_os("CCC_BLESS").is_some_and(|v| v == "1");
     let mut stale = Vec::new();
     let mut files = Vec::new();
-    for (rel, want) in ccc::cmd::generate::render().expect("render") {
+    for (rel, want) in ccc::testing::generate::render().expect("render") {
         let path = repo_root().join(&rel);
         let have = std::fs::read(&path).unwrap_or_default();
         if have != want {
@@ -88,7 +88,7 @@ fn ccc_vars(text: &str) -> BTreeSet<String> {
 
 /// Every subcommand page's name and its clap command.
 fn pages_and_commands() -> Vec<(String, clap::Command)> {
-    let mut cmd = ccc::cmd::generate::public_command();
+    let mut cmd = ccc::testing::generate::public_command();
     cmd.build();
     let mut out = vec![("man/ccc.1".to_string(), cmd.clone())];
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -135,7 +135,7 @@ fn completions_leave_out_the_hidden_generate_command() {
     let ws = Workspace::new();
     let out = ws.path().join("out");
     ws.ok(&["generate", "--out", out.to_str().expect("UTF-8 temp path")]);
-    for (rel, want) in ccc::cmd::generate::render().expect("render") {
+    for (rel, want) in ccc::testing::generate::render().expect("render") {
         let have = std::fs::read(out.join(&rel)).expect("generated file");
         assert!(have == want, "{} differs", rel.display());
     }
@@ -205,7 +205,7 @@ fn every_ccc_variable_is_in_an_environment_section() {
         }
         if rel == "man/ccc.1" {
             want.extend(
-                ccc::cmd::generate::OTHER_ENV
+                ccc::testing::generate::OTHER_ENV
                     .iter()
                     .map(|(n, _)| n.to_string()),
             );

@@ -439,7 +439,7 @@ fn tamper(ws: &Workspace, package: &str, version: &str, path: &str, at: &[u8]) {
         rusqlite::params![
             stored,
             Sha256::digest(&stored).to_vec(),
-            ccc::catalog::digest::xxh3_digest(&stored).to_vec(),
+            ccc::testing::catalog::xxh3_digest(&stored).to_vec(),
             id
         ],
     )

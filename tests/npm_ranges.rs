@@ -4,7 +4,7 @@
 //! ccc serves is the newest of them. The ranges cover npm's grammar where
 //! cargo's differs: `||`, hyphen ranges, `x` ranges and pre-releases.
 
-use ccc::spec::{Selector, satisfies};
+use ccc::testing::{Selector, satisfies};
 use semver::Version;
 use std::process::Command;
 

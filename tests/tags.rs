@@ -285,7 +285,7 @@ fn a_catalog_without_tags_works_until_a_writer_upgrades_it() {
     };
     assert_eq!(version(&ws), 2, "read-only commands never migrate");
     ws.ok(&["tag", "add", "app@1.0.0", "old"]);
-    assert_eq!(version(&ws), ccc::catalog::SCHEMA_VERSION);
+    assert_eq!(version(&ws), ccc::testing::catalog::SCHEMA_VERSION);
     assert_eq!(tags(&ws, "app"), ["latest=1.1.0", "old*=1.0.0"]);
 }
 

@@ -200,7 +200,7 @@ impl Workspace {
     /// the schema before `CHECK_DIGEST_SCHEMA`, whose rows keep their
     /// bodies as they are. The start of every test that downgrades further.
     pub fn downgrade_to_before_check_digests(&self) {
-        let before = ccc::catalog::CHECK_DIGEST_SCHEMA - 1;
+        let before = ccc::testing::catalog::CHECK_DIGEST_SCHEMA - 1;
         self.conn()
             .execute_batch(&format!(
                 "DROP TABLE site_versions;
@@ -399,13 +399,13 @@ pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// ccc's seeded generator ([`ccc::rng::SplitMix64`]) with the test data
+/// ccc's seeded generator ([`ccc::testing::SplitMix64`]) with the test data
 /// made from it, the same on every run.
-pub struct Rng(ccc::rng::SplitMix64);
+pub struct Rng(ccc::testing::SplitMix64);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(ccc::rng::SplitMix64::new(seed))
+        Rng(ccc::testing::SplitMix64::new(seed))
     }
 
     pub fn next_u64(&mut self) -> u64 {

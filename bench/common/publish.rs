@@ -1,8 +1,8 @@
 //! What the in-process benchmarks share: publishing files held in memory
 //! as `app@1.0.0` into a new catalog.
 
-use ccc::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
-use ccc::catalog::{Access, Catalog};
+use ccc::testing::catalog::publish::{self, FileEntry, NoProgress, Options, Source};
+use ccc::testing::catalog::{Access, Catalog};
 use std::path::Path;
 use std::sync::Arc;
 

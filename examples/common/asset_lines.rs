@@ -2,9 +2,7 @@
 //! code (`serve::prepared`), for the ceiling servers: they put the same
 //! bytes on the wire as ccc does for a cache hit, whatever ccc's lines are.
 
-use ccc::encoding::Encoding;
-use ccc::serve::prepared::Prepared;
-use ccc::serve::stored::{StoredAsset, Stream, line_value};
+use ccc::testing::serve::{Encoding, Prepared, StoredAsset, Stream, line_value};
 use std::sync::Arc;
 
 /// The head of a 200 for a gzip asset of `size` stored bytes,

@@ -319,7 +319,7 @@ impl Attack {
 /// Raises this process's soft open-files limit to its hard limit, as
 /// `ccc serve` does for itself: the attacks hold thousands of sockets.
 pub fn raise_fd_limit() {
-    if let Err(e) = ccc::transport::limits::raise_open_files() {
+    if let Err(e) = ccc::testing::transport::raise_open_files() {
         eprintln!("warning: cannot raise the open-files limit: {e}");
     }
 }
