@@ -115,6 +115,7 @@ impl Column {
 /// A table with a header row: the columns listed in `right` are numbers
 /// (right-aligned, never narrowed), the others wrap when the terminal is
 /// too narrow.
+#[cfg(feature = "causal")]
 pub fn table(header: &[&str], right: &[usize]) -> Table {
     Table::new(
         header
@@ -401,6 +402,7 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// `text` as lines at most `width` columns wide, broken between words,
 /// every line after the first indented by two spaces; `None` leaves it
 /// whole.
+#[cfg(any(test, feature = "causal"))]
 pub fn wrap_indented(text: &str, width: Option<usize>) -> String {
     const INDENT: &str = "  ";
     let Some(width) = width else {
@@ -459,6 +461,7 @@ fn tty_columns(fd: impl std::os::fd::AsFd) -> Option<usize> {
 /// The width stderr's messages are wrapped at: the terminal's when stderr
 /// is one (or `COLUMNS` when its size cannot be read), `COLUMNS` when it
 /// is not, else none.
+#[cfg(feature = "causal")]
 pub fn stderr_width() -> Option<usize> {
     let columns = std::env::var("COLUMNS")
         .ok()
@@ -740,6 +743,7 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
 
 /// `value` as pretty JSON. Every report ccc prints serializes; a failure
 /// here is a bug.
+#[cfg(feature = "causal")]
 pub fn to_json(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string_pretty(value)
         .map_err(|e| Error::Internal(format!("cannot encode the report as JSON: {e}")))

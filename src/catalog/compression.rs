@@ -36,6 +36,7 @@ impl GzipLevel {
     /// and serving many times.
     pub const DEFAULT: GzipLevel = GzipLevel(9);
     /// The fastest level.
+    #[cfg(test)]
     pub const FASTEST: GzipLevel = GzipLevel(1);
 
     /// The level `n`, or what the accepted range is.
@@ -62,6 +63,7 @@ impl BrotliQuality {
     /// times the CPU (bench/PUBLISH.md, "Brotli").
     pub const DEFAULT: BrotliQuality = BrotliQuality(5);
     /// No brotli streams.
+    #[cfg(test)]
     pub const NONE: BrotliQuality = BrotliQuality(0);
     /// The smallest streams: what `recompress` brings publish's up to.
     pub const BEST: BrotliQuality = BrotliQuality(11);

@@ -338,12 +338,6 @@ fn hash_of(verifier: &str) -> [u8; 32] {
     Sha256::digest(verifier.as_bytes()).into()
 }
 
-/// Whether `text` is shaped like a token (for messages that must never
-/// repeat one).
-pub fn looks_like_token(text: &str) -> bool {
-    text.contains(PREFIX)
-}
-
 const COLUMNS: &str =
     "name, kind, scopes, created_at, expires_at, last_used_at, revoked_at, created_by";
 

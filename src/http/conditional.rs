@@ -5,15 +5,17 @@
 use crate::encoding::Encoding;
 use std::time::{Duration, UNIX_EPOCH};
 
-/// The strong ETag of a representation (RFC 9110 8.8.3): the content's
-/// sha256, with `-gz` for the gzip-coded bytes and `-br` for brotli.
+/// [`push_etag`]'s ETag as a text of its own.
+#[cfg(test)]
 pub fn etag(sha256_hex: &str, encoding: Encoding) -> String {
     let mut tag = String::with_capacity(etag_len(sha256_hex, encoding));
     push_etag(&mut tag, sha256_hex, encoding);
     tag
 }
 
-/// Appends [`etag`] to `out`, for a caller that keeps several in one text.
+/// Appends the strong ETag of a representation (RFC 9110 8.8.3) to `out`:
+/// the content's sha256, with `-gz` for the gzip-coded bytes and `-br` for
+/// brotli. A caller keeps several in one text.
 pub fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
     out.push('"');
     out.push_str(sha256_hex);
@@ -21,7 +23,7 @@ pub fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
     out.push('"');
 }
 
-/// The length of [`etag`], to size a text before it is written.
+/// The length of [`push_etag`]'s ETag, to size a text before it is written.
 pub fn etag_len(sha256_hex: &str, encoding: Encoding) -> usize {
     sha256_hex.len() + encoding.etag_suffix().len() + 2
 }
@@ -33,7 +35,8 @@ pub fn alias_etag(version: &str, version_id: i64) -> String {
     format!("\"alias/{version}/{version_id}\"")
 }
 
-/// `Last-Modified` for a Unix time in seconds (IMF-fixdate).
+/// [`push_http_date`]'s date as a text of its own.
+#[cfg(test)]
 pub fn http_date(unix_secs: i64) -> String {
     let mut text = String::with_capacity(HTTP_DATE_LEN);
     push_http_date(&mut text, unix_secs);
@@ -43,10 +46,11 @@ pub fn http_date(unix_secs: i64) -> String {
 /// The length of an IMF-fixdate (`Tue, 14 Nov 2023 22:13:20 GMT`).
 pub const HTTP_DATE_LEN: usize = 29;
 
-/// Appends [`http_date`] to `out`: the calendar worked out from the day
-/// count (H. Hinnant's `civil_from_days`) and written in place, without
-/// the formatting machinery. A time before 1970 is written as the epoch,
-/// one after 9999 as its last second: IMF-fixdate has four digits of year.
+/// Appends `Last-Modified` for a Unix time in seconds (IMF-fixdate) to
+/// `out`: the calendar worked out from the day count (H. Hinnant's
+/// `civil_from_days`) and written in place, without the formatting
+/// machinery. A time before 1970 is written as the epoch, one after 9999
+/// as its last second: IMF-fixdate has four digits of year.
 pub fn push_http_date(out: &mut String, unix_secs: i64) {
     const DAYS: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
     const MONTHS: [&[u8; 3]; 12] = [

@@ -92,6 +92,7 @@ pub fn available_dictionary(value: &str) -> Option<[u8; 32]> {
 }
 
 /// The `Available-Dictionary` value that names the dictionary `sha256`.
+#[cfg(test)]
 pub fn available_dictionary_value(sha256: &[u8; 32]) -> String {
     format!(":{}:", BASE64.encode(sha256))
 }

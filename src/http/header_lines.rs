@@ -75,7 +75,8 @@ impl HeaderLines {
     }
 
     /// The lines as HTTP/1.1 sends them, `name: value\r\n` each (names in
-    /// lower case), for tests and logs.
+    /// lower case), for tests.
+    #[cfg(test)]
     pub fn text(&self) -> String {
         self.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect()
     }

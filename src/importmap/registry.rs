@@ -117,11 +117,6 @@ impl Registry {
         })
     }
 
-    /// Where it is, as given (without a trailing `/`).
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     /// The package document of `package`: None when the registry has no
     /// such package; an error in words when it cannot be read.
     fn document(&mut self, package: &str) -> std::result::Result<Option<Arc<Value>>, String> {

@@ -22,6 +22,7 @@ use oxc_span::{GetSpan, SourceType, Span};
 /// The references of the script or module `text` at `path`. A file that
 /// does not parse has none (the browser would not run it either; `check`
 /// reports it through the count of files read).
+#[cfg(test)]
 pub fn references(path: &str, text: &str) -> Vec<Reference> {
     read(path, text).references
 }
@@ -41,7 +42,7 @@ pub(super) struct Read {
     pub(super) commonjs: bool,
 }
 
-/// Parses `text` once for [`references`] and [`is_commonjs`].
+/// Parses `text` once for its references and [`is_commonjs`].
 pub(super) fn read(path: &str, text: &str) -> Read {
     let allocator = Allocator::default();
     // As a module first, the goal of today's front-end code; a file that

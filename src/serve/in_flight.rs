@@ -259,6 +259,7 @@ impl InFlight {
 }
 
 impl Reservation {
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.bytes
     }

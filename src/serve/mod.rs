@@ -50,9 +50,7 @@ pub mod site;
 pub mod store;
 pub mod stored;
 
-pub use answer::answer;
 pub use counters::{Counters, StatsReport};
-pub use response::{Answer, Ask, Body};
 
 use crate::causal;
 use crate::error::{Error, Result};
@@ -304,6 +302,7 @@ impl Server {
     }
 
     /// The first bound address (the real port when 0 was asked for).
+    #[cfg(feature = "causal")]
     pub fn addr(&self) -> SocketAddr {
         self.transport.addrs()[0]
     }

@@ -36,7 +36,8 @@ pub struct RequestBody {
 enum Inner {
     H1(hyper::body::Incoming),
     H2(h2::RecvStream),
-    /// A body known to be empty (tests, and requests without one).
+    /// A body known to be empty (tests).
+    #[cfg(test)]
     Empty,
 }
 
@@ -80,6 +81,7 @@ impl RequestBody {
     }
 
     /// A body with nothing in it.
+    #[cfg(test)]
     pub fn empty() -> RequestBody {
         RequestBody {
             inner: Inner::Empty,
@@ -111,6 +113,7 @@ impl RequestBody {
     fn poll_piece(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BodyError>>> {
         loop {
             match &mut self.inner {
+                #[cfg(test)]
                 Inner::Empty => return Poll::Ready(None),
                 Inner::H1(body) => {
                     let frame = match Pin::new(&mut *body).poll_frame(cx) {

@@ -130,7 +130,7 @@ pub struct Plan {
 pub struct Options {
     /// Gzip level.
     pub level: GzipLevel,
-    /// Brotli quality; [`BrotliQuality::NONE`] stores no brotli streams.
+    /// Brotli quality; quality 0 stores no brotli streams.
     pub brotli_quality: BrotliQuality,
     /// Replace an existing version atomically instead of refusing.
     pub force: bool,

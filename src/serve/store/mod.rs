@@ -61,7 +61,7 @@ pub use index::{DEFAULT_INDEX_BYTES, IndexStats};
 pub use key::{Asset, AssetKey, AssetKeyRef};
 pub use load::Want;
 pub use shared_read::{SHARED_READS, SHARED_SPAN};
-pub use watch::{CatalogHealth, CatalogState, FollowerHealth, STALENESS_CHECK};
+pub use watch::{CatalogHealth, CatalogState};
 
 use crate::actor::{self, Reply};
 use crate::catalog::Catalog;

@@ -33,7 +33,7 @@
 //!   refuses an offer made under an older count, under that lock. So an
 //!   entry read before a version was removed is either cached before the
 //!   drop (and dropped by it) or refused: the bound of
-//!   [`STALENESS_CHECK`](super::STALENESS_CHECK) holds as with one reader.
+//!   [`STALENESS_CHECK`](super::watch::STALENESS_CHECK) holds as with one reader.
 //! - **Admission.** A worker does not wait for the actor: it answers
 //!   with the asset it loaded, and offers it to the cache's owner side
 //!   (admission, recency, eviction: one lock). When no one holds that, the
