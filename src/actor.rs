@@ -128,7 +128,7 @@ impl<M: Send> Handle<M> {
 
     /// Sends a message that wants no reply, when the inbox has room: a
     /// full inbox, or a stopped actor, drops it. Says whether it was sent.
-    pub fn try_tell(&self, msg: M) -> bool {
+    pub(crate) fn try_tell(&self, msg: M) -> bool {
         let stamp = causal::send();
         self.queued.fetch_add(1, Ordering::Relaxed);
         let sent = self.inbox.try_send((msg, stamp)).is_ok();

@@ -43,10 +43,10 @@ pub struct Cli<C: Subcommand = Invocation> {
         default_value = "cdn.db",
         value_name = "FILE"
     )]
-    pub db: PathBuf,
+    pub(crate) db: PathBuf,
 
     #[command(subcommand)]
-    pub command: C,
+    pub(crate) command: C,
 }
 
 impl Cli<Invocation> {
@@ -152,7 +152,7 @@ fn conflict<T: CheckArgs>(why: String) -> clap::Error {
 pub struct GenerateArgs {
     /// Directory that holds `completions/` and `man/`.
     #[arg(long, default_value = ".", value_name = "DIR")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 }
 
 #[cfg(test)]

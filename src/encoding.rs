@@ -35,10 +35,11 @@ pub enum Encoding {
 impl Encoding {
     /// Every encoding, in the server's order of preference when a client
     /// accepts several equally: the smallest first.
-    pub const PREFERENCE: [Encoding; 3] = [Encoding::Brotli, Encoding::Gzip, Encoding::Identity];
+    pub(crate) const PREFERENCE: [Encoding; 3] =
+        [Encoding::Brotli, Encoding::Gzip, Encoding::Identity];
 
     /// Every coding, the deltas last.
-    pub const ALL: [Encoding; 5] = [
+    pub(crate) const ALL: [Encoding; 5] = [
         Encoding::Brotli,
         Encoding::Gzip,
         Encoding::Identity,
@@ -47,13 +48,13 @@ impl Encoding {
     ];
 
     /// Whether this is a delta, which decodes only against its dictionary.
-    pub fn is_delta(self) -> bool {
+    pub(crate) fn is_delta(self) -> bool {
         matches!(self, Encoding::Dcb | Encoding::Dcz)
     }
 
     /// The content-coding token: the name in the tables, in JSON and in
     /// `Content-Encoding`.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Encoding::Brotli => "br",
             Encoding::Gzip => "gzip",
@@ -64,7 +65,7 @@ impl Encoding {
     }
 
     /// The word for people: `brotli`, `gzip` or `uncompressed`.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Encoding::Brotli => "brotli",
             Encoding::Gzip => "gzip",
@@ -76,7 +77,7 @@ impl Encoding {
 
     /// The token, as `Accept-Encoding` names it (case-insensitive; `x-gzip`
     /// is gzip, RFC 9110 8.4.1.3).
-    pub fn from_token(token: &str) -> Option<Encoding> {
+    pub(crate) fn from_token(token: &str) -> Option<Encoding> {
         let is = |name: &str| token.eq_ignore_ascii_case(name);
         if is("br") {
             Some(Encoding::Brotli)
@@ -96,7 +97,7 @@ impl Encoding {
     /// A reader of the original bytes out of a body coded this way; a
     /// delta's reader fails, since only [`crate::delta::decode`], given its
     /// dictionary, decodes one.
-    pub fn decoder<'a>(self, body: &'a [u8]) -> Box<dyn std::io::Read + 'a> {
+    pub(crate) fn decoder<'a>(self, body: &'a [u8]) -> Box<dyn std::io::Read + 'a> {
         match self {
             Encoding::Identity => Box::new(body),
             // Every member, as gzip(1) decodes a concatenation.
@@ -108,7 +109,7 @@ impl Encoding {
 
     /// What a file's name gains for this encoding in a static layout
     /// (nginx `gzip_static`/`brotli_static`): `.br`, `.gz`, nothing.
-    pub fn suffix(self) -> &'static str {
+    pub(crate) fn suffix(self) -> &'static str {
         match self {
             Encoding::Brotli => ".br",
             Encoding::Gzip => ".gz",
@@ -121,7 +122,7 @@ impl Encoding {
 
     /// What a representation's strong ETag adds to the content's sha256:
     /// each coding is a different representation (RFC 9110 8.8.3).
-    pub fn etag_suffix(self) -> &'static str {
+    pub(crate) fn etag_suffix(self) -> &'static str {
         match self {
             Encoding::Brotli => "-br",
             Encoding::Gzip => "-gz",

@@ -655,12 +655,12 @@ fn remote_text(status: u16, error: &str) -> String {
 
 /// The exit code of a process stopped by `signal`: 128 + its number, as
 /// the shells report it.
-pub fn signal_exit_code(signal: i32) -> u8 {
+pub(crate) fn signal_exit_code(signal: i32) -> u8 {
     u8::try_from(128 + signal).unwrap_or(u8::MAX)
 }
 
 /// `SIGINT (Ctrl-C)`, `SIGTERM`: how error messages name a signal.
-pub fn signal_name(signal: i32) -> &'static str {
+pub(crate) fn signal_name(signal: i32) -> &'static str {
     match signal {
         libc::SIGINT => "SIGINT (Ctrl-C)",
         libc::SIGTERM => "SIGTERM",
@@ -672,7 +672,7 @@ pub fn signal_name(signal: i32) -> &'static str {
 /// (`/assets/index-B3x9a.js`): where a version is served, and the bundler
 /// settings that write relative URLs instead. `ccc check` prints it too
 /// (`refs::check::Report::root_path_hint`).
-pub const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
+pub(crate) const ROOT_PATH_HINT: &str = "a root path (`/...`) names the top of the site, but ccc serves \
      each version under /assets/PKG/VERSION/; build with relative URLs: \
      Vite `base: './'`, webpack `output.publicPath: 'auto'`; or serve the app at a \
      host's root (`ccc site set`), where they name its files (`ccc check --site`)";

@@ -9,14 +9,14 @@ use std::path::Path;
 
 /// One file: device and inode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FileId {
+pub(crate) struct FileId {
     dev: u64,
     ino: u64,
 }
 
 impl FileId {
     /// The file `meta` describes.
-    pub fn of(meta: &Metadata) -> FileId {
+    pub(crate) fn of(meta: &Metadata) -> FileId {
         FileId {
             dev: meta.dev(),
             ino: meta.ino(),
@@ -24,7 +24,7 @@ impl FileId {
     }
 
     /// The file `path` names now, following symlinks.
-    pub fn at(path: &Path) -> std::io::Result<FileId> {
+    pub(crate) fn at(path: &Path) -> std::io::Result<FileId> {
         Ok(FileId::of(&std::fs::metadata(path)?))
     }
 }

@@ -68,7 +68,7 @@ static TERMINAL: AtomicBool = AtomicBool::new(false);
 
 /// Installs the SIGINT and SIGTERM handlers (once per process) and returns
 /// the flag they set, which `serve` uses as its stop signal.
-pub fn watch() -> Result<&'static AtomicBool> {
+pub(crate) fn watch() -> Result<&'static AtomicBool> {
     let mut watching = WATCHING.lock().unwrap_or_else(|e| e.into_inner());
     if !*watching {
         TERMINAL.store(std::io::stderr().is_terminal(), Ordering::SeqCst);
@@ -105,7 +105,7 @@ pub fn watch() -> Result<&'static AtomicBool> {
 
 /// Ready once SIGINT or SIGTERM asked for a stop; never, before [`watch`]
 /// installed the handlers. Must be awaited on a tokio runtime with I/O.
-pub async fn stopped() {
+pub(crate) async fn stopped() {
     let wake = WAKE
         .get()
         .and_then(|end| end.try_clone().ok())
@@ -185,7 +185,7 @@ fn stop_message(signal: i32) -> &'static [u8] {
 /// Until the next [`commit`] succeeds or the returned guard is dropped, a
 /// second signal removes the catalog `db` and its side files before it
 /// exits: a publish creating the catalog calls this before it opens it.
-pub fn discard_on_exit(db: &Path) -> Discard {
+pub(crate) fn discard_on_exit(db: &Path) -> Discard {
     let files: Vec<CString> = ["", "-wal", "-shm"]
         .into_iter()
         .filter_map(|suffix| {
@@ -202,7 +202,7 @@ pub fn discard_on_exit(db: &Path) -> Discard {
 }
 
 /// Ends [`discard_on_exit`]'s registration when dropped.
-pub struct Discard;
+pub(crate) struct Discard;
 
 impl Drop for Discard {
     fn drop(&mut self) {
@@ -214,7 +214,7 @@ impl Drop for Discard {
 /// is recorded, and exits at the next signal. A commit that succeeds ends
 /// [`discard_on_exit`]'s registration: the catalog now holds what was
 /// committed, and a second signal from then on exits 0.
-pub fn commit<T, E>(
+pub(crate) fn commit<T, E>(
     commit: impl FnOnce() -> std::result::Result<T, E>,
 ) -> std::result::Result<T, E> {
     COMMITTING.store(true, Ordering::SeqCst);
@@ -240,7 +240,7 @@ fn ignored(signal: i32) -> bool {
 }
 
 /// The signal that asked this process to stop, if one did.
-pub fn requested() -> Option<i32> {
+pub(crate) fn requested() -> Option<i32> {
     if !STOP.load(Ordering::SeqCst) {
         return None;
     }
@@ -252,7 +252,7 @@ pub fn requested() -> Option<i32> {
 }
 
 /// `Err(Interrupted)` once a stop was asked for.
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     match requested() {
         Some(signal) => Err(Error::Interrupted(signal)),
         None => Ok(()),

@@ -42,14 +42,14 @@ use std::time::{Duration, Instant};
 
 /// Bytes a stream may hold waiting for its writer; past this, lines are
 /// dropped. 1 MiB holds about ten thousand access log lines.
-pub const QUEUE_BYTES: usize = 1 << 20;
+pub(crate) const QUEUE_BYTES: usize = 1 << 20;
 
 /// Writes at most this much per system call, gathered from queued lines.
 const BATCH_BYTES: usize = 64 << 10;
 
 /// Counters of one stream since the process started.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct StreamStats {
+pub(crate) struct StreamStats {
     /// Lines written.
     pub written: u64,
     /// Lines lost: the queue was full or the write failed.
@@ -59,7 +59,7 @@ pub struct StreamStats {
 /// Counters of both streams, and of the access log's file when it has
 /// one.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct LogStats {
+pub(crate) struct LogStats {
     pub stdout: StreamStats,
     pub stderr: StreamStats,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -67,18 +67,18 @@ pub struct LogStats {
 }
 
 /// Queues `line` (a newline is added) for stdout.
-pub fn out(line: impl Display) {
+pub(crate) fn out(line: impl Display) {
     stdout().send(line);
 }
 
 /// Queues `line` (a newline is added) for stderr.
-pub fn err(line: impl Display) {
+pub(crate) fn err(line: impl Display) {
     stderr().send(line);
 }
 
 /// Queues an access-log line (a newline is added): for the file
 /// [`access_to_file`] named, else for stdout.
-pub fn access(line: impl Display) {
+pub(crate) fn access(line: impl Display) {
     match ACCESS.get() {
         Some(file) => file.sink.send(line),
         None => stdout().send(line),
@@ -106,7 +106,7 @@ fn open_log(path: &Path) -> std::io::Result<std::fs::File> {
 /// Sends the access log to the file at `path` from now on, appended to
 /// (created when missing). Fails when the file cannot be opened; once
 /// one is named, it stays the one.
-pub fn access_to_file(path: &Path) -> std::io::Result<()> {
+pub(crate) fn access_to_file(path: &Path) -> std::io::Result<()> {
     let file = Arc::new(Mutex::new(open_log(path)?));
     let writer = SharedFile(file.clone());
     let sink = Sink::start("access_log", Ok(writer), err, |_| {
@@ -124,7 +124,7 @@ pub fn access_to_file(path: &Path) -> std::io::Result<()> {
 /// renamed it): Ok(None) when the access log goes to stdout, the path on
 /// success; on failure the file open before is kept, and the error says
 /// why.
-pub fn reopen_access() -> Result<Option<PathBuf>, (PathBuf, std::io::Error)> {
+pub(crate) fn reopen_access() -> Result<Option<PathBuf>, (PathBuf, std::io::Error)> {
     let Some(access) = ACCESS.get() else {
         return Ok(None);
     };
@@ -162,7 +162,7 @@ impl Write for SharedFile {
 }
 
 /// The counters of both streams (and the access log's file).
-pub fn stats() -> LogStats {
+pub(crate) fn stats() -> LogStats {
     LogStats {
         stdout: stdout().stats(),
         stderr: stderr().stats(),
@@ -172,7 +172,7 @@ pub fn stats() -> LogStats {
 
 /// Waits until every queued line is written or dropped, for at most
 /// `limit` (a stalled reader cannot hold the process up).
-pub fn flush(limit: Duration) {
+pub(crate) fn flush(limit: Duration) {
     let deadline = Instant::now() + limit;
     if let Some(access) = ACCESS.get() {
         access.sink.flush_until(deadline);
@@ -184,7 +184,7 @@ pub fn flush(limit: Duration) {
 
 /// Starts both writers now, while descriptors are surely available; they
 /// would otherwise start with the first line.
-pub fn start() {
+pub(crate) fn start() {
     stdout();
     stderr();
 }

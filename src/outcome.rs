@@ -26,7 +26,7 @@ use serde::Serialize;
 ///   3 files (12.1 KiB) repeat content of this version, stored once
 ///   1 path skipped
 /// ```
-pub fn published(report: &publish::Report) -> String {
+pub(crate) fn published(report: &publish::Report) -> String {
     let verb = match (report.dry_run, report.replaced) {
         (true, false) => "Would publish",
         (true, true) => "Would replace",
@@ -149,7 +149,7 @@ pub fn published(report: &publish::Report) -> String {
 /// ```text
 ///   deltas against 0.169.0: 606 files, 6.0 MiB as brotli -> 210.9 KiB for a browser holding 0.169.0 (96.6% less); 1,211 deltas stored (1016.6 KiB)
 /// ```
-pub fn deltas_line(made: &Made) -> Option<String> {
+pub(crate) fn deltas_line(made: &Made) -> Option<String> {
     let newest = made.against.first()?;
     let against = made.against.join(", ");
     if made.file_count == 0 {
@@ -173,7 +173,7 @@ pub fn deltas_line(made: &Made) -> Option<String> {
 const PROBLEMS_SHOWN: usize = 5;
 
 /// The classes references fell in, those with any: `12 found, 1 missing`.
-pub fn references_counted(report: &Report) -> String {
+pub(crate) fn references_counted(report: &Report) -> String {
     let r = &report.references;
     let classes = [
         (r.found, "found"),
@@ -197,7 +197,7 @@ pub fn references_counted(report: &Report) -> String {
 /// What a tag change did, in words: one line for a tag that was added,
 /// moved or removed, and a note for a `latest` set by hand. The server's
 /// write API answers with the same words.
-pub fn tag_change(change: &TagChange) -> String {
+pub(crate) fn tag_change(change: &TagChange) -> String {
     let TagChange {
         package,
         tag,
@@ -232,7 +232,7 @@ pub fn tag_change(change: &TagChange) -> String {
 /// dist-tags that named them and the packages left without versions,
 /// which go with them.
 #[derive(Serialize)]
-pub struct Removed {
+pub(crate) struct Removed {
     pub versions: Vec<VersionRow>,
     pub tags_removed: Vec<RemovedTag>,
     pub packages_removed: Vec<String>,
@@ -247,14 +247,14 @@ pub struct Removed {
 
 /// A dist-tag removed with the version it named.
 #[derive(Serialize)]
-pub struct RemovedTag {
+pub(crate) struct RemovedTag {
     pub package: String,
     pub tag: String,
     pub version: String,
 }
 
 /// What was removed, in words, as `ccc rm` prints it.
-pub fn removed_text(
+pub(crate) fn removed_text(
     removed: &[VersionRow],
     tags: &[RemovedTag],
     packages: &[String],
@@ -290,7 +290,7 @@ pub fn removed_text(
 
 /// Removes `package@version` (the server's write API): what `ccc rm`
 /// prints for it, and its `--json`.
-pub fn remove_one(
+pub(crate) fn remove_one(
     catalog: &mut Catalog,
     package: &str,
     version: &semver::Version,

@@ -23,7 +23,7 @@
 use crate::error::{Error, Result};
 /// Counted nouns, which the error type uses too, live with the other
 /// quantities people read.
-pub use crate::units::{count, count_verb};
+pub(crate) use crate::units::{count, count_verb};
 use comfy_table::{
     CellAlignment, ColumnConstraint, ContentArrangement, LineStyle, TableStyle, Width,
 };
@@ -60,7 +60,7 @@ enum Fit {
 
 /// One column of a [`Table`]: its title and how it is laid out.
 #[derive(Debug, Clone)]
-pub struct Column {
+pub(crate) struct Column {
     title: String,
     fit: Fit,
     right: bool,
@@ -74,29 +74,29 @@ pub struct Column {
 
 impl Column {
     /// Short text that is never narrowed (names, dates, kinds).
-    pub fn text(title: &str) -> Column {
+    pub(crate) fn text(title: &str) -> Column {
         Column::new(title, Fit::Keep, false)
     }
 
     /// A right-aligned number or size, never narrowed.
-    pub fn number(title: &str) -> Column {
+    pub(crate) fn number(title: &str) -> Column {
         Column::new(title, Fit::Keep, true)
     }
 
     /// Prose, wrapped when the table is too wide.
-    pub fn prose(title: &str) -> Column {
+    pub(crate) fn prose(title: &str) -> Column {
         Column::new(title, Fit::Wrap, false)
     }
 
     /// Paths, names and digests, shortened in the middle when the table is
     /// too wide.
-    pub fn path(title: &str) -> Column {
+    pub(crate) fn path(title: &str) -> Column {
         Column::new(title, Fit::Shorten, false)
     }
 
     /// This column may be left out when the table cannot fit the terminal
     /// with it: detail that `--json` or a wider terminal shows.
-    pub fn optional(mut self) -> Column {
+    pub(crate) fn optional(mut self) -> Column {
         self.optional = true;
         self
     }
@@ -116,7 +116,7 @@ impl Column {
 /// (right-aligned, never narrowed), the others wrap when the terminal is
 /// too narrow.
 #[cfg(feature = "causal")]
-pub fn table(header: &[&str], right: &[usize]) -> Table {
+pub(crate) fn table(header: &[&str], right: &[usize]) -> Table {
     Table::new(
         header
             .iter()
@@ -134,7 +134,7 @@ pub fn table(header: &[&str], right: &[usize]) -> Table {
 
 /// A table for people; `Display` draws it at the terminal's width.
 #[derive(Debug, Clone)]
-pub struct Table {
+pub(crate) struct Table {
     columns: Vec<Column>,
     header: bool,
     rows: Vec<Vec<String>>,
@@ -142,7 +142,7 @@ pub struct Table {
 
 impl Table {
     /// A table with a header row of the columns' titles.
-    pub fn new(columns: Vec<Column>) -> Table {
+    pub(crate) fn new(columns: Vec<Column>) -> Table {
         Table {
             columns,
             header: true,
@@ -152,7 +152,7 @@ impl Table {
 
     /// A list of label / value rows without a header; values are shortened
     /// in the middle (`Column::path`) or wrapped (`Column::prose`).
-    pub fn pairs(value: Column) -> Table {
+    pub(crate) fn pairs(value: Column) -> Table {
         Table {
             columns: vec![Column::text(""), value],
             header: false,
@@ -161,7 +161,7 @@ impl Table {
     }
 
     /// Adds a row; a cell may hold several lines.
-    pub fn add_row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
+    pub(crate) fn add_row<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         self.rows.push(cells.into_iter().map(Into::into).collect());
         for column in &self.columns {
             column.clear_width.set(None);
@@ -171,7 +171,7 @@ impl Table {
     /// Draws the table no wider than `width` where the columns that may
     /// shrink allow it, leaving out optional columns when even that is too
     /// wide; `None` draws every cell whole.
-    pub fn render(&self, width: Option<usize>) -> String {
+    pub(crate) fn render(&self, width: Option<usize>) -> String {
         let Some(width) = width else {
             return self.render_columns(None);
         };
@@ -385,7 +385,7 @@ impl Table {
 
 /// `text` in lines at most `width` columns wide, broken between words (a
 /// word wider than that has a line of its own).
-pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap_words(text: &str, width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split(' ') {
         match lines.last_mut() {
@@ -403,7 +403,7 @@ pub fn wrap_words(text: &str, width: usize) -> Vec<String> {
 /// every line after the first indented by two spaces; `None` leaves it
 /// whole.
 #[cfg(any(test, feature = "causal"))]
-pub fn wrap_indented(text: &str, width: Option<usize>) -> String {
+pub(crate) fn wrap_indented(text: &str, width: Option<usize>) -> String {
     const INDENT: &str = "  ";
     let Some(width) = width else {
         return text.to_string();
@@ -437,7 +437,7 @@ impl std::fmt::Display for Table {
 /// The width tables are drawn at: the terminal's when stdout is one (or
 /// `COLUMNS` when its size cannot be read), `COLUMNS` when stdout is not a
 /// terminal, else none.
-pub fn terminal_width() -> Option<usize> {
+pub(crate) fn terminal_width() -> Option<usize> {
     let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -462,7 +462,7 @@ fn tty_columns(fd: impl std::os::fd::AsFd) -> Option<usize> {
 /// is one (or `COLUMNS` when its size cannot be read), `COLUMNS` when it
 /// is not, else none.
 #[cfg(feature = "causal")]
-pub fn stderr_width() -> Option<usize> {
+pub(crate) fn stderr_width() -> Option<usize> {
     let columns = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -478,7 +478,7 @@ pub fn stderr_width() -> Option<usize> {
 /// Prints `head` and `rest` on one line joined by `: ` when that fits the
 /// terminal, else `head` (shortened in the middle if need be) and `rest`
 /// indented on the next line.
-pub fn print_heading(head: &str, rest: &str) -> Result<()> {
+pub(crate) fn print_heading(head: &str, rest: &str) -> Result<()> {
     let line = if rest.is_empty() {
         head.to_string()
     } else {
@@ -502,7 +502,7 @@ pub fn print_heading(head: &str, rest: &str) -> Result<()> {
 /// whole file name when it leaves room for a few columns of the start
 /// (`js/ven…/main.4f2a91.js`), else a third of the room for the start and
 /// two thirds for the end.
-pub fn shorten_middle(text: &str, max: usize) -> String {
+pub(crate) fn shorten_middle(text: &str, max: usize) -> String {
     const MIN_HEAD: usize = 4;
     if text.width() <= max {
         return text.to_string();
@@ -531,7 +531,7 @@ pub fn shorten_middle(text: &str, max: usize) -> String {
 /// [`shorten_middle`] does, except where that would leave a shortened
 /// line that reads as another line of `lines` too; see `shorten_clear`.
 /// A line that cannot be told apart at `width` is shortened plainly.
-pub fn shorten_apart(lines: &[&str], width: usize) -> Vec<String> {
+pub(crate) fn shorten_apart(lines: &[&str], width: usize) -> Vec<String> {
     let index = Lines::new(lines);
     lines
         .iter()
@@ -713,21 +713,21 @@ fn take_width(chars: impl Iterator<Item = char>, max: usize) -> String {
 /// The media type of a `Content-Type` without its parameters (`text/css`,
 /// not `text/css; charset=utf-8`): what a person scanning a file table
 /// wants. `inspect PKG@VERSION/PATH` and the JSON carry the full value.
-pub fn media_type(content_type: &str) -> &str {
+pub(crate) fn media_type(content_type: &str) -> &str {
     content_type
         .split_once(';')
         .map_or(content_type, |(essence, _)| essence.trim_end())
 }
 
 /// Writes `text` and a newline to stdout.
-pub fn print(text: impl std::fmt::Display) -> Result<()> {
+pub(crate) fn print(text: impl std::fmt::Display) -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{text}").map_err(Error::Stdout)
 }
 
 /// Writes `value` as pretty JSON to stdout, as it is serialized: a report
 /// of any length is never held whole as text.
-pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> Result<()> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut out, value).map_err(|e| {
         if e.is_io() {
@@ -744,14 +744,14 @@ pub fn print_json(value: &impl serde::Serialize) -> Result<()> {
 /// `value` as pretty JSON. Every report ccc prints serializes; a failure
 /// here is a bug.
 #[cfg(feature = "causal")]
-pub fn to_json(value: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string_pretty(value)
         .map_err(|e| Error::Internal(format!("cannot encode the report as JSON: {e}")))
 }
 
 /// Where progress is drawn: stderr when it is a terminal and the user did
 /// not ask for quiet.
-pub fn progress_target(quiet: bool) -> ProgressDrawTarget {
+pub(crate) fn progress_target(quiet: bool) -> ProgressDrawTarget {
     if quiet || !std::io::stderr().is_terminal() {
         ProgressDrawTarget::hidden()
     } else {
@@ -761,7 +761,7 @@ pub fn progress_target(quiet: bool) -> ProgressDrawTarget {
 
 /// `Verb [=====>    ] 1.2 MiB/4.0 MiB 30 MiB/s message`, for work whose
 /// total is known.
-pub fn byte_bar_style() -> ProgressStyle {
+pub(crate) fn byte_bar_style() -> ProgressStyle {
     ProgressStyle::with_template(
         // The bar takes what the numbers leave, so the line fits the
         // terminal (a fixed bar pushed the file count past 80 columns).
@@ -772,14 +772,14 @@ pub fn byte_bar_style() -> ProgressStyle {
 }
 
 /// `Verb ⠙ message`, for work whose total is not known yet.
-pub fn spinner_style() -> ProgressStyle {
+pub(crate) fn spinner_style() -> ProgressStyle {
     ProgressStyle::with_template("{prefix:>10.cyan.bold} {spinner} {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
 /// A byte-counting progress bar on stderr, hidden when `quiet` or when
 /// stderr is not a terminal.
-pub fn byte_bar(total: u64, verb: &str, quiet: bool) -> ProgressBar {
+pub(crate) fn byte_bar(total: u64, verb: &str, quiet: bool) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), progress_target(quiet));
     if bar.is_hidden() {
         return bar;

@@ -6,20 +6,20 @@
 /// skipped, then at most `limit` rows are listed (all of them when None).
 /// `ccc ls --limit/--offset` and the server's `?limit=&offset=`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Page {
+pub(crate) struct Page {
     pub offset: u64,
     pub limit: Option<u64>,
 }
 
 impl Page {
     /// Every row.
-    pub const ALL: Page = Page {
+    pub(crate) const ALL: Page = Page {
         offset: 0,
         limit: None,
     };
 
     /// The window of `rows`.
-    pub fn apply<T>(self, rows: Vec<T>) -> Vec<T> {
+    pub(crate) fn apply<T>(self, rows: Vec<T>) -> Vec<T> {
         let skip = usize::try_from(self.offset).unwrap_or(usize::MAX);
         let take = self
             .limit

@@ -45,13 +45,13 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// A cache to purge: `http://host[:port][/prefix]`, without a trailing
 /// slash, as `--purge` gave it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CacheUrl(String);
+pub(crate) struct CacheUrl(String);
 
 impl CacheUrl {
     /// Checks a `--purge` value: plain HTTP (caches take purges on an
     /// address of their own network), a host, an optional port and path
     /// prefix, no query or fragment.
-    pub fn parse(s: &str) -> std::result::Result<CacheUrl, String> {
+    pub(crate) fn parse(s: &str) -> std::result::Result<CacheUrl, String> {
         let rest = s.strip_prefix("http://").ok_or_else(|| {
             if s.starts_with("https://") {
                 "https is not supported: give the cache's plain-HTTP address, like http://127.0.0.1:6081".to_string()
@@ -89,27 +89,27 @@ impl std::fmt::Display for CacheUrl {
 
 /// The URL paths to purge, spooled ([`crate::spool`]): gc may remove
 /// versions with millions of files between them.
-pub struct Paths(Spool);
+pub(crate) struct Paths(Spool);
 
 impl Paths {
-    pub fn new() -> Result<Paths> {
+    pub(crate) fn new() -> Result<Paths> {
         Spool::new("the URLs to purge").map(Paths)
     }
 
     /// A version's listing, the one URL a cache may hold for it besides its
     /// files.
-    pub fn add_listing(&mut self, package: &str, version: &str) -> Result<()> {
+    pub(crate) fn add_listing(&mut self, package: &str, version: &str) -> Result<()> {
         self.0.push(&asset_url(package, version, ""))
     }
 
     /// One file of a version, percent-encoded as ccc links it (so the path
     /// holds no newline).
-    pub fn add_file(&mut self, package: &str, version: &str, path: &str) -> Result<()> {
+    pub(crate) fn add_file(&mut self, package: &str, version: &str, path: &str) -> Result<()> {
         self.0.push(&asset_url(package, version, path))
     }
 
     /// A version's listing and each of its files.
-    pub fn add_version<'a>(
+    pub(crate) fn add_version<'a>(
         &mut self,
         package: &str,
         version: &str,
@@ -122,14 +122,14 @@ impl Paths {
     }
 
     /// The complete list, to purge.
-    pub fn finish(self) -> Result<Spooled> {
+    pub(crate) fn finish(self) -> Result<Spooled> {
         self.0.finish()
     }
 }
 
 /// What was purged, for `--json`.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Purged {
+pub(crate) struct Purged {
     pub caches: Vec<String>,
     /// URL paths purged in every cache.
     pub paths: u64,
@@ -137,7 +137,7 @@ pub struct Purged {
 
 /// Sends `PURGE` for every path to every cache; see the module doc for
 /// what a failure does.
-pub fn purge(caches: &[CacheUrl], paths: &Spooled) -> Result<Purged> {
+pub(crate) fn purge(caches: &[CacheUrl], paths: &Spooled) -> Result<Purged> {
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .allow_non_standard_methods(true)
         .http_status_as_error(false)

@@ -22,7 +22,7 @@ use std::time::Duration;
 // The doc comments are `--help` text, where a URL is text.
 #[allow(rustdoc::bare_urls)]
 #[derive(Debug, Clone, Args)]
-pub struct RemoteArgs {
+pub(crate) struct RemoteArgs {
     /// Send the change to the `ccc serve --publish-api` at URL (like
     /// https://cdn.example.com) instead of writing the catalog file. The
     /// token comes from CCC_TOKEN or --token-file, never from the command
@@ -61,14 +61,14 @@ const CA_BUNDLES: &[&str] = &[
 ];
 
 /// The environment variable that holds the token.
-pub const TOKEN_ENV: &str = "CCC_TOKEN";
+pub(crate) const TOKEN_ENV: &str = "CCC_TOKEN";
 
 /// How long the server may take to answer once the body is sent: the
 /// publish runs then (a big version takes a while on a busy server).
 const ANSWER_WAIT: Duration = Duration::from_secs(600);
 
 /// A server's write API, and the token to use it with.
-pub struct Remote {
+pub(crate) struct Remote {
     base: url::Url,
     agent: ureq::Agent,
     token: String,
@@ -76,7 +76,7 @@ pub struct Remote {
 
 /// An answer of the write API (docs/JSON.md, "The publish API").
 #[derive(Debug, Deserialize)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub code: String,
     #[serde(default)]
@@ -91,7 +91,7 @@ pub struct Reply {
 
 /// A body to upload: a reader, its length when known, and a callback
 /// told how many of its bytes (or of what it is made from) have gone.
-pub struct Upload<'a> {
+pub(crate) struct Upload<'a> {
     pub reader: Box<dyn Read + Send + 'a>,
     pub length: Option<u64>,
 }
@@ -99,7 +99,7 @@ pub struct Upload<'a> {
 impl Remote {
     /// The API at `args.to`, with the token from `token_env` (the value of
     /// `CCC_TOKEN`, read by the caller) or `--token-file`.
-    pub fn new(args: &RemoteArgs, token_env: Option<String>) -> Result<Remote> {
+    pub(crate) fn new(args: &RemoteArgs, token_env: Option<String>) -> Result<Remote> {
         let Some(base) = args.to.clone() else {
             return Err(Error::Internal("a remote without --to".into()));
         };
@@ -164,7 +164,7 @@ impl Remote {
     }
 
     /// Uploads `body` as `package@version`.
-    pub fn publish(
+    pub(crate) fn publish(
         &self,
         package: &str,
         version: &semver::Version,
@@ -187,7 +187,12 @@ impl Remote {
     }
 
     /// Points `tag` of `package` at `version`.
-    pub fn tag_add(&self, package: &str, tag: &str, version: &semver::Version) -> Result<Reply> {
+    pub(crate) fn tag_add(
+        &self,
+        package: &str,
+        tag: &str,
+        version: &semver::Version,
+    ) -> Result<Reply> {
         let url = self.url(&format!("dist-tags/{package}/{tag}/{version}"), &[])?;
         let sent = self
             .agent
@@ -198,7 +203,7 @@ impl Remote {
     }
 
     /// Removes `tag` from `package`.
-    pub fn tag_rm(&self, package: &str, tag: &str) -> Result<Reply> {
+    pub(crate) fn tag_rm(&self, package: &str, tag: &str) -> Result<Reply> {
         let url = self.url(&format!("dist-tags/{package}/{tag}"), &[])?;
         let sent = self
             .agent
@@ -209,7 +214,7 @@ impl Remote {
     }
 
     /// Removes `package@version`.
-    pub fn remove(&self, package: &str, version: &semver::Version) -> Result<Reply> {
+    pub(crate) fn remove(&self, package: &str, version: &semver::Version) -> Result<Reply> {
         let url = self.url(&format!("versions/{package}/{version}"), &[])?;
         let sent = self
             .agent

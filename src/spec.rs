@@ -30,7 +30,7 @@ use semver::Version;
 const MAX_NAME_LEN: usize = 214;
 
 /// Checks a package name (see the module doc) and returns it unchanged.
-pub fn package_name(name: &str) -> Result<&str> {
+pub(crate) fn package_name(name: &str) -> Result<&str> {
     let bad = |why: &str| Error::InvalidPackageName {
         name: name.to_string(),
         why: why.to_string(),
@@ -88,7 +88,7 @@ fn name_part(part: &str, capitals: bool) -> std::result::Result<(), String> {
 
 /// Parses an exact semver version of `package`; an error says what is
 /// wrong in semver's terms (`semver_problem`).
-pub fn version(package: &str, input: &str) -> Result<Version> {
+pub(crate) fn version(package: &str, input: &str) -> Result<Version> {
     Version::parse(input).map_err(|e| Error::InvalidVersion {
         package: package.to_string(),
         version: input.to_string(),
@@ -183,7 +183,7 @@ fn semver_problem(input: &str) -> Option<String> {
 const MAX_TAG_LEN: usize = 214;
 
 /// Checks a dist-tag name (see the module doc) and returns it unchanged.
-pub fn tag_name(tag: &str) -> Result<&str> {
+pub(crate) fn tag_name(tag: &str) -> Result<&str> {
     let bad = |why: String| Error::InvalidTag {
         tag: tag.to_string(),
         why,
@@ -360,7 +360,7 @@ impl Selector {
 /// `PKG[@VERSION[/PATH]]`, as typed on the command line: a checked package
 /// name, a version selector and a path inside the version.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
+pub(crate) struct Target {
     pub package: String,
     pub version: Option<Selector>,
     pub path: Option<String>,
@@ -368,7 +368,7 @@ pub struct Target {
 
 /// Whether a command needs, allows or refuses one part of a [`Target`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     Required,
     Optional,
     Refused,
@@ -376,7 +376,7 @@ pub enum Part {
 
 impl Target {
     /// Splits a target and checks its package name and version selector.
-    pub fn parse(input: &str) -> Result<Target> {
+    pub(crate) fn parse(input: &str) -> Result<Target> {
         // The version separator is the first `@` after a scope's leading one.
         let search_from = usize::from(input.starts_with('@'));
         let (package, rest) = match input[search_from..].find('@') {
@@ -413,7 +413,7 @@ impl Target {
 
     /// Parses a target that has the parts a command takes; `form` spells
     /// them out for the error, like `PKG@VERSION/PATH, like app@1.4.0/a.js`.
-    pub fn parse_as(input: &str, version: Part, path: Part, form: &str) -> Result<Target> {
+    pub(crate) fn parse_as(input: &str, version: Part, path: Part, form: &str) -> Result<Target> {
         let target = Target::parse(input)?;
         let fits = |part: Part, present: bool| match part {
             Part::Required => present,
@@ -431,7 +431,7 @@ impl Target {
     }
 
     /// The exact version this target names, if it names one.
-    pub fn exact_version(&self) -> Option<&Version> {
+    pub(crate) fn exact_version(&self) -> Option<&Version> {
         match &self.version {
             Some(Selector::Exact(v)) => Some(v),
             _ => None,
@@ -441,20 +441,20 @@ impl Target {
 
 /// `PKG@VERSION` with an exact version and no path: what `publish` creates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PackageVersion {
+pub(crate) struct PackageVersion {
     pub package: String,
     pub version: Version,
 }
 
 impl PackageVersion {
     /// The version a publish creates.
-    pub fn parse(input: &str) -> Result<PackageVersion> {
+    pub(crate) fn parse(input: &str) -> Result<PackageVersion> {
         Self::parse_for(input, "publish")
     }
 
     /// The version `verb` acts on (`publish`, `tag`), the word its error
     /// uses when the version is not exact.
-    pub fn parse_for(input: &str, verb: &str) -> Result<PackageVersion> {
+    pub(crate) fn parse_for(input: &str, verb: &str) -> Result<PackageVersion> {
         let form = "PKG@VERSION with an exact version, like app@1.4.0";
         let target = Target::parse_as(input, Part::Required, Part::Refused, form)?;
         let version = match target.version {

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 
 /// A list being written: one line per item, items without newlines.
-pub struct Spool {
+pub(crate) struct Spool {
     out: BufWriter<File>,
     lines: u64,
     /// What the list holds, for errors: `the URLs to purge`.
@@ -21,7 +21,7 @@ pub struct Spool {
 }
 
 impl Spool {
-    pub fn new(what: &'static str) -> Result<Spool> {
+    pub(crate) fn new(what: &'static str) -> Result<Spool> {
         let file = tempfile::tempfile()
             .map_err(|e| Error::system(format!("cannot create a temporary file for {what}"), e))?;
         Ok(Spool {
@@ -32,7 +32,7 @@ impl Spool {
     }
 
     /// Appends `line`, which must not contain a newline.
-    pub fn push(&mut self, line: &str) -> Result<()> {
+    pub(crate) fn push(&mut self, line: &str) -> Result<()> {
         debug_assert!(!line.contains('\n'), "{line:?}");
         self.out
             .write_all(line.as_bytes())
@@ -43,14 +43,14 @@ impl Spool {
     }
 
     /// Appends `value` as one line of compact JSON.
-    pub fn push_json(&mut self, value: &impl serde::Serialize) -> Result<()> {
+    pub(crate) fn push_json(&mut self, value: &impl serde::Serialize) -> Result<()> {
         let line = serde_json::to_string(value)
             .map_err(|e| Error::Internal(format!("cannot encode {} as JSON: {e}", self.what)))?;
         self.push(&line)
     }
 
     /// The complete list, to read.
-    pub fn finish(self) -> Result<Spooled> {
+    pub(crate) fn finish(self) -> Result<Spooled> {
         let what = self.what;
         let mut file = self.out.into_inner().map_err(|e| {
             Error::system(
@@ -73,7 +73,7 @@ impl Spool {
 }
 
 /// A complete list, read from its start as often as needed.
-pub struct Spooled {
+pub(crate) struct Spooled {
     file: File,
     lines: u64,
     what: &'static str,
@@ -81,16 +81,16 @@ pub struct Spooled {
 
 impl Spooled {
     /// How many lines the list holds.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.lines
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.lines == 0
     }
 
     /// The lines, from the first, one at a time.
-    pub fn lines(&self) -> Result<impl Iterator<Item = Result<String>> + '_> {
+    pub(crate) fn lines(&self) -> Result<impl Iterator<Item = Result<String>> + '_> {
         let what = self.what;
         let read_error = move |e| Error::system(format!("cannot read back {what}"), e);
         // `&File` reads and seeks through a shared reference; every reader
@@ -106,7 +106,7 @@ impl Spooled {
 /// Serializes a spool of compact JSON values ([`Spool::push_json`]) as one
 /// JSON array, reading and writing one value at a time, so that the
 /// document around it is written in the same style (pretty or compact).
-pub struct JsonLines<'a>(pub &'a Spooled);
+pub(crate) struct JsonLines<'a>(pub &'a Spooled);
 
 impl serde::Serialize for JsonLines<'_> {
     fn serialize<S: serde::Serializer>(

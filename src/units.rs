@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 /// Parses a size such as `256MiB`, `1.5GB`, `4096` (bytes) or `64 KiB`.
-pub fn parse_size(input: &str) -> Result<u64, String> {
+pub(crate) fn parse_size(input: &str) -> Result<u64, String> {
     let trimmed = input.trim();
     if trimmed.is_empty() {
         return Err("expected a size like 256MiB, 1GB or 4096".into());
@@ -24,7 +24,7 @@ pub fn parse_size(input: &str) -> Result<u64, String> {
 }
 
 /// Parses a duration such as `30days`, `2 weeks`, `12h` or `90min`.
-pub fn parse_duration(input: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(input: &str) -> Result<Duration, String> {
     humantime::parse_duration(input.trim()).map_err(|_| {
         format!(
             "invalid duration `{input}`: expected a number and a unit (s, min, h, days, weeks, months, years), like 30days or 12h"
@@ -35,7 +35,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, String> {
 /// A size as a flag takes it and its help shows it, exactly: `4GiB`,
 /// `64MiB`, `4096` (bytes), the largest binary unit that divides it.
 /// [`parse_size`] reads it back to the same number.
-pub fn flag_size(bytes: u64) -> String {
+pub(crate) fn flag_size(bytes: u64) -> String {
     for (unit, shift) in [("GiB", 30), ("MiB", 20), ("KiB", 10)] {
         if bytes != 0 && bytes.is_multiple_of(1 << shift) {
             return format!("{}{unit}", bytes >> shift);
@@ -48,7 +48,7 @@ pub fn flag_size(bytes: u64) -> String {
 /// (`60s`), or milliseconds (`1500ms`) for a duration that is not a whole
 /// second. [`parse_duration`] reads it back to the same duration, to the
 /// millisecond.
-pub fn flag_duration(d: Duration) -> String {
+pub(crate) fn flag_duration(d: Duration) -> String {
     match d.subsec_nanos() {
         0 => format!("{}s", d.as_secs()),
         _ => format!("{}ms", d.as_millis()),
@@ -61,7 +61,7 @@ pub fn human_size(bytes: u64) -> String {
 }
 
 /// `stored / raw` as a percentage for tables (`23.4%`), `-` when raw is 0.
-pub fn ratio(stored: u64, raw: u64) -> String {
+pub(crate) fn ratio(stored: u64, raw: u64) -> String {
     if raw == 0 {
         "-".into()
     } else {
@@ -70,7 +70,7 @@ pub fn ratio(stored: u64, raw: u64) -> String {
 }
 
 /// A Unix time in seconds for tables, as `2026-11-30 03:40 UTC`.
-pub fn human_time(unix_secs: i64) -> String {
+pub(crate) fn human_time(unix_secs: i64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64);
     let s = humantime::format_rfc3339_seconds(t).to_string();
     // 2026-11-30T03:40:12Z -> 2026-11-30 03:40 UTC
@@ -79,7 +79,7 @@ pub fn human_time(unix_secs: i64) -> String {
 
 /// A Unix time in seconds as RFC 3339 in UTC, to the second
 /// (`2026-11-30T03:40:12Z`): the one time format of ccc's JSON.
-pub fn rfc3339(unix_secs: i64) -> String {
+pub(crate) fn rfc3339(unix_secs: i64) -> String {
     let t = std::time::UNIX_EPOCH + Duration::from_secs(unix_secs.max(0) as u64);
     humantime::format_rfc3339_seconds(t).to_string()
 }
@@ -87,7 +87,7 @@ pub fn rfc3339(unix_secs: i64) -> String {
 /// Serializes a Unix time in seconds with [`rfc3339`]; use it as
 /// `#[serde(serialize_with = "crate::units::serialize_rfc3339")]` on every
 /// time a JSON object carries, so no command prints epoch integers.
-pub fn serialize_rfc3339<S: serde::Serializer>(
+pub(crate) fn serialize_rfc3339<S: serde::Serializer>(
     unix_secs: &i64,
     s: S,
 ) -> std::result::Result<S::Ok, S::Error> {
@@ -95,7 +95,7 @@ pub fn serialize_rfc3339<S: serde::Serializer>(
 }
 
 /// Now, in Unix seconds.
-pub fn unix_now() -> i64 {
+pub(crate) fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -105,7 +105,7 @@ pub fn unix_now() -> i64 {
 /// `n` and a noun, singular for exactly one: `1 file`, `0 files`,
 /// `2 matches`, `3 entries`. Regular English plurals, which are all ccc's
 /// nouns need.
-pub fn count(n: u64, noun: &str) -> String {
+pub(crate) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         return format!("1 {noun}");
     }
@@ -114,7 +114,7 @@ pub fn count(n: u64, noun: &str) -> String {
 
 /// `n` and `noun` with the verb that agrees with it: `1 reference does
 /// not resolve`, `3 references do not resolve`.
-pub fn count_verb(n: u64, noun: &str, singular: &str, plural: &str) -> String {
+pub(crate) fn count_verb(n: u64, noun: &str, singular: &str, plural: &str) -> String {
     let verb = if n == 1 { singular } else { plural };
     format!("{} {verb}", count(n, noun))
 }

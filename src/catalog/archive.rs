@@ -54,14 +54,14 @@ use std::rc::Rc;
 
 /// Most bytes of header records (GNU long names, PAX extensions) read
 /// before one entry: real ones take a few hundred bytes.
-pub const MAX_ENTRY_METADATA: u64 = 1 << 20;
+pub(crate) const MAX_ENTRY_METADATA: u64 = 1 << 20;
 
 /// Default `--max-unpacked-size`: 4 GiB.
-pub const DEFAULT_MAX_UNPACKED_SIZE: u64 = 4 << 30;
+pub(crate) const DEFAULT_MAX_UNPACKED_SIZE: u64 = 4 << 30;
 
 /// How to read an archive.
 #[derive(Debug, Clone)]
-pub struct Rules {
+pub(crate) struct Rules {
     pub excludes: Vec<String>,
     pub max_file_size: u64,
     /// Files of this size or more go to a temporary file, not memory.
@@ -76,7 +76,7 @@ pub struct Rules {
 /// headers up to it, for `publish --to`, which names them in its URL
 /// before sending the archive. The root is the top (`package.json`) or
 /// the one folder below it (`package/package.json`), as npm reads it.
-pub fn identity(name: &Path, input: impl Read) -> Result<super::rows::Identity> {
+pub(crate) fn identity(name: &Path, input: impl Read) -> Result<super::rows::Identity> {
     let bad = |what: String| Error::bad_input(name, what);
     let tar = open(name, input)?;
     let mut archive = tar::Archive::new(tar);
@@ -110,7 +110,12 @@ pub fn identity(name: &Path, input: impl Read) -> Result<super::rows::Identity> 
 
 /// Reads the archive `input`, called `name` in errors (its path, or
 /// `stdin`), and passes each file to `sink`.
-pub fn read(name: &Path, input: impl Read, rules: &Rules, sink: &Sink<'_>) -> Result<Streamed> {
+pub(crate) fn read(
+    name: &Path,
+    input: impl Read,
+    rules: &Rules,
+    sink: &Sink<'_>,
+) -> Result<Streamed> {
     let bad = |what: String| Error::bad_input(name, what);
     let excludes = build_excludes(&rules.excludes)?;
     let tar = open(name, input)?;

@@ -39,7 +39,7 @@ pub struct Entry {
 
 impl Entry {
     /// What the administrator did on the machine.
-    pub fn local(action: &str, target: &str, status: u16, detail: &str) -> Entry {
+    pub(crate) fn local(action: &str, target: &str, status: u16, detail: &str) -> Entry {
         Entry {
             id: 0,
             at: unix_now(),
@@ -54,7 +54,7 @@ impl Entry {
 }
 
 /// Appends `entry` within the transaction `tx` is in.
-pub fn record(tx: &Connection, entry: &Entry) -> rusqlite::Result<()> {
+pub(crate) fn record(tx: &Connection, entry: &Entry) -> rusqlite::Result<()> {
     tx.prepare_cached(
         "INSERT INTO audit (at, token, client, action, target, status, detail)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -79,7 +79,7 @@ pub fn record(tx: &Connection, entry: &Entry) -> rusqlite::Result<()> {
 
 impl Catalog {
     /// Appends `entry` in a transaction of its own.
-    pub fn audit(&self, entry: &Entry) -> Result<()> {
+    pub(crate) fn audit(&self, entry: &Entry) -> Result<()> {
         let tx = self.write_transaction()?;
         record(&tx, entry).at(self.path())?;
         tx.commit().at(self.path())
@@ -87,7 +87,7 @@ impl Catalog {
 
     /// The newest `limit` rows (all with None), oldest first, of those at
     /// or after `since` (unix seconds) and, with `token`, of that token.
-    pub fn audit_log(
+    pub(crate) fn audit_log(
         &self,
         since: Option<i64>,
         token: Option<&str>,

@@ -44,7 +44,7 @@ const LOCK_STEP: Duration = Duration::from_millis(10);
 
 /// What `ccc backup` wrote: the object `ccc backup --json` prints.
 #[derive(Debug, Clone, Serialize)]
-pub struct BackupReport {
+pub(crate) struct BackupReport {
     /// The copy, as given on the command line.
     pub path: PathBuf,
     /// Size of the copy.
@@ -61,7 +61,7 @@ impl Catalog {
     /// Copies the catalog as of one commit into `out`. An existing `out`
     /// is refused unless `replace`. `progress` gets the bytes copied so far
     /// and the total, after each step.
-    pub fn backup(
+    pub(crate) fn backup(
         &self,
         out: &Path,
         replace: bool,

@@ -38,13 +38,13 @@ use std::io::Read;
 use std::path::Path;
 
 /// Files of this size or more are stored in chunks.
-pub const CHUNKED_FROM: u64 = 64 << 20;
+pub(crate) const CHUNKED_FROM: u64 = 64 << 20;
 
 /// The size of every chunk but a blob's last: what a response holds in
 /// memory at a time, so a client that stops reading pins 64 KiB (about
 /// nginx's output buffers), and the most a small range reads beyond itself.
 /// Per chunk the catalog spends a key and a digest, 0.05%.
-pub const CHUNK_SIZE: usize = 64 << 10;
+pub(crate) const CHUNK_SIZE: usize = 64 << 10;
 
 /// The stored size of blob `$b` (an alias in the query): its body's
 /// length, or its raw size when its bytes are in chunks.
@@ -64,7 +64,7 @@ macro_rules! stored_len {
 }
 
 /// Whether a blob whose body is `body_len` bytes has its bytes in chunks.
-pub fn is_chunked(body_len: usize, raw_size: u64) -> bool {
+pub(crate) fn is_chunked(body_len: usize, raw_size: u64) -> bool {
     body_len == 0 && raw_size > 0
 }
 
@@ -133,7 +133,7 @@ pub(super) fn read_full(source: &mut dyn Read, buf: &mut [u8]) -> std::io::Resul
 impl Catalog {
     /// The chunks of blob `blob_id` of `raw_size` bytes; an error when the
     /// first is missing (a catalog changed behind ccc's back).
-    pub fn chunked_blob(&self, blob_id: i64, raw_size: u64) -> Result<ChunkedBlob> {
+    pub(crate) fn chunked_blob(&self, blob_id: i64, raw_size: u64) -> Result<ChunkedBlob> {
         let first: Option<i64> = self
             .conn()
             .prepare_cached("SELECT length(body) FROM chunks WHERE blob_id = ?1 AND seq = 0")
@@ -154,7 +154,7 @@ impl Catalog {
 
     /// The blob of asset `path` of version `version_id`, when its bytes
     /// are in chunks.
-    pub fn chunked_asset(&self, version_id: i64, path: &str) -> Result<Option<ChunkedBlob>> {
+    pub(crate) fn chunked_asset(&self, version_id: i64, path: &str) -> Result<Option<ChunkedBlob>> {
         let row: Option<(i64, i64, i64)> = self
             .conn()
             .prepare_cached(
@@ -180,7 +180,7 @@ impl Catalog {
     /// Writes the stored bytes of blob `blob_id` to `out`: its body, or
     /// its chunks one at a time, each checked. `write_error` names what
     /// `out` is when writing fails.
-    pub fn copy_blob(
+    pub(crate) fn copy_blob(
         &self,
         blob_id: i64,
         out: &mut dyn std::io::Write,
@@ -204,7 +204,7 @@ impl Catalog {
 
     /// Chunk `seq` of `blob`, checked against its XXH3-128 and its
     /// expected length before it is returned.
-    pub fn read_chunk(&self, blob: &ChunkedBlob, seq: u64) -> Result<Vec<u8>> {
+    pub(crate) fn read_chunk(&self, blob: &ChunkedBlob, seq: u64) -> Result<Vec<u8>> {
         // Read as they are: a value of another type is damage to report,
         // not a database error.
         type Bytes = Option<Vec<u8>>;
@@ -250,26 +250,26 @@ impl Catalog {
 
 /// Reads a range of a chunked blob a chunk at a time, each checked.
 #[derive(Debug, Clone)]
-pub struct ChunkCursor {
+pub(crate) struct ChunkCursor {
     pub blob: ChunkedBlob,
     /// What is left to read.
     pub range: std::ops::Range<u64>,
 }
 
 impl ChunkCursor {
-    pub fn new(blob: ChunkedBlob, range: std::ops::Range<u64>) -> ChunkCursor {
+    pub(crate) fn new(blob: ChunkedBlob, range: std::ops::Range<u64>) -> ChunkCursor {
         ChunkCursor { blob, range }
     }
 
     /// The chunk the next piece lies in, or None at the range's end.
-    pub fn next_seq(&self) -> Option<u64> {
+    pub(crate) fn next_seq(&self) -> Option<u64> {
         (!self.range.is_empty()).then(|| self.range.start / self.blob.chunk_size)
     }
 
     /// The part of `chunk` (the one [`next_seq`](Self::next_seq) named,
     /// as [`Catalog::read_chunk`] returned it) the range covers; the range
     /// moves past it.
-    pub fn take(&mut self, chunk: bytes::Bytes) -> bytes::Bytes {
+    pub(crate) fn take(&mut self, chunk: bytes::Bytes) -> bytes::Bytes {
         let start = self.range.start - self.range.start % self.blob.chunk_size;
         let from = ((self.range.start - start) as usize).min(chunk.len());
         let to = ((self.range.end - start) as usize).min(chunk.len());
@@ -278,7 +278,7 @@ impl ChunkCursor {
     }
 
     /// Hands every piece of the range, read through `catalog`, to `use_piece`.
-    pub fn for_each(
+    pub(crate) fn for_each(
         &mut self,
         catalog: &Catalog,
         mut use_piece: impl FnMut(&[u8]) -> Result<()>,

@@ -31,20 +31,20 @@ pub struct GzipLevel(u32);
 
 impl GzipLevel {
     /// The levels publish accepts.
-    pub const RANGE: RangeInclusive<u32> = 1..=9;
+    pub(crate) const RANGE: RangeInclusive<u32> = 1..=9;
     /// `--level`'s default: the smallest output. Publishing is done once
     /// and serving many times.
     pub const DEFAULT: GzipLevel = GzipLevel(9);
     /// The fastest level.
     #[cfg(test)]
-    pub const FASTEST: GzipLevel = GzipLevel(1);
+    pub(crate) const FASTEST: GzipLevel = GzipLevel(1);
 
     /// The level `n`, or what the accepted range is.
-    pub fn new(n: u32) -> Result<GzipLevel, String> {
+    pub(crate) fn new(n: u32) -> Result<GzipLevel, String> {
         within(n, &Self::RANGE, "the gzip level").map(GzipLevel)
     }
 
-    pub fn get(self) -> u32 {
+    pub(crate) fn get(self) -> u32 {
         self.0
     }
 }
@@ -56,26 +56,26 @@ pub struct BrotliQuality(u32);
 
 impl BrotliQuality {
     /// The qualities publish accepts, 0 meaning none.
-    pub const RANGE: RangeInclusive<u32> = 0..=11;
+    pub(crate) const RANGE: RangeInclusive<u32> = 0..=11;
     /// `--brotli-quality`'s default: the lowest quality at which brotli
     /// beats `gzip -9` on real JavaScript by the share that keeps a stream,
     /// so the cheapest that stores anything; higher ones save more at many
     /// times the CPU (bench/PUBLISH.md, "Brotli").
-    pub const DEFAULT: BrotliQuality = BrotliQuality(5);
+    pub(crate) const DEFAULT: BrotliQuality = BrotliQuality(5);
     /// No brotli streams.
     #[cfg(test)]
-    pub const NONE: BrotliQuality = BrotliQuality(0);
+    pub(crate) const NONE: BrotliQuality = BrotliQuality(0);
     /// The smallest streams: what `recompress` brings publish's up to.
-    pub const BEST: BrotliQuality = BrotliQuality(11);
+    pub(crate) const BEST: BrotliQuality = BrotliQuality(11);
 
     /// The quality `n`, or what the accepted range is.
-    pub fn new(n: u32) -> Result<BrotliQuality, String> {
+    pub(crate) fn new(n: u32) -> Result<BrotliQuality, String> {
         within(n, &Self::RANGE, "the brotli quality")
             .map(BrotliQuality)
             .map_err(|e| format!("{e} (0: no brotli)"))
     }
 
-    pub fn get(self) -> u32 {
+    pub(crate) fn get(self) -> u32 {
         self.0
     }
 }

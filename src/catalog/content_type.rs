@@ -31,7 +31,7 @@
 //! - Text types carry `charset=utf-8`.
 
 /// The `Content-Type` of the file at `path` (its extension, any case).
-pub fn for_path(path: &str) -> String {
+pub(crate) fn for_path(path: &str) -> String {
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     // Lowercased only when it has to be: almost every extension is already.

@@ -56,7 +56,7 @@ use std::io::Read;
 
 /// A delta with what `inspect` shows of it.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub encoding: Encoding,
     /// The dictionary's sha256 (hex): what `Available-Dictionary` names.
     pub dictionary_sha256: String,
@@ -89,7 +89,8 @@ const UNUSED: &str = "SELECT id FROM deltas
      OR NOT EXISTS (SELECT 1 FROM assets a WHERE a.blob_id = deltas.dictionary_id)";
 
 /// Stores one delta; nothing when the catalog has it already.
-pub const INSERT: &str = "INSERT INTO deltas (blob_id, dictionary_id, coding, stored_xxh3, body)
+pub(crate) const INSERT: &str =
+    "INSERT INTO deltas (blob_id, dictionary_id, coding, stored_xxh3, body)
      VALUES (?1, ?2, ?3, ?4, ?5)
      ON CONFLICT (blob_id, dictionary_id, coding) DO NOTHING";
 
@@ -98,7 +99,7 @@ impl Catalog {
     /// sorted: what the server needs to know whether a request's
     /// `Available-Dictionary` is one of them (none on a catalog older than
     /// deltas).
-    pub fn delta_dictionaries(&self, blob_id: i64) -> Result<Vec<[u8; 32]>> {
+    pub(crate) fn delta_dictionaries(&self, blob_id: i64) -> Result<Vec<[u8; 32]>> {
         if !self.has_deltas() {
             return Ok(Vec::new());
         }
@@ -116,7 +117,7 @@ impl Catalog {
     /// The bodies of blob `blob_id`'s deltas against the dictionary whose
     /// sha256 is `dictionary`, each checked against its XXH3-128 (a body
     /// that fails is [`Error::Corrupt`], never returned).
-    pub fn delta_bodies(
+    pub(crate) fn delta_bodies(
         &self,
         blob_id: i64,
         dictionary: &[u8; 32],
@@ -157,7 +158,7 @@ impl Catalog {
 
     /// The deltas of blob `blob_id` for `inspect`, with the files that
     /// hold each dictionary (those of `package` first).
-    pub fn delta_listing(&self, blob_id: i64, package: &str) -> Result<Vec<Listed>> {
+    pub(crate) fn delta_listing(&self, blob_id: i64, package: &str) -> Result<Vec<Listed>> {
         if !self.has_deltas() {
             return Ok(Vec::new());
         }
@@ -216,7 +217,7 @@ impl Catalog {
     }
 
     /// How many deltas the catalog holds, and their bytes.
-    pub fn delta_totals(&self) -> Result<(u64, u64)> {
+    pub(crate) fn delta_totals(&self) -> Result<(u64, u64)> {
         if !self.has_deltas() {
             return Ok((0, 0));
         }
@@ -232,7 +233,7 @@ impl Catalog {
     /// The blobs whose streams changed in a generation after `generation`
     /// (module doc), and the newest such generation (`generation` when
     /// none did).
-    pub fn recoded_since(&self, generation: i64) -> Result<(Vec<i64>, i64)> {
+    pub(crate) fn recoded_since(&self, generation: i64) -> Result<(Vec<i64>, i64)> {
         if !self.has_deltas() {
             return Ok((Vec::new(), generation));
         }
@@ -259,7 +260,7 @@ impl Catalog {
     /// ([`Stored::decode`]); None when there is no such blob, or it is a
     /// big file stored in chunks (never a dictionary), or its file is
     /// longer than `limit`.
-    pub fn blob_stored(&self, blob_id: i64, limit: u64) -> Result<Option<Stored>> {
+    pub(crate) fn blob_stored(&self, blob_id: i64, limit: u64) -> Result<Option<Stored>> {
         let row: Option<(Encoding, Vec<u8>, i64, Vec<u8>)> = self
             .conn()
             .prepare_cached("SELECT encoding, sha256, raw_size, body FROM blobs WHERE id = ?1")
@@ -286,7 +287,7 @@ impl Catalog {
 
 /// A blob's body as stored, with what it must decode to.
 #[derive(Debug)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub encoding: Encoding,
     pub sha256: [u8; 32],
     pub raw_size: u64,
@@ -298,7 +299,7 @@ impl Stored {
     /// for gzip, the stream's own CRC-32 (what is wrong otherwise).
     /// Cheaper than hashing the file again, and enough to catch damage:
     /// `verify` checks the sha256.
-    pub fn decode(&self) -> std::result::Result<Vec<u8>, String> {
+    pub(crate) fn decode(&self) -> std::result::Result<Vec<u8>, String> {
         let mut out = Vec::with_capacity(self.raw_size as usize);
         self.encoding
             .decoder(&self.body)

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 /// One side of a file: how it is stored in one version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Side {
+pub(crate) struct Side {
     pub encoding: Encoding,
     pub raw_bytes: u64,
     pub stored_bytes: u64,
@@ -26,7 +26,7 @@ pub struct Side {
 
 /// A file only one of the versions has.
 #[derive(Debug, Clone, Serialize)]
-pub struct OneSided {
+pub(crate) struct OneSided {
     pub path: String,
     pub content_type: String,
     #[serde(flatten)]
@@ -35,7 +35,7 @@ pub struct OneSided {
 
 /// A file both versions have, with different content.
 #[derive(Debug, Clone, Serialize)]
-pub struct Changed {
+pub(crate) struct Changed {
     pub path: String,
     pub content_type: String,
     pub from: Side,
@@ -47,7 +47,7 @@ pub struct Changed {
 
 /// The difference from one version to another, files by path.
 #[derive(Debug, Clone, Serialize)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub from: VersionRow,
     pub to: VersionRow,
     pub added: Vec<OneSided>,
@@ -61,7 +61,7 @@ pub struct Diff {
 
 impl Diff {
     /// Whether the versions hold the same files with the same content.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty()
     }
 }
@@ -104,7 +104,7 @@ SELECT count(*) FROM assets a
 
 impl Catalog {
     /// What changed from version `from` to version `to`.
-    pub fn diff(&self, from: VersionRow, to: VersionRow) -> Result<Diff> {
+    pub(crate) fn diff(&self, from: VersionRow, to: VersionRow) -> Result<Diff> {
         let mut stmt = self.conn().prepare(DIFF_SQL).at(self)?;
         let rows = stmt
             .query_map([from.id, to.id], |r| {

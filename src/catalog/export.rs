@@ -56,7 +56,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// [`Encoding::suffix`], in order: `.gz` (nginx `gzip_static`) for files
 /// the catalog keeps gzipped, `.br` (`brotli_static`) for those it also
 /// keeps as brotli.
-pub const SIBLINGS: &[Encoding] = &[Encoding::Gzip, Encoding::Brotli];
+pub(crate) const SIBLINGS: &[Encoding] = &[Encoding::Gzip, Encoding::Brotli];
 
 /// The bytes of `file` coded as `sibling`, whose stored body is `stored`;
 /// None when the catalog does not hold this encoding of it.
@@ -81,7 +81,7 @@ fn sibling_body<'a>(
 
 /// What an export wrote.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     pub version_count: u64,
     /// Versions whose folder existed in DIR and was replaced.
     pub replaced_version_count: u64,
@@ -105,7 +105,7 @@ struct Planned<'a> {
 }
 
 /// Exports `versions` from `catalog` into `dir` (see the module doc).
-pub fn export(catalog: &Catalog, versions: &[VersionRow], dir: &Path) -> Result<Report> {
+pub(crate) fn export(catalog: &Catalog, versions: &[VersionRow], dir: &Path) -> Result<Report> {
     // One read transaction: every version is exported as of one moment,
     // whatever publish, rm or gc do meanwhile.
     let snapshot = catalog.conn().unchecked_transaction().at(catalog)?;

@@ -60,7 +60,7 @@ use std::time::Duration;
 
 /// What `--keep` spares in each package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Keep {
+pub(crate) enum Keep {
     /// The `releases` newest releases, every prerelease newer than the
     /// newest release, and the `older_prereleases` newest of the others.
     Newest {
@@ -73,7 +73,7 @@ pub enum Keep {
 
 /// Told what gc does as it does it, so that nothing in gc grows with the
 /// number of versions it judges.
-pub trait Reporter {
+pub(crate) trait Reporter {
     /// A step starts, for a progress line.
     fn phase(&mut self, _what: &str) {}
     /// A version was judged: kept, or removed (with `--dry-run`: would
@@ -90,7 +90,7 @@ pub trait Reporter {
 
 /// What to prune.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     /// Judge only the packages whose names match one of these globs
     /// (`app`, `@acme/*`); empty: every package.
     pub packages: Vec<String>,
@@ -105,7 +105,7 @@ pub struct Options {
 /// Why gc keeps or removes a version; a version may have several.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Reason {
+pub(crate) enum Reason {
     /// Kept: `latest` resolves to it.
     Latest,
     /// Kept: a dist-tag other than `latest` names it.
@@ -132,7 +132,7 @@ pub enum Reason {
 
 /// A version gc judged: removed, or kept, with the reasons.
 #[derive(Debug, Clone, Serialize)]
-pub struct Choice {
+pub(crate) struct Choice {
     #[serde(skip)]
     pub id: i64,
     pub package: String,
@@ -154,7 +154,7 @@ pub struct Choice {
 /// What gc did (or, dry, would do); the versions themselves went to the
 /// [`Reporter`].
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// How many versions were removed.
     #[serde(skip)]
     pub removed_version_count: u64,
@@ -186,7 +186,7 @@ pub struct Report {
 /// another dist-tag names. `tags` are the package's tag rows, as
 /// `(tag, version row id)`. This is the one place such protection is
 /// decided, so gc keeps honouring every name users are served by.
-pub fn pinned<'a>(
+pub(crate) fn pinned<'a>(
     versions: &'a [VersionRow],
     tags: &[(String, i64)],
 ) -> Vec<(&'a Version, Reason)> {
@@ -331,7 +331,7 @@ fn chosen(all: Vec<String>, globs: &[String]) -> Result<Vec<String>> {
 
 /// What removing versions removed besides them.
 #[derive(Debug, Clone, Default)]
-pub struct Removal {
+pub(crate) struct Removal {
     /// `(version row id, tag)` of every dist-tag that named a removed
     /// version.
     pub tags_removed: Vec<(i64, String)>,
@@ -397,7 +397,7 @@ impl Catalog {
     /// that it could and rolls back); returns the dist-tags that named
     /// them, which go with them, and the packages left empty and so
     /// removed too. Blobs stay until gc.
-    pub fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Removal> {
+    pub(crate) fn remove_versions(&mut self, ids: &[i64], dry_run: bool) -> Result<Removal> {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let mut tags_removed = Vec::new();
@@ -426,7 +426,7 @@ impl Catalog {
 
     /// Runs gc; see the module doc for the rules. `reporter` is told of
     /// each step as it starts and of each version as it is judged.
-    pub fn gc(&mut self, options: &Options, reporter: &mut dyn Reporter) -> Result<Report> {
+    pub(crate) fn gc(&mut self, options: &Options, reporter: &mut dyn Reporter) -> Result<Report> {
         let file_bytes_before = self.size()?;
         let path = self.path().to_path_buf();
         // The write lock first, then the choice: what is judged is exactly

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 /// Which change of the catalog this is, and when it was made.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Generation {
+pub(crate) struct Generation {
     /// Changes made since the catalog started counting them.
     pub number: u64,
     /// When the last one was committed, in seconds since the Unix epoch.
@@ -45,7 +45,7 @@ pub(super) fn stamp(tx: &Connection) -> rusqlite::Result<()> {
 impl Catalog {
     /// The catalog's generation; None for a catalog never changed since it
     /// started counting (module doc).
-    pub fn generation(&self) -> Result<Option<Generation>> {
+    pub(crate) fn generation(&self) -> Result<Option<Generation>> {
         let read = |key: &str| -> Result<Option<i64>> {
             let value: Option<String> = self
                 .conn()

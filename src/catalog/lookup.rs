@@ -203,10 +203,10 @@ const STORED_STREAMS_SQL: &str = "SELECT b.body, r.body
   WHERE b.id = ?1";
 
 /// A blob's stored body and its brotli stream, if any.
-pub type StoredStreams = (std::sync::Arc<[u8]>, Option<std::sync::Arc<[u8]>>);
+pub(crate) type StoredStreams = (std::sync::Arc<[u8]>, Option<std::sync::Arc<[u8]>>);
 
 /// The most versions a connection remembers.
-pub const KNOWN_VERSIONS: usize = 4096;
+pub(crate) const KNOWN_VERSIONS: usize = 4096;
 
 /// Where a version's row is, once found by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,7 +362,7 @@ impl Catalog {
     /// server's miss). A stream that fails its check is [`Error::Corrupt`].
     ///
     /// [`Error::Corrupt`]: crate::error::Error::Corrupt
-    pub fn load_bodies(&self, record: &mut AssetRecord) -> Result<()> {
+    pub(crate) fn load_bodies(&self, record: &mut AssetRecord) -> Result<()> {
         if record.body.is_none() {
             let body = self.load_stream(record.blob_id, Coding::Stored, record.stored_len)?;
             record.body = Some(body);
@@ -415,7 +415,7 @@ impl Catalog {
     /// table by rowid. For a reader that knows the blob and what its
     /// streams must hash to (the server's file index); None when there is
     /// no such blob.
-    pub fn stored_streams(&self, blob_id: i64) -> Result<Option<StoredStreams>> {
+    pub(crate) fn stored_streams(&self, blob_id: i64) -> Result<Option<StoredStreams>> {
         let sql = match self.has_brotli() {
             true => STORED_STREAMS_SQL,
             false => "SELECT body, NULL FROM blobs WHERE id = ?1",

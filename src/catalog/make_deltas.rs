@@ -51,14 +51,14 @@ use std::sync::{Arc, mpsc};
 /// How many of the newest earlier versions are predecessors: the one
 /// before. Each more costs another coding of every changed file, for the
 /// visitors who skipped a release (bench/DELTAS.md).
-pub const DEPTH: usize = 1;
+pub(crate) const DEPTH: usize = 1;
 
 /// The most files of one family in a predecessor a file is coded against.
-pub const FAMILY_CANDIDATES: usize = 2;
+pub(crate) const FAMILY_CANDIDATES: usize = 2;
 
 /// A delta is kept when it is at most this share of the stream a brotli
 /// client gets today (module doc).
-pub const MAX_SHARE: f64 = 0.8;
+pub(crate) const MAX_SHARE: f64 = 0.8;
 
 /// One file of a version as planning sees it.
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ struct File {
 
 /// One delta to make: a target blob against a dictionary blob.
 #[derive(Debug, Clone)]
-pub struct Task {
+pub(crate) struct Task {
     pub target: i64,
     pub dictionary: i64,
     /// Whether the target blob was in the catalog before this command
@@ -92,7 +92,7 @@ pub struct Task {
 
 /// What [`make`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Made {
+pub(crate) struct Made {
     /// Deltas stored (a pair may have a dcb and a dcz).
     pub delta_count: u64,
     /// Their bytes.
@@ -111,7 +111,7 @@ pub struct Made {
 /// The predecessors of `version_id`, `version` of `package`, newest
 /// first (module doc); `latest_before` is the version row `latest` named
 /// before the command.
-pub fn predecessors(
+pub(crate) fn predecessors(
     catalog: &Catalog,
     package: &str,
     version_id: i64,
@@ -137,7 +137,7 @@ pub fn predecessors(
 
 /// One version [`catch_up`] went through, and the deltas it made.
 #[derive(Debug, Clone, Serialize)]
-pub struct CaughtUp {
+pub(crate) struct CaughtUp {
     pub package: String,
     pub version: String,
     pub made: Made,
@@ -148,7 +148,7 @@ pub struct CaughtUp {
 /// every version against its predecessors ([`predecessors`]; `latest`
 /// counts when it precedes the version), pairs the catalog holds already
 /// not made again. `progress(version, done, total)` hears of each pair.
-pub fn catch_up(
+pub(crate) fn catch_up(
     catalog: &Catalog,
     package: &str,
     jobs: usize,
@@ -239,7 +239,7 @@ fn files(catalog: &Catalog, version_id: i64) -> Result<Vec<File>> {
 /// (newest first); a pair the catalog has both codings of already is
 /// marked [`Task::made_before`].
 /// `new_blobs` are the blobs this command stored.
-pub fn plan(
+pub(crate) fn plan(
     catalog: &Catalog,
     version_id: i64,
     predecessors: &[(i64, String)],
@@ -329,7 +329,7 @@ type Coded = (Task, Vec<(Encoding, Vec<u8>)>);
 /// `catalog`'s connection (inside the caller's transaction), reporting
 /// against `against` (the predecessors' versions, newest first).
 /// `progress(done, total)` hears of each pair.
-pub fn make(
+pub(crate) fn make(
     catalog: &Catalog,
     tasks: Vec<Task>,
     jobs: usize,

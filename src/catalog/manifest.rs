@@ -13,11 +13,11 @@ use std::path::Path;
 
 /// Largest `package.json` read: real ones are a few KiB; this bounds what
 /// a hostile one can make the parser allocate.
-pub const MAX_MANIFEST_SIZE: u64 = 1 << 20;
+pub(crate) const MAX_MANIFEST_SIZE: u64 = 1 << 20;
 
 /// The package and version `bytes`, a `package.json`, names. `whence`
 /// says where it was found, for errors.
-pub fn identity(bytes: &[u8], whence: &Path) -> Result<Identity> {
+pub(crate) fn identity(bytes: &[u8], whence: &Path) -> Result<Identity> {
     let bad = |what: String| Error::bad_input(whence, what);
     if bytes.len() as u64 > MAX_MANIFEST_SIZE {
         return Err(bad(format!(
@@ -41,7 +41,7 @@ pub fn identity(bytes: &[u8], whence: &Path) -> Result<Identity> {
 }
 
 /// The identity named by `DIR/package.json`.
-pub fn of_dir(dir: &Path) -> Result<Identity> {
+pub(crate) fn of_dir(dir: &Path) -> Result<Identity> {
     use std::io::Read;
     let path = dir.join("package.json");
     let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
@@ -71,7 +71,10 @@ const CONDITIONS: [&str; 3] = ["browser", "import", "default"];
 /// `PATH/index.js`, as Node resolves `main`). Without one, or when none of
 /// those names a file of the version, `index.html`, then `index.js`.
 /// `has` tells whether the version has a file; None when no rule finds one.
-pub fn entry_file(manifest: Option<&[u8]>, mut has: impl FnMut(&str) -> bool) -> Option<String> {
+pub(crate) fn entry_file(
+    manifest: Option<&[u8]>,
+    mut has: impl FnMut(&str) -> bool,
+) -> Option<String> {
     let json: Option<serde_json::Value> = manifest.and_then(|m| serde_json::from_slice(m).ok());
     let mut candidates: Vec<String> = Vec::new();
     if let Some(json) = json.as_ref().filter(|j| j.is_object()) {

@@ -163,35 +163,35 @@
 //! check). Either way the error is [`Error::Interrupted`] and SQLite rolls the
 //! open transaction back.
 
-pub mod archive;
-pub mod audit;
-pub mod backup;
-pub mod chunks;
-pub mod compression;
-pub mod content_type;
-pub mod deltas;
-pub mod diff;
-pub mod digest;
-pub mod export;
-pub mod gc;
-pub mod generation;
+pub(crate) mod archive;
+pub(crate) mod audit;
+pub(crate) mod backup;
+pub(crate) mod chunks;
+pub(crate) mod compression;
+pub(crate) mod content_type;
+pub(crate) mod deltas;
+pub(crate) mod diff;
+pub(crate) mod digest;
+pub(crate) mod export;
+pub(crate) mod gc;
+pub(crate) mod generation;
 mod held;
-pub mod lookup;
-pub mod make_deltas;
-pub mod manifest;
-pub mod pieces;
-pub mod publish;
-pub mod query;
-pub mod read_only;
-pub mod recompress;
-pub mod rows;
-pub mod side_files;
-pub mod sites;
-pub mod tags;
-pub mod tokens;
-pub mod verify;
+pub(crate) mod lookup;
+pub(crate) mod make_deltas;
+pub(crate) mod manifest;
+pub(crate) mod pieces;
+pub(crate) mod publish;
+pub(crate) mod query;
+pub(crate) mod read_only;
+pub(crate) mod recompress;
+pub(crate) mod rows;
+pub(crate) mod side_files;
+pub(crate) mod sites;
+pub(crate) mod tags;
+pub(crate) mod tokens;
+pub(crate) mod verify;
 
-pub use crate::encoding::Encoding;
+pub(crate) use crate::encoding::Encoding;
 use crate::error::{Error, Result};
 use read_only::ReadWay;
 use rusqlite::{Connection, OpenFlags};
@@ -202,7 +202,7 @@ use std::time::{Duration, Instant};
 
 /// How long a command waits for another command's lock on the catalog,
 /// unless it says otherwise ([`wait_for_locks`]).
-pub const LOCK_PATIENCE: Duration = Duration::from_secs(10);
+pub(crate) const LOCK_PATIENCE: Duration = Duration::from_secs(10);
 /// How long this process waits for a lock, in ms (`u64::MAX`: no bound).
 static LOCK_WAIT_MS: AtomicU64 = AtomicU64::new(LOCK_PATIENCE.as_millis() as u64);
 /// Whether the bound covers every wait of this process together, from
@@ -224,7 +224,7 @@ static ANNOUNCED: AtomicBool = AtomicBool::new(false);
 /// clock then governs every wait of the process, from the first: however
 /// many steps find the catalog locked (opening it, its write lock), the
 /// waits add up to `bound` at most.
-pub fn wait_for_locks(bound: Option<Duration>) {
+pub(crate) fn wait_for_locks(bound: Option<Duration>) {
     let ms = bound.map_or(u64::MAX, |b| {
         u64::try_from(b.as_millis()).unwrap_or(u64::MAX)
     });
@@ -235,7 +235,7 @@ pub fn wait_for_locks(bound: Option<Duration>) {
 /// Starts the next lock wait afresh: for a long-lived process (`serve`'s
 /// write API) whose earlier wait ran out, so that the next writer waits
 /// its whole bound again and empties the log as it closes.
-pub fn forget_lock_wait() {
+pub(crate) fn forget_lock_wait() {
     GAVE_UP.store(false, Ordering::Relaxed);
     *WAIT_STARTED.lock().unwrap_or_else(|e| e.into_inner()) = None;
 }
@@ -249,18 +249,18 @@ pub(crate) fn changed(tx: &rusqlite::Connection) -> rusqlite::Result<()> {
 }
 
 /// `ccc1` as a big-endian u32: marks a SQLite file as a ccc catalog.
-pub const APPLICATION_ID: i32 = 0x6363_6331;
+pub(crate) const APPLICATION_ID: i32 = 0x6363_6331;
 
 /// SQLite's file header: the magic string, then fields at fixed offsets.
 /// <https://www.sqlite.org/fileformat.html#the_database_header>
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 /// Bytes of the header needed to read `application_id` (at offset 68, a
 /// big-endian u32).
-pub const CATALOG_HEADER_LEN: usize = 72;
+pub(crate) const CATALOG_HEADER_LEN: usize = 72;
 
 /// Whether `header`, the first bytes of a file, marks a ccc catalog: a
 /// SQLite database whose `application_id` is ccc's.
-pub fn is_catalog_header(header: &[u8]) -> bool {
+pub(crate) fn is_catalog_header(header: &[u8]) -> bool {
     match header.get(..CATALOG_HEADER_LEN) {
         Some(h) if h.starts_with(SQLITE_MAGIC) => {
             i32::from_be_bytes([h[68], h[69], h[70], h[71]]) == APPLICATION_ID
@@ -494,13 +494,13 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// The oldest schema read-only commands and `serve` read without a writing
 /// command upgrading it first.
-pub const OLDEST_READABLE_SCHEMA: i64 = 1;
+pub(crate) const OLDEST_READABLE_SCHEMA: i64 = 1;
 
 /// The first schema with `blobs.stored_sha256`.
-pub const STORED_DIGEST_SCHEMA: i64 = 2;
+pub(crate) const STORED_DIGEST_SCHEMA: i64 = 2;
 
 /// The first schema with the `dist_tags` table.
-pub const TAGS_SCHEMA: i64 = 3;
+pub(crate) const TAGS_SCHEMA: i64 = 3;
 
 /// The first schema with the `brotli` table.
 pub const BROTLI_SCHEMA: i64 = 4;
@@ -512,13 +512,13 @@ pub const BROTLI_INDEX_SCHEMA: i64 = 5;
 pub const CHECK_DIGEST_SCHEMA: i64 = 6;
 
 /// The first schema with `refs`.
-pub const REFS_SCHEMA: i64 = 8;
+pub(crate) const REFS_SCHEMA: i64 = 8;
 
 /// The first schema with `pieces`, filled for every stream (`pieces`).
-pub const PIECES_SCHEMA: i64 = 9;
+pub(crate) const PIECES_SCHEMA: i64 = 9;
 
 /// The first schema with `tokens` and `audit`.
-pub const TOKENS_SCHEMA: i64 = 10;
+pub(crate) const TOKENS_SCHEMA: i64 = 10;
 /// The first schema with `deltas` and `recoded` (`deltas`).
 pub const DELTAS_SCHEMA: i64 = 11;
 
@@ -526,7 +526,7 @@ pub const DELTAS_SCHEMA: i64 = 11;
 pub const BROTLI_MADE_SCHEMA: i64 = 12;
 
 /// The first schema with `sites` and `site_versions` (`sites`).
-pub const SITES_SCHEMA: i64 = 13;
+pub(crate) const SITES_SCHEMA: i64 = 13;
 
 /// How a command means to use the catalog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -688,7 +688,7 @@ impl Catalog {
     /// catalog open under the same name uses this before it lets go of the
     /// old one (closing a second handle on the shared `-shm` would drop this
     /// process's locks on it).
-    pub fn check_file(path: &Path) -> Result<()> {
+    pub(crate) fn check_file(path: &Path) -> Result<()> {
         held::check_unless_held(path, || check_sqlite_header(path))?;
         let uri = immutable_uri(path);
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -710,7 +710,7 @@ impl Catalog {
 
     /// An empty catalog in memory: what a `--dry-run` publishes into when
     /// there is no catalog file yet.
-    pub fn in_memory() -> Result<Catalog> {
+    pub(crate) fn in_memory() -> Result<Catalog> {
         let path = PathBuf::from(":memory:");
         let conn = Connection::open_in_memory().at(&path)?;
         let mut catalog = Catalog {
@@ -728,14 +728,14 @@ impl Catalog {
     }
 
     /// The catalog's file (`:memory:` for an in-memory one).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Whether the catalog was opened `immutable`, the way a read-only
     /// command reads a catalog it may not write when no log exists
     /// ([`read_only`]).
-    pub fn is_immutable(&self) -> bool {
+    pub(crate) fn is_immutable(&self) -> bool {
         self.immutable.is_some()
     }
 
@@ -744,14 +744,14 @@ impl Catalog {
     /// moved). Such a connection does not see changes, so a long-lived
     /// reader (`serve`) opens the catalog again when this says so. Always
     /// false for other connections, which SQLite keeps current.
-    pub fn changed_since_open(&self) -> bool {
+    pub(crate) fn changed_since_open(&self) -> bool {
         self.immutable
             .as_ref()
             .is_some_and(|(side, stamp)| read_only::Stamp::of(side) != *stamp)
     }
 
     /// Whether the catalog lives in a file other connections can open.
-    pub fn is_file(&self) -> bool {
+    pub(crate) fn is_file(&self) -> bool {
         self.path != Path::new(":memory:")
     }
 
@@ -763,46 +763,46 @@ impl Catalog {
 
     /// Whether blobs have `stored_sha256` (NULL for the ones written
     /// before it existed).
-    pub fn has_stored_digests(&self) -> bool {
+    pub(crate) fn has_stored_digests(&self) -> bool {
         self.schema >= STORED_DIGEST_SCHEMA
     }
 
     /// Whether the catalog has dist-tags (an older one read as it is has
     /// none: `latest` is then always the newest release).
-    pub fn has_tags(&self) -> bool {
+    pub(crate) fn has_tags(&self) -> bool {
         self.schema >= TAGS_SCHEMA
     }
 
     /// Whether blobs and brotli streams have `stored_xxh3` (NULL for the
     /// ones written before it existed).
-    pub fn has_check_digests(&self) -> bool {
+    pub(crate) fn has_check_digests(&self) -> bool {
         self.schema >= CHECK_DIGEST_SCHEMA
     }
 
     /// Whether the catalog stores references (schema 8).
-    pub fn has_refs(&self) -> bool {
+    pub(crate) fn has_refs(&self) -> bool {
         self.schema >= REFS_SCHEMA
     }
 
     /// Whether the catalog has the `brotli` table (empty or not).
-    pub fn has_brotli(&self) -> bool {
+    pub(crate) fn has_brotli(&self) -> bool {
         self.schema >= BROTLI_SCHEMA
     }
 
     /// Whether every stored stream longer than one piece has its piece
     /// digests (schema 9; older catalogs, read as they are, have none).
-    pub fn has_pieces(&self) -> bool {
+    pub(crate) fn has_pieces(&self) -> bool {
         self.schema >= PIECES_SCHEMA
     }
 
     /// Whether the catalog has `tokens` and `audit` (schema 10); an older
     /// one, read as it is, knows no token.
-    pub fn has_tokens(&self) -> bool {
+    pub(crate) fn has_tokens(&self) -> bool {
         self.schema >= TOKENS_SCHEMA
     }
 
     /// Whether the catalog has the `deltas` and `recoded` tables.
-    pub fn has_deltas(&self) -> bool {
+    pub(crate) fn has_deltas(&self) -> bool {
         self.schema >= DELTAS_SCHEMA
     }
 
@@ -810,7 +810,7 @@ impl Catalog {
         &self.conn
     }
 
-    pub fn conn_mut(&mut self) -> &mut Connection {
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
 
@@ -822,7 +822,7 @@ impl Catalog {
     /// the catalog's own reads on the same connection (gc judges versions
     /// inside its transaction); one connection runs one transaction at a
     /// time, which SQLite enforces (a nested BEGIN fails).
-    pub fn write_transaction(&self) -> Result<rusqlite::Transaction<'_>> {
+    pub(crate) fn write_transaction(&self) -> Result<rusqlite::Transaction<'_>> {
         rusqlite::Transaction::new_unchecked(&self.conn, rusqlite::TransactionBehavior::Immediate)
             .at(&self.path)
     }
@@ -830,7 +830,7 @@ impl Catalog {
     /// Makes every statement of this connection stop with
     /// [`Error::Interrupted`] soon after Ctrl-C, for commands that may run
     /// long statements. Not for the server, which finishes what is in flight.
-    pub fn stop_on_interrupt(&mut self) -> Result<()> {
+    pub(crate) fn stop_on_interrupt(&mut self) -> Result<()> {
         // About every 10 000 virtual machine steps: a few microseconds.
         self.conn
             .progress_handler(10_000, Some(|| crate::interrupt::requested().is_some()))
@@ -994,7 +994,7 @@ impl Catalog {
     /// folded in. The files on disk say less while a replicator has not
     /// folded a change in yet (a `VACUUM` sits whole in the log until then),
     /// and more while a reader's snapshot keeps old pages in the log.
-    pub fn size(&self) -> Result<u64> {
+    pub(crate) fn size(&self) -> Result<u64> {
         let read = |pragma| {
             self.conn
                 .pragma_query_value(None, pragma, |r| r.get::<_, i64>(0))
@@ -1126,7 +1126,7 @@ impl AsRef<Path> for Catalog {
 
 /// Maps a rusqlite error to the crate error, telling apart the cases a user
 /// can act on (busy, not a database, damaged).
-pub fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
+pub(crate) fn sqlite_err(path: &Path, e: rusqlite::Error) -> Error {
     use rusqlite::ErrorCode;
     if let rusqlite::Error::SqliteFailure(f, _) = &e {
         // A statement cut short or a lock wait given up because of Ctrl-C.

@@ -99,7 +99,7 @@ pub enum Coding {
 
 impl Coding {
     /// Its value in `pieces.coding`.
-    pub const fn code(self) -> i64 {
+    pub(crate) const fn code(self) -> i64 {
         match self {
             Coding::Stored => 0,
             Coding::Brotli => 1,
@@ -118,7 +118,7 @@ impl Coding {
     /// What a problem with this stream starts with, as `verify` and the
     /// server word it: nothing for the blob's body, `brotli stream: ` for
     /// the other.
-    pub fn prefix(self) -> &'static str {
+    pub(crate) fn prefix(self) -> &'static str {
         match self {
             Coding::Stored => "",
             Coding::Brotli => "brotli stream: ",
@@ -126,7 +126,7 @@ impl Coding {
     }
 
     /// The stream's name in messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Coding::Stored => "stored stream",
             Coding::Brotli => "brotli stream",
@@ -140,7 +140,7 @@ pub fn piece_count(stream_len: u64) -> usize {
 }
 
 /// The bytes of the stream that piece `index` covers: empty past the end.
-pub fn piece_range(index: usize, stream_len: u64) -> Range<u64> {
+pub(crate) fn piece_range(index: usize, stream_len: u64) -> Range<u64> {
     let start = (index as u64)
         .saturating_mul(PIECE_SIZE as u64)
         .min(stream_len);
@@ -148,13 +148,13 @@ pub fn piece_range(index: usize, stream_len: u64) -> Range<u64> {
 }
 
 /// The piece that byte `offset` of a stream lies in.
-pub fn piece_of(offset: u64) -> usize {
+pub(crate) fn piece_of(offset: u64) -> usize {
     usize::try_from(offset / PIECE_SIZE as u64).unwrap_or(usize::MAX)
 }
 
 /// Whether a stream of `stream_len` bytes has piece digests: whether it is
 /// longer than one piece.
-pub fn is_pieced(stream_len: u64) -> bool {
+pub(crate) fn is_pieced(stream_len: u64) -> bool {
     stream_len > PIECE_SIZE as u64
 }
 

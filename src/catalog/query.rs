@@ -8,7 +8,7 @@ use super::SqliteResult;
 use super::rows::{TagRow, VersionRow};
 use super::{Catalog, Encoding, content_type};
 use crate::error::{Error, Result};
-pub use crate::page::Page;
+pub(crate) use crate::page::Page;
 use crate::spec::Selector;
 use rusqlite::OptionalExtension;
 use semver::Version;
@@ -21,7 +21,7 @@ use std::io::Read;
 /// (docs/JSON.md): `package` and `version` name things, counts end in
 /// `_count`, byte quantities in `_bytes`, times are RFC 3339 strings.
 #[derive(Debug, Clone, Serialize)]
-pub struct PackageRow {
+pub(crate) struct PackageRow {
     pub package: String,
     pub version_count: u64,
     /// What `latest` resolves to: the version its dist-tag names, else the
@@ -38,7 +38,7 @@ pub struct PackageRow {
 /// A version with the dist-tags that name it: an element of `ccc ls PKG
 /// --json` and of the `versions` of `GET /assets/PKG/`.
 #[derive(Debug, Clone, Serialize)]
-pub struct TaggedVersion {
+pub(crate) struct TaggedVersion {
     #[serde(flatten)]
     pub version: VersionRow,
     /// By name, `latest` first.
@@ -48,7 +48,7 @@ pub struct TaggedVersion {
 /// A package with its dist-tags and versions: `GET /assets/PKG/`.
 /// `versions` may be one [`Page`] of them; `version_count` counts them all.
 #[derive(Debug, Clone, Serialize)]
-pub struct PackageVersions {
+pub(crate) struct PackageVersions {
     pub package: String,
     #[serde(serialize_with = "crate::units::serialize_rfc3339")]
     pub created_at: i64,
@@ -60,7 +60,7 @@ pub struct PackageVersions {
 
 /// One file of a version.
 #[derive(Debug, Clone)]
-pub struct AssetRow {
+pub(crate) struct AssetRow {
     pub path: String,
     /// From the path, by the running ccc's table ([`content_type`]).
     pub content_type: String,
@@ -80,7 +80,7 @@ impl AssetRow {
     /// The file's Subresource Integrity value (`integrity="..."` in HTML,
     /// W3C SRI 3.5): `sha256-` and the base64 of the original bytes'
     /// digest, the one the catalog already holds.
-    pub fn integrity(&self) -> String {
+    pub(crate) fn integrity(&self) -> String {
         use base64::Engine;
         format!(
             "sha256-{}",
@@ -125,7 +125,7 @@ fn limit_offset(page: Page) -> (i64, i64) {
 
 /// Another coding of a file, beside its stored body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Variant {
+pub(crate) struct Variant {
     pub encoding: Encoding,
     pub stored_bytes: u64,
 }
@@ -134,7 +134,7 @@ pub struct Variant {
 /// server's `/assets/PKG/VERSION/` listing. `files` may be one [`Page`] of
 /// them; `version.file_count` counts them all.
 #[derive(Debug, Clone, Serialize)]
-pub struct VersionFiles {
+pub(crate) struct VersionFiles {
     #[serde(flatten)]
     pub version: VersionRow,
     pub files: Vec<AssetRow>,
@@ -144,7 +144,7 @@ impl Catalog {
     /// The packages of `page`, by name, with their totals. Each package's
     /// stored size reads every asset row of the package, so a page costs
     /// its packages' files, whatever the catalog's size.
-    pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
+    pub(crate) fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         let mut stmt = self
             .conn()
             .prepare(concat!(
@@ -187,7 +187,7 @@ impl Catalog {
 
     /// Every package's name, in order: what commands that walk the whole
     /// catalog need, without [`Catalog::packages`]' totals.
-    pub fn package_names(&self) -> Result<Vec<String>> {
+    pub(crate) fn package_names(&self) -> Result<Vec<String>> {
         self.conn()
             .prepare("SELECT name FROM packages ORDER BY name")
             .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
@@ -196,7 +196,11 @@ impl Catalog {
 
     /// The path of a version equal to `path` but for ASCII case, if any
     /// (the first in order).
-    pub fn path_in_another_case(&self, version_id: i64, path: &str) -> Result<Option<String>> {
+    pub(crate) fn path_in_another_case(
+        &self,
+        version_id: i64,
+        path: &str,
+    ) -> Result<Option<String>> {
         self.conn()
             .prepare_cached(
                 "SELECT path FROM assets WHERE version_id = ?1 AND path = ?2 COLLATE NOCASE
@@ -210,7 +214,7 @@ impl Catalog {
     }
 
     /// Every path of a version, in order.
-    pub fn paths(&self, version_id: i64) -> Result<Vec<String>> {
+    pub(crate) fn paths(&self, version_id: i64) -> Result<Vec<String>> {
         self.conn()
             .prepare_cached("SELECT path FROM assets WHERE version_id = ?1 ORDER BY path")
             .and_then(|mut s| s.query_map([version_id], |r| r.get(0))?.collect())
@@ -218,7 +222,7 @@ impl Catalog {
     }
 
     /// How many packages the catalog holds.
-    pub fn package_count(&self) -> Result<u64> {
+    pub(crate) fn package_count(&self) -> Result<u64> {
         self.conn()
             .query_row("SELECT count(*) FROM packages", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
@@ -227,7 +231,7 @@ impl Catalog {
 
     /// The versions of `package`, newest first by semver precedence. An
     /// unknown package has no versions.
-    pub fn versions(&self, package: &str) -> Result<Vec<VersionRow>> {
+    pub(crate) fn versions(&self, package: &str) -> Result<Vec<VersionRow>> {
         let mut stmt = self
             .conn()
             .prepare_cached(
@@ -273,7 +277,7 @@ impl Catalog {
     /// The version of `package` that `selector` names: the exact one, the
     /// newest in a range, or the one a dist-tag names (`latest` without a
     /// tag: the newest release; see [`super::tags`]).
-    pub fn resolve(&self, package: &str, selector: &Selector) -> Result<VersionRow> {
+    pub(crate) fn resolve(&self, package: &str, selector: &Selector) -> Result<VersionRow> {
         let versions = self.versions(package)?;
         if versions.is_empty() {
             return Err(Error::package_not_found(package.to_string()));
@@ -315,7 +319,7 @@ impl Catalog {
 
     /// The versions of `package`, newest first, each with the dist-tags
     /// that name it.
-    pub fn tagged_versions(&self, package: &str) -> Result<Vec<TaggedVersion>> {
+    pub(crate) fn tagged_versions(&self, package: &str) -> Result<Vec<TaggedVersion>> {
         let versions = self.versions(package)?;
         let tags = if versions.is_empty() {
             Vec::new()
@@ -339,7 +343,11 @@ impl Catalog {
     /// version. The order is semver precedence, which SQL cannot sort by, so
     /// every version row is read and the page is cut from them: a package's
     /// thousands of nightlies cost their rows here, not their JSON or HTML.
-    pub fn package_versions(&self, package: &str, page: Page) -> Result<Option<PackageVersions>> {
+    pub(crate) fn package_versions(
+        &self,
+        package: &str,
+        page: Page,
+    ) -> Result<Option<PackageVersions>> {
         let versions = self.tagged_versions(package)?;
         if versions.is_empty() {
             return Ok(None);
@@ -360,14 +368,14 @@ impl Catalog {
     }
 
     /// A version with the files of `page`.
-    pub fn version_files(&self, version: VersionRow, page: Page) -> Result<VersionFiles> {
+    pub(crate) fn version_files(&self, version: VersionRow, page: Page) -> Result<VersionFiles> {
         let files = self.files(version.id, page)?;
         Ok(VersionFiles { version, files })
     }
 
     /// The files of a version in `page`, by path. The primary key orders
     /// them, so a page costs its own rows (and the skipped ones' keys).
-    pub fn files(&self, version_id: i64, page: Page) -> Result<Vec<AssetRow>> {
+    pub(crate) fn files(&self, version_id: i64, page: Page) -> Result<Vec<AssetRow>> {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
@@ -383,7 +391,7 @@ impl Catalog {
     }
 
     /// One file of a version.
-    pub fn asset(&self, version: &VersionRow, path: &str) -> Result<AssetRow> {
+    pub(crate) fn asset(&self, version: &VersionRow, path: &str) -> Result<AssetRow> {
         let mut stmt = self
             .conn()
             .prepare_cached(&format!(
@@ -438,7 +446,7 @@ impl Catalog {
 
     /// The file a version's bare URL leads to (see
     /// [`super::manifest::entry_file`]); None when no rule finds one.
-    pub fn entry(&self, version_id: i64) -> Result<Option<String>> {
+    pub(crate) fn entry(&self, version_id: i64) -> Result<Option<String>> {
         let manifest = self.manifest(version_id)?;
         let mut exists = self
             .conn()
@@ -461,7 +469,7 @@ impl Catalog {
 
     /// The `package.json` at a version's root, decoded, if it has one no
     /// larger than [`super::manifest::MAX_MANIFEST_SIZE`].
-    pub fn manifest(&self, version_id: i64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn manifest(&self, version_id: i64) -> Result<Option<Vec<u8>>> {
         let found: Option<(Vec<u8>, Encoding)> = self
             .conn()
             .prepare_cached(
@@ -487,7 +495,7 @@ impl Catalog {
     }
 
     /// The stored body of a blob.
-    pub fn blob_body(&self, blob_id: i64) -> Result<Vec<u8>> {
+    pub(crate) fn blob_body(&self, blob_id: i64) -> Result<Vec<u8>> {
         self.conn()
             .query_row("SELECT body FROM blobs WHERE id = ?1", [blob_id], |r| {
                 r.get(0)
@@ -496,7 +504,7 @@ impl Catalog {
     }
 
     /// The brotli stream of a blob, if the catalog holds one.
-    pub fn brotli_body(&self, blob_id: i64) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn brotli_body(&self, blob_id: i64) -> Result<Option<Vec<u8>>> {
         if !self.has_brotli() {
             return Ok(None);
         }
@@ -522,7 +530,7 @@ impl Catalog {
 
     /// Stored bytes of the distinct blobs of a version that some other
     /// version also uses.
-    pub fn shared_bytes(&self, version_id: i64) -> Result<u64> {
+    pub(crate) fn shared_bytes(&self, version_id: i64) -> Result<u64> {
         self.conn()
             .query_row(
                 concat!(
@@ -542,7 +550,11 @@ impl Catalog {
 
     /// The other files with the same content as `asset` of `version`, in
     /// any version, as `pkg@version/path`.
-    pub fn same_content(&self, version: &VersionRow, asset: &AssetRow) -> Result<Vec<String>> {
+    pub(crate) fn same_content(
+        &self,
+        version: &VersionRow,
+        asset: &AssetRow,
+    ) -> Result<Vec<String>> {
         let itself = format!("{}@{}/{}", version.package, version.version, asset.path);
         let mut users = self.blob_users(asset.blob_id)?;
         users.retain(|user| *user != itself);
@@ -552,7 +564,7 @@ impl Catalog {
     /// Every file whose content is the blob `blob_id`, as
     /// `pkg@version/path`, by package, then version in semver order
     /// (`1.9.0` before `1.10.0`), then path.
-    pub fn blob_users(&self, blob_id: i64) -> Result<Vec<String>> {
+    pub(crate) fn blob_users(&self, blob_id: i64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn()
             .prepare_cached(
@@ -585,7 +597,7 @@ impl Catalog {
     }
 
     /// Number of blobs and their stored bytes, for the whole catalog.
-    pub fn blob_totals(&self) -> Result<(u64, u64)> {
+    pub(crate) fn blob_totals(&self) -> Result<(u64, u64)> {
         self.conn()
             .query_row(
                 concat!(
@@ -600,7 +612,7 @@ impl Catalog {
     }
 
     /// Number of brotli streams and their bytes, for the whole catalog.
-    pub fn brotli_totals(&self) -> Result<(u64, u64)> {
+    pub(crate) fn brotli_totals(&self) -> Result<(u64, u64)> {
         if !self.has_brotli() {
             return Ok((0, 0));
         }
@@ -617,7 +629,7 @@ impl Catalog {
 /// A reference publish stored (`refs`): where it is written, as written,
 /// and what it resolved to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StoredLink {
+pub(crate) struct StoredLink {
     /// The file that holds it.
     pub file: String,
     pub line: u32,
@@ -634,7 +646,12 @@ impl Catalog {
     /// What file `path` of version `version_id` references (`outgoing`),
     /// or what references it; empty for a catalog or a version published
     /// before references were stored.
-    pub fn links(&self, version_id: i64, path: &str, outgoing: bool) -> Result<Vec<StoredLink>> {
+    pub(crate) fn links(
+        &self,
+        version_id: i64,
+        path: &str,
+        outgoing: bool,
+    ) -> Result<Vec<StoredLink>> {
         if !self.has_refs() {
             return Ok(Vec::new());
         }
@@ -657,7 +674,7 @@ impl Catalog {
     /// Every static and dynamic `import` of version `version_id`'s files
     /// as publish stored them, by file, line and column; empty for a
     /// catalog or a version published without references.
-    pub fn module_links(&self, version_id: i64) -> Result<Vec<StoredLink>> {
+    pub(crate) fn module_links(&self, version_id: i64) -> Result<Vec<StoredLink>> {
         if !self.has_refs() {
             return Ok(Vec::new());
         }
@@ -678,7 +695,7 @@ impl Catalog {
     /// Whether publish stored any reference of version `version_id`: a
     /// version published with `--no-check`, or before references were
     /// stored, has none.
-    pub fn has_stored_links(&self, version_id: i64) -> Result<bool> {
+    pub(crate) fn has_stored_links(&self, version_id: i64) -> Result<bool> {
         if !self.has_refs() {
             return Ok(false);
         }
@@ -689,7 +706,7 @@ impl Catalog {
     }
 
     /// The original bytes of a file: its stored body, decoded.
-    pub fn decoded(&self, file: &AssetRow) -> Result<Vec<u8>> {
+    pub(crate) fn decoded(&self, file: &AssetRow) -> Result<Vec<u8>> {
         let mut stored = Vec::new();
         self.copy_blob(file.blob_id, &mut stored, &|e| {
             Error::Internal(e.to_string())
@@ -767,7 +784,7 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
 impl Catalog {
     /// Whether a version row still exists (it is gone after rm, gc or a
     /// `--force` republish, which gives the version a new id).
-    pub fn version_exists(&self, version_id: i64) -> Result<bool> {
+    pub(crate) fn version_exists(&self, version_id: i64) -> Result<bool> {
         self.conn()
             .prepare_cached("SELECT 1 FROM versions WHERE id = ?1")
             .and_then(|mut s| s.exists([version_id]))
@@ -776,7 +793,7 @@ impl Catalog {
 
     /// SQLite's `data_version`: changes whenever another connection commits
     /// (as seen at the start of a transaction: call it outside one).
-    pub fn data_version(&self) -> Result<i64> {
+    pub(crate) fn data_version(&self) -> Result<i64> {
         self.conn()
             .pragma_query_value(None, "data_version", |r| r.get(0))
             .at(self)
@@ -785,12 +802,12 @@ impl Catalog {
     /// Begins a deferred transaction: the reads that follow, until
     /// [`Catalog::end_read`], see one snapshot of the catalog and share
     /// one WAL read lock, taken at the first of them.
-    pub fn begin_read(&self) -> Result<()> {
+    pub(crate) fn begin_read(&self) -> Result<()> {
         self.run_cached("BEGIN")
     }
 
     /// Whether a transaction is open on this connection.
-    pub fn in_transaction(&self) -> bool {
+    pub(crate) fn in_transaction(&self) -> bool {
         !self.conn().is_autocommit()
     }
 
@@ -798,7 +815,7 @@ impl Catalog {
     /// open (SQLite rolls some back by itself after an error): COMMIT, or
     /// ROLLBACK when that fails, which for reads is the same. An error only
     /// when the transaction is still open.
-    pub fn end_read(&self) -> Result<()> {
+    pub(crate) fn end_read(&self) -> Result<()> {
         if !self.in_transaction() || self.run_cached("COMMIT").is_ok() || !self.in_transaction() {
             return Ok(());
         }

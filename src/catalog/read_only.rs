@@ -49,7 +49,7 @@ use std::path::{Path, PathBuf};
 /// What this process may do beside the catalog file, and which side files
 /// exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Beside {
+pub(crate) struct Beside {
     /// May write both the file and its folder (effective ids; a read-only
     /// file system says no even to root).
     pub may_write: bool,
@@ -63,7 +63,7 @@ pub struct Beside {
 
 /// How a read-only connection is opened (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadWay {
+pub(crate) enum ReadWay {
     /// Read-write with `query_only`: may fold the log in as it closes.
     Shared,
     /// `SQLITE_OPEN_READONLY`, through the side files that exist.
@@ -75,14 +75,14 @@ pub enum ReadWay {
 /// The catalog's side files, named after the file the path leads to (SQLite
 /// follows symlinks to name them).
 #[derive(Debug, Clone)]
-pub struct SideFiles {
+pub(crate) struct SideFiles {
     pub file: PathBuf,
     pub wal: PathBuf,
     pub shm: PathBuf,
 }
 
 impl SideFiles {
-    pub fn of(path: &Path) -> SideFiles {
+    pub(crate) fn of(path: &Path) -> SideFiles {
         let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
         let named = |suffix: &str| super::side_files::side(&file, suffix);
         SideFiles {
@@ -102,7 +102,7 @@ impl SideFiles {
 
 impl Beside {
     /// Looks at the catalog at `path` as this process.
-    pub fn look(path: &Path) -> Result<(Beside, SideFiles)> {
+    pub(crate) fn look(path: &Path) -> Result<(Beside, SideFiles)> {
         use rustix::fs::{Access, AtFlags, CWD, accessat};
         use std::os::unix::fs::MetadataExt;
         let side = SideFiles::of(path);
@@ -121,7 +121,7 @@ impl Beside {
 
 /// The way to open a catalog for reading, or why it cannot be read (module
 /// doc). `Err` holds what is wrong, for an error that names the log.
-pub fn choose(b: Beside) -> std::result::Result<ReadWay, &'static str> {
+pub(crate) fn choose(b: Beside) -> std::result::Result<ReadWay, &'static str> {
     if b.may_write && b.owner {
         return Ok(ReadWay::Shared);
     }
@@ -139,7 +139,7 @@ pub fn choose(b: Beside) -> std::result::Result<ReadWay, &'static str> {
 
 /// Looks beside the catalog at `path` and picks the way to read it; an
 /// error names the log that cannot be read.
-pub fn way_for(path: &Path) -> Result<ReadWay> {
+pub(crate) fn way_for(path: &Path) -> Result<ReadWay> {
     let (beside, side) = Beside::look(path)?;
     choose(beside).map_err(|why| Error::UnreadableLog {
         path: path.to_path_buf(),
@@ -151,14 +151,14 @@ pub fn way_for(path: &Path) -> Result<ReadWay> {
 /// What an immutable reader checks to notice a writer: the file's length
 /// and modification time, and whether a log exists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     len: u64,
     modified: Option<std::time::SystemTime>,
     log: bool,
 }
 
 impl Stamp {
-    pub fn of(side: &SideFiles) -> Stamp {
+    pub(crate) fn of(side: &SideFiles) -> Stamp {
         let meta = std::fs::metadata(&side.file).ok();
         Stamp {
             len: meta.as_ref().map_or(0, |m| m.len()),

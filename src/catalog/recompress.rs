@@ -64,7 +64,7 @@ const PENDING: &str = concat!(
 
 /// How a pass runs.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub(crate) struct Options {
     /// The quality streams are brought up to.
     pub quality: BrotliQuality,
     /// Compressing threads, at least 1.
@@ -75,7 +75,7 @@ pub struct Options {
 
 impl Options {
     /// The best quality, on `jobs` threads.
-    pub fn best(jobs: usize) -> Options {
+    pub(crate) fn best(jobs: usize) -> Options {
         Options {
             quality: BrotliQuality::BEST,
             jobs: jobs.max(1),
@@ -86,7 +86,7 @@ impl Options {
 
 /// What a pass did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Recompressed {
+pub(crate) struct Recompressed {
     /// Blobs tried.
     pub blobs: u64,
     /// Of them, the ones that got a new brotli stream.
@@ -111,7 +111,7 @@ impl Recompressed {
 }
 
 /// How many blobs are below `quality`.
-pub fn pending_count(catalog: &Catalog, quality: BrotliQuality) -> Result<u64> {
+pub(crate) fn pending_count(catalog: &Catalog, quality: BrotliQuality) -> Result<u64> {
     catalog
         .conn()
         .query_row(
@@ -128,7 +128,7 @@ pub fn pending_count(catalog: &Catalog, quality: BrotliQuality) -> Result<u64> {
 /// blobs done and the total at the start. Errors name the blob: a body
 /// that does not decode to its digest stops the pass before anything of
 /// its batch is written.
-pub fn run(
+pub(crate) fn run(
     catalog: &Catalog,
     options: Options,
     go_on: &dyn Fn() -> bool,

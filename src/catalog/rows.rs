@@ -10,7 +10,7 @@ use serde::Serialize;
 /// One published version: an element of `ccc ls PKG --json`, and the head
 /// of every object that describes a version.
 #[derive(Debug, Clone, Serialize)]
-pub struct VersionRow {
+pub(crate) struct VersionRow {
     #[serde(skip)]
     pub id: i64,
     pub package: String,
@@ -28,7 +28,7 @@ pub struct VersionRow {
 /// One dist-tag of a package: an element of `ccc tag ls PKG --json` and of
 /// the `tags` of `GET /assets/PKG/`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TagRow {
+pub(crate) struct TagRow {
     pub tag: String,
     #[serde(serialize_with = "as_string")]
     pub version: Version,
@@ -38,7 +38,7 @@ pub struct TagRow {
 }
 
 /// A package name and version to publish as.
-pub type Identity = (String, Version);
+pub(crate) type Identity = (String, Version);
 
 /// Something the walk passed over, reported to the user.
 #[derive(Debug, Clone, Serialize)]

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// `path` with `suffix` appended: `side(db, "-wal")` is the catalog's log.
-pub fn side(path: &Path, suffix: &str) -> PathBuf {
+pub(crate) fn side(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_os_string();
     name.push(suffix);
     PathBuf::from(name)
@@ -16,7 +16,7 @@ pub fn side(path: &Path, suffix: &str) -> PathBuf {
 /// checked it against the replica: its heartbeat (`ccc serve --max-lag`),
 /// its position (`ccc follow`), and the mark of a replica's copy, which
 /// write commands refuse (`Catalog::open`).
-pub fn heartbeat_path(db: &Path) -> PathBuf {
+pub(crate) fn heartbeat_path(db: &Path) -> PathBuf {
     side(db, ".follow")
 }
 

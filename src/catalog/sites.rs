@@ -29,18 +29,18 @@ use serde::Serialize;
 
 /// Moves of a site kept in its history; older rows are dropped as new ones
 /// come.
-pub const HISTORY_KEPT: i64 = 64;
+pub(crate) const HISTORY_KEPT: i64 = 64;
 
 /// Versions a page may still load its fingerprinted files from once the
 /// site has moved on, unless the site says otherwise.
-pub const DEFAULT_SKEW_VERSIONS: u32 = 3;
+pub(crate) const DEFAULT_SKEW_VERSIONS: u32 = 3;
 /// For how long after the site stopped serving a version, unless the site
 /// says otherwise.
-pub const DEFAULT_SKEW_SECONDS: u64 = 24 * 60 * 60;
+pub(crate) const DEFAULT_SKEW_SECONDS: u64 = 24 * 60 * 60;
 
 /// One site's settings, as `ccc site set` writes them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Site {
+pub(crate) struct Site {
     /// The host, in lower case, without a port; None for the default site.
     pub host: Option<String>,
     pub package: String,
@@ -65,14 +65,14 @@ impl Site {
     }
 
     /// How the host is written for people: `default` for the default site.
-    pub fn host_label(&self) -> &str {
+    pub(crate) fn host_label(&self) -> &str {
         self.host.as_deref().unwrap_or("default")
     }
 }
 
 /// A version a site serves or served.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteVersion {
+pub(crate) struct SiteVersion {
     #[serde(skip)]
     pub id: i64,
     pub version: String,
@@ -97,7 +97,7 @@ fn serialize_optional_time<S: serde::Serializer>(
 /// A site, the version its tag names now, and the versions skew
 /// protection still answers from, newest first.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteState {
+pub(crate) struct SiteState {
     #[serde(flatten)]
     pub site: Site,
     /// None while the package has no version at the tag.
@@ -107,7 +107,7 @@ pub struct SiteState {
 
 /// What `ccc site set` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteChange {
+pub(crate) struct SiteChange {
     pub state: SiteState,
     /// Whether the host had a site before (now replaced).
     pub replaced: bool,
@@ -115,7 +115,7 @@ pub struct SiteChange {
 
 impl Catalog {
     /// Sets the site of `site.host`, replacing what it had.
-    pub fn set_site(&mut self, site: &Site) -> Result<SiteChange> {
+    pub(crate) fn set_site(&mut self, site: &Site) -> Result<SiteChange> {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let replaced = tx
@@ -162,7 +162,7 @@ impl Catalog {
     }
 
     /// Removes the site of `host` (None: the default site).
-    pub fn remove_site(&mut self, host: Option<&str>) -> Result<Site> {
+    pub(crate) fn remove_site(&mut self, host: Option<&str>) -> Result<Site> {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let key = host.unwrap_or("");
@@ -180,7 +180,7 @@ impl Catalog {
 
     /// Every site, by host (the default site first), with what it serves;
     /// none for a catalog older than [`super::SITES_SCHEMA`].
-    pub fn sites(&self) -> Result<Vec<SiteState>> {
+    pub(crate) fn sites(&self) -> Result<Vec<SiteState>> {
         if self.schema() < super::SITES_SCHEMA {
             return Ok(Vec::new());
         }
@@ -195,7 +195,7 @@ impl Catalog {
 
 impl Catalog {
     /// The paths of the files of version row `version_id`.
-    pub fn version_paths(&self, version_id: i64) -> Result<Vec<String>> {
+    pub(crate) fn version_paths(&self, version_id: i64) -> Result<Vec<String>> {
         let mut stmt = self
             .conn()
             .prepare_cached("SELECT path FROM assets WHERE version_id = ?1")
@@ -211,7 +211,7 @@ impl Catalog {
     /// The bytes of a small file of `package@version` (a site's rules),
     /// checked against its digest and decoded; None when there is no such
     /// file. A file over `max` bytes is an error that names it.
-    pub fn small_file(
+    pub(crate) fn small_file(
         &self,
         package: &str,
         version: &str,
@@ -250,7 +250,7 @@ impl Catalog {
 impl Catalog {
     /// Whether a site serves `package`, whose root paths then name its own
     /// files (`ccc check`, publish's summary).
-    pub fn serves_as_site(&self, package: &str) -> Result<bool> {
+    pub(crate) fn serves_as_site(&self, package: &str) -> Result<bool> {
         if self.schema() < super::SITES_SCHEMA {
             return Ok(false);
         }

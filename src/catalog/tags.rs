@@ -231,7 +231,7 @@ pub(super) fn after_publish(
 
 /// What `ccc tag add` or `ccc tag rm` changed.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct TagChange {
+pub(crate) struct TagChange {
     pub package: String,
     pub tag: String,
     /// The version it named before (none for a new tag).
@@ -245,7 +245,7 @@ pub struct TagChange {
 impl Catalog {
     /// Every tag of `package`, `latest` first; an error for an unknown
     /// package.
-    pub fn tags(&self, package: &str) -> Result<Vec<TagRow>> {
+    pub(crate) fn tags(&self, package: &str) -> Result<Vec<TagRow>> {
         let tags = list(self.conn(), package, self.has_tags()).at(self)?;
         if tags.is_empty() {
             return Err(Error::package_not_found(package.to_string()));
@@ -255,7 +255,7 @@ impl Catalog {
 
     /// The tag rows of `package` as `(tag, version row id)`: none for a
     /// catalog older than tags.
-    pub fn tag_rows(&self, package: &str) -> Result<Vec<(String, i64)>> {
+    pub(crate) fn tag_rows(&self, package: &str) -> Result<Vec<(String, i64)>> {
         if !self.has_tags() {
             return Ok(Vec::new());
         }
@@ -263,7 +263,7 @@ impl Catalog {
     }
 
     /// Points `tag` at `version`, in one transaction.
-    pub fn add_tag(&mut self, version: &VersionRow, tag: &str) -> Result<TagChange> {
+    pub(crate) fn add_tag(&mut self, version: &VersionRow, tag: &str) -> Result<TagChange> {
         crate::spec::tag_name(tag)?;
         let package = version.package.as_str();
         self.write(|tx| {
@@ -281,7 +281,7 @@ impl Catalog {
 
     /// Removes `tag` of `package`, in one transaction. `latest` can be
     /// removed only where a row sets it.
-    pub fn remove_tag(&mut self, package: &str, tag: &str) -> Result<TagChange> {
+    pub(crate) fn remove_tag(&mut self, package: &str, tag: &str) -> Result<TagChange> {
         if self.versions(package)?.is_empty() {
             return Err(Error::package_not_found(package.to_string()));
         }

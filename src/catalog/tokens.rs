@@ -50,20 +50,20 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// What every token starts with.
-pub const PREFIX: &str = "ccc_";
+pub(crate) const PREFIX: &str = "ccc_";
 const SELECTOR_LEN: usize = 12;
 const VERIFIER_LEN: usize = 40;
 const CHECK_LEN: usize = 7;
 /// A token's length, prefix included.
-pub const TOKEN_LEN: usize = PREFIX.len() + SELECTOR_LEN + VERIFIER_LEN + CHECK_LEN;
+pub(crate) const TOKEN_LEN: usize = PREFIX.len() + SELECTOR_LEN + VERIFIER_LEN + CHECK_LEN;
 const BASE32: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 /// The kind of every bearer token made by `ccc token create`.
-pub const KIND_SECRET: &str = "secret";
+pub(crate) const KIND_SECRET: &str = "secret";
 
 /// What a token may be allowed to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, PartialOrd, Ord)]
 #[serde(rename_all = "kebab-case")]
-pub enum Action {
+pub(crate) enum Action {
     /// Publish a version that does not exist yet.
     Publish,
     /// Replace an existing version (`--force`).
@@ -77,7 +77,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 5] = [
+    pub(crate) const ALL: [Action; 5] = [
         Action::Publish,
         Action::Replace,
         Action::Tag,
@@ -85,7 +85,7 @@ impl Action {
         Action::ReadStats,
     ];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Action::Publish => "publish",
             Action::Replace => "replace",
@@ -115,7 +115,7 @@ impl Action {
 
 /// Actions over packages: one `--scope`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scope {
+pub(crate) struct Scope {
     pub actions: Vec<Action>,
     /// Package globs; empty for `read-stats` alone.
     pub packages: Vec<String>,
@@ -124,7 +124,7 @@ pub struct Scope {
 impl Scope {
     /// Parses `ACTION[,ACTION...][:GLOB[,GLOB...]]`, like
     /// `publish,tag:@team/*,app` or `read-stats`.
-    pub fn parse(text: &str) -> std::result::Result<Scope, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<Scope, String> {
         let (actions, packages) = match text.split_once(':') {
             Some((a, p)) => (a, Some(p)),
             None => (text, None),
@@ -223,7 +223,7 @@ fn glob_matches(glob: &str, package: &str) -> bool {
 
 /// A token as the catalog lists it (never its secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TokenRow {
+pub(crate) struct TokenRow {
     pub name: String,
     pub kind: String,
     pub scopes: Vec<Scope>,
@@ -253,14 +253,14 @@ fn optional_time<S: serde::Serializer>(
 impl TokenRow {
     /// Whether the token may do `action` on `package` (None for an
     /// action on no package).
-    pub fn allows(&self, action: Action, package: Option<&str>) -> bool {
+    pub(crate) fn allows(&self, action: Action, package: Option<&str>) -> bool {
         self.state == "active" && self.scopes.iter().any(|s| s.allows(action, package))
     }
 }
 
 /// A token just made: its secret, shown once, and its row.
 #[derive(Debug, Serialize)]
-pub struct Created {
+pub(crate) struct Created {
     pub token: String,
     #[serde(flatten)]
     pub row: TokenRow,
@@ -268,7 +268,7 @@ pub struct Created {
 
 /// Why a bearer was refused; each is a 401.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     /// Not shaped like a token, or its check does not match.
     Malformed(&'static str),
     /// Well formed, but no token of the catalog (or not its secret).
@@ -368,7 +368,7 @@ impl Catalog {
     /// Makes the token `name` with `scopes`, expiring at `expires_at`
     /// (unix seconds; None: never), and records it in the audit log.
     /// Returns its secret, which is stored nowhere.
-    pub fn create_token(
+    pub(crate) fn create_token(
         &self,
         name: &str,
         scopes: Vec<Scope>,
@@ -434,7 +434,7 @@ impl Catalog {
     }
 
     /// Every token, active first, then by name.
-    pub fn tokens(&self) -> Result<Vec<TokenRow>> {
+    pub(crate) fn tokens(&self) -> Result<Vec<TokenRow>> {
         if !self.has_tokens() {
             return Ok(Vec::new());
         }
@@ -454,7 +454,7 @@ impl Catalog {
     /// Revokes the token `name` at once: every server of the catalog (and
     /// of its replicas, once they have the change) refuses it from its
     /// next request.
-    pub fn revoke_token(&self, name: &str) -> Result<TokenRow> {
+    pub(crate) fn revoke_token(&self, name: &str) -> Result<TokenRow> {
         let path = self.path().to_path_buf();
         let tx = self.write_transaction()?;
         let now = unix_now();
@@ -486,7 +486,10 @@ impl Catalog {
 
     /// The token whose secret is `token`, or why it is refused. A revoked
     /// or expired token is named only once its secret has matched.
-    pub fn authenticate(&self, token: &str) -> Result<std::result::Result<TokenRow, Refused>> {
+    pub(crate) fn authenticate(
+        &self,
+        token: &str,
+    ) -> Result<std::result::Result<TokenRow, Refused>> {
         let (selector, verifier) = match split(token) {
             Ok(parts) => parts,
             Err(refused) => return Ok(Err(refused)),
@@ -543,7 +546,7 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 /// Parses `--scope`.
-pub fn parse_scope(text: &str) -> std::result::Result<Scope, String> {
+pub(crate) fn parse_scope(text: &str) -> std::result::Result<Scope, String> {
     Scope::parse(text)
 }
 

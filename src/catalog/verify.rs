@@ -34,7 +34,7 @@ use sha2::{Digest, Sha256};
 
 /// One thing found wrong.
 #[derive(Debug, Clone, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// `database`, `blob` or `version`.
     pub kind: &'static str,
     /// What is wrong: a blob's sha256, `pkg@version`, or the check's name.
@@ -47,7 +47,7 @@ pub struct Problem {
 
 /// The result of a verify run: what was checked, and every problem found.
 #[derive(Debug, Clone, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// No problems (the command exits 0).
     pub ok: bool,
     pub blob_count: u64,
@@ -73,7 +73,7 @@ struct Bodies {
 impl Catalog {
     /// Checks the catalog; `progress(bytes)` is called after each blob with
     /// its stored size, out of `blob_totals().1`.
-    pub fn verify(&self, progress: &dyn Fn(u64)) -> Result<Report> {
+    pub(crate) fn verify(&self, progress: &dyn Fn(u64)) -> Result<Report> {
         let mut problems = self.database_problems()?;
         let sha256 = if self.has_stored_digests() {
             "stored_sha256"

@@ -54,9 +54,9 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering, fence};
 
 /// Debt below this waits for a later ordinary check (sleeping is coarse).
-pub const BATCH_NS: u64 = 50_000;
+pub(crate) const BATCH_NS: u64 = 50_000;
 /// Debt at or above this is paid before a thread's effects become visible.
-pub const STRICT_EPS_NS: u64 = 1_000;
+pub(crate) const STRICT_EPS_NS: u64 = 1_000;
 /// Strict checks repeat at most this often while `G` keeps moving.
 const STRICT_ROUNDS: usize = 4;
 /// The lateness a pay allows for is capped, so that a rare very late wake
@@ -77,7 +77,7 @@ pub enum Phase {
 /// The experiment word, packed into one atomic: `epoch:32 | site:16 | pct:8
 /// | phase:8`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Experiment {
+pub(crate) struct Experiment {
     pub epoch: u32,
     pub site: u16,
     pub pct: u8,
@@ -85,14 +85,14 @@ pub struct Experiment {
 }
 
 impl Experiment {
-    pub fn pack(self) -> u64 {
+    pub(crate) fn pack(self) -> u64 {
         (u64::from(self.epoch) << 32)
             | (u64::from(self.site) << 16)
             | (u64::from(self.pct) << 8)
             | self.phase as u64
     }
 
-    pub fn unpack(word: u64) -> Experiment {
+    pub(crate) fn unpack(word: u64) -> Experiment {
         Experiment {
             epoch: (word >> 32) as u32,
             site: (word >> 16) as u16,
@@ -134,7 +134,7 @@ pub enum SiteClock {
 
 /// `G` on its own cache lines: every credit writes it, every check reads it.
 #[repr(align(128))]
-pub struct Padded(pub AtomicU64);
+pub(crate) struct Padded(pub AtomicU64);
 
 /// Process-wide engine state, written by the controller and by credits.
 pub struct Globals {
@@ -147,7 +147,7 @@ pub struct Globals {
     pub epoch_g: AtomicU64,
     pub epoch_t: AtomicU64,
     /// Global delay: monotone, raised only by credits.
-    pub g: Padded,
+    pub(crate) g: Padded,
     /// Median cost of one read pair of the site clock, subtracted from
     /// each visit.
     pub clock_cost: AtomicU64,
@@ -158,7 +158,7 @@ pub struct Globals {
 }
 
 impl Globals {
-    pub const fn new() -> Globals {
+    pub(crate) const fn new() -> Globals {
         Globals {
             armed: AtomicBool::new(false),
             exp: AtomicU64::new(0),
@@ -172,7 +172,7 @@ impl Globals {
         }
     }
 
-    pub fn experiment(&self) -> Experiment {
+    pub(crate) fn experiment(&self) -> Experiment {
         Experiment::unpack(self.exp.load(Ordering::Acquire))
     }
 
@@ -194,20 +194,20 @@ impl Globals {
     }
 
     /// Changes the phase within the current epoch (controller only).
-    pub fn set_phase(&self, phase: Phase) {
+    pub(crate) fn set_phase(&self, phase: Phase) {
         let mut exp = self.experiment();
         exp.phase = phase;
         self.exp.store(exp.pack(), Ordering::Release);
     }
 
-    pub fn site_clock(&self) -> SiteClock {
+    pub(crate) fn site_clock(&self) -> SiteClock {
         match self.site_clock.load(Ordering::Relaxed) {
             1 => SiteClock::Cpu,
             _ => SiteClock::Wall,
         }
     }
 
-    pub fn external_wake(&self) -> ExternalWake {
+    pub(crate) fn external_wake(&self) -> ExternalWake {
         match self.external_wake.load(Ordering::Relaxed) {
             1 => ExternalWake::Owe,
             2 => ExternalWake::Skip,
@@ -223,7 +223,7 @@ impl Default for Globals {
 }
 
 /// Time, injected so the rules can be tested without real sleeps.
-pub trait Clock {
+pub(crate) trait Clock {
     fn now(&self) -> u64;
     fn sleep(&self, ns: u64);
     /// CPU time the calling thread has used, in ns.
@@ -244,7 +244,7 @@ pub struct Stamp {
 /// only grows, except `IdleNow`, `Bank` and `MaxCredit`, which are levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(usize)]
-pub enum Field {
+pub(crate) enum Field {
     L,
     Credited,
     PaidSleep,
@@ -266,11 +266,11 @@ pub enum Field {
     Receives,
 }
 
-pub const FIELDS: usize = Field::Receives as usize + 1;
+pub(crate) const FIELDS: usize = Field::Receives as usize + 1;
 
 /// A thread's ledger as the controller sees it: written by the owner under
 /// a seqlock, so a snapshot is always consistent.
-pub struct Slot {
+pub(crate) struct Slot {
     pub name: String,
     /// The kernel's id of the owning thread, when known: the controller
     /// reads how long it waited for a core (`driver::cores`).
@@ -281,16 +281,16 @@ pub struct Slot {
 
 /// A consistent copy of a [`Slot`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Snapshot(pub [u64; FIELDS]);
+pub(crate) struct Snapshot(pub [u64; FIELDS]);
 
 impl Snapshot {
-    pub fn get(&self, f: Field) -> u64 {
+    pub(crate) fn get(&self, f: Field) -> u64 {
         self.0[f as usize]
     }
 }
 
 impl Slot {
-    pub fn new(name: impl Into<String>) -> Slot {
+    pub(crate) fn new(name: impl Into<String>) -> Slot {
         Slot {
             name: name.into(),
             os_thread: None,
@@ -300,7 +300,7 @@ impl Slot {
     }
 
     /// The same slot, owned by the kernel thread `tid`.
-    pub fn on_os_thread(self, tid: Option<i32>) -> Slot {
+    pub(crate) fn on_os_thread(self, tid: Option<i32>) -> Slot {
         Slot {
             os_thread: tid,
             ..self
@@ -319,7 +319,7 @@ impl Slot {
     }
 
     /// Any thread: a consistent snapshot (retries while the owner writes).
-    pub fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         loop {
             let before = self.seq.load(Ordering::Acquire);
             if before % 2 == 1 {
@@ -356,7 +356,7 @@ struct Idle {
 }
 
 /// One thread's engine state, touched only by that thread.
-pub struct ThreadState {
+pub(crate) struct ThreadState {
     pub l: Cell<u64>,
     bank: Cell<u64>,
     /// How late this thread's sleeps wake, on average (see the module doc).
@@ -373,7 +373,7 @@ pub struct ThreadState {
 }
 
 impl ThreadState {
-    pub const fn new() -> ThreadState {
+    pub(crate) const fn new() -> ThreadState {
         ThreadState {
             l: Cell::new(0),
             bank: Cell::new(0),
@@ -391,7 +391,7 @@ impl ThreadState {
 
     /// Gives the thread a ledger slot; a thread without one is environment
     /// and every hook ignores it.
-    pub fn register(&self, slot: &'static Slot, globals: &Globals) {
+    pub(crate) fn register(&self, slot: &'static Slot, globals: &Globals) {
         let exp = globals.experiment();
         self.epoch.set(exp.epoch);
         self.l.set(globals.epoch_g.load(Ordering::Acquire));
@@ -402,7 +402,7 @@ impl ThreadState {
         slot.write(&ledger);
     }
 
-    pub fn registered(&self) -> bool {
+    pub(crate) fn registered(&self) -> bool {
         self.slot.get().is_some()
     }
 
@@ -435,7 +435,7 @@ impl Default for ThreadState {
 }
 
 /// The rules, over one set of globals and one clock.
-pub struct Engine<'a, C: Clock> {
+pub(crate) struct Engine<'a, C: Clock> {
     pub globals: &'a Globals,
     pub clock: &'a C,
 }
@@ -469,7 +469,7 @@ impl<C: Clock> Engine<'_, C> {
 
     /// Site entry. Returns whether this opened (or nested in) a visit of
     /// the selected site; the matching [`Engine::exit`] must follow.
-    pub fn enter(&self, t: &ThreadState, site: u16) -> bool {
+    pub(crate) fn enter(&self, t: &ThreadState, site: u16) -> bool {
         let exp = self.sync(t);
         if exp.phase == Phase::Idle {
             return false;
@@ -499,7 +499,7 @@ impl<C: Clock> Engine<'_, C> {
     }
 
     /// Site exit for a visit [`Engine::enter`] opened: credits the visit.
-    pub fn exit(&self, t: &ThreadState) {
+    pub(crate) fn exit(&self, t: &ThreadState) {
         let depth = t.depth.get().saturating_sub(1);
         t.depth.set(depth);
         if depth > 0 {
@@ -541,7 +541,7 @@ impl<C: Clock> Engine<'_, C> {
 
     /// An ordinary check point (top of a loop, site entry): pays debt of at
     /// least `BATCH_NS`.
-    pub fn ordinary(&self, t: &ThreadState) {
+    pub(crate) fn ordinary(&self, t: &ThreadState) {
         if self.sync(t).phase != Phase::Idle {
             self.check(t, false);
             t.publish();
@@ -599,7 +599,7 @@ impl<C: Clock> Engine<'_, C> {
 
     /// Before a thread's effects become visible (a send, a response, a
     /// progress point): a strict check, then the stamp to attach.
-    pub fn send(&self, t: &ThreadState) -> Stamp {
+    pub(crate) fn send(&self, t: &ThreadState) -> Stamp {
         if self.sync(t).phase != Phase::Idle {
             self.check(t, true);
             t.publish();
@@ -614,7 +614,7 @@ impl<C: Clock> Engine<'_, C> {
     /// The stamp of what the thread did so far, without a check: for an
     /// effect that already became visible (a response fully written), so
     /// the stamp includes any credit its own writing earned.
-    pub fn stamp(&self, t: &ThreadState) -> Stamp {
+    pub(crate) fn stamp(&self, t: &ThreadState) -> Stamp {
         self.sync(t);
         Stamp {
             l: t.l.get(),
@@ -626,7 +626,7 @@ impl<C: Clock> Engine<'_, C> {
     /// The thread's virtual time, `now − l`: when an event of a latency
     /// point happened in the virtual program. A pause moves `now` and `l`
     /// alike, so it is not in any latency measured this way.
-    pub fn virtual_now(&self, t: &ThreadState) -> u64 {
+    pub(crate) fn virtual_now(&self, t: &ThreadState) -> u64 {
         self.sync(t);
         self.clock.now().wrapping_sub(t.l.get())
     }
@@ -634,14 +634,14 @@ impl<C: Clock> Engine<'_, C> {
     /// The controller's virtual time, `now − G` (also that of an
     /// unregistered thread, which is never delayed): a window between two
     /// such times lasts `elapsed − ΔG`, the cell's duration.
-    pub fn global_virtual_now(&self) -> u64 {
+    pub(crate) fn global_virtual_now(&self) -> u64 {
         self.clock.now().wrapping_sub(self.g())
     }
 
     /// The thread is about to wait on an empty queue. Idle time pays
     /// nothing now; the receive rule settles it. An idle period already
     /// open (a poll timeout) stays open.
-    pub fn idle_begin(&self, t: &ThreadState) {
+    pub(crate) fn idle_begin(&self, t: &ThreadState) {
         self.sync(t);
         if t.idle.get().is_none() {
             t.idle.set(Some(Idle {
@@ -654,7 +654,7 @@ impl<C: Clock> Engine<'_, C> {
     }
 
     /// A stamp standing for "no information": the present `G`, now.
-    pub fn fallback_stamp(&self, t: &ThreadState) -> Stamp {
+    pub(crate) fn fallback_stamp(&self, t: &ThreadState) -> Stamp {
         Stamp {
             l: self.g(),
             at: self.clock.now(),
@@ -664,13 +664,13 @@ impl<C: Clock> Engine<'_, C> {
 
     /// The receive rule for a message stamped `stamp` (None: a fallback).
     /// Blocked if an idle period is open, queued otherwise.
-    pub fn receive(&self, t: &ThreadState, stamp: Option<Stamp>) {
+    pub(crate) fn receive(&self, t: &ThreadState, stamp: Option<Stamp>) {
         self.receive_with(t, stamp, None);
     }
 
     /// The receive rule for a request from an unregistered client, under
     /// the configured [`ExternalWake`] mode.
-    pub fn receive_external(&self, t: &ThreadState, memo: Option<Stamp>) {
+    pub(crate) fn receive_external(&self, t: &ThreadState, memo: Option<Stamp>) {
         let mode = self.globals.external_wake();
         self.receive_with(t, memo, Some(mode));
     }
@@ -720,7 +720,7 @@ impl<C: Clock> Engine<'_, C> {
 
     /// Closes an open idle period that ended without a message (a timeout
     /// that triggers housekeeping): as a receive of a fallback stamp.
-    pub fn wake_without_message(&self, t: &ThreadState) {
+    pub(crate) fn wake_without_message(&self, t: &ThreadState) {
         if t.idle.get().is_some() {
             self.receive(t, None);
         }

@@ -26,7 +26,7 @@
 
 /// Cumulative counts and timestamp sums of one latency point.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
+pub(crate) struct Tally {
     pub arrivals: u64,
     pub departures: u64,
     /// Σ of the arrivals' virtual timestamps, wrapping.
@@ -36,12 +36,12 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn begin(&mut self, at: u64) {
+    pub(crate) fn begin(&mut self, at: u64) {
         self.arrivals = self.arrivals.wrapping_add(1);
         self.arrival_sum = self.arrival_sum.wrapping_add(at);
     }
 
-    pub fn end(&mut self, at: u64) {
+    pub(crate) fn end(&mut self, at: u64) {
         self.departures = self.departures.wrapping_add(1);
         self.departure_sum = self.departure_sum.wrapping_add(at);
     }
@@ -49,7 +49,7 @@ impl Tally {
 
 /// A tally read at virtual time `at`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Mark {
+pub(crate) struct Mark {
     pub tally: Tally,
     pub at: u64,
 }
@@ -65,7 +65,7 @@ pub struct Window {
 
 impl Window {
     /// The window from `a` to `b`.
-    pub fn between(a: &Mark, b: &Mark) -> Window {
+    pub(crate) fn between(a: &Mark, b: &Mark) -> Window {
         let arrivals = b.tally.arrivals.wrapping_sub(a.tally.arrivals);
         let departures = b.tally.departures.wrapping_sub(a.tally.departures);
         let span = b.at.wrapping_sub(a.at) as i64;
@@ -89,13 +89,13 @@ impl Window {
     }
 
     /// Mean number in flight over a window of `duration_ns`.
-    pub fn mean_in_flight(&self, duration_ns: i64) -> Option<f64> {
+    pub(crate) fn mean_in_flight(&self, duration_ns: i64) -> Option<f64> {
         (duration_ns > 0).then(|| self.in_flight_ns.max(0) as f64 / duration_ns as f64)
     }
 
     /// Mean latency by Little's law, `L/λ` with `λ = arrivals/duration`:
     /// the integral over the arrivals.
-    pub fn mean_latency_ns(&self) -> Option<f64> {
+    pub(crate) fn mean_latency_ns(&self) -> Option<f64> {
         (self.arrivals > 0).then(|| self.in_flight_ns.max(0) as f64 / self.arrivals as f64)
     }
 }

@@ -21,13 +21,18 @@
 //! each costs one relaxed atomic load and a branch.
 //!
 //! The profiler has two layers in this one tree. The hooks compile into
-//! the serve path: [`engine`] (the delay rules, on an injected clock), the
+//! the serve path: `engine` (the delay rules, on an injected clock), the
 //! per-thread runtime that applies them, and [`points`] (ccc's sites).
-//! The [`driver`] runs experiments with them (the controller's sweep, the
+//! The `driver` runs experiments with them (the controller's sweep, the
 //! load generator, the ledger audit, the reports, the plot and the Coz
 //! file); it reaches the hooks only through what this module exports, and
 //! nothing on the serve path reaches the driver. `cmd::causal` only turns
 //! the command's flags into the driver's options.
+//!
+//! The hooks are the library's public API, since the macros above expand
+//! to `$crate::causal::…` in the crate that uses them; `engine`, `driver`
+//! and the runtime's controls are `pub(crate)` (ccc's tests reach them
+//! through `testing`).
 
 pub mod points;
 
@@ -45,11 +50,11 @@ impl Site {
 }
 
 #[cfg(feature = "causal")]
-pub mod driver;
+pub(crate) mod driver;
 #[cfg(feature = "causal")]
-pub mod engine;
+pub(crate) mod engine;
 #[cfg(feature = "causal")]
-pub mod latency;
+pub(crate) mod latency;
 #[cfg(feature = "causal")]
 mod runtime;
 #[cfg(feature = "causal")]

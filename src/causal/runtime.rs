@@ -37,7 +37,7 @@ pub fn now_ns() -> u64 {
 }
 
 /// The real clock: `Instant` and `thread::sleep`.
-pub struct RealClock;
+pub(crate) struct RealClock;
 
 impl Clock for RealClock {
     fn now(&self) -> u64 {
@@ -54,7 +54,7 @@ impl Clock for RealClock {
 /// CPU time the calling thread has used, in ns (`--site-clock cpu`).
 #[cfg(unix)]
 #[allow(unsafe_code)]
-pub fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -74,7 +74,7 @@ pub fn thread_cpu_ns() -> u64 {
 
 /// Without a thread CPU clock, CPU time is taken as elapsed time.
 #[cfg(not(unix))]
-pub fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     now_ns()
 }
 
@@ -87,7 +87,7 @@ fn engine() -> Engine<'static, RealClock> {
 
 /// Whether a profiling session is on.
 #[inline(always)]
-pub fn armed() -> bool {
+pub(crate) fn armed() -> bool {
     GLOBALS.armed.load(Ordering::Relaxed)
 }
 
@@ -115,7 +115,7 @@ impl Progress {
     }
 
     /// Units counted while armed.
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.count.load(Ordering::Acquire)
     }
 }
@@ -151,7 +151,7 @@ impl Latency {
     }
 
     /// The tally now, stamped with the controller's virtual time.
-    pub fn mark(&self) -> Mark {
+    pub(crate) fn mark(&self) -> Mark {
         let tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
         Mark {
             tally: *tally,
@@ -453,12 +453,12 @@ fn narrow_timer_slack() {
 fn narrow_timer_slack() {}
 
 /// The registered threads' ledgers.
-pub fn registry() -> Vec<&'static Slot> {
+pub(crate) fn registry() -> Vec<&'static Slot> {
     REGISTRY.lock().map(|r| r.clone()).unwrap_or_default()
 }
 
 /// Forgets the per-connection stamps (at every epoch).
-pub fn clear_connection_stamps() {
+pub(crate) fn clear_connection_stamps() {
     if let Ok(mut stamps) = CONN_STAMPS.lock() {
         stamps.clear();
     }

@@ -12,7 +12,7 @@ use std::time::Duration;
 /// `--purge` and `--purge-delay`: HTTP caches to purge of what `rm` and
 /// `gc` remove and `publish --force` replaces (see `crate::purge`).
 #[derive(Debug, Args)]
-pub struct PurgeArgs {
+pub(crate) struct PurgeArgs {
     /// Once the catalog has changed, send PURGE for every file removed or
     /// replaced (and its version's listing) to the HTTP cache at URL, like
     /// http://127.0.0.1:6081 (repeatable, one per cache); see README
@@ -29,7 +29,7 @@ pub struct PurgeArgs {
 }
 
 /// Rules between several flags of one command, checked while clap parses.
-pub trait CheckArgs {
+pub(crate) trait CheckArgs {
     /// The subcommand these flags belong to, whose usage an error shows.
     const COMMAND: &str;
 
@@ -41,7 +41,7 @@ pub trait CheckArgs {
 /// [`CheckArgs`], so that a broken rule is a usage error like clap's own:
 /// `error:` with the usage, exit 2, before any work starts.
 #[derive(Debug)]
-pub struct Checked<T>(pub T);
+pub struct Checked<T>(pub(crate) T);
 
 impl<T: Args + CheckArgs> Args for Checked<T> {
     fn group_id() -> Option<clap::Id> {

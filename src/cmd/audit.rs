@@ -16,19 +16,19 @@ use std::time::Duration;
 pub struct AuditArgs {
     /// Show the last N rows [default: 100; 0: all].
     #[arg(long, value_name = "N", default_value_t = 100)]
-    pub limit: u64,
+    pub(crate) limit: u64,
     /// Only rows newer than DURATION ago, like 24h or 7d.
     #[arg(long, value_name = "DURATION", value_parser = parse_positive_duration)]
-    pub since: Option<Duration>,
+    pub(crate) since: Option<Duration>,
     /// Only the rows of the token NAME.
     #[arg(long, value_name = "NAME")]
-    pub token: Option<String>,
+    pub(crate) token: Option<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(db: &Path, args: AuditArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: AuditArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let since = args
         .since

@@ -20,22 +20,22 @@ use std::process::ExitCode;
 pub struct BackupArgs {
     /// The file to write.
     #[arg(value_name = "OUT")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
 
     /// Replace OUT if it exists.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(db: &Path, args: BackupArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: BackupArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;
     catalog.stop_on_interrupt()?;
     let bar = output::byte_bar(0, "Backing up", args.quiet || args.json);

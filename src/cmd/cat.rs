@@ -25,12 +25,12 @@ use std::process::ExitCode;
 pub struct CatArgs {
     /// The file, like `app@1.4.0/js/main.js`.
     #[arg(value_name = "PKG@VERSION/PATH", value_parser = parse_file)]
-    pub target: Target,
+    pub(crate) target: Target,
 
     /// Write a gzip stream instead: the stored one, or for files stored raw,
     /// one made on the fly.
     #[arg(long)]
-    pub gzip: bool,
+    pub(crate) gzip: bool,
 }
 
 /// Standard output, remembering whether a write to it failed, so that an
@@ -51,7 +51,7 @@ impl<W: Write> Write for Out<'_, W> {
     }
 }
 
-pub fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: CatArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let version = resolve_version(&catalog, &args.target)?;
     let Some(path) = args.target.path.as_deref() else {

@@ -22,11 +22,11 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct CausalArgs {
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub(crate) server: ServerArgs,
 
     /// Sites to profile, comma-separated [default: all].
     #[arg(long, value_delimiter = ',', value_name = "SITE,...", value_parser = site_parser())]
-    pub sites: Vec<u16>,
+    pub(crate) sites: Vec<u16>,
 
     /// Virtual speedups in percent, comma-separated (0 is always added).
     #[arg(
@@ -36,36 +36,36 @@ pub struct CausalArgs {
         value_name = "PCT,...",
         value_parser = parse_speedup
     )]
-    pub speedups: Vec<u8>,
+    pub(crate) speedups: Vec<u8>,
 
     /// Rounds over every site and speedup (at least 1).
     #[arg(long, default_value_t = 5, value_name = "N", value_parser = parse_rounds)]
-    pub rounds: usize,
+    pub(crate) rounds: usize,
 
     /// Shortest measurement window of one experiment.
     #[arg(long, default_value = "500ms", value_parser = parse_positive_duration, value_name = "DURATION")]
-    pub window: Duration,
+    pub(crate) window: Duration,
 
     /// Longest window, when progress is slow (at least --window).
     #[arg(long, default_value = "4s", value_parser = parse_positive_duration, value_name = "DURATION")]
-    pub max_window: Duration,
+    pub(crate) max_window: Duration,
 
     /// Load before the first experiment (warms caches, measures the rate).
     #[arg(long, default_value = "2s", value_parser = parse_positive_duration, value_name = "DURATION")]
-    pub warmup: Duration,
+    pub(crate) warmup: Duration,
 
     /// Pause after each experiment starts, before measuring.
     #[arg(long, default_value = "100ms", value_parser = parse_duration, value_name = "DURATION")]
-    pub settle: Duration,
+    pub(crate) settle: Duration,
 
     /// Progress counts an experiment needs to be reliable (at least 5, the
     /// least Coz's viewer plots).
     #[arg(long, default_value_t = 1000, value_name = "N", value_parser = parse_min_delta)]
-    pub min_delta: u64,
+    pub(crate) min_delta: u64,
 
     /// Seed of the experiment order (printed, so a run can be repeated).
     #[arg(long, value_name = "N", value_parser = parse_seed)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
 
     /// `builtin:N`: N keep-alive clients of ccc's own; `external`: wait for
     /// someone else's load (wrk, oha, ...).
@@ -76,58 +76,58 @@ pub struct CausalArgs {
         value_parser = LoadValues,
         hide_possible_values = true
     )]
-    pub load: LoadArg,
+    pub(crate) load: LoadArg,
 
     /// URL list for the built-in load, one per line, used in order
     /// [default: every asset, 80% of requests on the first 50].
     #[arg(long, value_name = "FILE")]
-    pub urls: Option<PathBuf>,
+    pub(crate) urls: Option<PathBuf>,
 
     /// How a request from a client moves the worker's virtual clock.
     #[arg(long, value_enum, default_value = "conn")]
-    pub external_wake: ExternalWakeArg,
+    pub(crate) external_wake: ExternalWakeArg,
 
     /// What times a visit of the selected site: elapsed time less the
     /// profiler's own pauses (`wall`), or the thread's CPU time (`cpu`), for
     /// sites that block on what optimizing them would not shorten.
     #[arg(long, value_enum, default_value = "wall")]
-    pub site_clock: SiteClockArg,
+    pub(crate) site_clock: SiteClockArg,
 
     /// What idle cores do while profiling: `spin` keeps each awake with a
     /// lowest-priority (SCHED_IDLE) spinner, so waking a thread costs the
     /// same whether the profiler pauses threads or not; `sleep` leaves
     /// them to the OS (less power, predictions that run low).
     #[arg(long, value_enum, default_value = "spin")]
-    pub idle_cores: IdleCoresArg,
+    pub(crate) idle_cores: IdleCoresArg,
 
     /// Write every cell, the summary and the ledger as JSON (`-` for
     /// stdout), as --coz-out writes Coz's profile.
     #[arg(long, value_name = "FILE")]
-    pub json_out: Option<PathBuf>,
+    pub(crate) json_out: Option<PathBuf>,
 
     /// Write a profile Coz's viewer loads.
     #[arg(long, value_name = "FILE")]
-    pub coz_out: Option<PathBuf>,
+    pub(crate) coz_out: Option<PathBuf>,
 
     /// Format of --coz-out.
     #[arg(long, value_enum, default_value = "tsv")]
-    pub coz_format: CozFormatArg,
+    pub(crate) coz_format: CozFormatArg,
 
     /// Append to --coz-out instead of replacing it.
     #[arg(long)]
-    pub coz_append: bool,
+    pub(crate) coz_append: bool,
 
     /// Print the delay-accounting audit: per cell, or per cell and thread.
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "summary", value_name = "LEVEL")]
-    pub ledger: Option<LedgerArg>,
+    pub(crate) ledger: Option<LedgerArg>,
 
     /// Exit 4 when the ledger audit finds an error.
     #[arg(long)]
-    pub strict: bool,
+    pub(crate) strict: bool,
 
     /// Draw the speedup curves as SVG.
     #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
+    pub(crate) plot: Option<PathBuf>,
 }
 
 impl CheckArgs for CausalArgs {
@@ -153,7 +153,7 @@ impl CheckArgs for CausalArgs {
 
 /// Where `ccc causal`'s load comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadArg {
+pub(crate) enum LoadArg {
     /// This many keep-alive clients of ccc's own.
     Builtin(usize),
     /// Someone else's load generator.
@@ -217,7 +217,7 @@ impl std::fmt::Display for LoadArg {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum ExternalWakeArg {
+pub(crate) enum ExternalWakeArg {
     /// Memo of the last response per connection (exact for closed loops).
     Conn,
     /// Idle workers absorb nothing (Coz's rule for blocking I/O).
@@ -227,7 +227,7 @@ pub enum ExternalWakeArg {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum SiteClockArg {
+pub(crate) enum SiteClockArg {
     /// Elapsed time, less pauses and idle waits.
     Wall,
     /// The thread's CPU time (leaves out blocking and preemption).
@@ -235,7 +235,7 @@ pub enum SiteClockArg {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum IdleCoresArg {
+pub(crate) enum IdleCoresArg {
     /// A SCHED_IDLE spinner per CPU keeps idle cores out of sleep states.
     Spin,
     /// Idle cores sleep as the OS decides.
@@ -243,7 +243,7 @@ pub enum IdleCoresArg {
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
-pub enum CozFormatArg {
+pub(crate) enum CozFormatArg {
     /// Tab-separated, read by every viewer version.
     Tsv,
     /// JSON lines.
@@ -251,13 +251,13 @@ pub enum CozFormatArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LedgerArg {
+pub(crate) enum LedgerArg {
     Summary,
     Full,
 }
 
 #[cfg(not(feature = "causal"))]
-pub fn run(_db: &Path, _args: CausalArgs) -> Result<ExitCode> {
+pub(crate) fn run(_db: &Path, _args: CausalArgs) -> Result<ExitCode> {
     eprintln!(
         "error: this ccc was built without the `causal` feature, so it has no profiler\n  hint: rebuild with the default features: cargo build --release"
     );
@@ -265,7 +265,7 @@ pub fn run(_db: &Path, _args: CausalArgs) -> Result<ExitCode> {
 }
 
 #[cfg(feature = "causal")]
-pub fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: CausalArgs) -> Result<ExitCode> {
     let options = options(&args);
     // A free port unless --port names one: the load is ccc's own.
     let mut server_args = args.server;

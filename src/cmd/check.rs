@@ -38,7 +38,7 @@ pub struct ReferencesArgs {
     /// A build folder, a tarball (.tgz, .tar), or PKG@VERSION in the
     /// catalog.
     #[arg(value_name = "DIR|FILE|PKG@VERSION")]
-    pub target: String,
+    pub(crate) target: String,
 
     /// Check as a site serves the build, at the root of its host (`ccc
     /// site`): a root path (`/assets/index-B3x9a.js`, what Vite's default
@@ -46,11 +46,11 @@ pub struct ReferencesArgs {
     /// Without the flag, a version in the catalog that a site serves is
     /// checked so.
     #[arg(long)]
-    pub site: bool,
+    pub(crate) site: bool,
 
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// Whether a TARGET that is not PKG@VERSION was meant as a path: it has a
@@ -68,7 +68,7 @@ fn looks_like_a_path(target: &str) -> bool {
 /// Problems listed in the table before "and N more" (all are in --json).
 const SHOWN: usize = 20;
 
-pub fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: ReferencesArgs) -> Result<ExitCode> {
     let target = Path::new(&args.target);
     let mount = match args.site {
         true => Mount::SiteRoot,

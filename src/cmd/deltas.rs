@@ -28,18 +28,18 @@ use std::process::ExitCode;
 pub struct DeltasArgs {
     /// The packages to bring up to date [default: every package].
     #[arg(value_name = "PKG", value_parser = parse_package)]
-    pub packages: Vec<String>,
+    pub(crate) packages: Vec<String>,
 
     /// Coding threads, at least 1 [default: one per core].
     #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
 
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-pub fn run(db: &Path, args: DeltasArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: DeltasArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadWrite)?;
     let every = catalog.package_names()?;
     let packages = match args.packages.is_empty() {

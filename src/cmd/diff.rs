@@ -35,31 +35,31 @@ use std::process::ExitCode;
 pub struct DiffArgs {
     /// The version to compare from, like `app@1.4.0`.
     #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
-    pub from: Target,
+    pub(crate) from: Target,
 
     /// The version to compare to: `app@1.5.0`, `other@2.0.0`, or just
     /// `1.5.0` (`latest`, `next`, `^1`) for another version of the same
     /// package.
     #[arg(value_name = "[PKG@]VERSION", value_parser = parse_other_version)]
-    pub to: OtherVersion,
+    pub(crate) to: OtherVersion,
 
     /// Show at most N files that differ (0: all of them). Default: 100 in
     /// a table, all in JSON.
     #[arg(long, value_name = "N")]
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
 
     /// Skip the first N files that differ, in path order.
     #[arg(long, value_name = "N", default_value_t = 0)]
-    pub offset: u64,
+    pub(crate) offset: u64,
 
     /// Print JSON instead of a table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// The second version `diff` compares.
 #[derive(Debug, Clone)]
-pub enum OtherVersion {
+pub(crate) enum OtherVersion {
     /// A version of the first one's package: `1.5.0`, `latest`, `^1`.
     SamePackage(Selector),
     /// `PKG@VERSION`.
@@ -81,7 +81,7 @@ fn parse_other_version(s: &str) -> Result<OtherVersion, String> {
         })
 }
 
-pub fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: DiffArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let from = resolve_version(&catalog, &args.from)?;
     let to_target = match &args.to {

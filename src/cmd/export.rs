@@ -32,18 +32,18 @@ use std::process::ExitCode;
 pub struct ExportArgs {
     /// What to export: PKG or PKG@VERSION [default: everything].
     #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
-    pub target: Option<Target>,
+    pub(crate) target: Option<Target>,
 
     /// The directory to write into.
     #[arg(value_name = "DIR")]
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
 
     /// Print the summary as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: ExportArgs) -> Result<ExitCode> {
     let out = args.dir;
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;
     catalog.stop_on_interrupt()?;

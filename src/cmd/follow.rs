@@ -43,26 +43,26 @@ use std::time::{Duration, Instant};
 pub struct FollowArgs {
     /// The replica: a directory (path or file:// URL) or s3://BUCKET/PATH.
     #[arg(value_name = "REPLICA")]
-    pub replica: String,
+    pub(crate) replica: String,
 
     /// How often to look for new transactions.
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_positive_duration)]
-    pub interval: Duration,
+    pub(crate) interval: Duration,
 
     /// Bring the catalog up to date once and exit (0 when it is the
     /// replica's newest).
     #[arg(long)]
-    pub once: bool,
+    pub(crate) once: bool,
 
     /// Print nothing but errors.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 /// The longest wait after failures, in intervals.
 const MAX_BACKOFF: u32 = 64;
 
-pub fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: FollowArgs) -> Result<ExitCode> {
     let (replica, missing) = open_replica(&args.replica)?;
     let follower = Follower {
         replica,

@@ -35,43 +35,43 @@ pub struct GcArgs {
     /// Judge only these packages: names, or globs like `@acme/*` (quote
     /// them from the shell) [default: every package].
     #[arg(value_name = "PKG-GLOB", value_parser = parse_package_glob)]
-    pub packages: Vec<String>,
+    pub(crate) packages: Vec<String>,
 
     /// Keep the N newest releases of each package, and the prereleases
     /// newer than them (0 only with --delete-all-versions).
     #[arg(long, value_name = "N", value_parser = parse_count)]
-    pub keep: Option<usize>,
+    pub(crate) keep: Option<usize>,
 
     /// With --keep, also keep the M newest prereleases that are older than
     /// the package's newest release [default: 0].
     #[arg(long, value_name = "M", requires = "keep", value_parser = parse_count)]
-    pub keep_prereleases: Option<usize>,
+    pub(crate) keep_prereleases: Option<usize>,
 
     /// Allow --keep 0: remove every version, `latest` included (with
     /// --older-than, every version older than that).
     #[arg(long)]
-    pub delete_all_versions: bool,
+    pub(crate) delete_all_versions: bool,
 
     /// Remove versions published longer ago than DURATION, like `30days`,
     /// `2weeks` or `12h`.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub older_than: Option<std::time::Duration>,
+    pub(crate) older_than: Option<std::time::Duration>,
 
     /// List every choice (what goes, what stays and why), and change
     /// nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     #[command(flatten)]
-    pub purge: PurgeArgs,
+    pub(crate) purge: PurgeArgs,
 }
 
 impl CheckArgs for GcArgs {
@@ -111,7 +111,7 @@ impl CheckArgs for GcArgs {
     }
 }
 
-pub fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, Checked(args): Checked<GcArgs>) -> Result<ExitCode> {
     let options = options(&args);
     let mut catalog = Catalog::open(db, Access::ReadWrite)?;
     catalog.stop_on_interrupt()?;

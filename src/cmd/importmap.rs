@@ -47,30 +47,30 @@ use std::process::ExitCode;
 pub struct ImportmapArgs {
     /// The version, like `app@1.4.0` (or `app@latest`, `app@^1`).
     #[arg(value_name = "PKG@VERSION", value_parser = parse_version)]
-    pub target: Target,
+    pub(crate) target: Target,
 
     /// Where the URLs start, like https://cdn.example.com (an http or https
     /// URL, optionally with a path); default: none, so URLs are
     /// root-relative (/assets/...) for pages served by the same ccc.
     #[arg(long, value_name = "URL", value_parser = parse_base)]
-    pub base: Option<crate::importmap::Base>,
+    pub(crate) base: Option<crate::importmap::Base>,
 
     /// Pin every module the map can reach to its bytes: `integrity` with
     /// each file's `sha256-...` Subresource Integrity value, which browsers
     /// check before running it.
     #[arg(long)]
-    pub integrity: bool,
+    pub(crate) integrity: bool,
 
     /// Print the map with what went into it (the versions it pins, the
     /// specifiers left unresolved, the packages lacking) as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// The npm registry asked what the packages the catalog lacks depend
     /// on, so that all of them are listed at once [default: npm's
     /// npm_config_registry, else https://registry.npmjs.org/].
     #[arg(long, env = "npm_config_registry", value_name = "URL", value_parser = parse_registry)]
-    pub registry: Option<String>,
+    pub(crate) registry: Option<String>,
 
     /// Ask no registry: list only the packages the map itself lacks, by
     /// range.
@@ -80,7 +80,7 @@ pub struct ImportmapArgs {
         value_parser = clap::builder::BoolishValueParser::new(),
         action = clap::ArgAction::SetTrue
     )]
-    pub offline: bool,
+    pub(crate) offline: bool,
 }
 
 /// `importmap --json`: the map and what went into it, and what the
@@ -92,7 +92,7 @@ struct Report<'a> {
     lacking: &'a [Lacking],
 }
 
-pub fn run(db: &Path, args: ImportmapArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: ImportmapArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let version = super::resolve_version(&catalog, &args.target)?;
     let options = Options {

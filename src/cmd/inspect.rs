@@ -23,11 +23,11 @@ use std::process::ExitCode;
 pub struct InspectArgs {
     /// A version, like `app@1.4.0`, or one of its files, `app@1.4.0/js/main.js`.
     #[arg(value_name = "PKG@VERSION[/PATH]", value_parser = parse_version_or_file)]
-    pub target: Target,
+    pub(crate) target: Target,
 
     /// Print JSON instead of tables.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// `inspect PKG@VERSION --json`: the listing of `ls PKG@VERSION --json`
@@ -57,7 +57,7 @@ struct AssetDetail<'a> {
     deltas: Vec<Listed>,
 }
 
-pub fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: InspectArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let target = &args.target;
     let version = resolve_version(&catalog, target)?;

@@ -35,31 +35,31 @@ use std::process::ExitCode;
 pub struct LsArgs {
     /// What to list: nothing, PKG, or PKG@VERSION.
     #[arg(value_name = "PKG[@VERSION]", value_parser = parse_package_or_version)]
-    pub target: Option<Target>,
+    pub(crate) target: Option<Target>,
 
     /// List at most N rows (0: all of them). Default: 100 in a table, all in JSON.
     #[arg(long, value_name = "N")]
-    pub limit: Option<u64>,
+    pub(crate) limit: Option<u64>,
 
     /// Skip the first N rows of the listing.
     #[arg(long, value_name = "N", default_value_t = 0)]
-    pub offset: u64,
+    pub(crate) offset: u64,
 
     /// Print JSON instead of a table.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// Print names alone, one per line: the packages, a package's versions
     /// as PKG@VERSION (newest first), or a version's paths. For scripts and
     /// shell completion; all of them unless --limit is given.
     #[arg(long, conflicts_with = "json")]
-    pub names: bool,
+    pub(crate) names: bool,
 }
 
 /// Rows a table shows when `--limit` is not given.
-pub const TABLE_ROWS: u64 = 100;
+pub(crate) const TABLE_ROWS: u64 = 100;
 
-pub fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadOnly)?;
     let page = Page {
         offset: args.offset,

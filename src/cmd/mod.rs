@@ -1,29 +1,29 @@
 //! One module per subcommand. Each resolves its clap arguments into library
 //! calls and renders the result as a table or JSON; none holds catalog logic.
 
-pub mod args;
-pub mod audit;
-pub mod backup;
-pub mod cat;
-pub mod causal;
-pub mod check;
-pub mod deltas;
-pub mod diff;
-pub mod export;
-pub mod follow;
-pub mod gc;
-pub mod generate;
-pub mod importmap;
-pub mod inspect;
-pub mod ls;
-pub mod publish;
-pub mod recompress;
-pub mod rm;
-pub mod serve;
-pub mod site;
-pub mod tag;
-pub mod token;
-pub mod verify;
+pub(crate) mod args;
+pub(crate) mod audit;
+pub(crate) mod backup;
+pub(crate) mod cat;
+pub(crate) mod causal;
+pub(crate) mod check;
+pub(crate) mod deltas;
+pub(crate) mod diff;
+pub(crate) mod export;
+pub(crate) mod follow;
+pub(crate) mod gc;
+pub(crate) mod generate;
+pub(crate) mod importmap;
+pub(crate) mod inspect;
+pub(crate) mod ls;
+pub(crate) mod publish;
+pub(crate) mod recompress;
+pub(crate) mod rm;
+pub(crate) mod serve;
+pub(crate) mod site;
+pub(crate) mod tag;
+pub(crate) mod token;
+pub(crate) mod verify;
 
 use crate::catalog::rows::VersionRow;
 use crate::catalog::{Access, Catalog};

@@ -52,16 +52,16 @@ pub struct PublishArgs {
     /// (optional: package.json names them), then the directory or archive
     /// to publish (`-`: an archive on stdin).
     #[arg(value_name = "[PKG@VERSION] SOURCE", num_args = 1..=2, required = true)]
-    pub args: Vec<PathBuf>,
+    pub(crate) args: Vec<PathBuf>,
 
     /// Leave out paths matching GLOB (relative to SOURCE's root; `*` crosses `/`).
     /// May be repeated. A matching directory is left out whole.
     #[arg(long, value_name = "GLOB", value_parser = parse_glob)]
-    pub exclude: Vec<String>,
+    pub(crate) exclude: Vec<String>,
 
     /// Gzip level, 1 (fastest) to 9 (smallest).
     #[arg(long, default_value_t = GzipLevel::DEFAULT, value_parser = parse_level)]
-    pub level: GzipLevel,
+    pub(crate) level: GzipLevel,
 
     /// Brotli quality, 1 (fastest) to 11 (smallest); 0 stores no brotli.
     /// A brotli stream is kept beside the gzip one when it is at least 5%
@@ -69,42 +69,42 @@ pub struct PublishArgs {
     /// background) and `ccc recompress` bring streams up to 11 afterwards;
     /// files published at 0 are left without.
     #[arg(long, value_name = "N", default_value_t = BrotliQuality::DEFAULT, value_parser = parse_brotli_quality)]
-    pub brotli_quality: BrotliQuality,
+    pub(crate) brotli_quality: BrotliQuality,
 
     /// Replace the version if it exists, atomically (its dist-tags stay
     /// on it).
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
 
     /// Point the dist-tag TAG (`next`, `beta`, or `latest`) at the version.
     #[arg(long, value_name = "TAG", value_parser = parse_tag)]
-    pub tag: Option<String>,
+    pub(crate) tag: Option<String>,
     #[command(flatten)]
-    pub purge: PurgeArgs,
+    pub(crate) purge: PurgeArgs,
 
     /// Do everything except commit, and report what would be stored.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 
     /// Refuse files larger than SIZE.
     #[arg(long, value_name = "SIZE", default_value = flag_size(publish::DEFAULT_MAX_FILE_SIZE), value_parser = parse_size)]
-    pub max_file_size: u64,
+    pub(crate) max_file_size: u64,
 
     /// Store files of SIZE or more as they are, in 64 KiB chunks that
     /// publish, serve, cat and export read one at a time, instead of
     /// compressed whole: memory never holds such a file.
     #[arg(long, value_name = "SIZE", default_value = flag_size(chunks::CHUNKED_FROM), value_parser = parse_chunked_from)]
-    pub chunked_from: u64,
+    pub(crate) chunked_from: u64,
 
     /// Refuse the version, publishing nothing, when a reference of its
     /// files is missing, matches a file only under another case, or
     /// leaves it (what `ccc check` reports).
     #[arg(long, conflicts_with = "no_check")]
-    pub strict: bool,
+    pub(crate) strict: bool,
 
     /// Do not read the references of scripts, stylesheets and pages.
     #[arg(long)]
-    pub no_check: bool,
+    pub(crate) no_check: bool,
 
     /// Write the version's import map (the one `ccc importmap` prints)
     /// into each of its HTML pages that load modules, inline before the
@@ -114,18 +114,18 @@ pub struct PublishArgs {
     /// specifier the map cannot resolve is a warning, and with --strict
     /// refuses it too.
     #[arg(long)]
-    pub importmap: bool,
+    pub(crate) importmap: bool,
 
     /// With --importmap: pin every module the map can reach to its bytes
     /// (`integrity`, as `ccc importmap --integrity`).
     #[arg(long, requires = "importmap")]
-    pub integrity: bool,
+    pub(crate) integrity: bool,
 
     /// With --importmap: where the map's URLs start, like
     /// https://cdn.example.com [default: none, so URLs are root-relative
     /// (/assets/...) for pages served by the same ccc].
     #[arg(long, value_name = "URL", value_parser = parse_base, requires = "importmap")]
-    pub base: Option<crate::importmap::Base>,
+    pub(crate) base: Option<crate::importmap::Base>,
 
     /// Make no deltas. By default each script, stylesheet, JSON and wasm
     /// file is also coded against the same file (or hashed-name family) in
@@ -133,22 +133,22 @@ pub struct PublishArgs {
     /// dcz, RFC 9842), kept where clearly smaller than its brotli stream:
     /// a browser holding that version downloads only the change.
     #[arg(long)]
-    pub no_deltas: bool,
+    pub(crate) no_deltas: bool,
 
     /// Refuse an archive whose tar stream, decompressed, is larger than
     /// SIZE.
     #[arg(long, value_name = "SIZE", default_value = flag_size(archive::DEFAULT_MAX_UNPACKED_SIZE), value_parser = parse_size)]
-    pub max_unpacked_size: u64,
+    pub(crate) max_unpacked_size: u64,
 
     /// Compression threads, at least 1 [default: one per core].
     #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
 
     /// Give up after waiting DURATION for another ccc's lock on the
     /// catalog [default: wait as long as it takes, saying so after a
     /// second].
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub wait: Option<std::time::Duration>,
+    pub(crate) wait: Option<std::time::Duration>,
 
     /// Refuse to create the catalog when --db names none (or an empty
     /// file), instead of creating it: for scripts and servers, where a
@@ -159,27 +159,27 @@ pub struct PublishArgs {
         value_parser = clap::builder::BoolishValueParser::new(),
         action = clap::ArgAction::SetTrue
     )]
-    pub no_create: bool,
+    pub(crate) no_create: bool,
 
     /// Print no progress and no summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Print the summary as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     /// With --to, the archive is sent to the server, which publishes it
     /// with its own settings (--level, --brotli-quality and the size
     /// limits are the server's); --force, --tag, --strict, --no-check and
     /// --dry-run are sent with it.
     #[command(flatten)]
-    pub remote: RemoteArgs,
+    pub(crate) remote: RemoteArgs,
 }
 
 impl PublishArgs {
     /// The `PKG@VERSION` given before SOURCE, if any.
-    pub fn target(&self) -> Result<Option<PackageVersion>, String> {
+    pub(crate) fn target(&self) -> Result<Option<PackageVersion>, String> {
         let [target, _] = self.args.as_slice() else {
             return Ok(None);
         };
@@ -193,7 +193,7 @@ impl PublishArgs {
     }
 
     /// What to publish: a directory, an archive, or `-` for stdin.
-    pub fn source(&self) -> &std::path::Path {
+    pub(crate) fn source(&self) -> &std::path::Path {
         self.args
             .last()
             .map_or(std::path::Path::new("-"), |p| p.as_path())
@@ -284,7 +284,7 @@ impl Source {
     }
 }
 
-pub fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, Checked(args): Checked<PublishArgs>) -> Result<ExitCode> {
     // Checked while parsing: an error here is a bug.
     let identity: Option<Identity> = args
         .target()

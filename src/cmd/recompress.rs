@@ -31,18 +31,18 @@ use std::process::ExitCode;
 pub struct RecompressArgs {
     /// Compressing threads, at least 1 [default: one per core].
     #[arg(long, short = 'j', value_name = "N", value_parser = at_least_one)]
-    pub jobs: Option<usize>,
+    pub(crate) jobs: Option<usize>,
 
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Print what was done as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(db: &Path, args: RecompressArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: RecompressArgs) -> Result<ExitCode> {
     let catalog = Catalog::open(db, Access::ReadWrite)?;
     let jobs = args
         .jobs

@@ -21,25 +21,25 @@ use std::process::ExitCode;
 pub struct RmArgs {
     /// Versions to remove, like `app@1.4.0`; with --all, package names.
     #[arg(value_name = "PKG@VERSION", required = true, value_parser = parse_rm_target)]
-    pub targets: Vec<Target>,
+    pub(crate) targets: Vec<Target>,
 
     /// Remove every version of the named packages.
     #[arg(long)]
-    pub all: bool,
+    pub(crate) all: bool,
 
     /// Show what would be removed, and change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
 
     /// Print what was removed as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 
     #[command(flatten)]
-    pub purge: PurgeArgs,
+    pub(crate) purge: PurgeArgs,
 
     #[command(flatten)]
-    pub remote: RemoteArgs,
+    pub(crate) remote: RemoteArgs,
 }
 
 impl CheckArgs for RmArgs {
@@ -92,7 +92,7 @@ fn parse_rm_target(s: &str) -> Result<Target, String> {
 
 /// Every target names an exact version, or (with --all) only a package:
 /// `Checked` saw to that while parsing.
-pub fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, Checked(args): Checked<RmArgs>) -> Result<ExitCode> {
     if args.remote.to.is_some() {
         return to_server(&args);
     }

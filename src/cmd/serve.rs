@@ -52,19 +52,19 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     #[command(flatten)]
-    pub server: ServerArgs,
+    pub(crate) server: ServerArgs,
 
     /// Leave brotli streams at the quality publish gave them. By default
     /// a server that may write its catalog (not a replica) brings them up
     /// to quality 11 in the background, on idle CPU only, as `ccc
     /// recompress` does: fewer bytes for brotli clients.
     #[arg(long)]
-    pub no_recompress: bool,
+    pub(crate) no_recompress: bool,
 }
 
 /// The server's flags, shared by `serve` and `causal`.
 #[derive(Debug, Clone, Args)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// Address or host name to listen on; a name (`localhost`) listens on
     /// every address it resolves to.
     #[arg(
@@ -308,7 +308,7 @@ pub struct ServerArgs {
 
 /// `--log-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LogFormat {
+pub(crate) enum LogFormat {
     /// nginx's default: addr - - [time] "request" status bytes "referer" "agent".
     Combined,
     /// One JSON object per line.
@@ -320,7 +320,7 @@ pub enum LogFormat {
 const FINAL_FLUSH: Duration = Duration::from_secs(2);
 
 /// The port `serve` listens on unless `--port` says.
-pub const DEFAULT_PORT: u16 = 8333;
+pub(crate) const DEFAULT_PORT: u16 = 8333;
 
 /// Whether the access log goes to stdout (`--access-log`, or
 /// `--access-log -`).
@@ -330,7 +330,7 @@ fn logs_to_stdout(args: &ServerArgs) -> bool {
 
 /// Opens the file `--access-log PATH` names for the access log, before
 /// the server starts: one that cannot be opened is an error naming it.
-pub fn open_access_log(args: &ServerArgs) -> Result<()> {
+pub(crate) fn open_access_log(args: &ServerArgs) -> Result<()> {
     match &args.access_log {
         Some(path) if !logs_to_stdout(args) => {
             log::access_to_file(path).map_err(|e| Error::io(path, e))
@@ -340,7 +340,7 @@ pub fn open_access_log(args: &ServerArgs) -> Result<()> {
 }
 
 /// Resolves the shared server flags into a server configuration.
-pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
+pub(crate) fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let threads = args.threads.unwrap_or(cores).max(1);
     Ok(serve::Config {
@@ -393,7 +393,7 @@ pub fn config(db: &Path, args: &ServerArgs) -> Result<serve::Config> {
     })
 }
 
-pub fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: ServeArgs) -> Result<ExitCode> {
     let mut config = config(db, &args.server)?;
     // A replica's catalog is its follower's to write.
     let replica = config.api.writer.is_some()

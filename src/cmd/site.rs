@@ -32,11 +32,11 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct SiteArgs {
     #[command(subcommand)]
-    pub action: SiteAction,
+    pub(crate) action: SiteAction,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum SiteAction {
+pub(crate) enum SiteAction {
     /// Serve PKG at TAG (`latest` when not given) at the root of HOST,
     /// replacing the site HOST had.
     Set(SetArgs),
@@ -56,7 +56,7 @@ pub enum SiteAction {
 }
 
 #[derive(Debug, Args)]
-pub struct SetArgs {
+pub(crate) struct SetArgs {
     /// The host, like `www.example.com` (no port; any case), or `default`
     /// for every host no other site names.
     #[arg(value_name = "HOST", value_parser = parse_site_host)]
@@ -89,7 +89,7 @@ pub struct SetArgs {
 
 /// A site's host as typed: a host name, or the default site.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SiteHost(Option<String>);
+pub(crate) struct SiteHost(Option<String>);
 
 fn parse_site_host(s: &str) -> std::result::Result<SiteHost, String> {
     if s == "default" {
@@ -137,7 +137,7 @@ fn parse_package_at_tag(s: &str) -> std::result::Result<(String, String), String
     Ok((package, parse_tag(tag)?))
 }
 
-pub fn run(db: &Path, args: SiteArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: SiteArgs) -> Result<ExitCode> {
     match args.action {
         SiteAction::Set(set) => {
             let site = Site {

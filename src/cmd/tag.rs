@@ -24,13 +24,13 @@ use std::process::ExitCode;
 #[derive(Debug, Args)]
 pub struct TagArgs {
     #[command(subcommand)]
-    pub action: TagAction,
+    pub(crate) action: TagAction,
     #[command(flatten)]
-    pub remote: RemoteArgs,
+    pub(crate) remote: RemoteArgs,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TagAction {
+pub(crate) enum TagAction {
     /// Point TAG at PKG@VERSION (moving it if it names another version).
     Add {
         /// The version, exact, like `app@2.0.0-rc.1`.
@@ -60,7 +60,7 @@ pub enum TagAction {
     },
 }
 
-pub fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: TagArgs) -> Result<ExitCode> {
     if args.remote.to.is_some() {
         return to_server(args);
     }

@@ -35,11 +35,11 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct TokenArgs {
     #[command(subcommand)]
-    pub action: TokenAction,
+    pub(crate) action: TokenAction,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum TokenAction {
+pub(crate) enum TokenAction {
     /// Make a token and print it, once, on stdout.
     ///
     /// Only a hash of it is kept, in the catalog; the catalog is made when
@@ -77,7 +77,7 @@ pub enum TokenAction {
 
 /// How long a token lasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expiry {
+pub(crate) enum Expiry {
     After(Duration),
     Never,
 }
@@ -91,7 +91,7 @@ fn parse_expiry(s: &str) -> Result<Expiry, String> {
         .map_err(|e| format!("{e}; or `never`"))
 }
 
-pub fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: TokenArgs) -> Result<ExitCode> {
     match args.action {
         TokenAction::Create {
             name,

@@ -15,14 +15,14 @@ use std::process::ExitCode;
 pub struct VerifyArgs {
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 
     /// Print the report as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
+pub(crate) fn run(db: &Path, args: VerifyArgs) -> Result<ExitCode> {
     let mut catalog = Catalog::open(db, Access::ReadOnly)?;
     catalog.stop_on_interrupt()?;
     let (_, total) = catalog.blob_totals()?;

@@ -41,7 +41,7 @@ use std::ops::Range;
 /// The byte ranges of `name` (a file name, no `/`) that change between
 /// builds: its hashes and versions, in order. Empty for a name that has
 /// none, whose family is the name itself.
-pub fn masked(name: &str) -> Vec<Range<usize>> {
+pub(crate) fn masked(name: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
     // The `.`-separated parts with their start, the extension left out.
     let mut parts: Vec<(usize, &str)> = Vec::new();
@@ -162,7 +162,7 @@ fn looks_like_hash(text: &str) -> bool {
 /// each masked part of its name replaced by a NUL (which no published
 /// path holds), so that files of two releases with equal keys are the
 /// same file. A name with nothing masked keys by its path.
-pub fn key(path: &str) -> String {
+pub(crate) fn key(path: &str) -> String {
     let (dir, name) = split(path);
     let mut out = String::with_capacity(path.len());
     out.push_str(dir);
@@ -178,7 +178,7 @@ pub fn key(path: &str) -> String {
 
 /// Whether `path` names a family rather than one file (its name has a
 /// masked part).
-pub fn is_family(path: &str) -> bool {
+pub(crate) fn is_family(path: &str) -> bool {
     !masked(split(path).1).is_empty()
 }
 
@@ -193,7 +193,7 @@ fn split(path: &str) -> (&str, &str) {
 /// The URL Pattern (`match` of `Use-As-Dictionary`) that a file at
 /// `path` of any version of `package` is requested by, on ccc's
 /// `/assets/PKG/VERSION/PATH` URLs (module doc).
-pub fn match_pattern(package: &str, path: &str) -> String {
+pub(crate) fn match_pattern(package: &str, path: &str) -> String {
     let mut out = String::from("/assets/");
     for part in package.split('/') {
         push_literal(&mut out, part);
@@ -207,7 +207,7 @@ pub fn match_pattern(package: &str, path: &str) -> String {
 /// The URL Pattern a file at `path` of a site's version is requested by,
 /// at the root of the site's host (`ccc site`): the same as
 /// [`match_pattern`]'s after `/assets/PKG/*`.
-pub fn site_match_pattern(path: &str) -> String {
+pub(crate) fn site_match_pattern(path: &str) -> String {
     let mut out = String::from("/");
     push_path_pattern(&mut out, path);
     out

@@ -29,21 +29,21 @@
 //! Which files take part is [`kind`]'s and [`DictionarySize`]'s to say;
 //! which earlier file a new one is coded against, [`family`]'s.
 
-pub mod family;
+pub(crate) mod family;
 
 use crate::encoding::Encoding;
 use std::io::{Read, Write};
 
 /// The header of a `dcb` body: its magic number (RFC 9842 4.1), then the
 /// dictionary's SHA-256.
-pub const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
+pub(crate) const DCB_MAGIC: [u8; 4] = [0xff, 0x44, 0x43, 0x42];
 
 /// The header of a `dcz` body: a zstd skippable frame's magic and its
 /// length, 32 (RFC 9842 4.2), then the dictionary's SHA-256.
-pub const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
+pub(crate) const DCZ_MAGIC: [u8; 8] = [0x5e, 0x2a, 0x4d, 0x18, 0x20, 0x00, 0x00, 0x00];
 
 /// The largest window a `dcb` stream may use: 16 MiB (RFC 9842 4.1).
-pub const DCB_MAX_WINDOW_BITS: i32 = 24;
+pub(crate) const DCB_MAX_WINDOW_BITS: i32 = 24;
 
 /// The window every `dcz` decoder takes, whatever the dictionary: 8 MiB
 /// (RFC 9842 4.2, and Chromium's floor).
@@ -53,11 +53,11 @@ const DCZ_BASE_WINDOW_LOG: u32 = 23;
 const DCZ_MAX_WINDOW_LOG: u32 = 27;
 
 /// The codings a delta may have, in the order they are made.
-pub const CODINGS: [Encoding; 2] = [Encoding::Dcb, Encoding::Dcz];
+pub(crate) const CODINGS: [Encoding; 2] = [Encoding::Dcb, Encoding::Dcz];
 
 /// How hard each coding works.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Levels {
+pub(crate) struct Levels {
     /// Brotli quality of `dcb`, 1-11.
     pub dcb_quality: u32,
     /// Zstd level of `dcz`, 1-19.
@@ -68,7 +68,7 @@ pub struct Levels {
 /// which each coding costs more time than it saves bytes on real releases
 /// (bench/DELTAS.md, "Levels"). A delta's bytes never change once stored:
 /// its ETag names it.
-pub const PUBLISH_LEVELS: Levels = Levels {
+pub(crate) const PUBLISH_LEVELS: Levels = Levels {
     dcb_quality: 5,
     dcz_level: 6,
 };
@@ -77,7 +77,7 @@ pub const PUBLISH_LEVELS: Levels = Levels {
 /// predecessor): every level says "all of the dictionary" in a few
 /// dozen bytes, these at a third of the cost of [`PUBLISH_LEVELS`]
 /// (bench/DELTAS.md).
-pub const UNCHANGED_LEVELS: Levels = Levels {
+pub(crate) const UNCHANGED_LEVELS: Levels = Levels {
     dcb_quality: 4,
     dcz_level: 3,
 };
@@ -85,7 +85,7 @@ pub const UNCHANGED_LEVELS: Levels = Levels {
 /// The kind of file that is offered as a dictionary and coded as a delta:
 /// what browsers fetch again, release after release, under a new URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `.js`, `.mjs`, `.cjs`: classic and module scripts, workers.
     Script,
     /// `.css`.
@@ -100,7 +100,7 @@ pub enum Kind {
 impl Kind {
     /// The request destinations (Fetch's `destination`) a dictionary of
     /// this kind is used for: `match-dest` of `Use-As-Dictionary`.
-    pub fn destinations(self) -> &'static [&'static str] {
+    pub(crate) fn destinations(self) -> &'static [&'static str] {
         match self {
             Kind::Script => &["script"],
             Kind::Style => &["style"],
@@ -112,7 +112,7 @@ impl Kind {
 
 /// The kind of the file at `path`, by its extension (any case); None for
 /// everything else.
-pub fn kind(path: &str) -> Option<Kind> {
+pub(crate) fn kind(path: &str) -> Option<Kind> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let (_, ext) = name.rsplit_once('.')?;
     let is = |e: &str| ext.eq_ignore_ascii_case(e);
@@ -142,14 +142,14 @@ pub fn kind(path: &str) -> Option<Kind> {
 ///   both), on every publish worker; 32 MiB keeps that near 150 MiB per
 ///   worker. Chromium keeps dictionaries up to 100 MiB, and `dcb` reaches
 ///   back 16 MiB at most.
-pub struct DictionarySize;
+pub(crate) struct DictionarySize;
 
 impl DictionarySize {
-    pub const MIN_STORED: u64 = 512;
-    pub const MAX_RAW: u64 = 32 << 20;
+    pub(crate) const MIN_STORED: u64 = 512;
+    pub(crate) const MAX_RAW: u64 = 32 << 20;
 
     /// Whether a file of `raw` bytes, `stored` once compressed, takes part.
-    pub fn fits(raw: u64, stored: u64) -> bool {
+    pub(crate) fn fits(raw: u64, stored: u64) -> bool {
         stored >= Self::MIN_STORED && raw <= Self::MAX_RAW
     }
 }
@@ -161,7 +161,7 @@ impl DictionarySize {
 /// at most 128 MiB; Chromium decodes the larger of 8 MiB and the power of
 /// two at or above the dictionary's size. The window is a power of two
 /// within both.
-pub fn dcz_window_log(dictionary_len: usize, data_len: usize) -> u32 {
+pub(crate) fn dcz_window_log(dictionary_len: usize, data_len: usize) -> u32 {
     let span = dictionary_len as u64 + data_len as u64;
     let wanted = 64 - (span.max(2) - 1).leading_zeros();
     let dictionary = dictionary_len as u64;
@@ -177,7 +177,7 @@ pub fn dcz_window_log(dictionary_len: usize, data_len: usize) -> u32 {
 }
 
 /// The length of a delta body's header in `coding` (0 for other codings).
-pub fn header_len(coding: Encoding) -> usize {
+pub(crate) fn header_len(coding: Encoding) -> usize {
     match coding {
         Encoding::Dcb => DCB_MAGIC.len() + 32,
         Encoding::Dcz => DCZ_MAGIC.len() + 32,
@@ -187,7 +187,7 @@ pub fn header_len(coding: Encoding) -> usize {
 
 /// The SHA-256 of the dictionary a `coding` body names in its header;
 /// None when it has no such header.
-pub fn dictionary_of(coding: Encoding, body: &[u8]) -> Option<[u8; 32]> {
+pub(crate) fn dictionary_of(coding: Encoding, body: &[u8]) -> Option<[u8; 32]> {
     let magic: &[u8] = match coding {
         Encoding::Dcb => &DCB_MAGIC,
         Encoding::Dcz => &DCZ_MAGIC,
@@ -199,7 +199,7 @@ pub fn dictionary_of(coding: Encoding, body: &[u8]) -> Option<[u8; 32]> {
 
 /// Codes `data` against `dictionary` (whose SHA-256 is `dictionary_sha`)
 /// in `coding`, `dcb` or `dcz`: the whole body, header included.
-pub fn encode(
+pub(crate) fn encode(
     coding: Encoding,
     data: &[u8],
     dictionary: &[u8],
@@ -264,7 +264,7 @@ pub fn encode(
 /// `limit` bytes of output: the file, or what is wrong with the body (its
 /// header names another dictionary, it does not decode, it is longer
 /// than `limit`).
-pub fn decode(
+pub(crate) fn decode(
     coding: Encoding,
     body: &[u8],
     dictionary: &[u8],

@@ -32,7 +32,7 @@ const CRC: crc::Crc<u64> = crc::Crc::<u64>::new(&crc::CRC_64_GO_ISO);
 
 /// What an LTX file's header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header {
+pub(crate) struct Header {
     pub page_size: u32,
     /// The database's size in pages once the file is applied.
     pub commit: u32,
@@ -45,7 +45,7 @@ pub struct Header {
 
 /// Why a file cannot be applied.
 #[derive(Debug, thiserror::Error)]
-pub enum LtxError {
+pub(crate) enum LtxError {
     #[error("{0}")]
     Io(#[from] std::io::Error),
     #[error("not an LTX file: {0}")]
@@ -87,7 +87,7 @@ impl Header {
 
 /// Why [`read`] stopped: the file, or the caller's handling of a page.
 #[derive(Debug)]
-pub enum Stop<E> {
+pub(crate) enum Stop<E> {
     File(LtxError),
     Page(E),
 }
@@ -105,7 +105,7 @@ impl<E> From<std::io::Error> for Stop<E> {
 }
 
 /// The header of the LTX file at `path`, unchecked beyond itself.
-pub fn header(path: &Path) -> Result<Header, LtxError> {
+pub(crate) fn header(path: &Path) -> Result<Header, LtxError> {
     let mut head = [0u8; HEADER_LEN];
     std::fs::File::open(path)?.read_exact(&mut head)?;
     Header::parse(&head)
@@ -114,7 +114,7 @@ pub fn header(path: &Path) -> Result<Header, LtxError> {
 /// Reads the LTX file at `path`, giving each page (number, image) to
 /// `page` in ascending order, and returns its header once the whole file
 /// checked out. An error from `page` stops the read and is returned.
-pub fn read<E>(
+pub(crate) fn read<E>(
     path: &Path,
     mut page: impl FnMut(u32, &[u8]) -> Result<(), E>,
 ) -> Result<Header, Stop<E>> {

@@ -30,13 +30,13 @@
 //! leaves the same pages. Without the file the copy is taken from a
 //! snapshot again.
 
-pub mod ltx;
-pub mod plan;
-pub mod source;
+pub(crate) mod ltx;
+pub(crate) mod plan;
+pub(crate) mod source;
 
 /// The follower's file beside the catalog; named by the catalog, which
 /// refuses to write a copy that has one.
-pub use crate::catalog::side_files::heartbeat_path;
+pub(crate) use crate::catalog::side_files::heartbeat_path;
 use crate::catalog::side_files::side;
 use crate::catalog::sqlite_err;
 use crate::error::{Error, Result};
@@ -48,14 +48,14 @@ use std::time::Duration;
 const BUSY_WAIT: Duration = Duration::from_secs(10);
 
 /// A follower: a replica to read and the catalog it keeps.
-pub struct Follower {
+pub(crate) struct Follower {
     pub replica: source::Source,
     pub served: PathBuf,
 }
 
 /// What one round did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Round {
+pub(crate) enum Round {
     /// The replica holds no snapshot to start from yet.
     Waiting,
     /// The copy was already at the replica's newest transaction.
@@ -65,7 +65,7 @@ pub enum Round {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Applied {
+pub(crate) struct Applied {
     pub from: Option<u64>,
     pub txid: u64,
     pub files: usize,
@@ -81,7 +81,7 @@ pub struct Applied {
 
 impl Follower {
     /// Brings the served catalog to the replica's newest transaction.
-    pub fn round(&self) -> Result<Round> {
+    pub(crate) fn round(&self) -> Result<Round> {
         let files = self.replica.list()?;
         let position = self.position();
         let Some(target) = plan::newest(&files) else {
@@ -128,7 +128,7 @@ impl Follower {
 
     /// Removes what a follower killed mid-round left beside the served
     /// catalog (a catalog being made, downloads); returns their paths.
-    pub fn remove_leftovers(&self) -> Result<Vec<PathBuf>> {
+    pub(crate) fn remove_leftovers(&self) -> Result<Vec<PathBuf>> {
         let building = side(&self.served, ".building");
         let mut leftovers = vec![
             side(&building, "-journal"),
@@ -154,7 +154,7 @@ impl Follower {
     }
 
     /// The heartbeat and position file beside the served catalog.
-    pub fn position_path(&self) -> PathBuf {
+    pub(crate) fn position_path(&self) -> PathBuf {
         heartbeat_path(&self.served)
     }
 

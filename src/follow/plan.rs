@@ -19,11 +19,11 @@
 //! again from a snapshot.
 
 /// The level Litestream keeps snapshots at.
-pub const SNAPSHOT_LEVEL: u8 = 9;
+pub(crate) const SNAPSHOT_LEVEL: u8 = 9;
 
 /// One LTX file of a replica.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LtxFile {
+pub(crate) struct LtxFile {
     pub level: u8,
     pub min_txid: u64,
     pub max_txid: u64,
@@ -33,7 +33,7 @@ pub struct LtxFile {
 }
 
 impl LtxFile {
-    pub fn new(level: u8, (min_txid, max_txid): (u64, u64), key: String) -> LtxFile {
+    pub(crate) fn new(level: u8, (min_txid, max_txid): (u64, u64), key: String) -> LtxFile {
         LtxFile {
             level,
             min_txid,
@@ -44,7 +44,7 @@ impl LtxFile {
 }
 
 /// `MIN-MAX.ltx`, each 16 hex digits.
-pub fn parse_name(name: &str) -> Option<(u64, u64)> {
+pub(crate) fn parse_name(name: &str) -> Option<(u64, u64)> {
     let (min, max) = name.strip_suffix(".ltx")?.split_once('-')?;
     if min.len() != 16 || max.len() != 16 {
         return None;
@@ -55,14 +55,14 @@ pub fn parse_name(name: &str) -> Option<(u64, u64)> {
 }
 
 /// The newest transaction the replica holds, if any.
-pub fn newest(files: &[LtxFile]) -> Option<u64> {
+pub(crate) fn newest(files: &[LtxFile]) -> Option<u64> {
     files.iter().map(|f| f.max_txid).max()
 }
 
 /// The files to apply, in order, to take a copy at `position` (None: no
 /// usable copy) to `newest(files)`. Empty when the copy is there already.
 /// None when no chain of files gets there: no snapshot, or a gap.
-pub fn plan(files: &[LtxFile], position: Option<u64>) -> Option<Vec<&LtxFile>> {
+pub(crate) fn plan(files: &[LtxFile], position: Option<u64>) -> Option<Vec<&LtxFile>> {
     let target = newest(files)?;
     // From where the copy is, if the replica still goes on from there (a
     // replica that restarted its numbering is behind the copy).

@@ -31,14 +31,14 @@ const SIGNED_FOR: Duration = Duration::from_secs(300);
 const LISTING_LIMIT: u64 = 16 << 20;
 
 /// A replica to read.
-pub enum Source {
+pub(crate) enum Source {
     Dir(PathBuf),
     S3(Box<S3>),
 }
 
 /// An S3 replica: its bucket, the key prefix Litestream writes under, and
 /// how to ask.
-pub struct S3 {
+pub(crate) struct S3 {
     url: String,
     bucket: rusty_s3::Bucket,
     credentials: Option<rusty_s3::Credentials>,
@@ -48,7 +48,7 @@ pub struct S3 {
 }
 
 /// An LTX file on this machine, removed when dropped if it was downloaded.
-pub struct Local {
+pub(crate) struct Local {
     pub path: PathBuf,
     _downloaded: Option<tempfile::TempPath>,
 }
@@ -56,7 +56,7 @@ pub struct Local {
 impl Source {
     /// The replica named by `replica`: a path, a file:// URL, or an s3://
     /// URL. A path is not checked here.
-    pub fn parse(replica: &str) -> Result<Source> {
+    pub(crate) fn parse(replica: &str) -> Result<Source> {
         match replica.split_once("://") {
             None => Ok(Source::Dir(PathBuf::from(replica))),
             Some(("file", rest)) => Ok(Source::Dir(PathBuf::from(rest))),
@@ -69,7 +69,7 @@ impl Source {
     }
 
     /// What to call the replica in messages.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Source::Dir(path) => path.display().to_string(),
             Source::S3(s3) => s3.url.clone(),
@@ -78,7 +78,7 @@ impl Source {
 
     /// Every LTX file of the replica; none while Litestream has not
     /// written any.
-    pub fn list(&self) -> Result<Vec<LtxFile>> {
+    pub(crate) fn list(&self) -> Result<Vec<LtxFile>> {
         let mut files = match self {
             Source::Dir(root) => list_dir(root).map_err(|e| Error::Io {
                 path: root.clone(),
@@ -92,7 +92,7 @@ impl Source {
 
     /// `file` on this machine: when the replica is remote, downloaded
     /// beside `served` under the name [`download_prefix`] gives.
-    pub fn fetch(&self, file: &LtxFile, served: &Path) -> Result<Local> {
+    pub(crate) fn fetch(&self, file: &LtxFile, served: &Path) -> Result<Local> {
         match self {
             Source::Dir(_) => Ok(Local {
                 path: PathBuf::from(&file.key),
@@ -106,7 +106,7 @@ impl Source {
 /// The start of the names of files downloaded for the catalog at `served`
 /// (`.cdn.db.download-`): hidden, and named after the catalog, so that a
 /// follower left by a kill can find its own.
-pub fn download_prefix(served: &Path) -> String {
+pub(crate) fn download_prefix(served: &Path) -> String {
     let name = served
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -115,7 +115,7 @@ pub fn download_prefix(served: &Path) -> String {
 }
 
 /// The folder of `path` (`.` for a bare file name).
-pub fn folder_of(path: &Path) -> &Path {
+pub(crate) fn folder_of(path: &Path) -> &Path {
     match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),

@@ -48,7 +48,7 @@ use std::time::{Duration, SystemTime};
 
 /// How access-log lines are written (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// nginx's `combined`.
     Combined,
     /// One JSON object per line.
@@ -57,7 +57,7 @@ pub enum Format {
 
 /// One request, as the access log records it.
 #[derive(Debug, Clone)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     pub received: SystemTime,
     pub peer: Option<IpAddr>,
     /// Empty, as `target` and `protocol`, for a request refused before its
@@ -80,7 +80,7 @@ pub struct Entry<'a> {
 }
 
 /// The access-log line of `entry` in `format`, without the newline.
-pub fn line(format: Format, entry: &Entry<'_>) -> String {
+pub(crate) fn line(format: Format, entry: &Entry<'_>) -> String {
     match format {
         Format::Combined => combined(entry),
         Format::Json => json(entry),

@@ -7,7 +7,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 /// [`push_etag`]'s ETag as a text of its own.
 #[cfg(test)]
-pub fn etag(sha256_hex: &str, encoding: Encoding) -> String {
+pub(crate) fn etag(sha256_hex: &str, encoding: Encoding) -> String {
     let mut tag = String::with_capacity(etag_len(sha256_hex, encoding));
     push_etag(&mut tag, sha256_hex, encoding);
     tag
@@ -16,7 +16,7 @@ pub fn etag(sha256_hex: &str, encoding: Encoding) -> String {
 /// Appends the strong ETag of a representation (RFC 9110 8.8.3) to `out`:
 /// the content's sha256, with `-gz` for the gzip-coded bytes and `-br` for
 /// brotli. A caller keeps several in one text.
-pub fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
+pub(crate) fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
     out.push('"');
     out.push_str(sha256_hex);
     out.push_str(encoding.etag_suffix());
@@ -24,34 +24,34 @@ pub fn push_etag(out: &mut String, sha256_hex: &str, encoding: Encoding) {
 }
 
 /// The length of [`push_etag`]'s ETag, to size a text before it is written.
-pub fn etag_len(sha256_hex: &str, encoding: Encoding) -> usize {
+pub(crate) fn etag_len(sha256_hex: &str, encoding: Encoding) -> usize {
     sha256_hex.len() + encoding.etag_suffix().len() + 2
 }
 
 /// The strong ETag of a redirect from an alias (`latest`, a dist-tag, a
 /// range): what it resolved to, the version and its row id (new on a
 /// forced republish), so it changes exactly when the redirect does.
-pub fn alias_etag(version: &str, version_id: i64) -> String {
+pub(crate) fn alias_etag(version: &str, version_id: i64) -> String {
     format!("\"alias/{version}/{version_id}\"")
 }
 
 /// [`push_http_date`]'s date as a text of its own.
 #[cfg(test)]
-pub fn http_date(unix_secs: i64) -> String {
+pub(crate) fn http_date(unix_secs: i64) -> String {
     let mut text = String::with_capacity(HTTP_DATE_LEN);
     push_http_date(&mut text, unix_secs);
     text
 }
 
 /// The length of an IMF-fixdate (`Tue, 14 Nov 2023 22:13:20 GMT`).
-pub const HTTP_DATE_LEN: usize = 29;
+pub(crate) const HTTP_DATE_LEN: usize = 29;
 
 /// Appends `Last-Modified` for a Unix time in seconds (IMF-fixdate) to
 /// `out`: the calendar worked out from the day count (H. Hinnant's
 /// `civil_from_days`) and written in place, without the formatting
 /// machinery. A time before 1970 is written as the epoch, one after 9999
 /// as its last second: IMF-fixdate has four digits of year.
-pub fn push_http_date(out: &mut String, unix_secs: i64) {
+pub(crate) fn push_http_date(out: &mut String, unix_secs: i64) {
     const DAYS: [&[u8; 3]; 7] = [b"Thu", b"Fri", b"Sat", b"Sun", b"Mon", b"Tue", b"Wed"];
     const MONTHS: [&[u8; 3]; 12] = [
         b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
@@ -98,7 +98,7 @@ pub fn push_http_date(out: &mut String, unix_secs: i64) {
 /// any of `tags` matching); otherwise `If-Modified-Since` does (step 4): not
 /// modified when the resource's `last_modified` is not later than the date.
 /// An unparsable date is ignored, as the RFC requires.
-pub fn not_modified(
+pub(crate) fn not_modified(
     if_none_match: Option<&str>,
     if_modified_since: Option<&str>,
     tags: &[impl AsRef<str>],

@@ -19,7 +19,7 @@
 //! gets the fixed list of request headers ccc acts on.
 
 /// Header lines on every response (the `Server` line aside).
-pub const EVERY_RESPONSE: [(&str, &str); 5] = [
+pub(crate) const EVERY_RESPONSE: [(&str, &str); 5] = [
     ("Access-Control-Allow-Origin", "*"),
     // `*`: every header, to a request without credentials (Fetch), which
     // ccc never grants: a page reads ETag, Content-Range and
@@ -31,7 +31,7 @@ pub const EVERY_RESPONSE: [(&str, &str); 5] = [
 ];
 
 /// [`EVERY_RESPONSE`] with its names parsed once, for heads kept long.
-pub static EVERY_RESPONSE_NAMED: std::sync::LazyLock<Vec<(http::HeaderName, &'static str)>> =
+pub(crate) static EVERY_RESPONSE_NAMED: std::sync::LazyLock<Vec<(http::HeaderName, &'static str)>> =
     std::sync::LazyLock::new(|| {
         EVERY_RESPONSE
             .iter()
@@ -42,20 +42,20 @@ pub static EVERY_RESPONSE_NAMED: std::sync::LazyLock<Vec<(http::HeaderName, &'st
     });
 
 /// `Allow` of a 405 and `Access-Control-Allow-Methods` of a preflight.
-pub const METHODS: &str = "GET, HEAD, OPTIONS";
+pub(crate) const METHODS: &str = "GET, HEAD, OPTIONS";
 
 /// How long a browser may keep a preflight's answer, in seconds (one day;
 /// Chromium keeps at most 2 hours and Firefox 1 day of it).
-pub const MAX_AGE: &str = "86400";
+pub(crate) const MAX_AGE: &str = "86400";
 
 /// The request headers a page can set that ccc acts on (browsers set
 /// `Accept-Encoding` themselves): allowed when a preflight names none.
-pub const REQUEST_HEADERS: &str = "If-Modified-Since, If-None-Match, If-Range, Range";
+pub(crate) const REQUEST_HEADERS: &str = "If-Modified-Since, If-None-Match, If-Range, Range";
 
 /// `Access-Control-Allow-Headers` for a preflight that asked for
 /// `requested`: the list it asked for when that is a list of field names
 /// (RFC 9110 5.6.1 tokens), else [`REQUEST_HEADERS`].
-pub fn allow_headers(requested: Option<&str>) -> String {
+pub(crate) fn allow_headers(requested: Option<&str>) -> String {
     let names = requested.map(|list| {
         list.split(',')
             .map(str::trim)

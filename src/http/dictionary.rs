@@ -29,13 +29,13 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 /// a delta by the dictionary's hash alone and never reads the
 /// `Dictionary-ID` a client would echo, so an `id` would only lengthen
 /// every script's and stylesheet's head.
-pub fn use_as_dictionary(package: &str, path: &str, kind: crate::delta::Kind) -> String {
+pub(crate) fn use_as_dictionary(package: &str, path: &str, kind: crate::delta::Kind) -> String {
     with_pattern(&crate::delta::family::match_pattern(package, path), kind)
 }
 
 /// [`use_as_dictionary`] for the file's URLs at the root of a site's
 /// host (`ccc site`), where the browser asks for its next release.
-pub fn use_as_dictionary_on_site(path: &str, kind: crate::delta::Kind) -> String {
+pub(crate) fn use_as_dictionary_on_site(path: &str, kind: crate::delta::Kind) -> String {
     with_pattern(&crate::delta::family::site_match_pattern(path), kind)
 }
 
@@ -75,7 +75,7 @@ fn push_sf_string(out: &mut String, text: &str) {
 /// The SHA-256 an `Available-Dictionary` value names: a structured-field
 /// byte sequence (`:` base64 `:`, RFC 8941 3.3.5) of exactly 32 bytes;
 /// None for anything else, which is then as if not sent.
-pub fn available_dictionary(value: &str) -> Option<[u8; 32]> {
+pub(crate) fn available_dictionary(value: &str) -> Option<[u8; 32]> {
     let inner = value.trim().strip_prefix(':')?.strip_suffix(':')?;
     // A SHA-256 in base64 is 44 characters: refuse anything longer
     // before decoding it.
@@ -93,14 +93,17 @@ pub fn available_dictionary(value: &str) -> Option<[u8; 32]> {
 
 /// The `Available-Dictionary` value that names the dictionary `sha256`.
 #[cfg(test)]
-pub fn available_dictionary_value(sha256: &[u8; 32]) -> String {
+pub(crate) fn available_dictionary_value(sha256: &[u8; 32]) -> String {
     format!(":{}:", BASE64.encode(sha256))
 }
 
 /// Whether a request may be answered with a delta, by its
 /// `Sec-Fetch-Site` and `Sec-Fetch-Mode` (module doc). A request without
 /// `Sec-Fetch-Site` (no browser, or an older one) is not judged.
-pub fn may_use_dictionary(sec_fetch_site: Option<&str>, sec_fetch_mode: Option<&str>) -> bool {
+pub(crate) fn may_use_dictionary(
+    sec_fetch_site: Option<&str>,
+    sec_fetch_mode: Option<&str>,
+) -> bool {
     let Some(site) = sec_fetch_site else {
         return true;
     };

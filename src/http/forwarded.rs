@@ -19,10 +19,10 @@ use std::net::{IpAddr, SocketAddr};
 
 /// The proxies whose forwarding headers name the client.
 #[derive(Debug, Clone, Default)]
-pub struct TrustedProxies(Vec<IpNet>);
+pub(crate) struct TrustedProxies(Vec<IpNet>);
 
 impl TrustedProxies {
-    pub fn new(nets: Vec<IpNet>) -> TrustedProxies {
+    pub(crate) fn new(nets: Vec<IpNet>) -> TrustedProxies {
         TrustedProxies(nets)
     }
 
@@ -31,7 +31,7 @@ impl TrustedProxies {
     }
 
     /// The client of a request that came from `peer` with `headers`.
-    pub fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
+    pub(crate) fn client(&self, peer: IpAddr, headers: &HeaderMap) -> IpAddr {
         if !self.trusts(peer) {
             return peer;
         }

@@ -15,12 +15,12 @@ const OWN_NAMES: [&str; 2] = ["cross-origin-resource-policy", "timing-allow-orig
 
 /// Header lines, in the order added.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct HeaderLines {
+pub(crate) struct HeaderLines {
     lines: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl HeaderLines {
-    pub fn new() -> HeaderLines {
+    pub(crate) fn new() -> HeaderLines {
         HeaderLines {
             lines: Vec::with_capacity(16),
         }
@@ -30,7 +30,7 @@ impl HeaderLines {
     /// character or a byte outside ASCII, is left out rather than sent:
     /// names and values come from ccc and the catalog, and such a value
     /// would be a bug.
-    pub fn push(&mut self, name: &str, value: &str) -> &mut HeaderLines {
+    pub(crate) fn push(&mut self, name: &str, value: &str) -> &mut HeaderLines {
         let value_ok = value
             .bytes()
             .all(|b| b == b'\t' || (b' '..=b'~').contains(&b));
@@ -44,14 +44,14 @@ impl HeaderLines {
 
     /// Replaces every line named `name` (any case) with one, as
     /// [`HeaderLines::push`] adds it.
-    pub fn set(&mut self, name: &str, value: &str) -> &mut HeaderLines {
+    pub(crate) fn set(&mut self, name: &str, value: &str) -> &mut HeaderLines {
         self.lines
             .retain(|(n, _)| !n.as_str().eq_ignore_ascii_case(name));
         self.push(name, value)
     }
 
     /// Lines from names and values.
-    pub fn of<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> HeaderLines {
+    pub(crate) fn of<'a>(lines: impl IntoIterator<Item = (&'a str, &'a str)>) -> HeaderLines {
         let mut out = HeaderLines::new();
         for (name, value) in lines {
             out.push(name, value);
@@ -60,7 +60,7 @@ impl HeaderLines {
     }
 
     /// The value of the first line named `name` (any case).
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         self.iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v)
@@ -68,7 +68,7 @@ impl HeaderLines {
 
     /// Every line as (name, value); names in lower case, as HTTP/2 sends
     /// them.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.lines
             .iter()
             .map(|(n, v)| (n.as_str(), v.to_str().unwrap_or_default()))
@@ -77,20 +77,20 @@ impl HeaderLines {
     /// The lines as HTTP/1.1 sends them, `name: value\r\n` each (names in
     /// lower case), for tests.
     #[cfg(test)]
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         self.iter().map(|(n, v)| format!("{n}: {v}\r\n")).collect()
     }
 
     /// Adds the lines `keep` accepts to `map`, sharing their names and
     /// values.
-    pub fn append_to(&self, map: &mut HeaderMap) {
+    pub(crate) fn append_to(&self, map: &mut HeaderMap) {
         for (name, value) in &self.lines {
             map.append(name.clone(), value.clone());
         }
     }
 
     /// The lines of a kept head that `keep` accepts, to add to.
-    pub fn from_map(map: &HeaderMap, keep: impl Fn(&HeaderName) -> bool) -> HeaderLines {
+    pub(crate) fn from_map(map: &HeaderMap, keep: impl Fn(&HeaderName) -> bool) -> HeaderLines {
         HeaderLines {
             lines: map
                 .iter()
@@ -100,12 +100,8 @@ impl HeaderLines {
         }
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.lines.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.lines.is_empty()
     }
 }
 
@@ -113,7 +109,11 @@ impl HeaderLines {
 /// count): its entries, its index, and the values' text with its
 /// allocation's overhead (constants, and text shared with the asset,
 /// counted as if copied: an upper bound).
-pub fn map_heap_bytes(map: &HeaderMap) -> usize {
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "only unit tests measure a kept head with it")
+)]
+pub(crate) fn map_heap_bytes(map: &HeaderMap) -> usize {
     heap_bytes(
         map.len(),
         map.capacity(),
@@ -123,7 +123,7 @@ pub fn map_heap_bytes(map: &HeaderMap) -> usize {
 
 /// [`map_heap_bytes`] of a kept head of `lines` lines whose values take
 /// `text` bytes, without building it.
-pub fn built_heap_bytes(lines: usize, text: usize) -> usize {
+pub(crate) fn built_heap_bytes(lines: usize, text: usize) -> usize {
     // A built head's capacity is that of a map made for its line count.
     static CAPACITY: std::sync::OnceLock<[usize; 33]> = std::sync::OnceLock::new();
     let capacity = CAPACITY.get_or_init(|| {
@@ -147,7 +147,7 @@ fn heap_bytes(lines: usize, capacity: usize, text: usize) -> usize {
 }
 
 /// The name, shared when it is a standard one or one of ccc's own.
-pub fn header_name(name: &str) -> Option<HeaderName> {
+pub(crate) fn header_name(name: &str) -> Option<HeaderName> {
     let parsed = HeaderName::from_bytes(name.as_bytes()).ok()?;
     Some(
         OWN_NAMES

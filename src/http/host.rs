@@ -14,20 +14,20 @@
 
 /// Whether `value` is a `Host` value: empty (allowed for a target
 /// without an authority, RFC 9112 3.2), or a host with an optional port.
-pub fn valid(value: &[u8]) -> bool {
+pub(crate) fn valid(value: &[u8]) -> bool {
     let (host, port) = split_port(value);
     port.is_none_or(|p| p.iter().all(u8::is_ascii_digit)) && valid_host(host)
 }
 
 /// Whether two host values name the same host (hosts compare without
 /// regard to case, RFC 3986 6.2.2.1).
-pub fn same(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
     a.eq_ignore_ascii_case(b)
 }
 
 /// The host a `Host` value names, without its port (an IPv6 literal keeps
 /// its brackets).
-pub fn without_port(value: &str) -> &str {
+pub(crate) fn without_port(value: &str) -> &str {
     let (host, _) = split_port(value.as_bytes());
     // `split_port` splits at an ASCII `:`, so `host` ends on a char boundary.
     &value[..host.len()]

@@ -13,12 +13,12 @@ use globset::{Glob, GlobSet, GlobSetBuilder};
 
 /// The paths left out of the access log.
 #[derive(Debug, Clone, Default)]
-pub struct LogSkip(Option<GlobSet>);
+pub(crate) struct LogSkip(Option<GlobSet>);
 
 impl LogSkip {
     /// Leaves out the paths any of `globs` matches; none: every request
     /// is logged. The error names a glob that does not parse.
-    pub fn new(globs: &[String]) -> Result<LogSkip, String> {
+    pub(crate) fn new(globs: &[String]) -> Result<LogSkip, String> {
         if globs.is_empty() {
             return Ok(LogSkip(None));
         }
@@ -33,7 +33,7 @@ impl LogSkip {
 
     /// Whether the request for `target` (path and query, or an absolute
     /// URL) is left out.
-    pub fn skips(&self, target: &str) -> bool {
+    pub(crate) fn skips(&self, target: &str) -> bool {
         let Some(set) = &self.0 else {
             return false;
         };

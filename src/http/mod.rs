@@ -33,15 +33,15 @@
 //! matches a copy the cache holds. `Last-Modified` is
 //! the version's publish time; versions are immutable, so it never moves.
 
-pub mod access_log;
-pub mod conditional;
-pub mod cors;
-pub mod dictionary;
-pub mod forwarded;
-pub mod header_lines;
-pub mod host;
-pub mod log_skip;
-pub mod negotiate;
-pub mod not_found;
-pub mod range;
-pub mod route;
+pub(crate) mod access_log;
+pub(crate) mod conditional;
+pub(crate) mod cors;
+pub(crate) mod dictionary;
+pub(crate) mod forwarded;
+pub(crate) mod header_lines;
+pub(crate) mod host;
+pub(crate) mod log_skip;
+pub(crate) mod negotiate;
+pub(crate) mod not_found;
+pub(crate) mod range;
+pub(crate) mod route;

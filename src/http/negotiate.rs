@@ -31,7 +31,7 @@ use crate::encoding::Encoding;
 ///   the one `offered` lists first, the smaller. When nothing is
 ///   acceptable the server sends identity rather than 406, as the RFC
 ///   allows.
-pub fn choose<'a>(
+pub(crate) fn choose<'a>(
     accept_encoding: impl IntoIterator<Item = &'a str>,
     offered: &[Encoding],
 ) -> Encoding {
@@ -86,7 +86,7 @@ fn rank(encoding: Encoding) -> usize {
 
 /// What a listing is answered with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     Json,
     Html,
 }
@@ -100,7 +100,7 @@ pub enum Format {
 /// browser's `text/html,...,*/*;q=0.8` gets HTML, while no header, `*/*`
 /// (curl, `fetch`), `application/json`, or a malformed header get JSON:
 /// scripts keep the answer they always had.
-pub fn format<'a>(accept: impl IntoIterator<Item = &'a str>) -> Format {
+pub(crate) fn format<'a>(accept: impl IntoIterator<Item = &'a str>) -> Format {
     // Per type: (specificity, q) of the best match so far.
     let (mut html, mut json) = (None::<(u8, f32)>, None::<(u8, f32)>);
     for value in accept {

@@ -25,12 +25,12 @@ use crate::spec::Selector;
 use serde::Serialize;
 
 /// Longest request part a 404 repeats whole, in characters.
-pub const ECHO_MAX: usize = 100;
+pub(crate) const ECHO_MAX: usize = 100;
 
 /// The part of a request the catalog lacks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "missing", rename_all = "lowercase")]
-pub enum Missing {
+pub(crate) enum Missing {
     /// The package has no version at all.
     Package { package: String },
     /// The package exists; this exact version does not.
@@ -87,7 +87,7 @@ impl std::fmt::Display for Missing {
 
 /// The body of a 404 that names what is missing.
 #[derive(Debug, Serialize)]
-pub struct Body<'a> {
+pub(crate) struct Body<'a> {
     pub status: u16,
     pub error: String,
     #[serde(flatten)]
@@ -95,7 +95,7 @@ pub struct Body<'a> {
 }
 
 impl<'a> Body<'a> {
-    pub fn new(missing: &'a Missing) -> Body<'a> {
+    pub(crate) fn new(missing: &'a Missing) -> Body<'a> {
         Body {
             status: 404,
             error: missing.to_string(),
@@ -111,7 +111,7 @@ impl<'a> Body<'a> {
 /// The catalog may change between the miss and this question (another
 /// process publishes); the answer then describes the catalog as it is now,
 /// falling back to the most specific part when everything exists.
-pub fn diagnose<E>(
+pub(crate) fn diagnose<E>(
     package: &str,
     asked: &Selector,
     path: &str,

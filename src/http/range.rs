@@ -27,7 +27,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 /// What to send of a representation of `len` bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ranged {
+pub(crate) enum Ranged {
     /// 200 with every byte.
     Whole,
     /// 206 with these bytes (never empty, within the representation).
@@ -39,7 +39,7 @@ pub enum Ranged {
 /// Decides what a GET or HEAD with these headers gets of a
 /// representation of `len` bytes whose strong ETag is `etag` and whose
 /// `Last-Modified` is `last_modified` (Unix seconds).
-pub fn evaluate(
+pub(crate) fn evaluate(
     range: Option<&str>,
     if_range: Option<&str>,
     etag: &str,
@@ -64,12 +64,12 @@ pub fn evaluate(
 }
 
 /// `Content-Range` of a 206 (RFC 9110 14.4): `bytes 0-99/1000`.
-pub fn content_range(part: &Range<u64>, len: u64) -> String {
+pub(crate) fn content_range(part: &Range<u64>, len: u64) -> String {
     format!("bytes {}-{}/{len}", part.start, part.end - 1)
 }
 
 /// `Content-Range` of a 416: `bytes */1000`.
-pub fn unsatisfied_range(len: u64) -> String {
+pub(crate) fn unsatisfied_range(len: u64) -> String {
     format!("bytes */{len}")
 }
 

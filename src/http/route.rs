@@ -47,12 +47,12 @@ use percent_encoding::{AsciiSet, CONTROLS, percent_decode_str, utf8_percent_enco
 use std::borrow::Cow;
 
 /// Longest request target served; longer ones get 414.
-pub const MAX_TARGET_LEN: usize = 8 * 1024;
+pub(crate) const MAX_TARGET_LEN: usize = 8 * 1024;
 
 /// What a request asks for; names are borrowed from the target unless it
 /// had to be decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Route<'a> {
+pub(crate) enum Route<'a> {
     Asset {
         package: Cow<'a, str>,
         version: Cow<'a, str>,
@@ -124,7 +124,7 @@ impl Route<'_> {
 
 /// Why a request cannot be routed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RouteError {
+pub(crate) enum RouteError {
     /// 405, with `Allow: GET, HEAD, OPTIONS`.
     MethodNotAllowed,
     /// 414.
@@ -137,7 +137,7 @@ pub enum RouteError {
 
 /// Routes a request; GET and HEAD read, OPTIONS answers the same on
 /// every target (`*` included, RFC 9110 9.3.7), other methods do not exist.
-pub fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError> {
+pub(crate) fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, RouteError> {
     if target.len() > MAX_TARGET_LEN {
         return Err(RouteError::TargetTooLong);
     }
@@ -339,7 +339,7 @@ fn unknown_path() -> RouteError {
 
 /// Characters escaped in a path segment of a URL ccc builds (redirects):
 /// controls, space, and everything with a meaning in a URL.
-pub const SEGMENT: &AsciiSet = &CONTROLS
+pub(crate) const SEGMENT: &AsciiSet = &CONTROLS
     .add(b' ')
     .add(b'"')
     .add(b'#')
@@ -359,12 +359,12 @@ pub const SEGMENT: &AsciiSet = &CONTROLS
 
 /// Bytes of a query string that cannot go into a `Location` header as
 /// they are; `%` stays, so what the client encoded is not encoded twice.
-pub const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
+pub(crate) const QUERY: &AsciiSet = &CONTROLS.add(b' ').add(b'"').add(b'<').add(b'>');
 
 /// Where a redirect for `target` to an asset, a version's list (`path`
 /// empty) or a version's root points: [`asset_url`] plus the target's query
 /// string, if it has a non-empty one.
-pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> String {
+pub(crate) fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> String {
     let mut url = asset_url(package, version, path);
     let before_fragment = target.split('#').next().unwrap_or("");
     if let Some((_, query)) = before_fragment.split_once('?')
@@ -380,7 +380,7 @@ pub fn redirect_url(package: &str, version: &str, path: &str, target: &str) -> S
 /// instead (`?importmap`), and then whether with integrity
 /// (`?importmap&integrity`): None when the query names no `importmap`.
 /// The parameters' values are not read.
-pub fn import_map_asked(target: &str) -> Option<bool> {
+pub(crate) fn import_map_asked(target: &str) -> Option<bool> {
     let before_fragment = target.split('#').next().unwrap_or("");
     let (_, query) = before_fragment.split_once('?')?;
     let keys: Vec<&str> = query
@@ -393,7 +393,7 @@ pub fn import_map_asked(target: &str) -> Option<bool> {
 
 /// The page of a listing that `target` asks for with `?limit=N&offset=M`
 /// (both optional, whole numbers; `limit=0` or none: every row). The error names the parameter and the value at fault.
-pub fn listing_page(target: &str) -> Result<Page, String> {
+pub(crate) fn listing_page(target: &str) -> Result<Page, String> {
     let mut page = Page::ALL;
     let before_fragment = target.split('#').next().unwrap_or("");
     let Some((_, query)) = before_fragment.split_once('?') else {
@@ -417,7 +417,7 @@ pub fn listing_page(target: &str) -> Result<Page, String> {
 
 /// The URL of a package (`/assets/@scope/name/`), its segments
 /// percent-encoded as needed.
-pub fn package_url(package: &str) -> String {
+pub(crate) fn package_url(package: &str) -> String {
     let mut url = String::from("/assets/");
     for (i, part) in package.split('/').enumerate() {
         if i > 0 {
@@ -431,7 +431,7 @@ pub fn package_url(package: &str) -> String {
 
 /// The URL of an asset, a version's list (`path` empty) or a version's
 /// root, with every segment percent-encoded as needed.
-pub fn asset_url(package: &str, version: &str, path: &str) -> String {
+pub(crate) fn asset_url(package: &str, version: &str, path: &str) -> String {
     let mut url = package_url(package);
     url.extend(utf8_percent_encode(version, SEGMENT));
     url.push('/');

@@ -33,7 +33,7 @@ const KNOWN: &[(&str, &str)] = &[
 ];
 
 /// The ES module builds to use instead of `package`'s CommonJS, in words.
-pub fn alternatives(package: &str) -> String {
+pub(crate) fn alternatives(package: &str) -> String {
     match KNOWN.iter().find(|(name, _)| *name == package) {
         Some((_, words)) => format!("use an ES module build: {words}"),
         None => format!(
@@ -47,7 +47,7 @@ pub fn alternatives(package: &str) -> String {
 /// Fills in `report.commonjs_entry` when the entry point of `package`
 /// (what `import 'PKG'` loads, read from its `package.json` as import maps
 /// read it) is one of the CommonJS scripts the check found.
-pub fn note_commonjs_entry(package: &str, report: &mut Report) {
+pub(crate) fn note_commonjs_entry(package: &str, report: &mut Report) {
     if report.commonjs.is_empty() {
         return;
     }

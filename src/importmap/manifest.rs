@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 /// The conditions a browser loading ES modules meets, as Node's
 /// resolution names them: of a conditions object, the first key among
 /// these (in the object's own order) is followed.
-pub const CONDITIONS: [&str; 4] = ["browser", "import", "module", "default"];
+pub(crate) const CONDITIONS: [&str; 4] = ["browser", "import", "module", "default"];
 
 /// A value of `exports`, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// A path relative to the package's root (`./dist/index.js`).
     Path(String),
     /// Tried in order, the first that applies wins.
@@ -90,7 +90,7 @@ impl<'de> Visitor<'de> for TargetVisitor {
 
 /// The fields of `package.json` an import map reads.
 #[derive(Debug, Default, Deserialize)]
-pub struct Manifest {
+pub(crate) struct Manifest {
     #[serde(default)]
     exports: Option<Target>,
     #[serde(default, deserialize_with = "string_or_none")]
@@ -128,7 +128,7 @@ fn ranges<'de, D: de::Deserializer<'de>>(d: D) -> Result<BTreeMap<String, String
 /// Where a subpath of a package leads: a file, or every file under a
 /// folder (an import map's prefix mapping, `"app/": "…/dist/"`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Entry {
+pub(crate) enum Entry {
     /// `subpath` (`.`, `./x`) is the file `file`.
     File { subpath: String, file: String },
     /// Every subpath under `prefix` (`./`, `./features/`) is the file of
@@ -138,13 +138,13 @@ pub enum Entry {
 
 impl Manifest {
     /// The manifest in `bytes`.
-    pub fn parse(bytes: &[u8]) -> Result<Manifest, String> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<Manifest, String> {
         serde_json::from_slice(bytes).map_err(|e| format!("is not a package.json: {e}"))
     }
 
     /// The range the package asks of `dependency`: from `dependencies`,
     /// else `peerDependencies`, else `optionalDependencies`.
-    pub fn range(&self, dependency: &str) -> Option<&str> {
+    pub(crate) fn range(&self, dependency: &str) -> Option<&str> {
         [
             &self.dependencies,
             &self.peer_dependencies,
@@ -176,7 +176,11 @@ impl Manifest {
     /// `PATH.js` and `PATH/index.js`), else `index.js`; any other subpath
     /// is the file of that path, or with `.js`, `.mjs` or `/index.js`
     /// added, as Node and bundlers try them.
-    pub fn resolve(&self, subpath: &str, has: impl Fn(&str) -> bool) -> Result<String, String> {
+    pub(crate) fn resolve(
+        &self,
+        subpath: &str,
+        has: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
         if self.exports.is_none() {
             return self.resolve_without_exports(subpath, has);
         }
@@ -241,7 +245,7 @@ impl Manifest {
     /// `module`, `main` or index.js gives one) and the whole package as
     /// a folder. The second list says why each
     /// subpath that leads nowhere does so.
-    pub fn entries(&self, files: &[&str]) -> (Vec<Entry>, Vec<(String, String)>) {
+    pub(crate) fn entries(&self, files: &[&str]) -> (Vec<Entry>, Vec<(String, String)>) {
         let has = |p: &str| files.binary_search(&p).is_ok();
         let mut entries = Vec::new();
         let mut failed = Vec::new();

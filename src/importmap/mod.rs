@@ -56,10 +56,10 @@
 //! only `smallvec` and `thiserror`, both already in ccc's tree; the
 //! older `node-semver` brings `nom` and `miette` for the same.
 
-pub mod commonjs;
-pub mod manifest;
-pub mod page;
-pub mod registry;
+pub(crate) mod commonjs;
+pub(crate) mod manifest;
+pub(crate) mod page;
+pub(crate) mod registry;
 
 use crate::catalog::Catalog;
 use crate::catalog::query::{AssetRow, Page, StoredLink};
@@ -71,20 +71,20 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 
 /// The media type of an import map (HTML, "import maps").
-pub const CONTENT_TYPE: &str = "application/importmap+json";
+pub(crate) const CONTENT_TYPE: &str = "application/importmap+json";
 
 /// Where the map's URLs start: nothing, for root-relative URLs
 /// (`/assets/…`, what a page served by ccc itself needs), or an
 /// `http://` or `https://` origin, with a path if ccc is served under
 /// one.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Base(String);
+pub(crate) struct Base(String);
 
 impl Base {
     /// `text` as a base: an absolute http or https URL without a query
     /// or fragment; a trailing `/` is dropped. The error says what is
     /// wrong with it.
-    pub fn parse(text: &str) -> std::result::Result<Base, String> {
+    pub(crate) fn parse(text: &str) -> std::result::Result<Base, String> {
         let uri: http::Uri = text.parse().map_err(|e| {
             format!("`{text}` is not a URL ({e}); give one like https://cdn.example.com")
         })?;
@@ -114,7 +114,7 @@ impl Base {
 
 /// How to write the map.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub(crate) struct Options {
     pub base: Base,
     /// Add `integrity` for every module the map can reach.
     pub integrity: bool,
@@ -122,7 +122,7 @@ pub struct Options {
 
 /// An import map, as browsers read it; keys in byte order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct ImportMap {
+pub(crate) struct ImportMap {
     pub imports: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub scopes: BTreeMap<String, BTreeMap<String, String>>,
@@ -133,7 +133,7 @@ pub struct ImportMap {
 
 /// The map of one version and what went into it: `ccc importmap --json`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Generated {
+pub(crate) struct Generated {
     pub package: String,
     pub version: String,
     pub importmap: ImportMap,
@@ -145,14 +145,14 @@ pub struct Generated {
 
 /// A version of another package that the map loads.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub struct Pinned {
+pub(crate) struct Pinned {
     pub package: String,
     pub version: String,
 }
 
 /// A specifier the map cannot satisfy.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unresolved {
+pub(crate) struct Unresolved {
     /// As imported (`rxjs/operators`), or as the version's own entry
     /// (`app/feature`).
     pub specifier: String,
@@ -188,7 +188,11 @@ impl std::fmt::Display for Unresolved {
 /// The import map of `root` and everything it imports, from `catalog`.
 /// Fails only when the catalog cannot be read or `root` has no readable
 /// `package.json`; what cannot be resolved is listed, not an error.
-pub fn generate(catalog: &Catalog, root: VersionRow, options: &Options) -> Result<Generated> {
+pub(crate) fn generate(
+    catalog: &Catalog,
+    root: VersionRow,
+    options: &Options,
+) -> Result<Generated> {
     let mut walk = Walk::new(catalog, &options.base);
     let manifest = catalog
         .manifest(root.id)?

@@ -26,7 +26,7 @@ use std::cell::RefCell;
 /// The pages of a version that a publish wrote the map into, and the
 /// map itself: what `ccc publish --importmap --json` reports.
 #[derive(Debug, Clone, Serialize)]
-pub struct Written {
+pub(crate) struct Written {
     /// The pages the map went into, by path.
     pub pages: Vec<String>,
     /// The map and what went into it, as `ccc importmap --json` has it.
@@ -36,7 +36,7 @@ pub struct Written {
 
 /// What a page's rewrite found.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Rewrite {
+pub(crate) enum Rewrite {
     /// The page with the map before its first module.
     Written(Vec<u8>),
     /// The page loads no module: no map.
@@ -47,7 +47,7 @@ pub enum Rewrite {
 
 /// `page` with `map` written before its first module script or
 /// modulepreload link.
-pub fn insert(page: &[u8], map: &ImportMap) -> Rewrite {
+pub(crate) fn insert(page: &[u8], map: &ImportMap) -> Rewrite {
     let json = inline_json(map);
     let first_module: RefCell<Option<usize>> = RefCell::new(None);
     let own_map: RefCell<Option<usize>> = RefCell::new(None);
@@ -127,7 +127,7 @@ fn line_of(page: &[u8], offset: usize) -> u32 {
 /// `map` as JSON that cannot end the script it is written in: every `<`
 /// (only ever inside a string) is escaped, so `</script>` or `<!--` in a
 /// specifier stays text.
-pub fn inline_json(map: &ImportMap) -> String {
+pub(crate) fn inline_json(map: &ImportMap) -> String {
     // A map of strings always serializes.
     serde_json::to_string(map)
         .unwrap_or_default()
@@ -139,7 +139,7 @@ pub fn inline_json(map: &ImportMap) -> String {
 /// changed, by path, and what was written. A page with its own import
 /// map refuses the version ([`Error::ImportMapRefused`]); so does any
 /// specifier left unresolved, with `strict`.
-pub fn write_into_pages(
+pub(crate) fn write_into_pages(
     catalog: &Catalog,
     root: &VersionRow,
     options: &super::Options,

@@ -32,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// npm's public registry.
-pub const DEFAULT_REGISTRY: &str = "https://registry.npmjs.org/";
+pub(crate) const DEFAULT_REGISTRY: &str = "https://registry.npmjs.org/";
 
 /// How long one registry request may take.
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -46,7 +46,7 @@ const MAX_DOCUMENT: u64 = 256 << 20;
 
 /// A package the catalog lacks, and why it is needed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Lacking {
+pub(crate) struct Lacking {
     pub package: String,
     /// The version npm would install; None when the registry was not
     /// asked (`--offline`) or could not say.
@@ -58,7 +58,7 @@ pub struct Lacking {
 
 /// One range a package is wanted in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Wanted {
+pub(crate) struct Wanted {
     /// `PKG@VERSION` of the version that depends on it.
     pub by: String,
     pub range: String,
@@ -67,7 +67,7 @@ pub struct Wanted {
 impl Lacking {
     /// `react-dom@18.3.1`, or `react-dom@^18.3.1` when only the range is
     /// known: what `npm pack` takes.
-    pub fn spec(&self) -> String {
+    pub(crate) fn spec(&self) -> String {
         match &self.version {
             Some(version) => format!("{}@{version}", self.package),
             None => format!(
@@ -82,7 +82,7 @@ impl Lacking {
 }
 
 /// An npm registry.
-pub struct Registry {
+pub(crate) struct Registry {
     url: String,
     agent: ureq::Agent,
     /// Package documents read, by name.
@@ -92,7 +92,7 @@ pub struct Registry {
 impl Registry {
     /// The registry at `url` (http or https). Fails, in words, when an
     /// https registry finds no CA certificates to check it with.
-    pub fn new(url: &str) -> std::result::Result<Registry, String> {
+    pub(crate) fn new(url: &str) -> std::result::Result<Registry, String> {
         let url = url.trim_end_matches('/').to_string();
         let mut config = ureq::Agent::config_builder()
             .timeout_global(Some(TIMEOUT))
@@ -156,7 +156,7 @@ impl Registry {
 }
 
 /// Parses `--registry`: an http or https URL.
-pub fn parse_url(text: &str) -> std::result::Result<String, String> {
+pub(crate) fn parse_url(text: &str) -> std::result::Result<String, String> {
     match url::Url::parse(text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") && url.host().is_some() => {
             Ok(text.to_string())
@@ -235,7 +235,7 @@ fn dependencies(document: &Value, version: &str) -> Vec<(String, String)> {
 /// catalog does not satisfy. Also the registry's trouble, in words, when
 /// it could not say all (the packages it could not follow are listed by
 /// range).
-pub fn lacking(
+pub(crate) fn lacking(
     catalog: &Catalog,
     first: Vec<(String, String, String)>,
     mut registry: Option<&mut Registry>,

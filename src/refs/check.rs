@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// How many references fell in each class.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub found: u64,
     pub missing: u64,
     pub case_mismatch: u64,
@@ -30,7 +30,7 @@ impl Counts {
         } += 1;
     }
 
-    pub fn total(&self) -> u64 {
+    pub(crate) fn total(&self) -> u64 {
         self.found
             + self.missing
             + self.case_mismatch
@@ -42,7 +42,7 @@ impl Counts {
 
 /// A reference that resolves nowhere inside the version.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
+pub(crate) struct Problem {
     /// The file that holds it.
     pub file: String,
     pub line: u32,
@@ -64,7 +64,7 @@ pub struct Problem {
 /// One reference with what it resolved to, as publish stores it (so that
 /// `inspect` can list what a file references and what references it).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link {
+pub(crate) struct Link {
     pub file: String,
     pub line: u32,
     pub column: u32,
@@ -78,7 +78,7 @@ pub struct Link {
 
 /// What checking a version found.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
+pub(crate) struct Report {
     /// Files in the version.
     pub file_count: u64,
     /// Files read for references (scripts, styles, pages, manifests).
@@ -111,7 +111,7 @@ pub struct Report {
 /// A site rules file that publish refuses: the first line ccc cannot
 /// follow (`site::rules`), and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RulesProblem {
+pub(crate) struct RulesProblem {
     pub file: String,
     pub line: usize,
     pub message: String,
@@ -119,7 +119,7 @@ pub struct RulesProblem {
 
 /// An entry point a browser cannot import.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct CommonJsEntry {
+pub(crate) struct CommonJsEntry {
     /// The file `import 'PKG'` loads.
     pub file: String,
     /// The ES module builds to use instead, in words.
@@ -166,14 +166,14 @@ impl std::fmt::Display for Problem {
 }
 
 impl Report {
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.problems.is_empty() && self.rules.is_empty()
     }
 
     /// The hint under a list of problems that has root paths
     /// (`/assets/index-B3x9a.js`): where the version is served, and the
     /// bundler settings that write relative URLs instead.
-    pub fn root_path_hint(&self) -> Option<&'static str> {
+    pub(crate) fn root_path_hint(&self) -> Option<&'static str> {
         self.problems
             .iter()
             .any(|p| p.class == "leaves_version" && p.reference.starts_with('/'))
@@ -183,7 +183,7 @@ impl Report {
 
 /// Whether files at `path` are read for references: the types
 /// [`super::extract`] knows.
-pub fn is_read(path: &str) -> bool {
+pub(crate) fn is_read(path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = name
         .rsplit_once('.')
@@ -200,7 +200,7 @@ pub fn is_read(path: &str) -> bool {
 /// served as `mount` says; `read(path)` gives the bytes of a file
 /// [`is_read`] accepts (None when it cannot be read, which then names
 /// nothing).
-pub fn check(
+pub(crate) fn check(
     package: &str,
     version: &str,
     paths: &[String],
@@ -244,7 +244,7 @@ pub fn check(
 /// against every path of the version `package@version`, whose root
 /// `package.json` is `manifest` (its `main` is what `require('./')` at
 /// the root loads).
-pub fn resolve_all(
+pub(crate) fn resolve_all(
     package: &str,
     version: &str,
     paths: Vec<String>,

@@ -13,7 +13,7 @@ use super::{Kind, Reference};
 use cssparser::{Parser, Token};
 
 /// The references of the stylesheet `text`.
-pub fn references(text: &str) -> Vec<Reference> {
+pub(crate) fn references(text: &str) -> Vec<Reference> {
     let mut parser = Parser::new(text);
     let mut refs = Vec::new();
     walk(&mut parser, &mut refs, false);

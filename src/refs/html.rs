@@ -40,7 +40,7 @@ const LOADED_LINKS: &[&str] = &[
 ];
 
 /// The references of the page `text`.
-pub fn references(text: &str) -> Vec<Reference> {
+pub(crate) fn references(text: &str) -> Vec<Reference> {
     let lines = Lines::of(text);
     let refs = RefCell::new(Vec::new());
     let import_map = RefCell::new((0usize, String::new()));

@@ -23,7 +23,7 @@ use oxc_span::{GetSpan, SourceType, Span};
 /// does not parse has none (the browser would not run it either; `check`
 /// reports it through the count of files read).
 #[cfg(test)]
-pub fn references(path: &str, text: &str) -> Vec<Reference> {
+pub(crate) fn references(path: &str, text: &str) -> Vec<Reference> {
     read(path, text).references
 }
 
@@ -32,7 +32,7 @@ pub fn references(path: &str, text: &str) -> Vec<Reference> {
 /// bundle too). A browser that imports it as a module gets no exports
 /// from it (`does not provide an export named 'default'`), or fails on
 /// `require`.
-pub fn is_commonjs(path: &str, text: &str) -> bool {
+pub(crate) fn is_commonjs(path: &str, text: &str) -> bool {
     read(path, text).commonjs
 }
 

@@ -5,7 +5,7 @@ use super::{Kind, Reference};
 use serde_json::Value;
 
 /// The `src` of every icon (and screenshot) of a web manifest.
-pub fn manifest_icons(text: &str) -> Vec<Reference> {
+pub(crate) fn manifest_icons(text: &str) -> Vec<Reference> {
     let Ok(manifest) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -25,7 +25,7 @@ pub fn manifest_icons(text: &str) -> Vec<Reference> {
 /// extension or folder index may be left off ([`Kind::PackageMain`]), and
 /// every path in `exports`, conditions and subpaths included, taken as
 /// written. Subpath patterns (`./*`) name no one file and are left out.
-pub fn package_entries(text: &str) -> Vec<Reference> {
+pub(crate) fn package_entries(text: &str) -> Vec<Reference> {
     let Ok(manifest) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -67,7 +67,7 @@ pub fn package_entries(text: &str) -> Vec<Reference> {
 
 /// The `main` of a `package.json`: what Node loads for `require('./')`
 /// in the package's root folder. None without one, or an empty one.
-pub fn main(text: &str) -> Option<String> {
+pub(crate) fn main(text: &str) -> Option<String> {
     let manifest = serde_json::from_str::<Value>(text).ok()?;
     let main = manifest["main"].as_str()?;
     (!main.is_empty()).then(|| main.to_string())

@@ -29,11 +29,11 @@
 //! ([`Mount::SiteRoot`]) resolves root paths against its own root
 //! instead.
 
-pub mod check;
-pub mod css;
-pub mod html;
-pub mod js;
-pub mod json;
+pub(crate) mod check;
+pub(crate) mod css;
+pub(crate) mod html;
+pub(crate) mod js;
+pub(crate) mod json;
 
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -41,7 +41,7 @@ use std::collections::{HashMap, HashSet};
 /// How a file names another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `import … from '…'`, `export … from '…'`.
     Import,
     /// `import('…')`.
@@ -73,7 +73,7 @@ pub enum Kind {
 
 impl Kind {
     /// Its name in JSON and in the catalog.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Import => "import",
             Kind::DynamicImport => "dynamic_import",
@@ -91,7 +91,7 @@ impl Kind {
     }
 
     /// How a report names it, before the reference.
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             Kind::Import => "import",
             Kind::DynamicImport => "import()",
@@ -111,7 +111,7 @@ impl Kind {
 
 /// One reference as written, where it is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Reference {
+pub(crate) struct Reference {
     pub kind: Kind,
     /// As written; for a reference built at runtime, the expression's
     /// source text.
@@ -126,7 +126,7 @@ pub struct Reference {
 /// What a reference turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "class", content = "path")]
-pub enum Class {
+pub(crate) enum Class {
     /// A file of the version (its path).
     Found(String),
     /// No file of the version, in any case.
@@ -150,14 +150,14 @@ pub enum Class {
 impl Class {
     /// Whether the version is broken by it: a reference that resolves
     /// nowhere inside it.
-    pub fn is_problem(&self) -> bool {
+    pub(crate) fn is_problem(&self) -> bool {
         matches!(
             self,
             Class::Missing | Class::CaseMismatch(_) | Class::LeavesVersion | Class::RootPath(_)
         )
     }
 
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Class::Found(_) => "found",
             Class::Missing => "missing",
@@ -171,7 +171,7 @@ impl Class {
 
 /// What reading one file found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Extracted {
+pub(crate) struct Extracted {
     pub references: Vec<Reference>,
     /// A script that is CommonJS ([`js::is_commonjs`]), which a browser
     /// cannot import.
@@ -181,7 +181,7 @@ pub struct Extracted {
 /// The references of the file at `path` (in the version) whose bytes are
 /// `bytes`, by its type; none for a type that names no file or bytes that
 /// do not parse.
-pub fn extract(path: &str, bytes: &[u8]) -> Extracted {
+pub(crate) fn extract(path: &str, bytes: &[u8]) -> Extracted {
     let Ok(text) = std::str::from_utf8(bytes) else {
         return Extracted::default();
     };
@@ -237,12 +237,12 @@ fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
 
 /// How a folder URL naming the version's root (`new URL('./',
 /// import.meta.url)` in a file at the root) is found: as this path.
-pub const ROOT_FOLDER: &str = "./";
+pub(crate) const ROOT_FOLDER: &str = "./";
 
 /// Where a version is served, which decides what a root path (`/x`)
 /// names (module doc, "Root paths").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Mount {
+pub(crate) enum Mount {
     /// Under `/assets/PKG/VERSION/`, as `ccc serve` serves every version:
     /// a root path leaves the version.
     #[default]
@@ -254,7 +254,7 @@ pub enum Mount {
 /// The files of one version, for resolving references: by path, and by
 /// path in lower case for the case check; the folders that hold them,
 /// likewise.
-pub struct Version<'a> {
+pub(crate) struct Version<'a> {
     /// `/assets/PKG/VER/`, whose URLs are this version's files; None when
     /// the version is not named (a folder without a `package.json`).
     own: Option<String>,
@@ -269,7 +269,7 @@ pub struct Version<'a> {
 }
 
 impl<'a> Version<'a> {
-    pub fn new(package: &str, version: &str, paths: impl Iterator<Item = &'a str>) -> Self {
+    pub(crate) fn new(package: &str, version: &str, paths: impl Iterator<Item = &'a str>) -> Self {
         let paths: HashSet<&str> = paths.collect();
         let folded = paths.iter().map(|p| (p.to_lowercase(), *p)).collect();
         let folders: HashSet<&str> = paths
@@ -290,20 +290,20 @@ impl<'a> Version<'a> {
     }
 
     /// Served as `mount` says, which decides what root paths name.
-    pub fn served_at(mut self, mount: Mount) -> Self {
+    pub(crate) fn served_at(mut self, mount: Mount) -> Self {
         self.mount = mount;
         self
     }
 
     /// With the root `package.json`'s `main`, which `require('./')` (or
     /// `'..'`) loads when it names the root folder.
-    pub fn with_main(mut self, main: Option<String>) -> Self {
+    pub(crate) fn with_main(mut self, main: Option<String>) -> Self {
         self.main = main;
         self
     }
 
     /// What `reference`, written in the file at `from`, names.
-    pub fn resolve(&self, from: &str, reference: &Reference) -> Class {
+    pub(crate) fn resolve(&self, from: &str, reference: &Reference) -> Class {
         if reference.runtime {
             return Class::Unresolvable;
         }
@@ -401,7 +401,7 @@ fn names_catalog_file(target: &str) -> bool {
 /// `to`, a file or a folder (ending in `/`) of the version, as written
 /// relative to the file `from`: `./assets/a.js` from `index.html`,
 /// `../vite.svg` from `assets/a.css`.
-pub fn relative_to(from: &str, to: &str) -> String {
+pub(crate) fn relative_to(from: &str, to: &str) -> String {
     let folder: Vec<&str> = match from.rsplit_once('/') {
         Some((folder, _)) => folder.split('/').collect(),
         None => Vec::new(),

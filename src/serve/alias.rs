@@ -33,11 +33,11 @@ use sha2::Digest;
 use std::time::Duration;
 
 /// Default `--alias-max-age`.
-pub const DEFAULT_ALIAS_MAX_AGE: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_ALIAS_MAX_AGE: Duration = Duration::from_secs(60);
 
 /// How aliases are cached, from the server's flags.
 #[derive(Debug, Clone)]
-pub struct Policy {
+pub(crate) struct Policy {
     cache_control: String,
     not_found: String,
 }
@@ -45,7 +45,7 @@ pub struct Policy {
 impl Policy {
     /// Caches may reuse an alias's redirect for `max_age` (whole seconds)
     /// before revalidating it.
-    pub fn new(max_age: Duration) -> Policy {
+    pub(crate) fn new(max_age: Duration) -> Policy {
         Policy {
             cache_control: format!("public, max-age={}", max_age.as_secs()),
             not_found: not_found_cache_control(DEFAULT_NOT_FOUND_MAX_AGE.as_secs()),
@@ -54,19 +54,19 @@ impl Policy {
 
     /// Caches may keep a 404 for a missing package, version or file for
     /// `max_age` (whole seconds; 0: not at all).
-    pub fn with_not_found_max_age(mut self, max_age: Duration) -> Policy {
+    pub(crate) fn with_not_found_max_age(mut self, max_age: Duration) -> Policy {
         self.not_found = not_found_cache_control(max_age.as_secs());
         self
     }
 
     /// `Cache-Control` of a 404 for a missing package, version or file.
-    pub fn not_found_cache_control(&self) -> &str {
+    pub(crate) fn not_found_cache_control(&self) -> &str {
         &self.not_found
     }
 
     /// `Cache-Control` of what moves with a publish, `rm` or tag change:
     /// aliases, and the browse pages.
-    pub fn cache_control(&self) -> &str {
+    pub(crate) fn cache_control(&self) -> &str {
         &self.cache_control
     }
 }
@@ -74,7 +74,7 @@ impl Policy {
 /// Default `--not-found-max-age`: a few seconds, enough for a cache in
 /// front to absorb a scan of missing paths, short enough that a version
 /// published after a 404 is seen almost at once.
-pub const DEFAULT_NOT_FOUND_MAX_AGE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_NOT_FOUND_MAX_AGE: Duration = Duration::from_secs(5);
 
 fn not_found_cache_control(secs: u64) -> String {
     match secs {

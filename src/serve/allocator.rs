@@ -44,7 +44,7 @@ const MMAP_FROM: libc::c_int = 2 * 1024 * 1024;
 const KEEP_ON_TOP: libc::c_int = 8 * 1024 * 1024;
 
 /// The longest wait between two releases.
-pub const RELEASE_AT_MOST_EVERY: Duration = Duration::from_secs(8);
+pub(super) const RELEASE_AT_MOST_EVERY: Duration = Duration::from_secs(8);
 
 /// Growth of anonymous memory since the last release that calls for the
 /// next one at once, and the least a release must give back to keep the
@@ -52,7 +52,7 @@ pub const RELEASE_AT_MOST_EVERY: Duration = Duration::from_secs(8);
 const WORTH_RELEASING: u64 = 4 << 20;
 
 /// Sets the allocator up for a long-running server: see the module doc.
-pub fn tune() {
+pub(super) fn tune() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[allow(unsafe_code)]
     // SAFETY: mallopt only changes malloc's parameters; it is called once,
@@ -65,7 +65,7 @@ pub fn tune() {
 
 /// Decides when to give free memory back; [`Releaser::tick`] is called
 /// several times a second.
-pub struct Releaser {
+pub(super) struct Releaser {
     /// Anonymous memory after the last release.
     after: u64,
     /// The least anonymous memory after any release: the size at rest.
@@ -87,7 +87,7 @@ impl Default for Releaser {
 
 impl Releaser {
     /// Releases free memory when it is time to: see the module doc.
-    pub fn tick(&mut self) {
+    pub(super) fn tick(&mut self) {
         let Some(before) = anonymous_bytes() else {
             return;
         };

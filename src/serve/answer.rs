@@ -38,7 +38,7 @@ use crate::spec::Selector;
 use std::io::Read;
 
 /// Decides the answer to one request.
-pub fn answer(
+pub(crate) fn answer(
     ask: &Ask<'_>,
     store: &store::Handle,
     counters: &Counters,

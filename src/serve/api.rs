@@ -62,12 +62,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// The API's paths start with this.
-pub const PREFIX: &str = "/-/api/";
+pub(crate) const PREFIX: &str = "/-/api/";
 
 /// Default `--max-upload-size`.
-pub const DEFAULT_MAX_UPLOAD: u64 = 256 << 20;
+pub(crate) const DEFAULT_MAX_UPLOAD: u64 = 256 << 20;
 /// Default `--publish-wait`.
-pub const DEFAULT_PUBLISH_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_PUBLISH_WAIT: Duration = Duration::from_secs(30);
 /// Uploads received at once; past it a new one is answered 503.
 const MAX_RECEIVING: usize = 8;
 /// Authentication failures from one address within [`FAILURE_WINDOW`]
@@ -81,7 +81,7 @@ const SPOOL_QUEUE: usize = 16;
 
 /// How the API is set up (`ccc serve` flags).
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     /// `--publish-api`.
     pub enabled: bool,
     /// `--max-upload-size`.

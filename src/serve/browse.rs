@@ -47,7 +47,7 @@ use std::sync::LazyLock;
 
 /// The pages' one stylesheet: light and dark, a table that scrolls
 /// sideways on a narrow screen rather than squeezing its columns.
-pub const STYLE: &str = "\
+pub(crate) const STYLE: &str = "\
 :root{color-scheme:light dark;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--bg:#fff;\
 --head:#f6f8fa;--link:#0550ae;--chip:#ddf4ff}
 @media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;\
@@ -94,7 +94,7 @@ td:empty{display:none}td::before{color:var(--muted)}
 /// value just before it on the clipboard (or, where the Clipboard API is
 /// refused, copies through a selected text area) and says so on the
 /// button for a moment. One listener for every button, no inline handler.
-pub const SCRIPT: &str = r#"
+pub(crate) const SCRIPT: &str = r#"
 document.addEventListener("click", (event) => {
   const button = event.target.closest(".sri button");
   if (!button) return;
@@ -125,7 +125,7 @@ document.addEventListener("click", (event) => {
 
 /// `Content-Security-Policy` of every page: the inline stylesheet and
 /// script by their hashes, a `data:` icon, nothing else.
-pub static CSP: LazyLock<String> = LazyLock::new(|| {
+pub(crate) static CSP: LazyLock<String> = LazyLock::new(|| {
     let hash = |text: &str| BASE64.encode(Sha256::digest(text.as_bytes()));
     format!(
         "default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'; \
@@ -136,7 +136,7 @@ pub static CSP: LazyLock<String> = LazyLock::new(|| {
 });
 
 /// `/assets/`: every package.
-pub fn index(packages: &[PackageRow]) -> String {
+pub(crate) fn index(packages: &[PackageRow]) -> String {
     let mut page = Page::new("packages", 2048 + packages.len() * 400);
     page.crumbs(None, "assets");
     let count = packages.len();
@@ -189,7 +189,7 @@ pub fn index(packages: &[PackageRow]) -> String {
 
 /// `/assets/PKG/`: a package's versions, newest first, with the dist-tags
 /// that name each; `window` is the page of them `listing` holds.
-pub fn package(listing: &PackageVersions, window: query::Page) -> String {
+pub(crate) fn package(listing: &PackageVersions, window: query::Page) -> String {
     let (package, versions) = (listing.package.as_str(), &listing.versions);
     let mut page = Page::new(package, 2048 + versions.len() * 400);
     page.crumbs(Some(None), package);
@@ -239,7 +239,7 @@ pub fn package(listing: &PackageVersions, window: query::Page) -> String {
 
 /// `/assets/PKG/VERSION/`: a version's files, by path; `tags` are the
 /// dist-tags that name the version.
-pub fn version(listing: &VersionFiles, tags: &[String]) -> String {
+pub(crate) fn version(listing: &VersionFiles, tags: &[String]) -> String {
     let v = &listing.version;
     let version = v.version.to_string();
     let mut page = Page::new(
@@ -292,7 +292,7 @@ pub fn version(listing: &VersionFiles, tags: &[String]) -> String {
 
 /// The page of a 404 for a browser: what is missing, and links to what
 /// exists above it.
-pub fn not_found(missing: &Missing) -> String {
+pub(crate) fn not_found(missing: &Missing) -> String {
     let mut page = Page::new("not found", 2048);
     let package = match missing {
         Missing::Package { .. } => None,
@@ -309,7 +309,7 @@ pub fn not_found(missing: &Missing) -> String {
 
 /// Text escaped for HTML element content and double-quoted attribute
 /// values.
-pub struct Html<'a>(pub &'a str);
+pub(crate) struct Html<'a>(pub &'a str);
 
 impl Display for Html<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

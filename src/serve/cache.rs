@@ -70,7 +70,7 @@ const STRIPE_CAPACITY: usize = 256;
 /// The heap bytes a block of `len` bytes takes: glibc's malloc adds an
 /// 8-byte header and rounds up to 16, at least 32 bytes; nothing for an
 /// empty block (never allocated).
-pub fn allocation(len: usize) -> u64 {
+pub(crate) fn allocation(len: usize) -> u64 {
     if len == 0 {
         return 0;
     }
@@ -92,7 +92,7 @@ pub struct Entry<K, V> {
 /// What a lookup may be given: the key itself, or a borrowed form of it
 /// that hashes exactly as the key does (a request's `&str`s for a key of
 /// `String`s), so a hit needs no owned key.
-pub trait Lookup<K>: Hash {
+pub(crate) trait Lookup<K>: Hash {
     fn matches(&self, key: &K) -> bool;
 }
 
@@ -103,17 +103,17 @@ impl<K: Hash + Eq> Lookup<K> for K {
 }
 
 impl<K, V> Entry<K, V> {
-    pub fn key(&self) -> &K {
+    pub(crate) fn key(&self) -> &K {
         &self.key
     }
 
-    pub fn value(&self) -> &V {
+    pub(crate) fn value(&self) -> &V {
         &self.value
     }
 
     /// The value, for the one holder of an entry the cache did not keep
     /// (`Arc::get_mut` succeeds only then).
-    pub fn value_mut(&mut self) -> &mut V {
+    pub(crate) fn value_mut(&mut self) -> &mut V {
         &mut self.value
     }
 }
@@ -121,7 +121,7 @@ impl<K, V> Entry<K, V> {
 type Shard<K, V> = RwLock<HashTable<Arc<Entry<K, V>>>>;
 
 /// The workers' side: lookups, and records of the hits they served.
-pub struct Reader<K, V> {
+pub(crate) struct Reader<K, V> {
     shards: Box<[Shard<K, V>]>,
     hasher: RandomState,
     stripes: Box<[Stripe]>,
@@ -153,7 +153,7 @@ impl<K: Hash + Eq, V> Reader<K, V> {
     /// The cached entry for `key`, counted as a hit and recorded for the
     /// actor's recency order. Never blocks on the actor; at worst it waits
     /// for one shard's write lock, held for one table insert or removal.
-    pub fn get<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
+    pub(crate) fn get<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         if !self.enabled {
             return None;
         }
@@ -173,7 +173,7 @@ impl<K: Hash + Eq, V> Reader<K, V> {
     /// answers with it at once and offers it to the owner
     /// ([`Cache::admit`]). `weight` is the heap the key and value hold; the
     /// entry weighs that plus [`Cache::ENTRY_BYTES`].
-    pub fn wrap(&self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
+    pub(crate) fn wrap(&self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
         Arc::new(Entry {
             hash: self.hasher.hash_one(&key),
             key,
@@ -184,18 +184,18 @@ impl<K: Hash + Eq, V> Reader<K, V> {
     }
 
     /// Whether entries are cached at all (`max_entries > 0`).
-    pub fn is_on(&self) -> bool {
+    pub(crate) fn is_on(&self) -> bool {
         self.enabled
     }
 
     /// Whether the cache holds an entry for `key`; neither a hit nor a
     /// record of one.
-    pub fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
+    pub(crate) fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
         self.peek(key).is_some()
     }
 
     /// Hits served, by workers and by the actor.
-    pub fn hits(&self) -> u64 {
+    pub(crate) fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
     }
 
@@ -222,7 +222,7 @@ impl<K: Hash + Eq, V> Reader<K, V> {
 
 /// The owner's side, behind the store's lock: admission, recency, eviction
 /// and invalidation. Every change is published to the [`Reader`].
-pub struct Cache<K, V> {
+pub(crate) struct Cache<K, V> {
     reader: Arc<Reader<K, V>>,
     /// Recency over entry ids; the values are the same `Arc`s the shards
     /// hold, so an evicted entry's key is at hand.
@@ -248,14 +248,14 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// bytes and a control byte), and its shard slot (8 bytes and a control
     /// byte); a hash table is between half and 7/8 full, so a slot is
     /// charged twice its size.
-    pub const ENTRY_BYTES: u64 = {
+    pub(crate) const ENTRY_BYTES: u64 = {
         let node = (std::mem::size_of::<Entry<K, V>>() + 16 + 8).next_multiple_of(16);
         node as u64 + 48 + 2 * 17 + 2 * 9
     };
 
     /// A cache of at most `max_entries` entries and `max_bytes` of weight;
     /// `max_entries == 0` turns it off (lookups return at once).
-    pub fn new(max_entries: usize, max_bytes: u64) -> Cache<K, V> {
+    pub(crate) fn new(max_entries: usize, max_bytes: u64) -> Cache<K, V> {
         Cache::with_stripe_capacity(max_entries, max_bytes, STRIPE_CAPACITY)
     }
 
@@ -286,13 +286,13 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     }
 
     /// The side the workers read.
-    pub fn reader(&self) -> Arc<Reader<K, V>> {
+    pub(crate) fn reader(&self) -> Arc<Reader<K, V>> {
         self.reader.clone()
     }
 
     /// The owner's own lookup (a miss that raced another miss for the same
     /// key finds it here): counted as a hit and promoted at once.
-    pub fn get<Q: Lookup<K> + ?Sized>(&mut self, key: &Q) -> Option<Arc<Entry<K, V>>> {
+    pub(crate) fn get<Q: Lookup<K> + ?Sized>(&mut self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         if !self.reader.enabled {
             return None;
         }
@@ -310,7 +310,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// each time was most of what it did under the owner side's lock. A
     /// record pushed just after the count was read waits for the next hit's
     /// replay; the buffers are lossy anyway.
-    pub fn replay(&mut self) {
+    pub(crate) fn replay(&mut self) {
         let hits = self.reader.hits();
         if hits == self.replayed_at {
             return;
@@ -339,7 +339,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// caches it when admitted ([`Cache::admit`]). The entry is returned
     /// either way, for the caller to use; [`Cache::holds`] says whether it
     /// was cached.
-    pub fn insert(&mut self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
+    pub(crate) fn insert(&mut self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
         let entry = self.reader.wrap(key, value, weight);
         self.admit(entry.clone());
         entry
@@ -348,7 +348,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// Caches an entry when admitted (see the module doc), evicting least
     /// recently used entries to stay within both budgets; an entry for a
     /// key already cached replaces it. Says whether it was cached.
-    pub fn admit(&mut self, entry: Arc<Entry<K, V>>) -> bool {
+    pub(crate) fn admit(&mut self, entry: Arc<Entry<K, V>>) -> bool {
         let weight = entry.weight;
         if !self.fits(weight) {
             return false;
@@ -400,12 +400,12 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     }
 
     /// Whether the cache holds an entry for `key` (not counted as a hit).
-    pub fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
+    pub(crate) fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
         self.reader.contains(key)
     }
 
     /// The entry the cache holds for `key`, if any (not counted as a hit).
-    pub fn peek<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
+    pub(crate) fn peek<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         self.reader.peek(key)
     }
 
@@ -421,12 +421,12 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     }
 
     /// Whether `entry` is the one the cache holds for its key.
-    pub fn holds(&self, entry: &Entry<K, V>) -> bool {
+    pub(crate) fn holds(&self, entry: &Entry<K, V>) -> bool {
         self.order.contains(&entry.id)
     }
 
     /// Removes every entry whose value fails `keep`; returns how many.
-    pub fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) -> usize {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&V) -> bool) -> usize {
         let doomed: Vec<u64> = self
             .order
             .iter()
@@ -443,11 +443,11 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     }
 
     /// The cached values, in no particular order.
-    pub fn values(&self) -> impl Iterator<Item = &V> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
         self.order.iter().map(|(_, e)| &e.value)
     }
 
-    pub fn stats(&self) -> Counts {
+    pub(crate) fn stats(&self) -> Counts {
         Counts {
             hits: self.reader.hits(),
             evictions: self.evictions,
@@ -474,7 +474,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
 
 /// The cache's own counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counts {
+pub(crate) struct Counts {
     pub hits: u64,
     pub evictions: u64,
     /// Misses not cached because the entry they would have evicted was

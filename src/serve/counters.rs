@@ -22,7 +22,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// The representation an asset's answer sent, as the counters record
 /// it (by encoding, and the bytes saved against the smallest stored one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Sent {
+pub(crate) struct Sent {
     pub encoding: Encoding,
     /// The length of the representation.
     pub length: usize,
@@ -32,7 +32,7 @@ pub struct Sent {
 
 /// The methods counted apart; the rest count as [`Method::Other`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Method {
+pub(crate) enum Method {
     Get,
     Head,
     Options,
@@ -42,9 +42,9 @@ pub enum Method {
 }
 
 impl Method {
-    pub const ALL: [Method; 4] = [Method::Get, Method::Head, Method::Options, Method::Other];
+    pub(crate) const ALL: [Method; 4] = [Method::Get, Method::Head, Method::Options, Method::Other];
 
-    pub fn of(method: &str) -> Method {
+    pub(crate) fn of(method: &str) -> Method {
         match method {
             "GET" => Method::Get,
             "HEAD" => Method::Head,
@@ -53,7 +53,7 @@ impl Method {
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Method::Get => "GET",
             Method::Head => "HEAD",
@@ -82,7 +82,7 @@ fn slot_status(slot: usize) -> Option<u16> {
 /// up to a few milliseconds for a large file, a request that waited behind
 /// busy workers longer: the buckets run from 25 µs to 10 s, about three per
 /// decade, and a last bucket (`+Inf`) takes the rest.
-pub const LATENCY_BOUNDS: [Duration; 18] = [
+pub(crate) const LATENCY_BOUNDS: [Duration; 18] = [
     Duration::from_micros(25),
     Duration::from_micros(50),
     Duration::from_micros(100),
@@ -139,7 +139,7 @@ impl Histogram {
 
 /// A snapshot of the latency histogram.
 #[derive(Debug, Clone)]
-pub struct Latency {
+pub(crate) struct Latency {
     /// Requests at or under each of [`LATENCY_BOUNDS`], then all of them
     /// (`+Inf`): one more entry than there are bounds.
     pub cumulative: Vec<u64>,
@@ -147,7 +147,7 @@ pub struct Latency {
 }
 
 impl Latency {
-    pub fn count(&self) -> u64 {
+    pub(crate) fn count(&self) -> u64 {
         self.cumulative.last().copied().unwrap_or(0)
     }
 }
@@ -155,7 +155,7 @@ impl Latency {
 /// What kind of answer a request got: the duration histogram's `route`
 /// label, so that an asset's time is not averaged with a listing's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RouteClass {
+pub(crate) enum RouteClass {
     /// A file of a version (200, 206, 304).
     Asset,
     /// A redirect: an alias, a dist-tag, a version's entry file.
@@ -169,7 +169,7 @@ pub enum RouteClass {
 }
 
 impl RouteClass {
-    pub const ALL: [RouteClass; 5] = [
+    pub(crate) const ALL: [RouteClass; 5] = [
         RouteClass::Asset,
         RouteClass::Redirect,
         RouteClass::Listing,
@@ -177,7 +177,7 @@ impl RouteClass {
         RouteClass::Other,
     ];
 
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             RouteClass::Asset => "asset",
             RouteClass::Redirect => "redirect",
@@ -190,7 +190,7 @@ impl RouteClass {
     /// The class an answer of `status` counts in, given what answered it:
     /// every status from 400 is an error and every 3xx but 304 a redirect,
     /// whatever route gave it.
-    pub fn of(answered: RouteClass, status: u16) -> RouteClass {
+    pub(crate) fn of(answered: RouteClass, status: u16) -> RouteClass {
         match status {
             400.. => RouteClass::Error,
             300..=399 if status != 304 => RouteClass::Redirect,
@@ -201,7 +201,7 @@ impl RouteClass {
 
 /// Request counters, shared by the workers.
 #[derive(Debug)]
-pub struct Counters {
+pub(crate) struct Counters {
     started: Instant,
     started_at: SystemTime,
     by_method_status: [[AtomicU64; STATUS_SLOTS]; Method::ALL.len()],
@@ -270,7 +270,7 @@ impl Counters {
     }
 
     /// Asset responses with a body and their body bytes, by coding.
-    pub fn by_encoding(&self) -> impl Iterator<Item = (Encoding, u64, u64)> + '_ {
+    pub(crate) fn by_encoding(&self) -> impl Iterator<Item = (Encoding, u64, u64)> + '_ {
         Encoding::ALL.into_iter().map(|e| {
             let count = &self.by_encoding[slot(e)];
             (
@@ -283,7 +283,7 @@ impl Counters {
 
     /// The bytes deltas spared clients against what they would have been
     /// sent without one.
-    pub fn delta_saved(&self) -> u64 {
+    pub(crate) fn delta_saved(&self) -> u64 {
         self.delta_saved.load(Ordering::Relaxed)
     }
 
@@ -311,12 +311,12 @@ impl Counters {
     }
 
     /// Responses whose body did not all reach the client.
-    pub fn cut_short(&self) -> u64 {
+    pub(crate) fn cut_short(&self) -> u64 {
         self.cut_short.load(Ordering::Relaxed)
     }
 
     /// Requests being answered now.
-    pub fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         self.in_flight.load(Ordering::Relaxed)
     }
 
@@ -329,7 +329,7 @@ impl Counters {
 
     /// Requests by method and status, those with a count only; `None` for
     /// a status outside 100 to 599.
-    pub fn requests(&self) -> Vec<(Method, Option<u16>, u64)> {
+    pub(crate) fn requests(&self) -> Vec<(Method, Option<u16>, u64)> {
         let mut out = Vec::new();
         for method in Method::ALL {
             for (slot, count) in self.by_method_status[method as usize].iter().enumerate() {
@@ -342,12 +342,12 @@ impl Counters {
         out
     }
 
-    pub fn bytes_sent(&self) -> u64 {
+    pub(crate) fn bytes_sent(&self) -> u64 {
         self.bytes_sent.load(Ordering::Relaxed)
     }
 
     /// The latencies of the requests answered in `class`.
-    pub fn latency_of(&self, class: RouteClass) -> Latency {
+    pub(crate) fn latency_of(&self, class: RouteClass) -> Latency {
         self.latency[class as usize].snapshot()
     }
 
@@ -366,16 +366,16 @@ impl Counters {
     }
 
     /// When the server started, as wall-clock time.
-    pub fn started_at(&self) -> SystemTime {
+    pub(crate) fn started_at(&self) -> SystemTime {
         self.started_at
     }
 
-    pub fn connections(&self) -> ConnReport {
+    pub(crate) fn connections(&self) -> ConnReport {
         self.connections.report()
     }
 
     /// A snapshot, with the cache's counters.
-    pub fn snapshot(&self, cache: CacheStats, in_flight: InFlightStats) -> StatsReport {
+    pub(crate) fn snapshot(&self, cache: CacheStats, in_flight: InFlightStats) -> StatsReport {
         let mut by_status = BTreeMap::new();
         let mut total = 0;
         for (_, status, n) in self.requests() {
@@ -399,7 +399,7 @@ impl Counters {
 
 /// What `/_stats` returns and what the server prints when it stops.
 #[derive(Debug, Serialize)]
-pub struct StatsReport {
+pub(crate) struct StatsReport {
     pub uptime_secs: f64,
     pub requests: u64,
     pub by_status: BTreeMap<String, u64>,

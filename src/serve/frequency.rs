@@ -48,7 +48,7 @@ const SEEDS: [u64; ROWS] = [
 ];
 
 /// Recent access counts of keys, by their 64-bit hash.
-pub struct Frequency {
+pub(super) struct Frequency {
     /// `ROWS` rows of `width` counters, row after row.
     counters: Box<[u8]>,
     /// `64 - log2(width)`: the shift that turns a mixed hash into an index.
@@ -63,7 +63,7 @@ pub struct Frequency {
 
 impl Frequency {
     /// A sketch sized for a cache of `entries` entries.
-    pub fn new(entries: usize) -> Frequency {
+    pub(super) fn new(entries: usize) -> Frequency {
         let width = width_for(entries);
         Frequency {
             counters: vec![0; ROWS * width].into_boxed_slice(),
@@ -76,7 +76,7 @@ impl Frequency {
     }
 
     /// The cache size it was sized for.
-    pub fn entries(&self) -> usize {
+    pub(super) fn entries(&self) -> usize {
         self.entries
     }
 
@@ -89,7 +89,7 @@ impl Frequency {
     }
 
     /// How often `hash` was accessed lately (at most 15).
-    pub fn estimate(&self, hash: u64) -> u8 {
+    pub(super) fn estimate(&self, hash: u64) -> u8 {
         self.slots(hash)
             .into_iter()
             .map(|slot| self.counters[slot])
@@ -98,7 +98,7 @@ impl Frequency {
     }
 
     /// Counts one access to `hash`; returns its estimate, this one included.
-    pub fn record(&mut self, hash: u64) -> u8 {
+    pub(super) fn record(&mut self, hash: u64) -> u8 {
         let slots = self.slots(hash);
         let least = slots
             .iter()

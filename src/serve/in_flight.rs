@@ -31,7 +31,7 @@ use std::task::{Context, Poll, Waker};
 /// Default `--in-flight-bytes`, as `--help` shows it (parsed like the
 /// flag): 1,024 pieces of 64 KiB being sent at once, or a dozen bodies of
 /// 5 MB read whole for responses the cache does not hold.
-pub const DEFAULT_IN_FLIGHT_BYTES: &str = "64MiB";
+pub(crate) const DEFAULT_IN_FLIGHT_BYTES: &str = "64MiB";
 
 /// Bodies read whole may bring what is held up to this share of the
 /// budget (its half), never past it ([`InFlight::try_reserve_whole`]).
@@ -39,7 +39,7 @@ const WHOLE_SHARE: u64 = 2;
 
 /// The budget and what is reserved of it.
 #[derive(Debug)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     budget: u64,
     held: AtomicU64,
     peak: AtomicU64,
@@ -54,25 +54,25 @@ pub struct InFlight {
 
 /// A reservation waiting for room: how much it wants and whom to wake.
 #[derive(Debug)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     bytes: u64,
     waker: Mutex<Waker>,
 }
 
 /// Where a body that may wait for room keeps its place in the queue
 /// between polls, so that polling again does not queue it again.
-pub type Place = Option<Arc<Waiter>>;
+pub(crate) type Place = Option<Arc<Waiter>>;
 
 /// Bytes reserved of the budget until dropped.
 #[derive(Debug)]
-pub struct Reservation {
+pub(crate) struct Reservation {
     pool: Arc<InFlight>,
     bytes: u64,
 }
 
 /// A snapshot of the budget, for `/_stats` and `/metrics`.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct InFlightStats {
+pub(crate) struct InFlightStats {
     /// Bytes reserved now.
     pub bytes: u64,
     /// `--in-flight-bytes`.
@@ -86,7 +86,7 @@ pub struct InFlightStats {
 }
 
 impl InFlight {
-    pub fn new(budget: u64) -> Arc<InFlight> {
+    pub(crate) fn new(budget: u64) -> Arc<InFlight> {
         Arc::new(InFlight {
             budget,
             held: AtomicU64::new(0),
@@ -98,7 +98,7 @@ impl InFlight {
     }
 
     /// Reserves `bytes` if the budget has room for them now.
-    pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+    pub(crate) fn try_reserve(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
         self.try_reserve_within(bytes, self.budget)
     }
 
@@ -107,7 +107,7 @@ impl InFlight {
     /// which any response can be sent in: a few slow readers of big
     /// files read whole would otherwise hold the whole budget, and every
     /// other response's pieces would wait for them.
-    pub fn try_reserve_whole(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
+    pub(crate) fn try_reserve_whole(self: &Arc<Self>, bytes: u64) -> Option<Reservation> {
         self.try_reserve_within(bytes, self.budget / WHOLE_SHARE)
     }
 
@@ -136,7 +136,7 @@ impl InFlight {
     /// given back makes room for it. A reservation larger than the whole
     /// budget is granted once nothing else is held, so that it is never
     /// refused for ever.
-    pub fn poll_reserve(
+    pub(crate) fn poll_reserve(
         self: &Arc<Self>,
         bytes: u64,
         place: &mut Place,
@@ -221,7 +221,7 @@ impl InFlight {
     /// cannot be had another way (a long body of a catalog without piece
     /// digests, which can only be checked whole). Later reservations wait
     /// until the budget is back under its bound.
-    pub fn reserve_over(self: &Arc<Self>, bytes: u64) -> Reservation {
+    pub(crate) fn reserve_over(self: &Arc<Self>, bytes: u64) -> Reservation {
         let after = self.held.fetch_add(bytes, Ordering::Relaxed) + bytes;
         self.peak.fetch_max(after, Ordering::Relaxed);
         Reservation {
@@ -231,11 +231,11 @@ impl InFlight {
     }
 
     /// Counts a miss sent in pieces because its body did not fit.
-    pub fn streamed(&self) {
+    pub(crate) fn streamed(&self) {
         self.streamed.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub fn stats(&self) -> InFlightStats {
+    pub(crate) fn stats(&self) -> InFlightStats {
         InFlightStats {
             bytes: self.held.load(Ordering::Relaxed),
             max_bytes: self.budget,
@@ -260,13 +260,13 @@ impl InFlight {
 
 impl Reservation {
     #[cfg(test)]
-    pub fn bytes(&self) -> u64 {
+    pub(crate) fn bytes(&self) -> u64 {
         self.bytes
     }
 
     /// One reservation of both (of the same budget): a response that
     /// holds bodies read for it twice, its asset's and its deltas.
-    pub fn join(mut self, mut other: Reservation) -> Reservation {
+    pub(crate) fn join(mut self, mut other: Reservation) -> Reservation {
         self.bytes += std::mem::take(&mut other.bytes);
         self
     }
@@ -285,7 +285,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Bytes that give their reservation back when the last view of them is
 /// dropped: a piece, or a body read whole for one response.
-pub fn owned_bytes<T: AsRef<[u8]> + Send + 'static>(
+pub(crate) fn owned_bytes<T: AsRef<[u8]> + Send + 'static>(
     bytes: T,
     reservation: Option<Reservation>,
 ) -> bytes::Bytes {

@@ -20,10 +20,10 @@ use std::fmt::{Display, Write};
 use std::time::UNIX_EPOCH;
 
 /// The `Content-Type` of the text format.
-pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The whole `/metrics` page.
-pub fn render(
+pub(crate) fn render(
     counters: &Counters,
     cache: &CacheStats,
     in_flight: &InFlightStats,

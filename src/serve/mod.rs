@@ -28,29 +28,39 @@
 //! failure becomes a JSON error response, and an internal error is logged
 //! to stderr, never sent to the client.
 
-pub mod alias;
+pub(crate) mod alias;
 mod allocator;
-pub mod answer;
-pub mod api;
-pub mod browse;
-pub mod cache;
-pub mod counters;
+pub(crate) mod answer;
+pub(crate) mod api;
+pub(crate) mod browse;
+// Nothing uses `Entry::value_mut`, `Reader::contains` or
+// `Cache::contains`, and only unit tests use `Cache::holds`: left to the
+// work under way on the cache rather than deleted here.
+#[expect(dead_code, reason = "methods nothing calls, listed above")]
+pub(crate) mod cache;
+pub(crate) mod counters;
 mod frequency;
 mod import_map;
-pub mod in_flight;
-pub mod metrics;
+pub(crate) mod in_flight;
+pub(crate) mod metrics;
 mod missing;
-pub mod pieces;
-pub mod prepared;
+pub(crate) mod pieces;
+// Only unit tests use `Tags`, `Prepared::smallest` and `Prepared::tags`;
+// left to the work under way on this module rather than moved here.
+#[cfg_attr(
+    not(test),
+    expect(dead_code, reason = "items only tests use, listed above")
+)]
+pub(crate) mod prepared;
 mod recompress;
 mod redirect;
-pub mod response;
+pub(crate) mod response;
 mod service;
-pub mod site;
-pub mod store;
-pub mod stored;
+pub(crate) mod site;
+pub(crate) mod store;
+pub(crate) mod stored;
 
-pub use counters::{Counters, StatsReport};
+pub(crate) use counters::{Counters, StatsReport};
 
 use crate::causal;
 use crate::error::{Error, Result};
@@ -132,7 +142,7 @@ const RECOMPRESSOR_STOP_WAIT: Duration = Duration::from_secs(2);
 
 /// How to run the server.
 #[derive(Debug, Clone)]
-pub struct Config {
+pub(crate) struct Config {
     pub store: store::Config,
     /// An IP address or a host name (see `bind_all`).
     pub bind: String,
@@ -174,10 +184,10 @@ pub struct Config {
 /// The name of a socket systemd passes for the redirecting listener
 /// (`FileDescriptorName=redirect` in its socket unit); every other passed
 /// socket serves.
-pub const REDIRECT_SOCKET_NAME: &str = "redirect";
+pub(crate) const REDIRECT_SOCKET_NAME: &str = "redirect";
 
 /// A started server: the store is open and the port is bound.
-pub struct Server {
+pub(crate) struct Server {
     runtime: tokio::runtime::Runtime,
     transport: Transport,
     /// The plain-HTTP listener that redirects to HTTPS, if any.
@@ -197,7 +207,7 @@ pub struct Server {
 impl Server {
     /// Opens the store, raises the open-files limit, loads the TLS pair,
     /// then binds the port (or takes systemd's sockets).
-    pub fn start(mut config: Config) -> Result<Server> {
+    pub(crate) fn start(mut config: Config) -> Result<Server> {
         allocator::tune();
         let store = store::start(config.store.clone())?;
         let open_files = transport::limits::raise_open_files()
@@ -303,37 +313,37 @@ impl Server {
 
     /// The first bound address (the real port when 0 was asked for).
     #[cfg(feature = "causal")]
-    pub fn addr(&self) -> SocketAddr {
+    pub(crate) fn addr(&self) -> SocketAddr {
         self.transport.addrs()[0]
     }
 
     /// Every bound address.
-    pub fn addrs(&self) -> &[SocketAddr] {
+    pub(crate) fn addrs(&self) -> &[SocketAddr] {
         self.transport.addrs()
     }
 
     /// The addresses of the listener that redirects to HTTPS, if any.
-    pub fn redirect_addrs(&self) -> &[SocketAddr] {
+    pub(crate) fn redirect_addrs(&self) -> &[SocketAddr] {
         self.redirecting.as_ref().map_or(&[], |t| t.addrs())
     }
 
     /// Whether the listeners came from systemd (`LISTEN_FDS`).
-    pub fn inherited(&self) -> bool {
+    pub(crate) fn inherited(&self) -> bool {
         self.inherited
     }
 
     /// Whether connections are TLS.
-    pub fn tls(&self) -> bool {
+    pub(crate) fn tls(&self) -> bool {
         self.certificate.is_some()
     }
 
     /// The limits in force (the connection cap resolved).
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         self.config.limits
     }
 
     /// The open-files limit before and after raising it.
-    pub fn open_files(&self) -> OpenFiles {
+    pub(crate) fn open_files(&self) -> OpenFiles {
         self.open_files
     }
 
@@ -342,7 +352,7 @@ impl Server {
     /// log's file again on SIGUSR1; then stops accepting, lets requests in
     /// flight finish (up to `--shutdown-timeout`) and returns the final
     /// counters.
-    pub fn run(self, stop: impl Future<Output = ()>) -> Result<StatsReport> {
+    pub(crate) fn run(self, stop: impl Future<Output = ()>) -> Result<StatsReport> {
         let Server {
             runtime,
             transport,

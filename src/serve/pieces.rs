@@ -33,7 +33,7 @@ use std::task::{Context, Poll, ready};
 const DECODER_BYTES: u64 = (48 << 10) + PIECE_SIZE as u64;
 
 /// A stored stream left in the catalog, sent from `range`.
-pub struct CatalogPieces {
+pub(crate) struct CatalogPieces {
     pub(super) store: store::Handle,
     pub(super) at: PieceAt,
     pub(super) range: Range<u64>,
@@ -76,7 +76,7 @@ impl transport::Pieces for CatalogPieces {
 }
 
 /// A big file's range, read from the catalog a checked chunk at a time.
-pub struct ChunkPieces {
+pub(crate) struct ChunkPieces {
     pub(super) store: store::Handle,
     pub(super) cursor: ChunkCursor,
     /// `package@version/path`, for the log when a chunk fails.
@@ -104,7 +104,7 @@ impl transport::Pieces for ChunkPieces {
 }
 
 /// The decoded bytes `range` of a gzip stream.
-pub struct DecodedPieces {
+pub(crate) struct DecodedPieces {
     decoder: flate2::read::MultiGzDecoder<Source>,
     budget: Arc<InFlight>,
     /// The decoder's memory, reserved with its first piece.
@@ -117,7 +117,7 @@ pub struct DecodedPieces {
 }
 
 /// Where a decoder reads the stored gzip stream.
-pub enum Source {
+pub(crate) enum Source {
     /// In memory: the cache's copy, or one read for this response.
     Memory(io::Cursor<Bytes>),
     /// In the catalog, a checked piece at a time.
@@ -131,7 +131,12 @@ pub enum Source {
 }
 
 impl DecodedPieces {
-    pub fn new(source: Source, budget: Arc<InFlight>, range: Range<u64>, name: String) -> Self {
+    pub(crate) fn new(
+        source: Source,
+        budget: Arc<InFlight>,
+        range: Range<u64>,
+        name: String,
+    ) -> Self {
         DecodedPieces {
             decoder: flate2::read::MultiGzDecoder::new(source),
             budget,

@@ -49,7 +49,7 @@ use std::sync::OnceLock;
 
 /// Whether a 304 sends the line named `name`: its validators and caching
 /// headers do, content headers do not (RFC 9110 15.4.5).
-pub fn in_304(name: &HeaderName) -> bool {
+pub(crate) fn in_304(name: &HeaderName) -> bool {
     !matches!(
         *name,
         header::CONTENT_TYPE | header::ACCEPT_RANGES | header::CONTENT_ENCODING
@@ -57,7 +57,7 @@ pub fn in_304(name: &HeaderName) -> bool {
 }
 
 /// `Cache-Control` of an exact version's files: they never change.
-pub const IMMUTABLE: &str = "public, max-age=31536000, immutable";
+pub(crate) const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// A stored asset and its prepared responses.
 ///
@@ -83,7 +83,7 @@ pub struct Prepared {
 }
 
 /// `Use-As-Dictionary` (RFC 9842 2.1).
-pub static USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
+pub(crate) static USE_AS_DICTIONARY: HeaderName = HeaderName::from_static("use-as-dictionary");
 
 /// `Vary` of an asset with deltas: the dictionary a request names
 /// selects the representation too.
@@ -105,7 +105,7 @@ struct Representation {
 }
 
 /// The ETags of an asset's representations, for `If-None-Match`.
-pub struct Tags<'a> {
+pub(crate) struct Tags<'a> {
     tags: [&'a str; 5],
     len: usize,
 }
@@ -182,13 +182,13 @@ impl Prepared {
 
     /// Whether the catalog holds a delta of the asset against the
     /// dictionary `sha256` (its entry for it then has the bodies).
-    pub fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
+    pub(crate) fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
         self.stored.has_delta_against(sha256)
     }
 
     /// What a client that accepts brotli is sent without a delta: the
     /// length of the smallest of br, gzip and the file.
-    pub fn baseline(&self) -> usize {
+    pub(crate) fn baseline(&self) -> usize {
         Encoding::PREFERENCE
             .into_iter()
             .find(|e| self.offered().contains(e))
@@ -211,17 +211,17 @@ impl Prepared {
     }
 
     /// The codings the asset can be sent in, smallest first; identity last.
-    pub fn offered(&self) -> &[Encoding] {
+    pub(crate) fn offered(&self) -> &[Encoding] {
         &self.offered[..self.held.len()]
     }
 
     /// The smallest coding held: what nearly every client is sent.
-    pub fn smallest(&self) -> Encoding {
+    pub(crate) fn smallest(&self) -> Encoding {
         self.offered[0]
     }
 
     /// The ETag of every representation held, for `If-None-Match`.
-    pub fn tags(&self) -> Tags<'_> {
+    pub(crate) fn tags(&self) -> Tags<'_> {
         let mut tags = Tags {
             tags: [""; 5],
             len: self.held.len(),
@@ -264,13 +264,13 @@ impl Prepared {
 
     /// The ETag of the representation of `encoding` (the decoded one's
     /// when the asset has no such coding).
-    pub fn tag(&self, encoding: Encoding) -> &str {
+    pub(crate) fn tag(&self, encoding: Encoding) -> &str {
         self.tag_at(self.index(encoding))
     }
 
     /// The Content-Length of a representation (also sent with a 304 and a
     /// HEAD).
-    pub fn length(&self, encoding: Encoding) -> usize {
+    pub(crate) fn length(&self, encoding: Encoding) -> usize {
         self.representation(encoding).length
     }
 
@@ -280,7 +280,7 @@ impl Prepared {
     /// any later one; until then, and for a 304, the head is made for this
     /// response, as the kept one is: a miss (which the cache may never
     /// keep) thus makes one head, not a kept head and a clone of it.
-    pub fn write_head(&self, encoding: Encoding, ok: bool, keep: bool, map: &mut HeaderMap) {
+    pub(crate) fn write_head(&self, encoding: Encoding, ok: bool, keep: bool, map: &mut HeaderMap) {
         let index = self.index(encoding);
         if ok {
             let representation = &self.held[index];
@@ -359,7 +359,7 @@ impl Prepared {
     /// most 8 bytes longer than the smallest coding's (`Content-Encoding:
     /// gzip` against `br`), and is charged now, as that bound: the cache's
     /// bytes then bound its memory however the asset is asked for later.
-    pub fn weight(&self) -> u64 {
+    pub(crate) fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         // A coding left in the catalog holds its piece digests and marks.
         let arc = |body: &Stream| match body {

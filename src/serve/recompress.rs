@@ -38,7 +38,7 @@ const AFTER_FAILURE: Duration = Duration::from_secs(60);
 const BATCH: usize = 8;
 
 /// The running background pass.
-pub struct Recompressor {
+pub(super) struct Recompressor {
     /// Dropped to ask the thread to stop.
     stop: Option<mpsc::Sender<()>>,
     /// Disconnected once the thread has closed the catalog.
@@ -48,14 +48,14 @@ pub struct Recompressor {
 impl Recompressor {
     /// Asks the thread to stop: at once when it waits, after the file in
     /// hand when it compresses.
-    pub fn ask_to_stop(&mut self) {
+    pub(super) fn ask_to_stop(&mut self) {
         self.stop = None;
     }
 
     /// Stops the thread and waits up to `at_most` for it to close the
     /// catalog (folding the write-ahead log in, when it is the last
     /// connection); a file still being compressed is left undone.
-    pub fn stop(mut self, at_most: Duration) {
+    pub(super) fn stop(mut self, at_most: Duration) {
         self.ask_to_stop();
         let _ = self.finished.recv_timeout(at_most);
     }
@@ -79,7 +79,7 @@ impl Stop {
 }
 
 /// Starts the thread for the catalog at `db`.
-pub fn start(db: PathBuf) -> std::io::Result<Recompressor> {
+pub(super) fn start(db: PathBuf) -> std::io::Result<Recompressor> {
     let (stop, asked) = mpsc::channel();
     let (finishing, finished) = mpsc::channel::<()>();
     std::thread::Builder::new()

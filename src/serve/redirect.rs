@@ -20,7 +20,7 @@ use http::request::Parts;
 use std::path::PathBuf;
 
 /// Where ACME clients put their challenge tokens, under the webroot.
-pub const ACME_CHALLENGES: &str = "/.well-known/acme-challenge/";
+pub(super) const ACME_CHALLENGES: &str = "/.well-known/acme-challenge/";
 
 /// A key authorization is a token, a dot and a key thumbprint: far
 /// smaller than this. A longer file is not an answer to a challenge.

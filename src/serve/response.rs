@@ -26,11 +26,11 @@ pub(super) const REVALIDATE: &str = "no-cache";
 
 /// The values of a header that may be sent more than once: one or two
 /// in nearly every request, held without an allocation.
-pub type Values<'a> = smallvec::SmallVec<[&'a str; 2]>;
+pub(crate) type Values<'a> = smallvec::SmallVec<[&'a str; 2]>;
 
 /// The parts of a request that decide the answer.
 #[derive(Debug, Clone)]
-pub struct Ask<'a> {
+pub(crate) struct Ask<'a> {
     pub method: &'a str,
     pub target: &'a str,
     /// The host the request names (`Host`, else `:authority`), as sent:
@@ -58,7 +58,7 @@ pub struct Ask<'a> {
 }
 
 /// A response before it meets the socket.
-pub struct Answer {
+pub(crate) struct Answer {
     pub status: u16,
     /// Header lines, `Server` first (the transport adds `Date`,
     /// `Content-Length` and `Connection`).
@@ -77,7 +77,7 @@ pub struct Answer {
 
 /// An answer's header lines: an asset's prepared lines, shared with the
 /// cache, or lines built for this answer.
-pub enum Headers {
+pub(crate) enum Headers {
     Prepared {
         asset: store::Asset,
         /// A 200's lines, else a 304's.
@@ -95,7 +95,7 @@ pub enum Headers {
 /// The lines a site's answer sends instead of an asset's prepared ones,
 /// the rest of the head shared with the asset.
 #[derive(Debug, Default)]
-pub struct SiteLines {
+pub(crate) struct SiteLines {
     /// `Cache-Control: no-cache` (a site's file whose name has no hash).
     revalidate: bool,
     /// `Use-As-Dictionary` whose `match` is the site's URL of the file
@@ -140,7 +140,7 @@ impl SiteLines {
 
 impl Headers {
     /// The value of the first header named `name` (any case), if sent.
-    pub fn get(&self, name: &str) -> Option<&str> {
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
         match self {
             Headers::Prepared {
                 asset,
@@ -257,9 +257,14 @@ impl Headers {
 /// it (shared with the cache, or read for this response, whose in-flight
 /// memory the reservation holds until the body is sent), owned, or pieces
 /// made as the connection takes them ([`crate::serve::pieces`]).
-pub enum Body {
+pub(crate) enum Body {
     Empty,
-    Shared(store::Asset, Encoding, Option<Reservation>),
+    Shared(
+        store::Asset,
+        Encoding,
+        #[expect(dead_code, reason = "held until the body is sent, never read")]
+        Option<Reservation>,
+    ),
     Part(
         store::Asset,
         Encoding,
@@ -545,7 +550,7 @@ impl Answer {
 }
 
 /// The JSON body of an error answer: `{"status":404,"error":"not found"}`.
-pub fn error_body(status: u16, detail: &str) -> Vec<u8> {
+pub(crate) fn error_body(status: u16, detail: &str) -> Vec<u8> {
     #[derive(Serialize)]
     struct ErrorBody<'a> {
         status: u16,

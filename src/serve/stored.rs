@@ -76,7 +76,7 @@ pub fn line_value(text: String) -> Option<HeaderValue> {
 
 /// The heap a value made by [`line_value`] holds: its bytes, and the
 /// record `bytes` adds once it is shared (buffer, capacity and count).
-pub fn line_value_bytes(value: &HeaderValue) -> u64 {
+pub(crate) fn line_value_bytes(value: &HeaderValue) -> u64 {
     allocation(value.len()) + allocation(3 * size_of::<usize>())
 }
 
@@ -84,20 +84,20 @@ pub fn line_value_bytes(value: &HeaderValue) -> u64 {
 #[derive(Debug, Clone)]
 pub struct DeltaBodies {
     pub dictionary: [u8; 32],
-    pub dcb: Option<DeltaBody>,
-    pub dcz: Option<DeltaBody>,
+    pub(crate) dcb: Option<DeltaBody>,
+    pub(crate) dcz: Option<DeltaBody>,
 }
 
 /// One delta's body, in memory, and its XXH3-128 (which its ETag names).
 #[derive(Debug, Clone)]
-pub struct DeltaBody {
+pub(crate) struct DeltaBody {
     pub stream: Stream,
     pub xxh3: [u8; 16],
 }
 
 impl DeltaBodies {
     /// The body of `coding`, dcb or dcz, if held.
-    pub fn get(&self, coding: Encoding) -> Option<&DeltaBody> {
+    pub(crate) fn get(&self, coding: Encoding) -> Option<&DeltaBody> {
         match coding {
             Encoding::Dcb => self.dcb.as_ref(),
             Encoding::Dcz => self.dcz.as_ref(),
@@ -130,7 +130,7 @@ pub enum Stream {
 pub struct Verified(Box<[AtomicU64]>);
 
 impl Verified {
-    pub fn new(pieces: usize) -> Verified {
+    pub(crate) fn new(pieces: usize) -> Verified {
         Verified(
             (0..pieces.div_ceil(64))
                 .map(|_| AtomicU64::new(0))
@@ -138,39 +138,35 @@ impl Verified {
         )
     }
 
-    pub fn is(&self, piece: usize) -> bool {
+    pub(crate) fn is(&self, piece: usize) -> bool {
         self.0
             .get(piece / 64)
             .is_some_and(|w| w.load(Ordering::Relaxed) & (1 << (piece % 64)) != 0)
     }
 
-    pub fn mark(&self, piece: usize) {
+    pub(crate) fn mark(&self, piece: usize) {
         if let Some(w) = self.0.get(piece / 64) {
             w.fetch_or(1 << (piece % 64), Ordering::Relaxed);
         }
     }
 
     /// The heap it holds, for the cache's budget.
-    pub fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.0.len() * 8
     }
 }
 
 impl Stream {
     /// Its length in bytes.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             Stream::Memory(bytes) => bytes.len() as u64,
             Stream::Catalog { len, .. } => *len,
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The bytes, when they are in memory.
-    pub fn bytes(&self) -> Option<&Arc<[u8]>> {
+    pub(crate) fn bytes(&self) -> Option<&Arc<[u8]>> {
         match self {
             Stream::Memory(bytes) => Some(bytes),
             Stream::Catalog { .. } => None,
@@ -183,7 +179,7 @@ impl StoredAsset {
     /// or, when the lookup left it in the catalog, from the piece digests
     /// `digests` gives for it (an error when there are none: a row whose
     /// long body was neither loaded nor given its digests is a bug).
-    pub fn from_row(
+    pub(crate) fn from_row(
         row: AssetRecord,
         mut digests: impl FnMut(Coding) -> Option<Vec<[u8; 16]>>,
     ) -> Result<StoredAsset, Error> {
@@ -227,7 +223,7 @@ impl StoredAsset {
     /// The asset with `bodies`, its deltas against one dictionary: its
     /// codings shared with this one (each an `Arc`), for the entry a
     /// request naming that dictionary is answered from.
-    pub fn with_delta(&self, bodies: DeltaBodies) -> StoredAsset {
+    pub(crate) fn with_delta(&self, bodies: DeltaBodies) -> StoredAsset {
         StoredAsset {
             version_id: self.version_id,
             blob_id: self.blob_id,
@@ -247,13 +243,13 @@ impl StoredAsset {
 
     /// Whether the catalog holds a delta of this content against the
     /// dictionary `sha256`.
-    pub fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
+    pub(crate) fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
         self.deltas.binary_search(sha256).is_ok()
     }
 
     /// The stored bytes of one coding of the asset, if held, and which of
     /// the blob's streams they are.
-    pub fn body(&self, encoding: Encoding) -> Option<(&Stream, Coding)> {
+    pub(crate) fn body(&self, encoding: Encoding) -> Option<(&Stream, Coding)> {
         match encoding {
             Encoding::Brotli => self.brotli.as_ref().map(|s| (s, Coding::Brotli)),
             // Always in memory: the coding names no stream of the catalog.
@@ -268,7 +264,7 @@ impl StoredAsset {
     }
 
     /// The bytes of its stored codings together.
-    pub fn stored_bytes(&self) -> u64 {
+    pub(crate) fn stored_bytes(&self) -> u64 {
         let deltas = self.delta.as_ref().map_or(0, |d| {
             [&d.dcb, &d.dcz]
                 .into_iter()
@@ -280,7 +276,7 @@ impl StoredAsset {
     }
 
     /// Whether every coding is in memory.
-    pub fn in_memory(&self) -> bool {
+    pub(crate) fn in_memory(&self) -> bool {
         self.body.bytes().is_some() && self.brotli.as_ref().is_none_or(|b| b.bytes().is_some())
     }
 }

@@ -10,5 +10,5 @@
 //!   it may be served `immutable` while the site's other files are
 //!   revalidated.
 
-pub mod fingerprint;
-pub mod rules;
+pub(crate) mod fingerprint;
+pub(crate) mod rules;

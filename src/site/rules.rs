@@ -98,22 +98,22 @@ use smallvec::SmallVec;
 use std::collections::HashMap;
 
 /// The name of the redirects file at a version's root.
-pub const REDIRECTS: &str = "_redirects";
+pub(crate) const REDIRECTS: &str = "_redirects";
 /// The name of the headers file at a version's root.
-pub const HEADERS: &str = "_headers";
+pub(crate) const HEADERS: &str = "_headers";
 /// Most redirects without a placeholder or splat in a `_redirects`.
-pub const MAX_STATIC_REDIRECTS: usize = 2_000;
+pub(crate) const MAX_STATIC_REDIRECTS: usize = 2_000;
 /// Most redirects with a placeholder or a splat in a `_redirects`.
-pub const MAX_DYNAMIC_REDIRECTS: usize = 100;
+pub(crate) const MAX_DYNAMIC_REDIRECTS: usize = 100;
 /// Longest line of a `_redirects`, in characters.
-pub const MAX_REDIRECT_LINE: usize = 1_000;
+pub(crate) const MAX_REDIRECT_LINE: usize = 1_000;
 /// Most rules (patterns) in a `_headers`.
-pub const MAX_HEADER_RULES: usize = 100;
+pub(crate) const MAX_HEADER_RULES: usize = 100;
 /// Longest line of a `_headers`, in characters.
-pub const MAX_HEADER_LINE: usize = 2_000;
+pub(crate) const MAX_HEADER_LINE: usize = 2_000;
 /// Longest rules file, in bytes: room for the most rules at the longest
 /// lines, with comments.
-pub const MAX_FILE_LEN: usize = 4 << 20;
+pub(crate) const MAX_FILE_LEN: usize = 4 << 20;
 
 /// A problem in a rules file, naming the line (1-based) and what is wrong.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,7 +135,7 @@ impl std::error::Error for RuleError {}
 /// Checks `bytes` as the version's file at `path`: the rules files at the
 /// root ([`REDIRECTS`], [`HEADERS`]) must parse; any other path, a file of
 /// the same name in a folder included, is not a rules file and passes.
-pub fn check(path: &str, bytes: &[u8]) -> Result<(), RuleError> {
+pub(crate) fn check(path: &str, bytes: &[u8]) -> Result<(), RuleError> {
     match path {
         REDIRECTS => Redirects::from_bytes(bytes).map(drop),
         HEADERS => HeaderRules::from_bytes(bytes).map(drop),
@@ -145,7 +145,7 @@ pub fn check(path: &str, bytes: &[u8]) -> Result<(), RuleError> {
 
 /// Whether `path` (inside a version) is one of the rules files [`check`]
 /// reads.
-pub fn is_rules_file(path: &str) -> bool {
+pub(crate) fn is_rules_file(path: &str) -> bool {
     path == REDIRECTS || path == HEADERS
 }
 
@@ -521,7 +521,7 @@ const SERVE_STATUSES: [u16; 3] = [200, 404, 410];
 
 /// The parsed rules of a `_redirects` file.
 #[derive(Debug, Clone, Default)]
-pub struct Redirects {
+pub(crate) struct Redirects {
     rules: Vec<RedirectRule>,
     /// The static rules' indices in `rules`, by the path they match
     /// ([`Pattern::static_path`]), in file order.
@@ -541,7 +541,7 @@ struct RedirectRule {
 
 /// What a request gets from the first rule that matches it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(crate) struct Redirect {
     /// 301, 302, 303, 307 or 308 for a redirect; 200, 404 or 410 when
     /// `rewrite`.
     pub status: u16,
@@ -558,12 +558,12 @@ pub struct Redirect {
 
 impl Redirects {
     /// Parses a `_redirects` file's bytes (UTF-8).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Redirects, RuleError> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Redirects, RuleError> {
         Redirects::parse(text(REDIRECTS, bytes)?)
     }
 
     /// Parses the text of a `_redirects` file ([module docs](self)).
-    pub fn parse(text: &str) -> Result<Redirects, RuleError> {
+    pub(crate) fn parse(text: &str) -> Result<Redirects, RuleError> {
         let mut redirects = Redirects::default();
         let mut statics = 0;
         for line in numbered_lines(REDIRECTS, text, MAX_REDIRECT_LINE) {
@@ -605,12 +605,13 @@ impl Redirects {
     }
 
     /// Whether the file has no rules.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
     /// How many rules the file has.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.rules.len()
     }
 
@@ -621,7 +622,7 @@ impl Redirects {
     /// path (`/`, `/docs/`) it says whether the folder's index file would
     /// be served. `query` is the request's raw query string, without `?`
     /// ("" for none), kept on a redirect whose TO has none.
-    pub fn find(
+    pub(crate) fn find(
         &self,
         path: &str,
         query: &str,
@@ -787,7 +788,7 @@ fn parse_redirect(line: &str) -> Result<Option<RedirectRule>, String> {
 
 /// The parsed rules of a `_headers` file.
 #[derive(Debug, Clone, Default)]
-pub struct HeaderRules {
+pub(crate) struct HeaderRules {
     rules: Vec<HeaderRule>,
 }
 
@@ -807,7 +808,7 @@ enum HeaderLine {
 
 /// Why ccc keeps `name` (lowercase) to itself, or None when a `_headers`
 /// may set it.
-pub fn owned_header(name: &str) -> Option<&'static str> {
+pub(crate) fn owned_header(name: &str) -> Option<&'static str> {
     Some(match name {
         // RFC 9110 7.6.1: about the connection, not the content.
         "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
@@ -848,12 +849,12 @@ fn header_name(name: &str) -> Result<String, String> {
 
 impl HeaderRules {
     /// Parses a `_headers` file's bytes (UTF-8).
-    pub fn from_bytes(bytes: &[u8]) -> Result<HeaderRules, RuleError> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<HeaderRules, RuleError> {
         HeaderRules::parse(text(HEADERS, bytes)?)
     }
 
     /// Parses the text of a `_headers` file ([module docs](self)).
-    pub fn parse(text: &str) -> Result<HeaderRules, RuleError> {
+    pub(crate) fn parse(text: &str) -> Result<HeaderRules, RuleError> {
         let mut rules: Vec<HeaderRule> = Vec::new();
         // The line of the last pattern, for a rule left with no headers.
         let mut pattern_line = 0;
@@ -919,7 +920,8 @@ impl HeaderRules {
     }
 
     /// Whether the file has no rules.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
     }
 
@@ -930,7 +932,7 @@ impl HeaderRules {
     /// and `! Name` removes what the rules before it set. Placeholders and
     /// `:splat` in values are filled in, controls, `%` and non-ASCII
     /// percent-encoded, so every value is a valid header value.
-    pub fn for_path(&self, path: &str) -> Vec<(String, String)> {
+    pub(crate) fn for_path(&self, path: &str) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         for rule in &self.rules {
             let Some(matched) = rule.pattern.matches(path) else {

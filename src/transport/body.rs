@@ -43,7 +43,7 @@ enum Inner {
 
 /// Why a body ended before its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BodyError {
+pub(crate) enum BodyError {
     /// No byte for the body timeout.
     Stalled(Duration),
     /// The client closed, reset the stream, or broke the framing.
@@ -82,7 +82,7 @@ impl RequestBody {
 
     /// A body with nothing in it.
     #[cfg(test)]
-    pub fn empty() -> RequestBody {
+    pub(crate) fn empty() -> RequestBody {
         RequestBody {
             inner: Inner::Empty,
             timeout: Duration::from_secs(1),
@@ -91,13 +91,13 @@ impl RequestBody {
     }
 
     /// Bytes received so far.
-    pub fn received(&self) -> u64 {
+    pub(crate) fn received(&self) -> u64 {
         self.received
     }
 
     /// The next piece, None at the body's end; an error when the client
     /// sends nothing for the body timeout or the body is cut off.
-    pub async fn next(&mut self) -> Option<Result<Bytes, BodyError>> {
+    pub(crate) async fn next(&mut self) -> Option<Result<Bytes, BodyError>> {
         let timeout = self.timeout;
         let piece = tokio::time::timeout(timeout, poll_fn(|cx| self.poll_piece(cx))).await;
         match piece {

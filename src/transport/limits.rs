@@ -25,44 +25,44 @@ use std::io;
 use std::time::Duration;
 
 /// Longest header line (name and value); a longer one is answered 431.
-pub const MAX_HEADER_LINE: usize = 8 * 1024;
+pub(crate) const MAX_HEADER_LINE: usize = 8 * 1024;
 /// Largest request head, request line and header lines together; a larger
 /// one is answered 431 by hyper.
-pub const MAX_HEAD: usize = 4 * 8 * 1024;
+pub(crate) const MAX_HEAD: usize = 4 * 8 * 1024;
 /// Most header lines in one request (Apache's `LimitRequestFields`); more
 /// is answered 431 by hyper. It is hyper's own default, which the
 /// transport leaves in place.
-pub const MAX_HEADERS: usize = 100;
+pub(crate) const MAX_HEADERS: usize = 100;
 /// Connections when `--max-connections` is not given, fewer when the
 /// open-files limit does not allow them.
-pub const DEFAULT_MAX_CONNECTIONS: usize = 16 * 1024;
+pub(crate) const DEFAULT_MAX_CONNECTIONS: usize = 16 * 1024;
 /// `--header-timeout` when not given.
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 /// `--keepalive-timeout` when not given.
-pub const DEFAULT_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(75);
+pub(crate) const DEFAULT_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(75);
 /// `--send-timeout` when not given.
-pub const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_SEND_TIMEOUT: Duration = Duration::from_secs(60);
 /// `--body-timeout` when not given.
-pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(60);
 /// Descriptors kept out of the connection budget: the catalog and its WAL
 /// files, stdio, the listener, a refused connection's short life.
-pub const RESERVED_FILES: u64 = 32;
+pub(crate) const RESERVED_FILES: u64 = 32;
 /// HTTP/2: streams a client may have open at once on one connection
 /// (nginx's `http2_max_concurrent_streams`).
-pub const H2_MAX_STREAMS: u32 = 128;
+pub(crate) const H2_MAX_STREAMS: u32 = 128;
 /// HTTP/2: largest decoded header list of one request, the HTTP/1 head's
 /// limit (hyper answers past it with 431, and a CONTINUATION flood is cut
 /// off there).
-pub const H2_MAX_HEADER_LIST: u32 = MAX_HEAD as u32;
+pub(crate) const H2_MAX_HEADER_LIST: u32 = MAX_HEAD as u32;
 /// HTTP/2: streams a client opened and reset before they were answered
 /// that are held at once; past it the connection is closed (the "rapid
 /// reset" attack, CVE-2023-44487).
-pub const H2_MAX_PENDING_RESETS: usize = 20;
+pub(crate) const H2_MAX_PENDING_RESETS: usize = 20;
 /// HTTP/2: streams the server may reset for a client's errors on one
 /// connection before it closes it (a client provoking resets).
-pub const H2_MAX_LOCAL_RESETS: usize = 256;
+pub(crate) const H2_MAX_LOCAL_RESETS: usize = 256;
 /// HTTP/2: bytes buffered per stream for a client that reads slowly.
-pub const H2_MAX_SEND_BUF: usize = 256 * 1024;
+pub(crate) const H2_MAX_SEND_BUF: usize = 256 * 1024;
 
 /// Connection limits and timeouts (see the module doc for the defaults).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,7 +107,7 @@ pub struct OpenFiles {
 
 impl OpenFiles {
     /// Connections the limit leaves room for (one descriptor each).
-    pub fn connection_budget(&self) -> usize {
+    pub(crate) fn connection_budget(&self) -> usize {
         usize::try_from(self.now.saturating_sub(RESERVED_FILES).max(1)).unwrap_or(usize::MAX)
     }
 }
@@ -141,7 +141,7 @@ pub fn raise_open_files() -> io::Result<OpenFiles> {
 
 /// The effective connection cap: the one asked for, or the default within
 /// what the open-files limit allows.
-pub fn max_connections(asked: Option<usize>, files: OpenFiles) -> usize {
+pub(crate) fn max_connections(asked: Option<usize>, files: OpenFiles) -> usize {
     asked.unwrap_or_else(|| DEFAULT_MAX_CONNECTIONS.min(files.connection_budget()))
 }
 

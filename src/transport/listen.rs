@@ -41,7 +41,7 @@ pub fn bind(addr: SocketAddr, reuse_port: bool) -> io::Result<TcpListener> {
 /// any, each with the name its socket unit gives it (`FileDescriptorName=`,
 /// in `LISTEN_FDNAMES`). A passed descriptor that is not a listening TCP
 /// socket is an error that names it.
-pub fn inherited() -> io::Result<Vec<(TcpListener, String)>> {
+pub(crate) fn inherited() -> io::Result<Vec<(TcpListener, String)>> {
     let names = std::env::var("LISTEN_FDNAMES").unwrap_or_default();
     let mut names = names.split(':');
     let mut passed = listenfd::ListenFd::from_env();
@@ -70,7 +70,7 @@ pub fn inherited() -> io::Result<Vec<(TcpListener, String)>> {
 /// instead of handing them to another listener of the same port
 /// (`net.ipv4.tcp_migrate_req` is 0): with `--reuse-port`, a handover then
 /// resets the few connections that arrive as the old process stops.
-pub fn queued_connections_reset_on_close() -> bool {
+pub(crate) fn queued_connections_reset_on_close() -> bool {
     std::fs::read_to_string("/proc/sys/net/ipv4/tcp_migrate_req").is_ok_and(|v| v.trim() == "0")
 }
 

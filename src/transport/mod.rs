@@ -43,15 +43,16 @@ mod conn;
 mod cork;
 mod h1;
 mod h2;
-pub mod holder;
-pub mod limits;
-pub mod listen;
-pub mod tls;
+pub(crate) mod holder;
+pub(crate) mod limits;
+pub(crate) mod listen;
+pub(crate) mod tls;
 mod watch;
 mod watched;
 
-pub use body::{BodyError, RequestBody};
-pub use limits::{Limits, OpenFiles};
+pub(crate) use body::{BodyError, RequestBody};
+pub use limits::Limits;
+pub(crate) use limits::OpenFiles;
 
 use bytes::Bytes;
 use http::Response;
@@ -68,7 +69,7 @@ use tokio::sync::watch as signal;
 use watch::{Registry, Watch};
 
 /// The `Server` header of every response.
-pub const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
+pub(crate) const SERVER: &str = concat!("ccc/", env!("CARGO_PKG_VERSION"));
 
 /// Largest request head (request line and header lines together), read
 /// into one buffer; past it hyper answers 431. A header line alone past
@@ -111,20 +112,20 @@ impl Payload {
     }
 
     /// The bytes still to send.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         match self {
             Payload::Whole(bytes) => bytes.len() as u64,
             Payload::Pieces(pieces) => pieces.remaining(),
         }
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
 /// An answer made later: for a request the handler [defers](Handler::defers).
-pub type Later<T> = std::pin::Pin<Box<dyn Future<Output = (Response<Payload>, T)> + Send>>;
+pub(crate) type Later<T> = std::pin::Pin<Box<dyn Future<Output = (Response<Payload>, T)> + Send>>;
 
 /// Whether `head` may be deferred: asked of the handler only for methods
 /// other than GET and HEAD, which are always answered on the spot.
@@ -214,7 +215,7 @@ pub struct ConnStats {
 
 /// A snapshot of [`ConnStats`].
 #[derive(Debug, Clone, Serialize)]
-pub struct ConnReport {
+pub(crate) struct ConnReport {
     /// Connections open now.
     pub open: usize,
     /// Connections accepted and served.
@@ -242,7 +243,7 @@ pub struct ConnReport {
 }
 
 impl ConnStats {
-    pub fn report(&self) -> ConnReport {
+    pub(crate) fn report(&self) -> ConnReport {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         ConnReport {
             open: self.open.load(Ordering::Relaxed),
@@ -335,7 +336,7 @@ impl Transport {
     /// heads being received finish, and closes idle connections (HTTP/2
     /// gets GOAWAY). Waits up to `patience` for every connection to end,
     /// then cuts off the rest; returns how many were cut off.
-    pub async fn shutdown(mut self, patience: Duration) -> usize {
+    pub(crate) async fn shutdown(mut self, patience: Duration) -> usize {
         let _ = self.stop.send(true);
         while self.accepting.join_next().await.is_some() {}
         self.registry.close_all(watch::DRAIN);

@@ -88,14 +88,14 @@ use never_catalogs::{foreign_catalog_reason, refuse_catalog};
 use walk::check_paths;
 use write::{Blobs, Collected, replace_files, write_links, write_version};
 
-pub use never_catalogs::CatalogFiles;
+pub(crate) use never_catalogs::CatalogFiles;
 pub(super) use walk::build_excludes;
-pub use walk::plan_dir;
+pub(crate) use walk::plan_dir;
 
 /// Default `--max-file-size`: 4 GiB. Files of `--chunked-from` bytes or
 /// more are read a chunk at a time, so the limit is about disk, not
 /// memory.
-pub const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 30;
+pub(crate) const DEFAULT_MAX_FILE_SIZE: u64 = 4 << 30;
 
 /// Where a file's bytes come from.
 #[derive(Debug, Clone)]
@@ -120,7 +120,7 @@ pub struct FileEntry {
 
 /// The files a directory would publish.
 #[derive(Debug, Default)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub files: Vec<FileEntry>,
     pub skipped: Vec<Skipped>,
 }
@@ -176,14 +176,15 @@ pub struct Options {
 /// was. The publish knows nothing of why a file changes, so a layer
 /// above the catalog (the import map) can change it.
 #[derive(Clone)]
-pub struct Rewrite(pub Arc<RewriteFn>);
+pub struct Rewrite(pub(crate) Arc<RewriteFn>);
 
 /// What a [`Rewrite`] calls.
-pub type RewriteFn = dyn Fn(&Catalog, &super::rows::VersionRow) -> Result<Rewritten> + Send + Sync;
+pub(crate) type RewriteFn =
+    dyn Fn(&Catalog, &super::rows::VersionRow) -> Result<Rewritten> + Send + Sync;
 
 /// The new bytes of files of a version, by path: what a [`Rewrite`]
 /// returns.
-pub type Rewritten = Vec<(String, Vec<u8>)>;
+pub(crate) type Rewritten = Vec<(String, Vec<u8>)>;
 
 impl std::fmt::Debug for Rewrite {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -228,22 +229,22 @@ pub struct Report {
     /// `stored_bytes` is what the catalog grew by.
     pub new_content: Group,
     /// Files whose content the catalog held before this publish.
-    pub already_stored: Group,
+    pub(crate) already_stored: Group,
     /// Files with the same content as another file of this version that
     /// is new to the catalog: stored once, with that file.
-    pub repeated_in_version: Group,
+    pub(crate) repeated_in_version: Group,
     /// The brotli streams this publish added, against the gzip streams of
     /// the same files.
-    pub brotli: BrotliGroup,
+    pub(crate) brotli: BrotliGroup,
     /// The deltas this publish made against the version's predecessors
     /// (`super::make_deltas`); None with `--no-deltas`.
-    pub deltas: Option<super::make_deltas::Made>,
+    pub(crate) deltas: Option<super::make_deltas::Made>,
     /// Whether the version's references resolve inside it (`ccc
     /// check`'s report); None with `--no-check`.
-    pub references: Option<crate::refs::check::Report>,
+    pub(crate) references: Option<crate::refs::check::Report>,
     /// The new content stored as it is, in chunks (`--chunked-from`): a
     /// part of `new_content`.
-    pub chunked: Group,
+    pub(crate) chunked: Group,
     /// Whether an existing version was replaced.
     pub replaced: bool,
     /// The dist-tags that name the version once published, `latest` first
@@ -257,7 +258,7 @@ pub struct Report {
     /// for an archive with nothing stripped.
     pub stripped_folder: Option<String>,
     /// What looks like a mistake, published all the same ([`Warning`]).
-    pub warnings: Vec<Warning>,
+    pub(crate) warnings: Vec<Warning>,
 }
 
 /// Something about a publish that is usually a mistake; the version is
@@ -265,7 +266,7 @@ pub struct Report {
 /// to check.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Warning {
+pub(crate) enum Warning {
     /// Most files are under a `node_modules/` folder: the project folder
     /// was published instead of its build (`dist/`).
     NodeModules {
@@ -370,7 +371,7 @@ impl Group {
 
 /// The new content of a publish that also got a brotli stream.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct BrotliGroup {
+pub(crate) struct BrotliGroup {
     /// New blobs with a brotli stream.
     pub blob_count: u64,
     /// Their original size.
@@ -463,11 +464,11 @@ type FileRow = (String, [u8; 32], u64, Kind, Option<(i64, u64)>);
 /// [`Sink`] as soon as it is read, so that the workers hash and compress one
 /// file while the next is read; memory holds the few files in flight, never
 /// the archive. It returns what it left out.
-pub type Stream<'a> = Box<dyn FnOnce(&Sink<'_>) -> Result<Streamed> + Send + 'a>;
+pub(crate) type Stream<'a> = Box<dyn FnOnce(&Sink<'_>) -> Result<Streamed> + Send + 'a>;
 
 /// What a [`Stream`] read besides its files.
 #[derive(Debug, Default)]
-pub struct Streamed {
+pub(crate) struct Streamed {
     pub skipped: Vec<Skipped>,
     /// The archive's top folder, stripped from every path (see
     /// [`super::archive`]); None when there was none.
@@ -475,7 +476,7 @@ pub struct Streamed {
 }
 
 /// Where a [`Stream`] hands over what it reads.
-pub struct Sink<'a> {
+pub(crate) struct Sink<'a> {
     files: mpsc::SyncSender<FileEntry>,
     named: &'a OnceLock<Identity>,
 }
@@ -483,13 +484,16 @@ pub struct Sink<'a> {
 impl<'a> Sink<'a> {
     /// A sink sending files to `files` and the identity to `named`: for a
     /// reader of an archive other than publish (`ccc check`).
-    pub fn new(files: mpsc::SyncSender<FileEntry>, named: &'a OnceLock<Identity>) -> Sink<'a> {
+    pub(crate) fn new(
+        files: mpsc::SyncSender<FileEntry>,
+        named: &'a OnceLock<Identity>,
+    ) -> Sink<'a> {
         Sink { files, named }
     }
 
     /// Hands a file to the workers. Fails once the publish has stopped (an
     /// error elsewhere); the stream then returns that error.
-    pub fn send(&self, file: FileEntry) -> Result<()> {
+    pub(crate) fn send(&self, file: FileEntry) -> Result<()> {
         self.files
             .send(file)
             .map_err(|_| Error::Internal("the publish stopped reading".into()))
@@ -498,7 +502,7 @@ impl<'a> Sink<'a> {
     /// The package and version the files name (their package.json), as
     /// soon as they are read: an existing version is refused then, not
     /// once the whole stream has been read. The first one named counts.
-    pub fn named(&self, identity: Identity) {
+    pub(crate) fn named(&self, identity: Identity) {
         let _ = self.named.set(identity);
     }
 }
@@ -529,7 +533,7 @@ pub fn publish(
 /// ([`Sink::named`]). The stream checks its own paths (see
 /// [`super::archive`]). The version's existence is checked before the
 /// work when `identity` is given, else as soon as the stream names it.
-pub fn publish_stream(
+pub(crate) fn publish_stream(
     catalog: &mut Catalog,
     identity: Option<Identity>,
     stream: Stream<'_>,

@@ -17,7 +17,7 @@ const SQLITE_FILES: &[(&str, &str)] = &[
 /// The files of the catalog a publish writes to, known by identity so that
 /// the walk can leave them out under any name.
 #[derive(Debug, Default)]
-pub struct CatalogFiles {
+pub(crate) struct CatalogFiles {
     /// Every path SQLite may use for the catalog or a side file, with what
     /// that file is. SQLite names side files after the catalog's real path
     /// (symlinks resolved), so both spellings are kept.
@@ -30,7 +30,7 @@ impl CatalogFiles {
     /// The catalog at `db` (which may not exist yet) and its side files as
     /// they are now; [`plan_dir`] looks again after its walk for side files
     /// that appeared meanwhile.
-    pub fn of(db: &Path) -> CatalogFiles {
+    pub(crate) fn of(db: &Path) -> CatalogFiles {
         let mut bases = vec![db.to_path_buf()];
         bases.extend(real_path(db).filter(|real| real != db));
         let mut files = CatalogFiles::default();

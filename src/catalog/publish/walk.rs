@@ -14,7 +14,7 @@ const DEFAULT_EXCLUDES: &[&str] = &["**/.git", "**/.git/**", "**/.DS_Store"];
 /// outside `dir` can be stored; so are special files (sockets, FIFOs) and
 /// catalogs (see the module doc): `catalog_files` are the one being
 /// written. `progress.scanned` hears of every file found.
-pub fn plan_dir(
+pub(crate) fn plan_dir(
     dir: &Path,
     excludes: &[String],
     max_file_size: u64,

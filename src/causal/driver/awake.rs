@@ -39,7 +39,7 @@ pub enum IdleCores {
 }
 
 /// The running spinners; dropping it stops and joins them.
-pub struct KeepAwake {
+pub(crate) struct KeepAwake {
     stop: Arc<AtomicBool>,
     spinners: Vec<JoinHandle<()>>,
 }
@@ -49,7 +49,7 @@ impl KeepAwake {
     /// none was started where that is impossible or unwise; spinners that
     /// could not be pinned or lowered to `SCHED_IDLE` exit at once rather
     /// than compete with the program.
-    pub fn start() -> Result<KeepAwake, String> {
+    pub(crate) fn start() -> Result<KeepAwake, String> {
         let cpus = allowed_cpus()?;
         let usable = std::thread::available_parallelism().map_or(cpus.len(), |n| n.get());
         if usable < cpus.len() {
@@ -93,12 +93,9 @@ impl KeepAwake {
     }
 
     /// How many spinners run.
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
         self.spinners.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.spinners.is_empty()
     }
 }
 

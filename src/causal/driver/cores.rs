@@ -15,14 +15,14 @@
 
 /// A thread's time on a core and ready but waiting for one, in ns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CoreTime {
+pub(crate) struct CoreTime {
     pub on_core: u64,
     pub waiting: u64,
 }
 
 impl CoreTime {
     /// What happened between `self` and the later reading `later`.
-    pub fn until(self, later: CoreTime) -> CoreTime {
+    pub(crate) fn until(self, later: CoreTime) -> CoreTime {
         CoreTime {
             on_core: later.on_core.saturating_sub(self.on_core),
             waiting: later.waiting.saturating_sub(self.waiting),
@@ -32,7 +32,7 @@ impl CoreTime {
 
 /// Reads the kernel's counters of the thread `tid` of this process; `None`
 /// when it has exited or the kernel keeps no schedstats.
-pub fn of_thread(tid: i32) -> Option<CoreTime> {
+pub(crate) fn of_thread(tid: i32) -> Option<CoreTime> {
     let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")).ok()?;
     parse(&text)
 }

@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 /// Coz's viewer ignores an entry with fewer progress counts than this.
-pub const VIEWER_MIN_DELTA: u64 = 5;
+pub(crate) const VIEWER_MIN_DELTA: u64 = 5;
 
 /// Which of Coz's formats to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

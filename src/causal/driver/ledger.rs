@@ -52,7 +52,7 @@ pub struct Row {
 }
 
 /// The snapshots of one thread around one cell.
-pub struct Snapshots {
+pub(crate) struct Snapshots {
     pub t0: Snapshot,
     pub t1: Snapshot,
     pub drained: Snapshot,
@@ -60,14 +60,14 @@ pub struct Snapshots {
 
 /// `G` at the same three moments.
 #[derive(Debug, Clone, Copy)]
-pub struct GlobalDelay {
+pub(crate) struct GlobalDelay {
     pub g0: u64,
     pub g1: u64,
     pub g_drained: u64,
 }
 
 impl Row {
-    pub fn new(thread: &str, s: &Snapshots, g: GlobalDelay) -> Row {
+    pub(crate) fn new(thread: &str, s: &Snapshots, g: GlobalDelay) -> Row {
         let d = |f: Field| s.t1.get(f).wrapping_sub(s.t0.get(f));
         Row {
             thread: thread.to_string(),
@@ -91,7 +91,7 @@ impl Row {
     }
 
     /// The same row with the thread's core time over the window.
-    pub fn with_core_time(self, t: CoreTime) -> Row {
+    pub(crate) fn with_core_time(self, t: CoreTime) -> Row {
         Row {
             on_core: t.on_core,
             waiting_for_core: t.waiting,
@@ -129,7 +129,7 @@ impl Finding {
 /// What a failed check means for the results, and what to do about it, in
 /// words for someone who has not read this module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Advice {
+pub(crate) struct Advice {
     pub meaning: &'static str,
     pub action: &'static str,
 }
@@ -138,7 +138,7 @@ pub struct Advice {
 const PROFILER_BUG: &str = "the cells are left out of the results; this is a bug in ccc's profiler: please report it with the --json-out file";
 
 /// The advice for one check (by its name, as in [`Finding::check`]).
-pub fn advice(check: &str) -> Advice {
+pub(crate) fn advice(check: &str) -> Advice {
     let (meaning, action) = match check {
         "BALANCE" => (
             "a thread's delay books do not add up: its virtual clock moved by a different amount than its credits, pauses and waits explain",
@@ -173,7 +173,7 @@ pub fn advice(check: &str) -> Advice {
 }
 
 /// Runs every check over one cell's rows; `elapsed` is the window's length.
-pub fn audit(rows: &[Row], g: GlobalDelay, elapsed: u64) -> Vec<Finding> {
+pub(crate) fn audit(rows: &[Row], g: GlobalDelay, elapsed: u64) -> Vec<Finding> {
     let mut findings = Vec::new();
     let delta_g = g.g1.saturating_sub(g.g0);
     let mut push = |check, level, thread: &str, detail: String| {

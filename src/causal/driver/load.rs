@@ -33,7 +33,7 @@ const HOT_ASSETS: usize = 50;
 const HOT_SHARE_PERCENT: usize = 80;
 
 /// Where request targets come from.
-pub enum Urls {
+pub(crate) enum Urls {
     /// Used in order, each client starting at a different offset.
     InOrder(Vec<String>),
     /// 80% from the first `HOT_ASSETS`, 20% uniform.
@@ -43,7 +43,7 @@ pub enum Urls {
 impl Urls {
     /// Reads a URL list file: one target per line (`/assets/...`), blank
     /// lines ignored.
-    pub fn from_file(path: &Path) -> Result<Urls> {
+    pub(crate) fn from_file(path: &Path) -> Result<Urls> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
         let urls: Vec<String> = text
             .lines()
@@ -59,7 +59,7 @@ impl Urls {
 
     /// The given targets with the hot-set skew: the first `HOT_ASSETS` take
     /// 80% of the requests.
-    pub fn hot_set(urls: Vec<String>, source: &Path) -> Result<Urls> {
+    pub(crate) fn hot_set(urls: Vec<String>, source: &Path) -> Result<Urls> {
         if urls.is_empty() {
             return Err(Error::bad_input(source, "has no assets to request"));
         }
@@ -87,7 +87,7 @@ impl Urls {
 
 /// What the built-in clients did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Report {
+pub(crate) struct Report {
     /// Requests answered with a 2xx or 3xx status.
     pub completed: u64,
     /// Failed requests by cause (`HTTP 404`, `connection reset`).
@@ -95,13 +95,13 @@ pub struct Report {
 }
 
 impl Report {
-    pub fn failed(&self) -> u64 {
+    pub(crate) fn failed(&self) -> u64 {
         self.failures.values().sum()
     }
 
     /// `12 of 3400 built-in requests failed: 8× HTTP 404, 4× connection
     /// reset`, the commonest cause first; None when none failed.
-    pub fn failure_summary(&self) -> Option<String> {
+    pub(crate) fn failure_summary(&self) -> Option<String> {
         let failed = self.failed();
         if failed == 0 {
             return None;
@@ -123,7 +123,7 @@ impl Report {
 }
 
 /// Running clients.
-pub struct Load {
+pub(crate) struct Load {
     stop: Arc<AtomicBool>,
     clients: Vec<JoinHandle<()>>,
     completed: Arc<AtomicU64>,
@@ -132,7 +132,12 @@ pub struct Load {
 
 impl Load {
     /// Starts `clients` clients against `addr`.
-    pub fn start(addr: SocketAddr, urls: Arc<Urls>, clients: usize, seed: u64) -> Result<Load> {
+    pub(crate) fn start(
+        addr: SocketAddr,
+        urls: Arc<Urls>,
+        clients: usize,
+        seed: u64,
+    ) -> Result<Load> {
         let stop = Arc::new(AtomicBool::new(false));
         let completed = Arc::new(AtomicU64::new(0));
         let failures = Arc::new(Mutex::new(BTreeMap::new()));
@@ -162,7 +167,7 @@ impl Load {
     }
 
     /// What the clients did so far.
-    pub fn report(&self) -> Report {
+    pub(crate) fn report(&self) -> Report {
         Report {
             completed: self.completed.load(Ordering::Relaxed),
             failures: self
@@ -174,7 +179,7 @@ impl Load {
     }
 
     /// Stops every client and waits for them.
-    pub fn stop(mut self) -> Report {
+    pub(crate) fn stop(mut self) -> Report {
         self.stop.store(true, Ordering::Relaxed);
         for handle in std::mem::take(&mut self.clients) {
             let _ = handle.join();

@@ -15,15 +15,15 @@
 //! and exits 130 (143); during the sweep it drops the experiment in
 //! progress, reports the ones done and then exits 130 (143).
 
-pub mod awake;
-pub mod cores;
-pub mod coz;
-pub mod ledger;
-pub mod load;
-pub mod plan;
-pub mod plot;
-pub mod report;
-pub mod sweep;
+pub(crate) mod awake;
+pub(crate) mod cores;
+pub(crate) mod coz;
+pub(crate) mod ledger;
+pub(crate) mod load;
+pub(crate) mod plan;
+pub(crate) mod plot;
+pub(crate) mod report;
+pub(crate) mod sweep;
 mod tables;
 
 use crate::catalog::query::Page;
@@ -50,7 +50,7 @@ use tables::{print_ledger, print_table, warnings};
 
 /// Where the load comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadSource {
+pub(crate) enum LoadSource {
     /// This many keep-alive clients of ccc's own.
     Builtin(usize),
     /// Someone else's load generator.
@@ -68,7 +68,7 @@ impl std::fmt::Display for LoadSource {
 
 /// How much of the ledger audit to print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LedgerDetail {
+pub(crate) enum LedgerDetail {
     /// One line per cell.
     Summary,
     /// One line per cell, then one per cell and thread.
@@ -77,7 +77,7 @@ pub enum LedgerDetail {
 
 /// A profiling run: the experiments, the load, and where the results go.
 #[derive(Debug, Clone)]
-pub struct Options {
+pub(crate) struct Options {
     /// Site ids from [`SITES`] to profile; empty for all of them.
     pub sites: Vec<u16>,
     /// Virtual speedups in percent.
@@ -110,7 +110,7 @@ pub struct Options {
 }
 
 /// Exit code when `strict` is set and the ledger audit finds an error.
-pub const LEDGER_ERROR_EXIT: u8 = 4;
+pub(crate) const LEDGER_ERROR_EXIT: u8 = 4;
 /// How long to wait for someone else's load to start, and for ccc's own.
 const EXTERNAL_LOAD_PATIENCE: Duration = Duration::from_secs(30);
 const BUILTIN_LOAD_PATIENCE: Duration = Duration::from_secs(5);
@@ -261,7 +261,7 @@ impl Settings {
 /// the sweep `options` describe; prints the table and writes the files
 /// they ask for. The exit code says whether the sweep was interrupted or,
 /// with `strict`, whether the ledger audit found an error.
-pub fn run(
+pub(crate) fn run(
     db: &Path,
     options: &Options,
     start_server: impl FnOnce() -> Result<Server>,

@@ -11,7 +11,7 @@ use crate::rng::SplitMix64;
 
 /// What to measure.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// Site ids.
     pub sites: Vec<u16>,
     /// Speedups in percent, ascending, 0 always first.
@@ -30,7 +30,7 @@ pub struct CellSpec {
 
 impl Plan {
     /// Builds a plan; 0% is added to the speedups when missing.
-    pub fn new(sites: Vec<u16>, mut speedups: Vec<u8>, rounds: usize, seed: u64) -> Plan {
+    pub(crate) fn new(sites: Vec<u16>, mut speedups: Vec<u8>, rounds: usize, seed: u64) -> Plan {
         speedups.push(0);
         speedups.sort_unstable();
         speedups.dedup();
@@ -43,7 +43,7 @@ impl Plan {
     }
 
     /// Every cell, in the order to run them.
-    pub fn schedule(&self) -> Vec<CellSpec> {
+    pub(crate) fn schedule(&self) -> Vec<CellSpec> {
         let mut rng = SplitMix64::new(self.seed);
         let mut cells = Vec::with_capacity(self.rounds * self.sites.len() * self.speedups.len());
         for round in 0..self.rounds {

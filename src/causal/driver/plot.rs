@@ -256,7 +256,7 @@ impl Frame {
 }
 
 /// Renders `summary` as an SVG document titled `title`.
-pub fn svg(summary: &Summary, title: &str) -> String {
+pub(crate) fn svg(summary: &Summary, title: &str) -> String {
     let curves = curves(summary);
     let frame = Frame::new(summary, &curves);
     let mut s = String::new();

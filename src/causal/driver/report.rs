@@ -104,7 +104,7 @@ fn median(sorted: &[f64]) -> f64 {
 /// Indexes `(lo, hi)` into `n` sorted values of a distribution-free
 /// interval for the median: `[min, max]` up to six values, then the
 /// innermost order statistics with coverage ≥ 90%.
-pub fn median_interval(n: usize) -> (usize, usize) {
+pub(crate) fn median_interval(n: usize) -> (usize, usize) {
     if n <= 6 {
         return (0, n.saturating_sub(1));
     }

@@ -56,7 +56,7 @@ pub struct Timing {
 }
 
 mod millis {
-    pub fn serialize<S: serde::Serializer>(
+    pub(super) fn serialize<S: serde::Serializer>(
         d: &std::time::Duration,
         s: S,
     ) -> Result<S::Ok, S::Error> {
@@ -128,7 +128,7 @@ impl Session {
     }
 
     /// The ledgers of the threads registered during this session.
-    pub fn slots(&self) -> Vec<&'static Slot> {
+    pub(crate) fn slots(&self) -> Vec<&'static Slot> {
         registry().into_iter().skip(self.first_slot).collect()
     }
 }
@@ -239,7 +239,7 @@ impl Cell {
 
 /// Why a warm-up ended without a rate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WarmUpError {
+pub(crate) enum WarmUpError {
     /// The progress point did not move within this long.
     NoProgress(Duration),
     /// `interrupted()` became true.
@@ -248,7 +248,7 @@ pub enum WarmUpError {
 
 /// Waits up to `patience` for the progress point to move, then measures its
 /// rate over the warm-up. Returns the rate in units per second.
-pub fn warm_up(
+pub(crate) fn warm_up(
     progress: &Progress,
     timing: &Timing,
     patience: Duration,
@@ -276,7 +276,7 @@ pub fn warm_up(
 
 /// The window for a measured rate: long enough for `2·min_delta` counts,
 /// within `[window, max_window]`.
-pub fn window_for(rate: f64, timing: &Timing) -> Duration {
+pub(crate) fn window_for(rate: f64, timing: &Timing) -> Duration {
     let wanted = if rate > 0.0 {
         Duration::from_secs_f64(2.0 * timing.min_delta as f64 / rate)
     } else {
@@ -451,7 +451,7 @@ fn run_cell_until(
 /// Runs every cell of `plan`; `on_cell(cell, done, total)` reports progress.
 /// Stops early once `interrupted()` is true, with the cells completed so far
 /// (the cell in progress is dropped).
-pub fn sweep(
+pub(crate) fn sweep(
     session: &Session,
     plan: &Plan,
     points: Points,

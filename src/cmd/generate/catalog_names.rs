@@ -15,7 +15,7 @@ use clap::Command;
 /// The bash script clap generated, with catalog names added (module doc).
 /// `Err` when clap's registration of `_ccc` is not there to replace, as a
 /// newer clap_complete might write it.
-pub fn add_to_bash(script: &str, cmd: &Command) -> Result<String, String> {
+pub(super) fn add_to_bash(script: &str, cmd: &Command) -> Result<String, String> {
     const REGISTERED: &str = "complete -F _ccc ";
     if !script.contains(REGISTERED) {
         return Err(format!(

@@ -92,7 +92,7 @@ pub fn public_command() -> clap::Command {
 
 /// One variable of an ENVIRONMENT section.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvVar {
+pub(crate) struct EnvVar {
     pub name: String,
     /// What it sets, as a sentence.
     pub meaning: String,
@@ -107,7 +107,7 @@ pub struct EnvVar {
 /// subcommands' (each naming the subcommands that read it), and `other`
 /// (name, meaning). `cmd` must be built, so that global arguments have
 /// reached the subcommands.
-pub fn environment(cmd: &clap::Command, other: &[(&str, &str)]) -> Vec<EnvVar> {
+pub(crate) fn environment(cmd: &clap::Command, other: &[(&str, &str)]) -> Vec<EnvVar> {
     let mut vars: BTreeMap<String, EnvVar> = BTreeMap::new();
     let mut add = |arg: &Arg, command: Option<&str>| {
         let Some(name) = arg.get_env().filter(|_| !arg.is_hide_env_set()) else {
@@ -312,7 +312,7 @@ fn environment_section(vars: &[EnvVar]) -> Roff {
     roff
 }
 
-pub fn run(args: GenerateArgs) -> Result<ExitCode> {
+pub(crate) fn run(args: GenerateArgs) -> Result<ExitCode> {
     for (rel, contents) in render()? {
         let path = args.out.join(&rel);
         if let Some(dir) = path.parent() {

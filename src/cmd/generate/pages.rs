@@ -5,7 +5,7 @@
 use clap_mangen::roff::{Roff, bold, roman};
 
 /// One page's own text.
-pub struct Page {
+pub(super) struct Page {
     /// The subcommand (`publish`), or `ccc` for ccc(1).
     pub command: &'static str,
     /// Command lines with what each does, in the order a reader meets them.
@@ -34,7 +34,7 @@ const COMMON_EXITS: &[(&str, &str)] = &[
     ),
 ];
 
-pub const PAGES: &[Page] = &[
+pub(super) const PAGES: &[Page] = &[
     Page {
         command: "ccc",
         examples: &[
@@ -425,12 +425,12 @@ pub const PAGES: &[Page] = &[
 ];
 
 /// The page of `command`, if it has one.
-pub fn page(command: &str) -> Option<&'static Page> {
+pub(super) fn page(command: &str) -> Option<&'static Page> {
     PAGES.iter().find(|p| p.command == command)
 }
 
 /// The EXIT STATUS, EXAMPLES and SEE ALSO sections of `page`.
-pub fn sections(page: &Page) -> Roff {
+pub(super) fn sections(page: &Page) -> Roff {
     let mut roff = Roff::new();
     roff.control("SH", ["EXIT STATUS"]);
     // A page's own meaning of a common code replaces it.

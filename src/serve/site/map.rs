@@ -21,14 +21,14 @@ use std::sync::Arc;
 
 /// Every site, by host.
 #[derive(Debug, Default)]
-pub struct SiteMap {
+pub(crate) struct SiteMap {
     hosts: HashMap<Box<str>, Arc<ServedSite>>,
     default: Option<Arc<ServedSite>>,
 }
 
 /// One site as a server answers it.
 #[derive(Debug)]
-pub struct ServedSite {
+pub(crate) struct ServedSite {
     pub site: Site,
     /// The version the tag names; None while there is none.
     pub version: Option<String>,
@@ -57,7 +57,7 @@ pub struct ServedSite {
 
 impl SiteMap {
     /// Reads every site of `catalog`.
-    pub fn read(catalog: &Catalog) -> Result<SiteMap> {
+    pub(crate) fn read(catalog: &Catalog) -> Result<SiteMap> {
         let mut map = SiteMap::default();
         for state in catalog.sites()? {
             let served = Arc::new(ServedSite::read(catalog, state)?);
@@ -71,13 +71,9 @@ impl SiteMap {
         Ok(map)
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.hosts.is_empty() && self.default.is_none()
-    }
-
     /// The site of a request's host (`Host` or `:authority`, any case,
     /// with or without a port or a final dot), else the default site.
-    pub fn for_host(&self, host: Option<&str>) -> Option<&Arc<ServedSite>> {
+    pub(crate) fn for_host(&self, host: Option<&str>) -> Option<&Arc<ServedSite>> {
         if self.hosts.is_empty() {
             return self.default.as_ref();
         }
@@ -199,29 +195,29 @@ impl ServedSite {
 
     /// Whether the current version has a file at `path` (relative, no
     /// leading slash).
-    pub fn has(&self, path: &str) -> bool {
+    pub(crate) fn has(&self, path: &str) -> bool {
         self.files.contains(path)
     }
 
     /// Whether the folder `dir` ("" for the root, no trailing slash) has an
     /// `index.html`.
-    pub fn has_index(&self, dir: &str) -> bool {
+    pub(crate) fn has_index(&self, dir: &str) -> bool {
         self.indexes.contains(dir)
     }
 
     /// Whether `PAGE.html` is a file (with clean URLs on; never else).
-    pub fn has_page(&self, page: &str) -> bool {
+    pub(crate) fn has_page(&self, page: &str) -> bool {
         self.pages.contains(page)
     }
 
     /// Whether the file at `path`, of the current version or a recent
     /// one, carries a content hash in its name.
-    pub fn is_hashed(&self, path: &str) -> bool {
+    pub(crate) fn is_hashed(&self, path: &str) -> bool {
         self.hashed.contains(path) || self.recent_with(path).is_some()
     }
 
     /// The `Use-As-Dictionary` of the file at `path` for the site's URLs.
-    pub fn dictionary(&self, path: &str) -> Option<&Arc<HeaderValue>> {
+    pub(crate) fn dictionary(&self, path: &str) -> Option<&Arc<HeaderValue>> {
         self.dictionaries.get(path)
     }
 
@@ -241,7 +237,7 @@ impl ServedSite {
     }
 
     /// The newest recent version with the fingerprinted file at `path`.
-    pub fn recent_with(&self, path: &str) -> Option<&str> {
+    pub(crate) fn recent_with(&self, path: &str) -> Option<&str> {
         self.recent
             .iter()
             .find(|(_, paths)| paths.contains(path))

@@ -32,7 +32,7 @@
 //!
 //! `/_stats`, `/metrics` and `/healthz` stay the server's on every host.
 
-pub mod map;
+pub(crate) mod map;
 
 use crate::error::{Error, Result};
 use crate::http::route::{self, Route};

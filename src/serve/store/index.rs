@@ -47,7 +47,7 @@ use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 /// A record of a typical front-end file weighs about 630 bytes with its
 /// key and the index's own bookkeeping, so 64 MiB indexes about 100,000
 /// files.
-pub const DEFAULT_INDEX_BYTES: &str = "64MiB";
+pub(crate) const DEFAULT_INDEX_BYTES: &str = "64MiB";
 
 /// What the index keeps of one file: everything a miss needs but its
 /// stored bytes.
@@ -198,7 +198,7 @@ pub(super) struct FileIndex {
 
 /// The index's counters, for `/_stats` and `/metrics`.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct IndexStats {
+pub(crate) struct IndexStats {
     /// Misses that found the file's record: its bytes read by the blob's
     /// id, without the lookup (unless the record was stale, when the miss
     /// was looked up as well).

@@ -47,29 +47,29 @@ impl AssetKey {
     }
 
     /// The key of the asset's entry with its deltas against `dictionary`.
-    pub fn with_dictionary(mut self, dictionary: Option<[u8; 32]>) -> AssetKey {
+    pub(crate) fn with_dictionary(mut self, dictionary: Option<[u8; 32]>) -> AssetKey {
         self.dictionary = dictionary;
         self
     }
 
-    pub fn dictionary(&self) -> Option<&[u8; 32]> {
+    pub(crate) fn dictionary(&self) -> Option<&[u8; 32]> {
         self.dictionary.as_ref()
     }
 
-    pub fn package(&self) -> &str {
+    pub(crate) fn package(&self) -> &str {
         &self.names[..self.version_at]
     }
 
-    pub fn version(&self) -> &str {
+    pub(crate) fn version(&self) -> &str {
         &self.names[self.version_at..self.path_at]
     }
 
-    pub fn path(&self) -> &str {
+    pub(crate) fn path(&self) -> &str {
         &self.names[self.path_at..]
     }
 
     /// The heap its names hold, for the cache's byte budget.
-    pub fn weight(&self) -> u64 {
+    pub(crate) fn weight(&self) -> u64 {
         cache::allocation(self.names.len())
     }
 
@@ -101,7 +101,7 @@ impl<'a> AssetKeyRef<'a> {
         }
     }
 
-    pub fn to_key(self) -> AssetKey {
+    pub(crate) fn to_key(self) -> AssetKey {
         AssetKey::new(self.package, self.version, self.path).with_dictionary(self.dictionary)
     }
 }
@@ -118,7 +118,7 @@ impl Lookup<AssetKey> for AssetKeyRef<'_> {
 
 /// An asset as the store hands it out: shared with the cache, responses
 /// prepared.
-pub type Asset = Arc<cache::Entry<AssetKey, Prepared>>;
+pub(crate) type Asset = Arc<cache::Entry<AssetKey, Prepared>>;
 
 #[cfg(test)]
 mod tests {

@@ -35,7 +35,7 @@ use std::time::Instant;
 
 /// What a request needs of a missed asset's body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     /// The whole body: a GET without `Range`. A long body is read whole,
     /// and offered to the cache, when half the in-flight budget has room
     /// for it.
@@ -52,7 +52,7 @@ pub enum Want {
 /// left in the catalog is cached too, as what nginx's `open_file_cache`
 /// keeps of a file: its headers, piece digests and verified-once marks,
 /// its bytes read from the catalog for each response.
-pub struct Loaded {
+pub(super) struct Loaded {
     pub prepared: Prepared,
     pub weight: u64,
     pub reserved: Option<Reservation>,

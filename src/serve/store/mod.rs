@@ -57,11 +57,12 @@ mod shared_read;
 mod testing;
 mod watch;
 
-pub use index::{DEFAULT_INDEX_BYTES, IndexStats};
-pub use key::{Asset, AssetKey, AssetKeyRef};
-pub use load::Want;
-pub use shared_read::{SHARED_READS, SHARED_SPAN};
-pub use watch::{CatalogHealth, CatalogState};
+pub(crate) use index::{DEFAULT_INDEX_BYTES, IndexStats};
+pub(crate) use key::Asset;
+pub use key::{AssetKey, AssetKeyRef};
+pub(crate) use load::Want;
+pub(crate) use shared_read::{SHARED_READS, SHARED_SPAN};
+pub(crate) use watch::{CatalogHealth, CatalogState};
 
 use crate::actor::{self, Reply};
 use crate::catalog::Catalog;
@@ -91,7 +92,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, TryLockError};
 /// stored on average, and what each entry holds beside its body), the hot
 /// set of many sites, and is a fixed amount an operator can plan a
 /// container's memory around, unlike a share of the machine's RAM.
-pub const DEFAULT_CACHE_BYTES: &str = "256MiB";
+pub(crate) const DEFAULT_CACHE_BYTES: &str = "256MiB";
 
 /// How the store is set up.
 #[derive(Debug, Clone)]
@@ -134,12 +135,12 @@ pub struct CacheStats {
     pub max_entries: Option<u64>,
     pub max_bytes: u64,
     /// The file index's (`index`): its hits are misses of the cache.
-    pub index: IndexStats,
+    pub(crate) index: IndexStats,
 }
 
 /// The exact version an alias (`latest`, a dist-tag, a range) names now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub version: String,
     /// The version's row id: a forced republish gives it a new one.
     pub id: i64,
@@ -168,12 +169,12 @@ struct Shared {
 
 /// An asset found for a request, and the in-flight memory of the bodies
 /// read for it (given back once its response is sent).
-pub type Found = (Asset, Option<Reservation>);
+pub(crate) type Found = (Asset, Option<Reservation>);
 
 /// Where a piece of a stream left in the catalog is, and what it must
 /// hash to.
 #[derive(Debug, Clone)]
-pub struct PieceAt {
+pub(crate) struct PieceAt {
     pub blob_id: i64,
     pub coding: crate::catalog::pieces::Coding,
     pub index: usize,
@@ -267,7 +268,7 @@ impl Handle {
     }
 
     /// The cached asset, if any: the worker's own lookup, no message.
-    pub fn cached(&self, key: AssetKeyRef<'_>) -> Option<Asset> {
+    pub(crate) fn cached(&self, key: AssetKeyRef<'_>) -> Option<Asset> {
         let _s = causal::site!(CACHE_LOOKUP);
         self.shared.cache.get(&key)
     }
@@ -278,7 +279,7 @@ impl Handle {
     /// cache may have it by now, from another worker's miss). The
     /// reservation holds the in-flight memory of bodies read for this
     /// response (`load`).
-    pub fn load(&self, key: AssetKeyRef<'_>, want: Want) -> Result<Option<Found>> {
+    pub(crate) fn load(&self, key: AssetKeyRef<'_>, want: Want) -> Result<Option<Found>> {
         let shared = &self.shared;
         let read = shared.readers.read(|catalog, outbox| {
             let key = key.to_key();
@@ -312,7 +313,7 @@ impl Handle {
     /// entry without one) with its deltas against that dictionary, from
     /// the cache, or loaded and offered to it as [`Handle::load`] does.
     /// None when there is none to send now (`load::load_delta`).
-    pub fn delta(&self, key: AssetKeyRef<'_>, plain: &Asset) -> Result<Option<Found>> {
+    pub(crate) fn delta(&self, key: AssetKeyRef<'_>, plain: &Asset) -> Result<Option<Found>> {
         if let Some(hit) = self.cached(key) {
             return Ok(Some((hit, None)));
         }
@@ -345,12 +346,12 @@ impl Handle {
 
     /// Whether a body of `bytes` could be read whole and cached: the cache
     /// is on and holds that much (`load`).
-    pub fn could_cache(&self, bytes: u64) -> bool {
+    pub(crate) fn could_cache(&self, bytes: u64) -> bool {
         self.shared.cache.is_on() && bytes <= self.shared.config.cache_bytes
     }
 
     /// The in-flight budget (`--in-flight-bytes`).
-    pub fn in_flight(&self) -> &Arc<InFlight> {
+    pub(crate) fn in_flight(&self) -> &Arc<InFlight> {
         &self.shared.in_flight
     }
 
@@ -368,7 +369,7 @@ impl Handle {
     }
 
     /// The exact version `selector` picks for `package`, if any.
-    pub fn resolve(&self, package: &str, selector: Selector) -> Result<Option<Resolved>> {
+    pub(crate) fn resolve(&self, package: &str, selector: Selector) -> Result<Option<Resolved>> {
         self.read(
             |c| queries::resolve(c, package, &selector),
             |reply| Msg::Resolve(package.to_string(), selector.clone(), reply),
@@ -377,7 +378,7 @@ impl Handle {
 
     /// The dist-tags of `package` and its versions in `page`, if it has
     /// any version.
-    pub fn package(&self, package: String, page: Page) -> Result<Option<PackageVersions>> {
+    pub(crate) fn package(&self, package: String, page: Page) -> Result<Option<PackageVersions>> {
         self.read(
             |c| c.package_versions(&package, page),
             |reply| Msg::Package(package.clone(), page, reply),
@@ -386,7 +387,7 @@ impl Handle {
 
     /// The entry file of `package@version` (an exact version): None when
     /// there is no such version, `Some(None)` when no rule finds a file.
-    pub fn entry(&self, package: String, version: String) -> Result<Option<Option<String>>> {
+    pub(crate) fn entry(&self, package: String, version: String) -> Result<Option<Option<String>>> {
         let shared = &self.shared;
         match shared
             .readers
@@ -399,7 +400,7 @@ impl Handle {
 
     /// The path of `package@version` (exact) that equals `path` but for
     /// ASCII case, if there is one: for a 404's "did you mean".
-    pub fn case_variant(
+    pub(crate) fn case_variant(
         &self,
         package: String,
         version: String,
@@ -413,7 +414,7 @@ impl Handle {
 
     /// The files of `package@version` in `page`, if that exact version
     /// exists.
-    pub fn list(
+    pub(crate) fn list(
         &self,
         package: String,
         version: String,
@@ -427,7 +428,7 @@ impl Handle {
 
     /// The import map of `package@version` (root-relative, with
     /// `integrity` if asked), if that exact version exists.
-    pub fn import_map(
+    pub(crate) fn import_map(
         &self,
         package: String,
         version: String,
@@ -442,7 +443,7 @@ impl Handle {
     /// The sites, as read once per change of the catalog: the map read
     /// last, unless the catalog changed since the read it was made in
     /// began (`site::map`).
-    pub fn sites(&self) -> Result<Arc<SiteMap>> {
+    pub(crate) fn sites(&self) -> Result<Arc<SiteMap>> {
         let shared = &self.shared;
         let changes = shared.readers.changes();
         if let Some((seen, map)) = &*shared.sites.read().unwrap_or_else(PoisonError::into_inner)
@@ -459,7 +460,7 @@ impl Handle {
     }
 
     /// The packages of `page` with their totals, by name.
-    pub fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
+    pub(crate) fn packages(&self, page: Page) -> Result<Vec<PackageRow>> {
         self.read(|c| c.packages(page), |reply| Msg::Packages(page, reply))
     }
 
@@ -467,7 +468,7 @@ impl Handle {
     /// a time, each read its own short transaction (`catalog::chunks`).
     /// The piece's memory is `reserved`, given back when its bytes are
     /// dropped.
-    pub fn next_piece(
+    pub(crate) fn next_piece(
         &self,
         cursor: &mut ChunkCursor,
         reserved: Reservation,
@@ -487,7 +488,11 @@ impl Handle {
     /// The bytes `part` of piece `at.index` of a stream left in the
     /// catalog, in their own short read ([`PieceAt`] says which bytes are
     /// read and how they are checked), and where `part` starts in them.
-    pub fn piece(&self, at: &PieceAt, part: std::ops::Range<u64>) -> Result<(Vec<u8>, usize)> {
+    pub(crate) fn piece(
+        &self,
+        at: &PieceAt,
+        part: std::ops::Range<u64>,
+    ) -> Result<(Vec<u8>, usize)> {
         self.read(
             |c| at.read(c, part.clone()),
             |reply| Msg::Piece(at.clone(), part.clone(), reply),
@@ -500,7 +505,7 @@ impl Handle {
     }
 
     /// How the catalog being served relates to the file its path names.
-    pub fn health(&self) -> Result<CatalogHealth> {
+    pub(crate) fn health(&self) -> Result<CatalogHealth> {
         self.call(Msg::Health)
     }
 }

@@ -46,9 +46,9 @@ use crate::log;
 use std::time::{Duration, Instant};
 
 /// Most catalog reads that share one read transaction (module doc).
-pub const SHARED_READS: u32 = 64;
+pub(crate) const SHARED_READS: u32 = 64;
 /// Longest a read transaction is shared, from its first read (module doc).
-pub const SHARED_SPAN: Duration = Duration::from_millis(2);
+pub(crate) const SHARED_SPAN: Duration = Duration::from_millis(2);
 
 /// When a shared read transaction must end (module doc).
 #[derive(Debug, Clone, Copy)]

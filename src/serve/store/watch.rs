@@ -78,7 +78,7 @@ use std::time::Duration;
 
 /// How often the actor checks whether another process changed the catalog
 /// (and replays the workers' cache hits when no miss did).
-pub const STALENESS_CHECK: Duration = Duration::from_millis(250);
+pub(crate) const STALENESS_CHECK: Duration = Duration::from_millis(250);
 
 /// Prepared statements the store's connection keeps: its queries (lookup,
 /// resolution, listings, dist-tags) and the transaction's `BEGIN` and
@@ -104,7 +104,7 @@ const MAPPED_BYTES: i64 = 1 << 40;
 /// How the catalog being served relates to the file its path names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum CatalogState {
+pub(crate) enum CatalogState {
     /// Serving the file the path names.
     Current,
     /// The path names no file, or one that cannot be read: serving the
@@ -118,7 +118,7 @@ pub enum CatalogState {
 }
 
 impl CatalogState {
-    pub const ALL: [CatalogState; 4] = [
+    pub(crate) const ALL: [CatalogState; 4] = [
         CatalogState::Current,
         CatalogState::Deleted,
         CatalogState::Rejected,
@@ -126,7 +126,7 @@ impl CatalogState {
     ];
 
     /// The name `/healthz` and `/metrics` give it.
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CatalogState::Current => "current",
             CatalogState::Deleted => "deleted",
@@ -138,7 +138,7 @@ impl CatalogState {
 
 /// What `/healthz` reports about the catalog.
 #[derive(Debug, Clone, Serialize)]
-pub struct CatalogHealth {
+pub(crate) struct CatalogHealth {
     pub path: PathBuf,
     pub state: CatalogState,
     /// What is wrong, when the state is not `current`.
@@ -166,7 +166,7 @@ pub struct CatalogHealth {
 /// the replica's newest (restored, or unchanged). A follower that died, or
 /// fails to read or restore, stops touching it.
 #[derive(Debug, Clone, Serialize)]
-pub struct FollowerHealth {
+pub(crate) struct FollowerHealth {
     /// Seconds since the follower last confirmed the catalog; None when
     /// it never has (no heartbeat file).
     pub seen_secs_ago: Option<u64>,

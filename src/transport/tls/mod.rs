@@ -41,7 +41,7 @@ impl Acceptor {
 }
 
 /// The certificate and key files, and the pair loaded from them.
-pub struct Certificate {
+pub(crate) struct Certificate {
     cert: PathBuf,
     key: PathBuf,
     current: Arc<Current>,
@@ -70,7 +70,7 @@ impl ResolvesServerCert for Current {
 impl Certificate {
     /// Loads `cert` (the chain, leaf first) and `key`, and checks that
     /// they belong together.
-    pub fn load(cert: &Path, key: &Path) -> Result<Certificate, String> {
+    pub(crate) fn load(cert: &Path, key: &Path) -> Result<Certificate, String> {
         let pair = load_pair(cert, key)?;
         Ok(Certificate {
             cert: cert.to_path_buf(),
@@ -81,7 +81,7 @@ impl Certificate {
 
     /// Reads the files again; on success later handshakes use the new
     /// pair.
-    pub fn reload(&self) -> Result<(), String> {
+    pub(crate) fn reload(&self) -> Result<(), String> {
         let pair = load_pair(&self.cert, &self.key)?;
         *self
             .current
@@ -92,7 +92,7 @@ impl Certificate {
     }
 
     /// An acceptor that always uses the pair in force.
-    pub fn acceptor(&self) -> Result<Acceptor, String> {
+    pub(crate) fn acceptor(&self) -> Result<Acceptor, String> {
         let mut config = ServerConfig::builder_with_provider(Arc::new(ring::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(|e| e.to_string())?
