@@ -110,12 +110,6 @@ impl<K, V> Entry<K, V> {
     pub(crate) fn value(&self) -> &V {
         &self.value
     }
-
-    /// The value, for the one holder of an entry the cache did not keep
-    /// (`Arc::get_mut` succeeds only then).
-    pub(crate) fn value_mut(&mut self) -> &mut V {
-        &mut self.value
-    }
 }
 
 type Shard<K, V> = RwLock<HashTable<Arc<Entry<K, V>>>>;
@@ -186,12 +180,6 @@ impl<K: Hash + Eq, V> Reader<K, V> {
     /// Whether entries are cached at all (`max_entries > 0`).
     pub(crate) fn is_on(&self) -> bool {
         self.enabled
-    }
-
-    /// Whether the cache holds an entry for `key`; neither a hit nor a
-    /// record of one.
-    pub(crate) fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
-        self.peek(key).is_some()
     }
 
     /// Hits served, by workers and by the actor.
@@ -399,11 +387,6 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         }
     }
 
-    /// Whether the cache holds an entry for `key` (not counted as a hit).
-    pub(crate) fn contains<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> bool {
-        self.reader.contains(key)
-    }
-
     /// The entry the cache holds for `key`, if any (not counted as a hit).
     pub(crate) fn peek<Q: Lookup<K> + ?Sized>(&self, key: &Q) -> Option<Arc<Entry<K, V>>> {
         self.reader.peek(key)
@@ -421,6 +404,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     }
 
     /// Whether `entry` is the one the cache holds for its key.
+    #[cfg(test)]
     pub(crate) fn holds(&self, entry: &Entry<K, V>) -> bool {
         self.order.contains(&entry.id)
     }

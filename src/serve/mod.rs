@@ -33,10 +33,6 @@ mod allocator;
 pub(crate) mod answer;
 pub(crate) mod api;
 pub(crate) mod browse;
-// Nothing uses `Entry::value_mut`, `Reader::contains` or
-// `Cache::contains`, and only unit tests use `Cache::holds`: left to the
-// work under way on the cache rather than deleted here.
-#[expect(dead_code, reason = "methods nothing calls, listed above")]
 pub(crate) mod cache;
 pub(crate) mod counters;
 mod frequency;
@@ -45,12 +41,6 @@ pub(crate) mod in_flight;
 pub(crate) mod metrics;
 mod missing;
 pub(crate) mod pieces;
-// Only unit tests use `Tags`, `Prepared::smallest` and `Prepared::tags`;
-// left to the work under way on this module rather than moved here.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "items only tests use, listed above")
-)]
 pub(crate) mod prepared;
 mod recompress;
 mod redirect;

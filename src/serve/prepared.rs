@@ -104,19 +104,6 @@ struct Representation {
     ok: OnceLock<HeaderMap>,
 }
 
-/// The ETags of an asset's representations, for `If-None-Match`.
-pub(crate) struct Tags<'a> {
-    tags: [&'a str; 5],
-    len: usize,
-}
-
-impl<'a> std::ops::Deref for Tags<'a> {
-    type Target = [&'a str];
-    fn deref(&self) -> &[&'a str] {
-        &self.tags[..self.len]
-    }
-}
-
 impl Prepared {
     /// Computes the validators and the values of the asset's header
     /// lines. The head of each representation's 200 is built by the
@@ -213,23 +200,6 @@ impl Prepared {
     /// The codings the asset can be sent in, smallest first; identity last.
     pub(crate) fn offered(&self) -> &[Encoding] {
         &self.offered[..self.held.len()]
-    }
-
-    /// The smallest coding held: what nearly every client is sent.
-    pub(crate) fn smallest(&self) -> Encoding {
-        self.offered[0]
-    }
-
-    /// The ETag of every representation held, for `If-None-Match`.
-    pub(crate) fn tags(&self) -> Tags<'_> {
-        let mut tags = Tags {
-            tags: [""; 5],
-            len: self.held.len(),
-        };
-        for (i, tag) in tags.tags.iter_mut().take(self.held.len()).enumerate() {
-            *tag = self.tag_at(i);
-        }
-        tags
     }
 
     fn tag_at(&self, index: usize) -> &str {
@@ -581,6 +551,11 @@ mod tests {
     use crate::serve::stored::line_value;
     use std::sync::Arc;
 
+    /// The ETag of every representation held, in their order.
+    fn tags(p: &Prepared) -> Vec<&str> {
+        (0..p.held.len()).map(|i| p.tag_at(i)).collect()
+    }
+
     fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
         StoredAsset {
             version_id: 1,
@@ -612,7 +587,7 @@ mod tests {
         let p = Prepared::new(stored(Gzip, true));
         let sha = "ab".repeat(32);
         assert_eq!(
-            *p.tags(),
+            tags(&p),
             [
                 format!("\"{sha}-br.8\""),
                 format!("\"{sha}-gz\""),
@@ -620,14 +595,14 @@ mod tests {
             ]
         );
         assert_eq!(p.offered(), [Brotli, Gzip, Identity]);
-        assert_eq!(p.smallest(), Brotli);
+        assert_eq!(p.offered()[0], Brotli, "the smallest first");
         assert_eq!(p.length(Gzip), 10);
         assert_eq!(p.length(Brotli), 8);
         assert_eq!(p.length(Identity), 40);
         for (encoding, tag, coding) in [
-            (Brotli, p.tags()[0], Some("br")),
-            (Gzip, p.tags()[1], Some("gzip")),
-            (Identity, p.tags()[2], None),
+            (Brotli, tags(&p)[0], Some("br")),
+            (Gzip, tags(&p)[1], Some("gzip")),
+            (Identity, tags(&p)[2], None),
         ] {
             assert_eq!(p.tag(encoding), tag);
             assert_eq!(value(p.lines(encoding), "ETag"), Some(tag));
@@ -675,7 +650,7 @@ mod tests {
                 .as_ref()
                 .map_or(0, |b| allocation(b.len() as usize + 16));
         // The tags and the date share one text.
-        let texts = allocation(p.tags().iter().map(|t| t.len()).sum::<usize>() + 29);
+        let texts = allocation(tags(p).iter().map(|t| t.len()).sum::<usize>() + 29);
         assert!(
             bodies + lines + texts <= weight,
             "{bodies} + {lines} + {texts} held, {weight} charged"
@@ -828,9 +803,9 @@ mod tests {
     fn an_asset_stored_plain_has_one_representation() {
         let p = Prepared::new(stored(Identity, false));
         assert_eq!(p.offered(), [Identity]);
-        assert_eq!(p.tags().len(), 1, "a tag only for what is held");
+        assert_eq!(tags(&p).len(), 1, "a tag only for what is held");
         for asked in Encoding::PREFERENCE {
-            assert_eq!(value(p.lines(asked), "ETag"), Some(p.tags()[0]));
+            assert_eq!(value(p.lines(asked), "ETag"), Some(tags(&p)[0]));
             assert_eq!(value(p.lines(asked), "Content-Encoding"), None);
             assert_eq!(p.length(asked), 40);
         }

@@ -435,7 +435,7 @@ mod tests {
         let mut roomy = store(db.clone(), 100, 1 << 20);
         let asset = roomy.get(key("a")).unwrap().unwrap();
         let weight = roomy.stats().bytes;
-        let lines = asset.value().lines(asset.value().smallest());
+        let lines = asset.value().lines(asset.value().offered()[0]);
         let beside = crate::http::header_lines::map_heap_bytes(lines) as u64
             + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
         assert!(
