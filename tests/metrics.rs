@@ -1,7 +1,8 @@
-//! `/metrics` read by Prometheus's own text-format parser (the Python
-//! client's `prometheus_client.parser`), checked against the traffic the
-//! test sent: requests by method and status, body bytes, the latency
-//! histogram, the cache and the connection counters.
+//! `/metrics` read by the Prometheus project's own strict OpenMetrics
+//! parser (the Python client's `prometheus_client.openmetrics.parser`),
+//! checked against the traffic the test sent: requests by method and
+//! status, body bytes, the latency histogram, the cache and the connection
+//! counters.
 //!
 //! The parser is not on every machine: the test is ignored by default and
 //! `.ci/run` installs `prometheus_client` in a virtualenv and runs it with
@@ -19,12 +20,14 @@ use std::time::Duration;
 /// A sample: its name (`..._bucket`, `..._total`), labels and value.
 type Sample = (String, BTreeMap<String, String>, f64);
 
-/// Parses `text` with `prometheus_client` and returns, per family, its
-/// type and samples.
+/// Parses `text` with `prometheus_client`'s OpenMetrics parser, which
+/// refuses what the format does not allow (a missing `# EOF`, buckets out
+/// of order, a `_count` other than the `+Inf` bucket...), and returns, per
+/// family, its type and samples.
 fn parse(text: &str) -> BTreeMap<String, (String, Vec<Sample>)> {
     const SCRIPT: &str = r#"
 import json, sys
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
 out = []
 for family in text_string_to_metric_families(sys.stdin.read()):
     out.append({
@@ -83,6 +86,9 @@ print(json.dumps(out))
                 f["name"]
             );
             let name = f["name"].as_str().expect("name").to_string();
+            // A sample whose name fits no declared family is read as a
+            // family of its own, of unknown type.
+            assert_ne!(f["type"], "unknown", "{name} has no TYPE:\n{text}");
             (
                 name,
                 (f["type"].as_str().expect("type").to_string(), samples),
@@ -258,7 +264,7 @@ fn prometheus_reads_what_the_server_counted() {
     assert_eq!(page.status, 200, "{}", page.text());
     assert_eq!(
         page.header("content-type"),
-        Some("text/plain; version=0.0.4; charset=utf-8")
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
     );
     assert_eq!(page.header("cache-control"), Some("no-store"));
     let families = parse(&page.text());

@@ -1,26 +1,33 @@
-//! `/metrics`: the server's counters in the Prometheus text exposition
-//! format, version 0.0.4 (`# HELP` and `# TYPE` before each family, one
-//! sample a line, histograms as cumulative `_bucket{le=...}` lines with
-//! `_sum` and `_count`).
+//! `/metrics`: the server's counters for Prometheus, in the OpenMetrics
+//! text format, written by the Prometheus project's Rust client
+//! (`prometheus-client`).
 //!
 //! The numbers are the ones `/_stats` reports ([`Counters`], the store's
 //! [`CacheStats`], the transport's connection counters, the log's line
-//! counts), read when a scrape arrives; nothing here runs per request.
-//! They are rendered here rather than kept in a metrics crate's registry:
-//! the counters are ccc's own atomics, shared with `/_stats` and the final
-//! report, and the `prometheus` crate's labelled vectors look label values
-//! up under a lock on every increment, while `prometheus-client` writes
-//! OpenMetrics rather than this format.
+//! counts, the in-flight budget) and the process's own, read when a scrape
+//! arrives. Requests touch only ccc's own atomics, shared with `/_stats`
+//! and the final report, never a metrics crate's types (whose labelled
+//! families find their series under a lock on every increment): each
+//! scrape registers what it read as constant counters, gauges and
+//! histograms in a registry of its own, and the crate writes the page
+//! (`_total` after a counter family's name, a period after its help,
+//! cumulative `_bucket{le}` lines, escapes, `# EOF`). What is left here is
+//! which numbers go out under which names.
 
 use crate::log::LogStats;
-use crate::serve::counters::{Counters, LATENCY_BOUNDS, RouteClass};
+use crate::serve::counters::{Counters, LATENCY_BOUNDS, Latency, RouteClass};
 use crate::serve::in_flight::InFlightStats;
 use crate::serve::store::{CacheStats, CatalogHealth, CatalogState};
-use std::fmt::{Display, Write};
+use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet, text};
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::registry::Registry;
+use std::fmt::{self, Debug};
 use std::time::UNIX_EPOCH;
 
-/// The `Content-Type` of the text format.
-pub(crate) const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The `Content-Type` of the OpenMetrics text format.
+pub(crate) const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
 /// The whole `/metrics` page.
 pub(crate) fn render(
@@ -30,334 +37,310 @@ pub(crate) fn render(
     catalog: &CatalogHealth,
     log: &LogStats,
 ) -> String {
-    let mut page = Page::default();
-
-    page.family(
-        "ccc_build_info",
-        "gauge",
-        "The ccc version serving; always 1.",
-    );
-    page.sample(
-        "ccc_build_info",
-        &[("version", env!("CARGO_PKG_VERSION"))],
-        1,
-    );
+    // Help is given without its final period, which the registry adds.
+    let mut r = Registry::default();
+    let version = [("version", env!("CARGO_PKG_VERSION"))];
+    let build = Labelled(vec![(version, ConstGauge::new(1))]);
+    r.register("ccc_build_info", "The ccc version serving; always 1", build);
     let started = counters
         .started_at()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
-    page.family(
+    r.register(
         "process_start_time_seconds",
-        "gauge",
-        "When the server started, in seconds since the Unix epoch.",
+        "When the server started, in seconds since the Unix epoch",
+        ConstGauge::new(started.as_secs_f64()),
     );
-    page.sample("process_start_time_seconds", &[], started.as_secs_f64());
-    process(&mut page);
+    process(&mut r);
 
-    page.family(
-        "ccc_http_requests_total",
-        "counter",
-        "Responses sent, by method (GET, HEAD, OPTIONS, other) and status code; \
-         answers to refused connections and heads count under method=\"other\".",
-    );
-    for (method, status, n) in counters.requests() {
+    let requests = counters.requests().into_iter().map(|(method, status, n)| {
         let status = status.map_or("other".to_string(), |s| s.to_string());
-        page.sample(
-            "ccc_http_requests_total",
-            &[("method", method.as_str()), ("status", &status)],
-            n,
-        );
-    }
-    page.counter(
-        "ccc_http_response_body_bytes_total",
-        "Response body bytes written to clients (headers not included; 0 for HEAD and 304).",
+        let labels = ([("method", method.as_str())], [("status", status)]);
+        (labels, ConstCounter::new(n))
+    });
+    r.register(
+        "ccc_http_requests",
+        "Responses sent, by method (GET, HEAD, OPTIONS, other) and status code; answers to \
+         refused connections and heads count under method=other",
+        Labelled(requests.collect()),
+    );
+    r.counter(
+        "ccc_http_response_body_bytes",
+        "Response body bytes written to clients (headers not included; 0 for HEAD and 304)",
         counters.bytes_sent(),
     );
-    page.family(
-        "ccc_asset_responses_total",
-        "counter",
+    let by_encoding = |of: fn(u64, u64) -> u64| {
+        let each = counters.by_encoding().map(|(encoding, responses, bytes)| {
+            let label = [("encoding", encoding.as_str())];
+            (label, ConstCounter::new(of(responses, bytes)))
+        });
+        Labelled(each.collect())
+    };
+    r.register(
+        "ccc_asset_responses",
         "Asset responses with a body (200 and 206 to GET), by the content coding sent: br, \
-         gzip, identity, or a delta (dcb, dcz) against a dictionary the client held.",
+         gzip, identity, or a delta (dcb, dcz) against a dictionary the client held",
+        by_encoding(|responses, _| responses),
     );
-    for (encoding, responses, _) in counters.by_encoding() {
-        let label = [("encoding", encoding.as_str())];
-        page.sample("ccc_asset_responses_total", &label, responses);
-    }
-    page.family(
-        "ccc_asset_response_body_bytes_total",
-        "counter",
-        "Body bytes of those responses, by content coding.",
+    r.register(
+        "ccc_asset_response_body_bytes",
+        "Body bytes of those responses, by content coding",
+        by_encoding(|_, bytes| bytes),
     );
-    for (encoding, _, bytes) in counters.by_encoding() {
-        let label = [("encoding", encoding.as_str())];
-        page.sample("ccc_asset_response_body_bytes_total", &label, bytes);
-    }
-    page.counter(
-        "ccc_delta_saved_bytes_total",
-        "Bytes whole dcb and dcz responses spared clients: what each would have been sent \
-         without a dictionary (br, else gzip, else the file) less the delta.",
+    r.counter(
+        "ccc_delta_saved_bytes",
+        "Bytes whole dcb and dcz responses spared clients: what each would have been sent without \
+         a dictionary (br, else gzip, else the file) less the delta",
         counters.delta_saved(),
     );
-    page.counter(
-        "ccc_http_responses_cut_short_total",
-        "Responses whose body did not all reach the client (a reset stream, a closed \
-         connection, a timeout).",
+    r.counter(
+        "ccc_http_responses_cut_short",
+        "Responses whose body did not all reach the client (a reset stream, a closed connection, a \
+         timeout)",
         counters.cut_short(),
     );
-
-    let name = "ccc_http_request_duration_seconds";
-    page.family(
-        name,
-        "histogram",
+    let latencies = RouteClass::ALL.map(|class| {
+        let latency = Histogram(counters.latency_of(class));
+        ([("route", class.as_str())], latency)
+    });
+    r.register(
+        "ccc_http_request_duration_seconds",
         "Time from a request's head being received to its response being handed to the socket, \
-         by route: asset, redirect (an alias), listing, error (a status from 400), other.",
+         by route: asset, redirect (an alias), listing, error (a status from 400), other",
+        Labelled(latencies.into()),
     );
-    let bucket = format!("{name}_bucket");
-    for class in RouteClass::ALL {
-        let latency = counters.latency_of(class);
-        let route = ("route", class.as_str());
-        for (bound, n) in LATENCY_BOUNDS.iter().zip(&latency.cumulative) {
-            page.sample(
-                &bucket,
-                &[route, ("le", &bound.as_secs_f64().to_string())],
-                n,
-            );
-        }
-        page.sample(&bucket, &[route, ("le", "+Inf")], latency.count());
-        let sum = latency.sum.as_secs_f64();
-        page.sample(&format!("{name}_sum"), &[route], sum);
-        page.sample(&format!("{name}_count"), &[route], latency.count());
-    }
-    page.gauge(
+    r.gauge(
         "ccc_http_requests_in_flight",
-        "Requests being answered now (head received, response not yet written whole or cut \
-         short).",
+        "Requests being answered now (head received, response not yet written whole or cut short)",
         counters.in_flight(),
     );
 
-    page.counter(
-        "ccc_cache_hits_total",
-        "Asset requests answered from the cache.",
+    r.counter(
+        "ccc_cache_hits",
+        "Asset requests answered from the cache",
         cache.hits,
     );
-    page.counter(
-        "ccc_cache_misses_total",
-        "Asset requests that read the catalog.",
+    r.counter(
+        "ccc_cache_misses",
+        "Asset requests that read the catalog",
         cache.misses,
     );
-    page.counter(
-        "ccc_cache_evictions_total",
-        "Cache entries dropped to make room.",
+    r.counter(
+        "ccc_cache_evictions",
+        "Cache entries dropped to make room",
         cache.evictions,
     );
-    page.counter(
-        "ccc_cache_rejections_total",
-        "Misses not cached: the entry they would have evicted was asked for as often lately.",
+    r.counter(
+        "ccc_cache_rejections",
+        "Misses not cached: the entry they would have evicted was asked for as often lately",
         cache.rejections,
     );
-    page.counter(
-        "ccc_cache_invalidations_total",
-        "Cache entries dropped because their version was deleted or replaced.",
+    r.counter(
+        "ccc_cache_invalidations",
+        "Cache entries dropped because their version was deleted or replaced",
         cache.invalidations,
     );
-    page.counter(
-        "ccc_cache_corrupt_total",
-        "Loaded bodies that failed their recorded size or digest (answered 500, never cached).",
+    r.counter(
+        "ccc_cache_corrupt",
+        "Loaded bodies that failed their recorded size or digest (answered 500, never cached)",
         cache.corrupt,
     );
-    page.gauge("ccc_cache_entries", "Assets in the cache.", cache.entries);
-    page.gauge(
+    r.gauge("ccc_cache_entries", "Assets in the cache", cache.entries);
+    r.gauge(
         "ccc_cache_bytes",
-        "Bytes the cached assets hold: bodies, names, headers, the cache index.",
+        "Bytes the cached assets hold: bodies, names, headers, the cache index",
         cache.bytes,
     );
-    if let Some(max_entries) = cache.max_entries {
-        page.gauge(
+    if let Some(max) = cache.max_entries {
+        r.gauge(
             "ccc_cache_max_entries",
-            "Most assets the cache holds (--cache-capacity; absent: no limit but the bytes).",
-            max_entries,
+            "Most assets the cache holds (--cache-capacity; absent: no limit but the bytes)",
+            max,
         );
     }
-    page.gauge(
+    r.gauge(
         "ccc_cache_max_bytes",
-        "Most bytes the cache holds (--cache-bytes).",
+        "Most bytes the cache holds (--cache-bytes)",
         cache.max_bytes,
     );
-    page.counter(
-        "ccc_index_hits_total",
+    r.counter(
+        "ccc_index_hits",
         "Cache misses answered through the file index: the file's bytes read by its blob's id, \
-         without the lookup.",
+         without the lookup",
         cache.index.hits,
     );
-    page.gauge(
+    r.gauge(
         "ccc_index_entries",
-        "Files the file index holds records of.",
+        "Files the file index holds records of",
         cache.index.entries,
     );
-    page.gauge(
+    r.gauge(
         "ccc_index_bytes",
-        "Bytes the file index holds: records, names and its own index.",
+        "Bytes the file index holds: records, names and its own index",
         cache.index.bytes,
     );
-    page.gauge(
+    r.gauge(
         "ccc_index_max_bytes",
-        "Most bytes the file index holds (--index-bytes; 0: off).",
+        "Most bytes the file index holds (--index-bytes; 0: off)",
         cache.index.max_bytes,
     );
-    page.gauge(
+    r.gauge(
         "ccc_in_flight_bytes",
-        "Bytes responses in flight hold beyond the cache: bodies read for them, pieces being \
-         sent, decoders.",
+        "Bytes responses in flight hold beyond the cache: bodies read for them, pieces being sent, \
+         decoders",
         in_flight.bytes,
     );
-    page.gauge(
+    r.gauge(
         "ccc_in_flight_max_bytes",
-        "Most bytes responses in flight may hold beyond the cache (--in-flight-bytes).",
+        "Most bytes responses in flight may hold beyond the cache (--in-flight-bytes)",
         in_flight.max_bytes,
     );
-    page.gauge(
+    r.gauge(
         "ccc_in_flight_peak_bytes",
-        "The most bytes responses in flight held at once since the server started.",
+        "The most bytes responses in flight held at once since the server started",
         in_flight.peak_bytes,
     );
-    page.counter(
-        "ccc_in_flight_waits_total",
-        "Pieces of a body that waited for in-flight memory to be given back.",
+    r.counter(
+        "ccc_in_flight_waits",
+        "Pieces of a body that waited for in-flight memory to be given back",
         in_flight.waits,
     );
-    page.counter(
-        "ccc_in_flight_streamed_total",
-        "Misses of a body longer than a piece sent from the catalog a piece at a time, because \
-         the in-flight budget had no room to read it whole.",
+    r.counter(
+        "ccc_in_flight_streamed",
+        "Misses of a body longer than a piece sent from the catalog a piece at a time, because the \
+         in-flight budget had no room to read it whole",
         in_flight.streamed,
     );
 
-    page.family(
+    let states = CatalogState::ALL.map(|state| {
+        let on = i64::from(state == catalog.state);
+        ([("state", state.as_str())], ConstGauge::new(on))
+    });
+    r.register(
         "ccc_catalog_state",
-        "gauge",
-        "1 for the state of the catalog served, 0 for the others (as /healthz says): \
-         current, deleted (serving the file held open), rejected (the path names \
-         no servable catalog), unavailable (answering 503).",
+        "1 for the state of the catalog served, 0 for the others (as /healthz says): current, \
+         deleted (serving the file held open), rejected (the path names no servable catalog), \
+         unavailable (answering 503)",
+        Labelled(states.into()),
     );
-    for state in CatalogState::ALL {
-        let on = u8::from(state == catalog.state);
-        page.sample("ccc_catalog_state", &[("state", state.as_str())], on);
-    }
-    page.counter(
-        "ccc_catalog_reloads_total",
-        "Times another catalog file at the path was opened and served.",
+    r.counter(
+        "ccc_catalog_reloads",
+        "Times another catalog file at the path was opened and served",
         catalog.reloads,
     );
     if let (Some(generation), Some(age)) = (catalog.generation, catalog.age_secs) {
-        page.gauge(
+        r.gauge(
             "ccc_catalog_generation",
-            "Which change of the catalog is served: every publish, rm, gc and tag change \
-             raises it by one, so replicas at the same generation serve the same catalog.",
+            "Which change of the catalog is served: every publish, rm, gc and tag change raises it \
+             by one, so replicas at the same generation serve the same catalog",
             generation,
         );
-        page.gauge(
+        r.gauge(
             "ccc_catalog_age_seconds",
-            "Seconds since the change served was committed.",
+            "Seconds since the change served was committed",
             age,
         );
     }
-
     if let Some(follower) = &catalog.follower {
-        page.gauge(
+        r.gauge(
             "ccc_catalog_stale",
-            "On a replica (--max-lag): 1 when its follower has not confirmed the catalog \
-             within --max-lag (/healthz answers 503), else 0.",
-            u8::from(follower.stale),
+            "On a replica (--max-lag): 1 when its follower has not confirmed the catalog within \
+             --max-lag (/healthz answers 503), else 0",
+            u64::from(follower.stale),
         );
         if let Some(seen) = follower.seen_secs_ago {
-            page.gauge(
+            r.gauge(
                 "ccc_follower_seen_seconds_ago",
                 "On a replica: seconds since its follower last confirmed the catalog is the \
-                 replica's newest.",
+                 replica's newest",
                 seen,
             );
         }
     }
 
     let conns = counters.connections();
-    page.gauge(
+    r.gauge(
         "ccc_connections_open",
-        "Client connections open now.",
-        conns.open,
+        "Client connections open now",
+        conns.open as u64,
     );
-    page.counter(
-        "ccc_connections_accepted_total",
-        "Connections accepted and served.",
+    r.counter(
+        "ccc_connections_accepted",
+        "Connections accepted and served",
         conns.accepted,
     );
-    page.counter(
-        "ccc_connections_refused_total",
-        "Connections refused with 503 at --max-connections.",
+    r.counter(
+        "ccc_connections_refused",
+        "Connections refused with 503 at --max-connections",
         conns.refused,
     );
-    page.counter(
-        "ccc_connections_reclaimed_total",
+    r.counter(
+        "ccc_connections_reclaimed",
         "Connections closed to make room at --max-connections: idle ones and ones that had not \
-         sent a whole request, oldest first.",
+         sent a whole request, oldest first",
         conns.reclaimed,
     );
-    page.counter(
-        "ccc_connections_header_timeouts_total",
-        "Connections closed because a request head was not complete within --header-timeout.",
+    r.counter(
+        "ccc_connections_header_timeouts",
+        "Connections closed because a request head was not complete within --header-timeout",
         conns.header_timeouts,
     );
-    page.counter(
-        "ccc_connections_idle_closed_total",
-        "Keep-alive connections closed after --keepalive-timeout idle.",
+    r.counter(
+        "ccc_connections_idle_closed",
+        "Keep-alive connections closed after --keepalive-timeout idle",
         conns.idle_closed,
     );
-    page.counter(
-        "ccc_connections_send_timeouts_total",
-        "Connections dropped because the client took nothing for --send-timeout.",
+    r.counter(
+        "ccc_connections_send_timeouts",
+        "Connections dropped because the client took nothing for --send-timeout",
         conns.send_timeouts,
     );
-    page.counter(
-        "ccc_http2_stalled_streams_total",
+    r.counter(
+        "ccc_http2_stalled_streams",
         "HTTP/2 streams reset because the client gave them no flow-control window for \
-         --send-timeout.",
+         --send-timeout",
         conns.stalled_streams,
     );
-    page.counter(
-        "ccc_accept_errors_total",
-        "Failed accept calls (out of descriptors, memory or buffers).",
+    r.counter(
+        "ccc_accept_errors",
+        "Failed accept calls (out of descriptors, memory or buffers)",
         conns.accept_errors,
     );
-    page.counter(
-        "ccc_tls_handshake_failures_total",
-        "TLS handshakes that failed or did not finish within --header-timeout.",
+    r.counter(
+        "ccc_tls_handshake_failures",
+        "TLS handshakes that failed or did not finish within --header-timeout",
         conns.tls_failures,
     );
 
     let file = log.access_log;
     for (name, help, stdout, stderr, access_log) in [
         (
-            "ccc_log_lines_written_total",
-            "Log lines written, by stream (stdout carries the access log, unless it has a file: access_log).",
+            "ccc_log_lines_written",
+            "Log lines written, by stream (stdout carries the access log, unless it has a file: \
+             access_log)",
             log.stdout.written,
             log.stderr.written,
             file.map(|f| f.written),
         ),
         (
-            "ccc_log_lines_dropped_total",
-            "Log lines dropped because their stream was not writable or not read.",
+            "ccc_log_lines_dropped",
+            "Log lines dropped because their stream was not writable or not read",
             log.stdout.dropped,
             log.stderr.dropped,
             file.map(|f| f.dropped),
         ),
     ] {
-        page.family(name, "counter", help);
-        page.sample(name, &[("stream", "stdout")], stdout);
-        page.sample(name, &[("stream", "stderr")], stderr);
-        if let Some(lines) = access_log {
-            page.sample(name, &[("stream", "access_log")], lines);
-        }
+        let streams = [("stdout", Some(stdout)), ("stderr", Some(stderr))];
+        let lines = streams.into_iter().chain([("access_log", access_log)]);
+        let each =
+            lines.filter_map(|(stream, n)| Some(([("stream", stream)], ConstCounter::new(n?))));
+        r.register(name, help, Labelled(each.collect()));
     }
-    page.text
+
+    let mut page = String::new();
+    // Encoding fails only when the writer does, and a String does not.
+    let _ = text::encode(&mut page, &r);
+    page
 }
 
 /// The process's own numbers under the names Prometheus' client libraries
@@ -365,7 +348,7 @@ pub(crate) fn render(
 /// budget is judged by (file-backed pages of the memory-mapped catalog are
 /// page cache), read from `/proc/self` when a scrape arrives. A number
 /// that cannot be read (not Linux) is left out.
-fn process(page: &mut Page) {
+fn process(r: &mut Registry) {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
     // The fields after `(comm)`, which may hold spaces: state is the first.
     let fields: Vec<&str> = stat
@@ -374,28 +357,23 @@ fn process(page: &mut Page) {
     let field = |n: usize| fields.get(n - 3).and_then(|f| f.parse::<u64>().ok());
     let ticks = rustix::param::clock_ticks_per_second();
     if let (Some(user), Some(system), true) = (field(14), field(15), ticks > 0) {
-        page.family(
-            "process_cpu_seconds_total",
-            "counter",
-            "CPU time the process used, user and system, in seconds.",
-        );
-        page.sample(
-            "process_cpu_seconds_total",
-            &[],
-            (user + system) as f64 / ticks as f64,
+        r.register(
+            "process_cpu_seconds",
+            "CPU time the process used, user and system, in seconds",
+            ConstCounter::new((user + system) as f64 / ticks as f64),
         );
     }
     if let Some(bytes) = field(23) {
-        page.gauge(
+        r.gauge(
             "process_virtual_memory_bytes",
-            "Virtual memory size in bytes.",
+            "Virtual memory size in bytes",
             bytes,
         );
     }
     if let Some(pages) = field(24) {
-        page.gauge(
+        r.gauge(
             "process_resident_memory_bytes",
-            "Resident memory in bytes, page cache of the mapped catalog included.",
+            "Resident memory in bytes, page cache of the mapped catalog included",
             pages * rustix::param::page_size() as u64,
         );
     }
@@ -405,77 +383,86 @@ fn process(page: &mut Page) {
         .find_map(|l| l.strip_prefix("RssAnon:"))
         .and_then(|kb| kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
     if let Some(kib) = rss_anon {
-        page.gauge(
+        r.gauge(
             "ccc_process_resident_anon_bytes",
-            "Resident anonymous memory in bytes: what --cache-bytes bounds, without page cache.",
+            "Resident anonymous memory in bytes: what --cache-bytes bounds, without page cache",
             kib * 1024,
         );
     }
     if let Ok(dir) = std::fs::read_dir("/proc/self/fd") {
         // Less the descriptor that reads the folder.
-        let open = dir.count().saturating_sub(1);
-        page.gauge("process_open_fds", "Open file descriptors.", open);
+        let open = dir.count().saturating_sub(1) as u64;
+        r.gauge("process_open_fds", "Open file descriptors", open);
     }
     if let Some(max) = rustix::process::getrlimit(rustix::process::Resource::Nofile).current {
-        page.gauge(
+        r.gauge(
             "process_max_fds",
-            "The most file descriptors the process may open.",
+            "The most file descriptors the process may open",
             max,
         );
     }
 }
 
-/// The page being written.
-#[derive(Default)]
-struct Page {
-    text: String,
+/// Families of one sample without labels.
+trait Plain {
+    /// A counter, named without the `_total` its sample gets.
+    fn counter(&mut self, name: &str, help: &str, value: u64);
+    fn gauge(&mut self, name: &str, help: &str, value: u64);
 }
 
-impl Page {
-    fn family(&mut self, name: &str, kind: &str, help: &str) {
-        let _ = writeln!(self.text, "# HELP {name} {}", escape(help, false));
-        let _ = writeln!(self.text, "# TYPE {name} {kind}");
-    }
-
-    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: impl Display) {
-        self.text.push_str(name);
-        if !labels.is_empty() {
-            self.text.push('{');
-            for (i, (label, value)) in labels.iter().enumerate() {
-                if i > 0 {
-                    self.text.push(',');
-                }
-                let _ = write!(self.text, "{label}=\"{}\"", escape(value, true));
-            }
-            self.text.push('}');
-        }
-        let _ = writeln!(self.text, " {value}");
-    }
-
+impl Plain for Registry {
     fn counter(&mut self, name: &str, help: &str, value: u64) {
-        self.family(name, "counter", help);
-        self.sample(name, &[], value);
+        self.register(name, help, ConstCounter::new(value));
     }
 
-    fn gauge(&mut self, name: &str, help: &str, value: impl Display) {
-        self.family(name, "gauge", help);
-        self.sample(name, &[], value);
+    fn gauge(&mut self, name: &str, help: &str, value: u64) {
+        self.register(name, help, ConstGauge::new(value));
     }
 }
 
-/// The format's escapes: `\` and newline in help text, and `"` too in
-/// label values.
-fn escape(text: &str, label_value: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '"' if label_value => out.push_str("\\\""),
-            c => out.push(c),
+/// A family of one metric per label set, in the order given.
+#[derive(Debug)]
+struct Labelled<L, M>(Vec<(L, M)>);
+
+impl<L: EncodeLabelSet + Debug, M: EncodeMetric + TypedMetric> EncodeMetric for Labelled<L, M> {
+    fn encode(&self, mut family: MetricEncoder) -> fmt::Result {
+        for (labels, metric) in &self.0 {
+            metric.encode(family.encode_family(labels)?)?;
         }
+        Ok(())
     }
-    out
+
+    fn metric_type(&self) -> MetricType {
+        M::TYPE
+    }
+}
+
+/// A latency histogram, handed to the crate as it takes one: each
+/// bucket's own count (it adds them up again), the sum and the count.
+#[derive(Debug)]
+struct Histogram(Latency);
+
+impl TypedMetric for Histogram {
+    const TYPE: MetricType = MetricType::Histogram;
+}
+
+impl EncodeMetric for Histogram {
+    fn encode(&self, mut out: MetricEncoder) -> fmt::Result {
+        let Histogram(latency) = self;
+        let bounds = LATENCY_BOUNDS.iter().map(|b| b.as_secs_f64());
+        let mut below = 0;
+        let own = latency
+            .cumulative
+            .iter()
+            .map(|&n| n - std::mem::replace(&mut below, n));
+        let buckets: Vec<_> = bounds.chain([f64::INFINITY]).zip(own).collect();
+        let sum = latency.sum.as_secs_f64();
+        out.encode_histogram::<NoLabelSet>(sum, latency.count(), &buckets, None)
+    }
+
+    fn metric_type(&self) -> MetricType {
+        Self::TYPE
+    }
 }
 
 #[cfg(test)]
@@ -483,12 +470,6 @@ mod tests {
     use super::*;
     use crate::serve::counters::Method;
     use std::time::Duration;
-
-    #[test]
-    fn help_and_labels_are_escaped() {
-        assert_eq!(escape("a\\b\nc \"d\"", false), "a\\\\b\\nc \"d\"");
-        assert_eq!(escape("a\\b\nc \"d\"", true), "a\\\\b\\nc \\\"d\\\"");
-    }
 
     #[test]
     fn a_family_is_help_type_then_samples() {
@@ -530,10 +511,11 @@ mod tests {
             &catalog,
             &LogStats::default(),
         );
-        let want = "# HELP ccc_http_requests_total ";
+        let want = "# HELP ccc_http_requests ";
         let at = page.find(want).expect("the requests family");
         let family: Vec<&str> = page[at..].lines().take(5).collect();
-        assert_eq!(family[1], "# TYPE ccc_http_requests_total counter");
+        // A counter family is named without the `_total` its samples carry.
+        assert_eq!(family[1], "# TYPE ccc_http_requests counter");
         assert_eq!(
             &family[2..],
             [
@@ -543,12 +525,12 @@ mod tests {
             ]
         );
         for line in [
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.000025\"} 0",
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.00005\"} 1",
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.0025\"} 1",
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"0.005\"} 2",
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"10\"} 2",
-            "ccc_http_request_duration_seconds_bucket{route=\"asset\",le=\"+Inf\"} 2",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.000025\",route=\"asset\"} 0",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.00005\",route=\"asset\"} 1",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.0025\",route=\"asset\"} 1",
+            "ccc_http_request_duration_seconds_bucket{le=\"0.005\",route=\"asset\"} 2",
+            "ccc_http_request_duration_seconds_bucket{le=\"10.0\",route=\"asset\"} 2",
+            "ccc_http_request_duration_seconds_bucket{le=\"+Inf\",route=\"asset\"} 2",
             "ccc_http_request_duration_seconds_sum{route=\"asset\"} 0.00303",
             "ccc_http_request_duration_seconds_count{route=\"asset\"} 2",
             // A 302 counts as a redirect whatever answered it.
@@ -572,6 +554,13 @@ mod tests {
             } else if !line.starts_with('#') {
                 assert!(line.starts_with(family), "`{line}` outside {family}");
             }
+        }
+        assert!(page.ends_with("\n# EOF\n"), "{page}");
+        // The crate writes help text as given, with a period after it:
+        // none may need an escape or end with a period of its own.
+        for help in page.lines().filter(|l| l.starts_with("# HELP ")) {
+            assert!(!help.contains(['"', '\\']), "{help}");
+            assert!(help.ends_with('.') && !help.ends_with(".."), "{help}");
         }
         assert!(
             !page.contains("stream=\"access_log\""),
