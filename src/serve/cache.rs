@@ -325,8 +325,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
 
     /// Wraps the value of a miss in an entry ([`Reader::wrap`]) and
     /// caches it when admitted ([`Cache::admit`]). The entry is returned
-    /// either way, for the caller to use; [`Cache::holds`] says whether it
-    /// was cached.
+    /// either way, for the caller to use.
     pub(crate) fn insert(&mut self, key: K, value: V, weight: u64) -> Arc<Entry<K, V>> {
         let entry = self.reader.wrap(key, value, weight);
         self.admit(entry.clone());
