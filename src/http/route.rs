@@ -155,19 +155,7 @@ pub(crate) fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, Rout
             "the target `*` is for OPTIONS only".into(),
         ));
     }
-    // RFC 9112 3.2.2: the absolute form (`GET http://host/path`) must be
-    // accepted too; the authority is not ours to check.
-    let origin_form = match target
-        .strip_prefix("http://")
-        .or_else(|| target.strip_prefix("https://"))
-    {
-        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
-        None => target,
-    };
-    let raw_path = match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
-        Some(end) => &origin_form[..end],
-        None => origin_form,
-    };
+    let raw_path = target_path(target);
     let route = match raw_path {
         "/_stats" => Route::Stats,
         "/metrics" => Route::Metrics,
@@ -185,6 +173,24 @@ pub(crate) fn route<'a>(method: &str, target: &'a str) -> Result<Route<'a>, Rout
         return Err(RouteError::MethodNotAllowed);
     }
     Ok(route)
+}
+
+/// The path of a request target, as sent (not decoded): without its
+/// query and fragment, and without the scheme and authority of the
+/// absolute form, which RFC 9112 3.2.2 has a server accept too (the
+/// authority is not ours to check).
+pub(crate) fn target_path(target: &str) -> &str {
+    let origin_form = match target
+        .strip_prefix("http://")
+        .or_else(|| target.strip_prefix("https://"))
+    {
+        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
+    };
+    match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
+        Some(end) => &origin_form[..end],
+        None => origin_form,
+    }
 }
 
 fn asset_route(raw: &str) -> Result<Route<'_>, RouteError> {

@@ -59,12 +59,12 @@ pub(in crate::serve) fn answer(
     }
     let sites = match store.sites() {
         Ok(sites) => sites,
-        Err(e) => return (!is_servers_own(raw_path(ask.target))).then(|| failed(e)),
+        Err(e) => return (!is_servers_own(route::target_path(ask.target))).then(|| failed(e)),
     };
     // A host no site names goes to the server's routes before its target
     // is read at all.
     let site = sites.for_host(ask.host)?;
-    let raw = raw_path(ask.target);
+    let raw = route::target_path(ask.target);
     if is_servers_own(raw) {
         return None;
     }
@@ -124,22 +124,6 @@ fn server_path(path: &str) -> ServerPath {
         ) => ServerPath::Version,
         Ok(Route::Package { .. } | Route::PackageRoot { .. }) => ServerPath::Package,
         _ => ServerPath::No,
-    }
-}
-
-/// The path of a target, without its query and the scheme and authority
-/// of an absolute form.
-fn raw_path(target: &str) -> &str {
-    let origin_form = match target
-        .strip_prefix("http://")
-        .or_else(|| target.strip_prefix("https://"))
-    {
-        Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
-        None => target,
-    };
-    match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
-        Some(end) => &origin_form[..end],
-        None => origin_form,
     }
 }
 
@@ -281,7 +265,7 @@ impl<'a> OnSite<'a, '_> {
             }));
         }
         // A path that names a version of a package is the server's.
-        let server = server_path(raw_path(self.ask.target));
+        let server = server_path(route::target_path(self.ask.target));
         if server == ServerPath::Version {
             return Ok(None);
         }
@@ -291,7 +275,7 @@ impl<'a> OnSite<'a, '_> {
         if let Some(found) = self.skew(path) {
             return Ok(Some(found));
         }
-        if server == ServerPath::Package && self.holds(raw_path(self.ask.target))? {
+        if server == ServerPath::Package && self.holds(route::target_path(self.ask.target))? {
             return Ok(None);
         }
         let last = rel.rsplit('/').next().unwrap_or("");
@@ -343,7 +327,11 @@ impl<'a> OnSite<'a, '_> {
             return Some(file(Cow::Borrowed(rel)));
         }
         if site.has_index(rel) {
-            let location = format!("{}/{}", raw_path(self.ask.target), query(self.ask.target));
+            let location = format!(
+                "{}/{}",
+                route::target_path(self.ask.target),
+                query(self.ask.target)
+            );
             return Some(Found::Redirect {
                 status: 301,
                 location,
