@@ -47,6 +47,16 @@ fn app(ws: &Workspace, dir: &str) {
     }
 }
 
+/// Packs folder `dir` of the workspace into the gzipped tarball `archive`.
+fn tar_czf(ws: &Workspace, archive: &str, dir: &str) {
+    let status = std::process::Command::new("tar")
+        .args(["czf", archive, dir])
+        .current_dir(ws.path())
+        .status()
+        .expect("tar");
+    assert!(status.success(), "tar czf {archive} {dir}");
+}
+
 fn check_json(ws: &Workspace, target: &str, code: i32) -> Value {
     let out = ws.fails(&["check", target, "--json"], code);
     serde_json::from_slice(&out.stdout).expect("check --json")
@@ -145,12 +155,7 @@ fn a_published_version_and_a_tarball_are_checked_alike() {
     );
     ws.publish("app@1.0.0", "package", &[]);
     let from_catalog = check_json(&ws, "app@1.0.0", 1);
-    let status = std::process::Command::new("tar")
-        .args(["czf", "app.tgz", "package"])
-        .current_dir(ws.path())
-        .status()
-        .expect("tar");
-    assert!(status.success());
+    tar_czf(&ws, "app.tgz", "package");
     let from_tarball = check_json(&ws, "app.tgz", 1);
     let from_folder = check_json(&ws, "package", 1);
     for report in [&from_tarball, &from_folder] {
@@ -825,12 +830,7 @@ fn site_rules_publish_would_refuse_fail_the_check() {
     );
 
     // A tarball is checked alike; publish refuses what check named.
-    let status = std::process::Command::new("tar")
-        .args(["czf", "dist.tgz", "dist"])
-        .current_dir(ws.path())
-        .status()
-        .expect("tar");
-    assert!(status.success());
+    tar_czf(&ws, "dist.tgz", "dist");
     let from_tarball = check_json(&ws, "dist.tgz", 1);
     assert_eq!(from_tarball["rules"], report["rules"], "{from_tarball}");
     ws.fails(&["publish", "app@1.0.0", "dist"], 1);
