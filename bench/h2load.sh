@@ -26,7 +26,8 @@
 # no pipelining, as wrk sends). Each run: a ${WARMUP}s warm-up run, then a
 # measured run of ${DURATION}s (`-D`), the server's utime+stime read around
 # it. Knobs: WORK, ROUNDS (3), DURATION (10), WARMUP (2), CLIENTS (50),
-# STREAMS (10), THREADS, SERVER_CPU, LOAD_CPU, ONLY (as bench/rps.sh).
+# STREAMS (10), THREADS, SERVER_CPU, LOAD_CPU, ONLY and BASE_BIN (as
+# bench/rps.sh: base-* configurations run that build over TLS).
 # Writes $WORK/h2load.tsv and prints a table of medians.
 
 set -euo pipefail
@@ -60,6 +61,7 @@ make_tls() {
 }
 
 MEDIAN_SIZE=0
+[ -z "${BASE_BIN:-}" ] || cp "$BASE_BIN" "$WORK/bin/ccc-base"
 write_nginx_conf
 make_tls
 # The same server block, with a second listener for HTTP/2 prior knowledge
@@ -125,6 +127,15 @@ CONFIGS=(
     "ccc-handshake|ccc|256|64MiB|handshake"
     "nginx-handshake|nginx|-|-|handshake"
 )
+# BASE_BIN (another build of ccc, as bench/rps.sh takes it): the same over
+# TLS and the new connections, with that build.
+if [ -n "${BASE_BIN:-}" ]; then
+    CONFIGS+=(
+        "base-all-h2tls|base|50000|2GiB|h2tls"
+        "base-all-h1tls|base|50000|2GiB|h1tls"
+        "base-handshake|base|256|64MiB|handshake"
+    )
+fi
 if [ -n "$H2_ONLY" ]; then
     kept=()
     for cfg in "${CONFIGS[@]}"; do [[ ${cfg%%|*} =~ $H2_ONLY ]] && kept+=("$cfg"); done
@@ -139,6 +150,7 @@ run_h2() { # config round
     case $proto in *tls | handshake) tls=(CCC_TLS_CERT="$WORK/tls/cert.pem" CCC_TLS_KEY="$WORK/tls/key.pem") ;; esac
     case $server in
         ccc) start_ccc "$WORK/bin/ccc" "$THREADS" "$entries" "$bytes" "${tls[@]}" ;;
+        base) start_ccc "$WORK/bin/ccc-base" "$THREADS" "$entries" "$bytes" "${tls[@]}" ;;
         nginx) start_nginx ;;
     esac
     local port=$PORT scheme=http

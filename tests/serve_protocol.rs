@@ -14,7 +14,13 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use tokio_rustls::rustls::NamedGroup;
+use tokio_rustls::rustls::client::{
+    ClientSessionMemoryCache, ClientSessionStore, Tls12ClientSessionValue, Tls13ClientSessionValue,
+};
+use tokio_rustls::rustls::pki_types::ServerName;
 
 fn site(ws: &Workspace) {
     ws.write("dist/v.txt", "1.0.0");
@@ -1225,6 +1231,85 @@ fn a_tls_client_that_stops_reading_is_cut_off_at_the_send_timeout() {
         std::thread::sleep(Duration::from_millis(200));
     }
     drop(stream);
+}
+
+/// A TLS 1.3 client store that counts the tickets servers give it.
+#[derive(Debug)]
+struct CountedTickets {
+    store: ClientSessionMemoryCache,
+    tickets: AtomicUsize,
+}
+
+impl ClientSessionStore for CountedTickets {
+    fn set_kx_hint(&self, name: ServerName<'static>, group: NamedGroup) {
+        self.store.set_kx_hint(name, group)
+    }
+
+    fn kx_hint(&self, name: &ServerName<'_>) -> Option<NamedGroup> {
+        self.store.kx_hint(name)
+    }
+
+    fn set_tls12_session(&self, name: ServerName<'static>, value: Tls12ClientSessionValue) {
+        self.store.set_tls12_session(name, value)
+    }
+
+    fn tls12_session(&self, name: &ServerName<'_>) -> Option<Tls12ClientSessionValue> {
+        self.store.tls12_session(name)
+    }
+
+    fn remove_tls12_session(&self, name: &ServerName<'static>) {
+        self.store.remove_tls12_session(name)
+    }
+
+    fn insert_tls13_ticket(&self, name: ServerName<'static>, value: Tls13ClientSessionValue) {
+        self.tickets.fetch_add(1, Ordering::Relaxed);
+        self.store.insert_tls13_ticket(name, value)
+    }
+
+    fn take_tls13_ticket(&self, name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+        self.store.take_tls13_ticket(name)
+    }
+}
+
+/// Every TLS 1.3 handshake, full or resumed, leaves the client one
+/// ticket, and each connection resumes from the ticket the one before
+/// it left.
+#[test]
+fn tls_handshakes_leave_one_ticket_each() {
+    use tokio_rustls::rustls::{HandshakeKind, client::Resumption};
+    let ws = Workspace::new();
+    site(&ws);
+    let (server, ca) = tls_server(&ws, "tickets");
+    let store = std::sync::Arc::new(CountedTickets {
+        store: ClientSessionMemoryCache::new(16),
+        tickets: 0.into(),
+    });
+    let mut config = (*tls_client(&ca)).clone();
+    config.resumption = Resumption::store(store.clone());
+    let config = std::sync::Arc::new(config);
+    let mut kinds = Vec::new();
+    for connection in 1..=3 {
+        let (read, answer, kind) = tls_get(server.addr, &config, "/assets/site/1.0.0/v.txt");
+        assert!(
+            read.is_ok() && answer.ends_with("1.0.0"),
+            "{read:?}: {answer}"
+        );
+        kinds.push(kind);
+        let tickets = store.tickets.load(Ordering::Relaxed);
+        assert_eq!(
+            tickets, connection,
+            "tickets after {connection} connections"
+        );
+    }
+    assert_eq!(
+        kinds,
+        [
+            HandshakeKind::Full,
+            HandshakeKind::Resumed,
+            HandshakeKind::Resumed
+        ]
+        .map(Some)
+    );
 }
 
 /// A client that comes back resumes its TLS session from the ticket it

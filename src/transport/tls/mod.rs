@@ -12,6 +12,13 @@
 //! session's secret, as nginx's do, so the keys' rotation bounds what a
 //! stolen one opens.
 //!
+//! Every TLS 1.3 handshake, full or resumed, ends with one ticket: a
+//! ticket serves one resumption, so each connection leaves the client
+//! the one its next connection uses. rustls sends two by default; the
+//! second costs both sides a ticket sealed, sent and opened on every
+//! connection, and a client that reconnects one connection at a time
+//! never uses it (OpenSSL servers, nginx's, send one after a resumption).
+//!
 //! A connection's records go through `Stream`, on rustls's unbuffered
 //! API, whose buffers exist only while they hold bytes.
 
@@ -100,6 +107,7 @@ impl Certificate {
             .with_cert_resolver(self.current.clone());
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         config.ticketer = ring::Ticketer::new().map_err(|e| e.to_string())?;
+        config.send_tls13_tickets = 1;
         Ok(Acceptor(Arc::new(config)))
     }
 }
