@@ -10,6 +10,13 @@
 #   $S --out /tmp/scale/big --packages 5000 --versions 13 --level 1   # 3.3 GB
 #   bash bench/scale_miss.sh /tmp/scale/40k /tmp/scale/1m /tmp/scale/big
 #
+# big is seeded at `--level 1`, so its responses are about a quarter longer
+# than 40k's (the response_bytes column). Its reference is 40k seeded at the
+# same level, whose rate is then read beside big's in the same run:
+#
+#   $S --out /tmp/scale/40k-l1 --packages 200 --versions 10 --files 20 --churn 10 --level 1
+#   bash bench/scale_miss.sh /tmp/scale/40k /tmp/scale/40k-l1 /tmp/scale/1m /tmp/scale/big
+#
 # Each run: `ccc serve --cache-capacity 0 --no-recompress` (every request a
 # miss; no brotli upgrade pass, which on a fresh seed would rewrite streams
 # and move the catalog's generation during the run), and `--index-bytes 0`
@@ -33,7 +40,7 @@ SERVER_CPU=${SERVER_CPU:-0}
 LOAD_CPU=${LOAD_CPU:-1}
 PORT=${PORT:-18439}
 OUT=${OUT:-/tmp/scale/miss.tsv}
-[ $# -ge 2 ] || { sed -n '2,24p' "$0" >&2; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,30p' "$0" >&2; exit 2; }
 HZ=$(getconf CLK_TCK)
 BIN=$(mktemp /tmp/ccc-scale-miss.XXXXXX)
 cp "$CCC" "$BIN"
@@ -45,10 +52,10 @@ for cat in "$@"; do
         shuf -n 100000 --random-source=<(yes ccc) "$cat/urls.txt" >"$cat/urls_uniform.txt"
 done
 
-load() { # seconds catalog: requests served
+load() { # seconds catalog: "requests bytes" served
     taskset -c "$LOAD_CPU" wrk -t1 -c"$CONNS" -d"$1"s -s "$REPO/bench/lib/urls.lua" \
         "http://127.0.0.1:$PORT" -- "$2/urls_uniform.txt" random |
-        sed -n 's/^RESULT requests=\([0-9]*\).*/\1/p'
+        sed -n 's/^RESULT requests=\([0-9]*\).* bytes=\([0-9]*\).*/\1 \2/p'
 }
 
 NO_INDEX=()
@@ -56,7 +63,7 @@ if [ "${INDEX:-0}" != 1 ] && [[ $("$BIN" serve --help 2>/dev/null || true) == *-
     NO_INDEX=(--index-bytes 0)
 fi
 
-run() { # catalog: prints "req/s cpu_us_per_request"
+run() { # catalog: prints "req/s cpu_us_per_request bytes_per_response"
     local pid before after n
     cat "$1/cdn.db" >/dev/null
     taskset -c "$SERVER_CPU" "$BIN" --db "$1/cdn.db" serve --port "$PORT" \
@@ -69,29 +76,30 @@ run() { # catalog: prints "req/s cpu_us_per_request"
     done
     load "$WARM" "$1" >/dev/null
     before=$(awk '{print $14 + $15}' "/proc/$pid/stat")
-    n=$(load "$DURATION" "$1")
+    read -r n bytes < <(load "$DURATION" "$1")
     after=$(awk '{print $14 + $15}' "/proc/$pid/stat")
     kill "$pid"
     wait "$pid" 2>/dev/null || true
-    awk -v n="$n" -v d="$DURATION" -v c=$((after - before)) -v hz="$HZ" \
-        'BEGIN { printf "%.0f %.1f\n", n / d, 1e6 * c / hz / n }'
+    awk -v n="$n" -v b="$bytes" -v d="$DURATION" -v c=$((after - before)) -v hz="$HZ" \
+        'BEGIN { printf "%.0f %.1f %.0f\n", n / d, 1e6 * c / hz / n, b / n }'
 }
 
 {
     echo "# $(date -u +%FT%TZ) $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null) $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
-    printf 'round\tcatalog\tbytes\treq_s\tcpu_us_per_req\tratio_to_first\n'
+    printf 'round\tcatalog\tbytes\treq_s\tcpu_us_per_req\tresponse_bytes\tratio_to_first\n'
 } | tee "$OUT"
 for round in $(seq "$ROUNDS"); do
     # The order alternates, so neither catalog always runs on a warmer machine.
     cats=("$@")
     [ $((round % 2)) = 0 ] && mapfile -t cats < <(printf '%s\n' "$@" | tac)
-    declare -A rps=() cpu=()
+    declare -A rps=() cpu=() size=()
     for cat in "${cats[@]}"; do
-        read -r rps[$cat] cpu[$cat] < <(run "$cat")
+        read -r rps[$cat] cpu[$cat] size[$cat] < <(run "$cat")
     done
     for cat in "$@"; do
-        printf '%d\t%s\t%d\t%d\t%s\t%.2f\n' "$round" "$cat" "$(stat -c %s "$cat/cdn.db")" \
-            "${rps[$cat]}" "${cpu[$cat]}" "$(awk -v a="${rps[$cat]}" -v b="${rps[$1]}" 'BEGIN { print a / b }')"
+        printf '%d\t%s\t%d\t%d\t%s\t%s\t%.2f\n' "$round" "$cat" "$(stat -c %s "$cat/cdn.db")" \
+            "${rps[$cat]}" "${cpu[$cat]}" "${size[$cat]}" \
+            "$(awk -v a="${rps[$cat]}" -v b="${rps[$1]}" 'BEGIN { print a / b }')"
     done | tee -a "$OUT"
-    unset rps cpu
+    unset rps cpu size
 done
