@@ -341,6 +341,7 @@ CONFIGS=(
     "ccc-256-hot|ccc|256|64MiB|urls_hot.txt|seq|urls_hot.txt|seq"
     "ccc-all-hot|ccc|50000|2GiB|urls_hot.txt|seq|urls.txt|fill"
     "ccc-10pct-uniform|ccc|tenth|2GiB|urls.txt|random|urls.txt|random"
+    "ccc-all-uniform|ccc|50000|2GiB|urls.txt|random|urls.txt|fill"
     "ccc-off-uniform|ccc|0|64MiB|urls.txt|random|urls.txt|random"
     "ccc-default-hot|ccc|-|-|urls_hot.txt|seq|urls_hot.txt|seq"
     "ccc-default-uniform|ccc|-|-|urls.txt|random|urls.txt|random"
@@ -520,6 +521,7 @@ tables() {
     echo "| RPS ccc-10pct-uniform / nginx-uniform | $r | >= 0.8x: $(verdict "$r" 0.8) |"
     r=$(ratio ccc-off-uniform nginx-uniform)
     echo "| RPS ccc-off-uniform / nginx-uniform | $r | >= 0.7x: $(verdict "$r" 0.7) |"
+    echo "| RPS ccc-all-uniform / nginx-uniform (everything cached, uniform order) | $(ratio ccc-all-uniform nginx-uniform) | - |"
     echo "| RPS ccc-default-uniform / nginx-uniform (serve's default cache) | $(ratio ccc-default-uniform nginx-uniform) | - |"
     if [ -n "$(column_of base-256-hot 3)" ]; then
         for name in off-hot 256-hot all-hot 10pct-uniform off-uniform; do
