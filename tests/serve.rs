@@ -1546,3 +1546,74 @@ fn another_process_closing_the_catalog_leaves_a_running_servers_log_alone() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A miss the full cache would refuse, from a client that takes gzip but
+/// not brotli, is read without its brotli stream and not offered; its
+/// head and body are the ones the same request gets once the file is
+/// cached whole, and a client that takes brotli still gets brotli.
+#[test]
+fn a_refused_miss_sends_what_a_cached_file_sends() {
+    let ws = Workspace::new();
+    let css = |seed: usize| -> Vec<u8> {
+        (0..400)
+            .flat_map(|i| format!(".c{i} {{ color: #{:06x} }}\n", (i + seed) * 7919).into_bytes())
+            .collect()
+    };
+    let files = [("a.css".to_string(), css(1)), ("b.css".to_string(), css(2))];
+    publish(&ws, "site@1.0.0", &files, &[]);
+    let server = Server::start(&ws, &["--cache-capacity", "1"]);
+    let gzip = |path: &str| {
+        let r = raw_get(
+            server.addr,
+            "GET",
+            &asset_path("site", "1.0.0", path),
+            &["Accept-Encoding: gzip"],
+        );
+        assert_eq!(
+            (r.status, r.header("content-encoding")),
+            (200, Some("gzip")),
+            "{r:?}"
+        );
+        let head: Vec<_> = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n != "date")
+            .cloned()
+            .collect();
+        (head, r.body())
+    };
+    let hits = || server.stats()["cache"]["hits"].as_u64().expect("hits");
+    let rejections = || {
+        server.stats()["cache"]["rejections"]
+            .as_u64()
+            .expect("rejections")
+    };
+    for _ in 0..5 {
+        gzip("a.css");
+    }
+    let first = gzip("b.css"); // looked up, then refused
+    let before = rejections();
+    let refused = gzip("b.css"); // through the file index: refused first
+    assert_eq!(rejections(), before + 1, "{}", server.stats());
+    assert_eq!(refused, first);
+    let br = raw_get(
+        server.addr,
+        "GET",
+        &asset_path("site", "1.0.0", "b.css"),
+        &["Accept-Encoding: br, gzip"],
+    );
+    assert_eq!(br.header("content-encoding"), Some("br"), "{br:?}");
+    // Asked for often enough, b.css is cached; its hit sends the same.
+    for _ in 0..20 {
+        let before = hits();
+        let answer = gzip("b.css");
+        if hits() > before {
+            assert_eq!(
+                answer, refused,
+                "a hit's head and body against a refused miss's"
+            );
+            return;
+        }
+    }
+    panic!("b.css was never cached: {}", server.stats());
+}

@@ -410,13 +410,17 @@ impl Catalog {
         }
     }
 
-    /// The stored body of blob `blob_id` and its brotli stream, if it has
-    /// one, read whole and unchecked by the blob's id: one search of each
-    /// table by rowid. For a reader that knows the blob and what its
-    /// streams must hash to (the server's file index); None when there is
-    /// no such blob.
-    pub(crate) fn stored_streams(&self, blob_id: i64) -> Result<Option<StoredStreams>> {
-        let sql = match self.has_brotli() {
+    /// The stored body of blob `blob_id` and, with `brotli`, its brotli
+    /// stream if it has one, read whole and unchecked by the blob's id: one
+    /// search of each table read by rowid. For a reader that knows the
+    /// blob and what its streams must hash to (the server's file index);
+    /// None when there is no such blob.
+    pub(crate) fn stored_streams(
+        &self,
+        blob_id: i64,
+        brotli: bool,
+    ) -> Result<Option<StoredStreams>> {
+        let sql = match brotli && self.has_brotli() {
             true => STORED_STREAMS_SQL,
             false => "SELECT body, NULL FROM blobs WHERE id = ?1",
         };

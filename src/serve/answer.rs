@@ -167,7 +167,7 @@ pub(super) fn asset(
             let Ok(exact) = semver::Version::parse(version) else {
                 return alias::redirect(ask, store, policy, package, version, path);
             };
-            match store.load(key, want)? {
+            match store.load(key, want, brotli_taken(ask))? {
                 Some(loaded) => loaded,
                 None => {
                     return match written_otherwise(store, package, &exact)? {
@@ -295,6 +295,17 @@ pub(super) fn asset(
         class: RouteClass::Asset,
         sent,
     })
+}
+
+/// Whether the response to a miss may be sent in brotli: the client takes
+/// it (and prefers it to identity), or names a dictionary, whose delta's
+/// entry is made from the whole asset.
+fn brotli_taken(ask: &Ask<'_>) -> store::Brotli {
+    let accepted = negotiate::choose(ask.accept_encoding.iter().copied(), &[Encoding::Brotli]);
+    match accepted == Encoding::Brotli || ask.available_dictionary.is_some() {
+        true => store::Brotli::Accepted,
+        false => store::Brotli::NotAccepted,
+    }
 }
 
 /// The dictionary a request may be answered with a delta against: the

@@ -31,8 +31,11 @@
 //!   asked for more often lately than the entry it would evict, by the
 //!   owner side's `Frequency` sketch of misses and replayed hits (TinyLFU);
 //!   otherwise it is answered and dropped ([`Counts::rejections`]), so a
-//!   stream of one-time requests no longer churns the cache. Only the owner
-//!   side removes entries of deleted versions ([`Cache::retain`]).
+//!   stream of one-time requests no longer churns the cache. A miss may ask
+//!   first ([`Cache::refuses`], the same contest, its access counted
+//!   once), so that one the cache would drop reads only what its response
+//!   sends. Only the owner side removes entries of deleted versions
+//!   ([`Cache::retain`]).
 //! - **What the byte budget counts.** An entry's weight is what the caller
 //!   says its value holds on the heap ([`allocation`] rounds each block as
 //!   the allocator does), plus what the cache itself spends on the entry:
@@ -336,11 +339,50 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// recently used entries to stay within both budgets; an entry for a
     /// key already cached replaces it. Says whether it was cached.
     pub(crate) fn admit(&mut self, entry: Arc<Entry<K, V>>) -> bool {
-        let weight = entry.weight;
-        if !self.fits(weight) {
+        if !self.fits(entry.weight) {
             return false;
         }
         let asked = self.frequency.record(entry.hash);
+        self.admit_asked(entry, asked)
+    }
+
+    /// [`Cache::admit`] for an entry whose miss [`Cache::refuses`] counted
+    /// already: its access is not counted twice.
+    pub(crate) fn admit_counted(&mut self, entry: Arc<Entry<K, V>>) -> bool {
+        if !self.fits(entry.weight) {
+            return false;
+        }
+        let asked = self.frequency.estimate(entry.hash);
+        self.admit_asked(entry, asked)
+    }
+
+    /// Whether [`Cache::admit`] would refuse, now, an entry for `key` of
+    /// at least `weight`: a miss that learns this before it is read need
+    /// read and prepare only what its own response sends. The miss's
+    /// access is counted here, as admitting counts it, so an entry offered
+    /// after all is admitted with [`Cache::admit_counted`]. A refusal is
+    /// counted as one.
+    pub(crate) fn refuses<Q: Lookup<K> + ?Sized>(&mut self, key: &Q, weight: u64) -> bool {
+        if !self.fits(weight) {
+            return true;
+        }
+        let asked = self.frequency.record(self.reader.hasher.hash_one(key));
+        self.replay();
+        if self.reader.peek(key).is_some() || !self.full_for(weight) {
+            return false;
+        }
+        let refused = self
+            .order
+            .peek_lru()
+            .is_some_and(|(_, victim)| asked <= self.frequency.estimate(victim.hash));
+        self.rejections += u64::from(refused);
+        refused
+    }
+
+    /// Admits `entry`, whose access made its estimate `asked`, against the
+    /// least recently used entry when the cache is full.
+    fn admit_asked(&mut self, entry: Arc<Entry<K, V>>, asked: u8) -> bool {
+        let weight = entry.weight;
         self.replay();
         if let Some(old) = self.reader.peek(&entry.key) {
             // The key is cached already (its value is being replaced): the

@@ -10,7 +10,8 @@
 //! miss of an indexed file reads the blob's streams by its id, one search
 //! of each table by rowid ([`Catalog::stored_streams`]), checks them
 //! against the recorded lengths and digests, and prepares its responses as
-//! any miss does. This is what nginx's `open_file_cache` keeps of a file
+//! any miss does; a miss the cache would refuse, for a client that does
+//! not take brotli, reads and checks the stored stream alone (`load`). This is what nginx's `open_file_cache` keeps of a file
 //! (its descriptor, size and modification time) while the page cache keeps
 //! its bytes; here SQLite's pages are the page cache.
 //!
@@ -155,17 +156,32 @@ impl FileRecord {
         self.blob_id
     }
 
+    /// Whether the file has a brotli stream.
+    pub(super) fn has_brotli(&self) -> bool {
+        self.brotli.is_some()
+    }
+
+    /// The least the cache would count for the asset read through the
+    /// record: its streams and its key (the prepared responses add more).
+    pub(super) fn least_weight(&self, key: &AssetKey) -> u64 {
+        let streams = self.stored.len + self.brotli.map_or(0, |b| b.len);
+        streams as u64 + key.weight()
+    }
+
     /// The asset, its streams read from `catalog` by the blob's id and
     /// checked against the record; None when they no longer match it (or
-    /// the blob is gone): the miss then looks the file up again.
-    pub(super) fn load(&self, catalog: &Catalog) -> Result<Option<StoredAsset>> {
-        let Some((body, brotli)) = catalog.stored_streams(self.blob_id)? else {
+    /// the blob is gone): the miss then looks the file up again. Without
+    /// `brotli`, the brotli stream is left in the catalog and the asset
+    /// has none: for a response that does not send it, never cached.
+    pub(super) fn load(&self, catalog: &Catalog, brotli: bool) -> Result<Option<StoredAsset>> {
+        let want_brotli = brotli && self.brotli.is_some();
+        let Some((body, read)) = catalog.stored_streams(self.blob_id, want_brotli)? else {
             return Ok(None);
         };
         if !self.stored.matches(&body) {
             return Ok(None);
         }
-        let brotli = match (self.brotli, brotli) {
+        let brotli = match (self.brotli.filter(|_| want_brotli), read) {
             (None, None) => None,
             (Some(checked), Some(bytes)) if checked.matches(&bytes) => Some(Stream::Memory(bytes)),
             _ => return Ok(None),

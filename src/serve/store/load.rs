@@ -46,6 +46,28 @@ pub(crate) enum Want {
     Part,
 }
 
+/// Whether the response to a miss may be sent in brotli, as the request's
+/// `Accept-Encoding` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Brotli {
+    /// The client takes brotli: the stream is read when the file has one.
+    Accepted,
+    /// The client does not: a miss the cache would refuse leaves the
+    /// stream in the catalog.
+    NotAccepted,
+}
+
+/// What the cache is told of a loaded miss.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Keep {
+    /// Offered to the cache; `counted` when the miss's access was counted
+    /// already, by asking whether the cache would refuse it.
+    Offer { counted: bool },
+    /// Not offered: the cache said it would refuse the asset, so the miss
+    /// read only what its own response sends.
+    Refused,
+}
+
 /// A loaded asset: its responses prepared, the weight the cache would
 /// count (0 with the cache off), and the in-flight memory its bodies hold
 /// until the response that asked for them is sent. An asset with a coding
@@ -56,6 +78,7 @@ pub(super) struct Loaded {
     pub prepared: Prepared,
     pub weight: u64,
     pub reserved: Option<Reservation>,
+    pub keep: Keep,
 }
 
 impl Loaded {
@@ -68,9 +91,10 @@ impl Loaded {
         key: &AssetKey,
         shared: &Shared,
         reserved: Option<Reservation>,
+        keep: Keep,
     ) -> Loaded {
         let prepared = Prepared::new(stored);
-        let weight = if shared.cache.is_on() {
+        let weight = if shared.cache.is_on() && keep != Keep::Refused {
             prepared.weight() + key.weight()
         } else {
             0
@@ -79,6 +103,7 @@ impl Loaded {
             prepared,
             weight,
             reserved,
+            keep,
         }
     }
 }
@@ -92,22 +117,43 @@ impl Loaded {
 /// there is no such file. Counted as a miss, on whichever thread reads it;
 /// `seen` is the count of catalog changes its read began under
 /// (`readers`), for the index.
+///
+/// A miss the index answers, for a whole body its client takes without
+/// brotli, first asks the cache whether it would keep the asset. When it
+/// would not (the cache is off, or a full cache prefers what it holds),
+/// only the stored stream is read and checked, and nothing is offered: a
+/// cached entry holds every coding, and this response sends one.
 pub(super) fn load(
     catalog: &Catalog,
     key: &AssetKey,
     shared: &Shared,
     want: Want,
+    brotli: Brotli,
     seen: u64,
 ) -> Result<Option<Loaded>> {
     Shared::count(&shared.misses);
     let started = shared.config.log_misses.then(Instant::now);
+    let mut keep = Keep::Offer { counted: false };
     let indexed = match shared.index.get(key) {
         Some(entry) => {
+            let record = entry.value();
+            if brotli == Brotli::NotAccepted && want == Want::Whole && record.has_brotli() {
+                keep = match shared.refuses(key, record.least_weight(key)) {
+                    Some(true) => Keep::Refused,
+                    Some(false) => Keep::Offer { counted: true },
+                    None => keep,
+                };
+            }
             let _s = causal::site!(SQLITE_QUERY);
-            entry.value().load(catalog)?
+            record.load(catalog, keep != Keep::Refused)?
         }
         None => None,
     };
+    if indexed.is_none() && keep == Keep::Refused {
+        // The record was stale: the lookup reads every coding, and the
+        // access is counted already.
+        keep = Keep::Offer { counted: true };
+    }
     let read = match indexed {
         Some(stored) => Read::Indexed(stored),
         None => match look_up(catalog, key, shared, want)? {
@@ -130,7 +176,7 @@ pub(super) fn load(
             started.elapsed().as_micros()
         ));
     }
-    Ok(Some(Loaded::new(stored, key, shared, reserved)))
+    Ok(Some(Loaded::new(stored, key, shared, reserved, keep)))
 }
 
 /// How a miss found its file.
@@ -339,7 +385,8 @@ pub(super) fn load_delta(
     }
     let _s = causal::site!(CACHE_INSERT);
     let stored = plain.stored.with_delta(delta);
-    Ok(Some(Loaded::new(stored, key, shared, Some(reserved))))
+    let keep = Keep::Offer { counted: false };
+    Ok(Some(Loaded::new(stored, key, shared, Some(reserved), keep)))
 }
 
 impl Store {
@@ -352,7 +399,8 @@ impl Store {
         }
         let workers = self.workers.clone();
         let seen = workers.readers.changes();
-        let Some(loaded) = load(self.catalog()?, &key, &workers, want, seen)? else {
+        let catalog = self.catalog()?;
+        let Some(loaded) = load(catalog, &key, &workers, want, Brotli::Accepted, seen)? else {
             return Ok(None);
         };
         let asset = self.cache().insert(key, loaded.prepared, loaded.weight);

@@ -60,7 +60,7 @@ mod watch;
 pub(crate) use index::{DEFAULT_INDEX_BYTES, IndexStats};
 pub(crate) use key::Asset;
 pub use key::{AssetKey, AssetKeyRef};
-pub(crate) use load::Want;
+pub(crate) use load::{Brotli, Want};
 pub(crate) use shared_read::{SHARED_READS, SHARED_SPAN};
 pub(crate) use watch::{CatalogHealth, CatalogState};
 
@@ -77,6 +77,7 @@ use crate::serve::prepared::Prepared;
 use crate::serve::site::map::SiteMap;
 use crate::spec::Selector;
 use index::FileIndex;
+use load::Keep;
 use owner::Store;
 use readers::{Kept, Offer, Outbox, Readers};
 use serde::Serialize;
@@ -263,7 +264,9 @@ impl Handle {
     pub fn get(&self, key: AssetKeyRef<'_>) -> Result<Option<Asset>> {
         match self.cached(key) {
             Some(hit) => Ok(Some(hit)),
-            None => Ok(self.load(key, Want::Whole)?.map(|(asset, _)| asset)),
+            None => Ok(self
+                .load(key, Want::Whole, Brotli::Accepted)?
+                .map(|(asset, _)| asset)),
         }
     }
 
@@ -279,19 +282,27 @@ impl Handle {
     /// cache may have it by now, from another worker's miss). The
     /// reservation holds the in-flight memory of bodies read for this
     /// response (`load`).
-    pub(crate) fn load(&self, key: AssetKeyRef<'_>, want: Want) -> Result<Option<Found>> {
+    pub(crate) fn load(
+        &self,
+        key: AssetKeyRef<'_>,
+        want: Want,
+        brotli: Brotli,
+    ) -> Result<Option<Found>> {
         let shared = &self.shared;
         let read = shared.readers.read(|catalog, outbox| {
             let key = key.to_key();
             let seen = outbox.seen();
-            let Some(loaded) = load::load(catalog, &key, shared, want, seen)? else {
+            let Some(loaded) = load::load(catalog, &key, shared, want, brotli, seen)? else {
                 return Ok(None);
             };
             let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
-            let kept = shared.cache.is_on().then(|| {
-                outbox.offer(asset.clone(), loaded.weight);
-                shared.admit_waiting(outbox)
-            });
+            let kept = match loaded.keep {
+                Keep::Offer { counted } if shared.cache.is_on() => {
+                    outbox.offer(asset.clone(), loaded.weight, counted);
+                    Some(shared.admit_waiting(outbox))
+                }
+                _ => None,
+            };
             Ok(Some((asset, loaded.reserved, kept)))
         });
         let Some(read) = read else {
@@ -325,7 +336,7 @@ impl Handle {
             };
             let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
             let kept = shared.cache.is_on().then(|| {
-                outbox.offer(asset.clone(), loaded.weight);
+                outbox.offer(asset.clone(), loaded.weight, false);
                 shared.admit_waiting(outbox)
             });
             Ok(Some((asset, loaded.reserved, kept)))
@@ -573,6 +584,21 @@ impl Shared {
         self.policy.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Whether the cache would refuse, now, an asset for `key` of at least
+    /// `weight` (`Cache::refuses`, which counts the access): true with the
+    /// cache off; None when another thread holds the owner side.
+    fn refuses(&self, key: &AssetKey, weight: u64) -> Option<bool> {
+        if !self.cache.is_on() {
+            return Some(true);
+        }
+        let mut cache = match self.policy.try_lock() {
+            Ok(cache) => cache,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(cache.refuses(key, weight))
+    }
+
     /// Admits the offers waiting in a worker's slot when no one holds the
     /// cache's owner side; otherwise they wait there for the next worker
     /// or the actor (`readers`).
@@ -643,5 +669,75 @@ mod tests {
         );
         drop(handle);
         other.join();
+    }
+
+    /// A stylesheet that gzip and brotli both shrink, different per `seed`.
+    fn css(seed: usize) -> Vec<u8> {
+        (0..400)
+            .flat_map(|i| format!(".c{i} {{ color: #{:06x} }}\n", (i + seed) * 7919).into_bytes())
+            .collect()
+    }
+
+    /// The worker's miss of `path` (a pooled read), for a client that
+    /// takes brotli or not, and whether the asset it got holds brotli.
+    fn miss(handle: &Handle, path: &str, brotli: Brotli) -> bool {
+        let (asset, _) = handle
+            .load(key(path).borrowed(), Want::Whole, brotli)
+            .unwrap()
+            .expect("the file is there");
+        asset.value().stored.brotli.is_some()
+    }
+
+    /// A miss the cache would refuse, from a client that does not take
+    /// brotli, reads only the stored stream and is not offered; the same
+    /// miss for a client that takes brotli reads both. Each refused miss
+    /// still counts, so a file that keeps being asked for wins its place,
+    /// whole.
+    #[test]
+    fn a_miss_the_cache_would_refuse_reads_only_what_it_sends() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        testing::publish_at(&db, "1.0.0", &[("a.css", css(1)), ("b.css", css(2))]);
+        let running = start(Config {
+            db,
+            cache_entries: 1,
+            cache_bytes: 1 << 20,
+            index_bytes: 1 << 20,
+            in_flight_bytes: 1 << 20,
+            log_misses: false,
+            readers: 1,
+            max_lag: None,
+        })
+        .unwrap();
+        let handle = running.handle.clone();
+        let cached = |path: &str| handle.cached(key(path).borrowed()).is_some();
+        // `a` fills the cache and is asked for often.
+        assert!(miss(&handle, "a.css", Brotli::Accepted));
+        for _ in 0..4 {
+            assert!(cached("a.css"));
+        }
+        // `b`'s first miss is looked up (whole) and refused; its record is
+        // indexed.
+        assert!(miss(&handle, "b.css", Brotli::NotAccepted));
+        assert!(!cached("b.css"));
+        let refused = handle.stats().unwrap().rejections;
+        assert!(
+            !miss(&handle, "b.css", Brotli::NotAccepted),
+            "no brotli read"
+        );
+        assert_eq!(handle.stats().unwrap().rejections, refused + 1);
+        assert!(miss(&handle, "b.css", Brotli::Accepted), "brotli read");
+        assert!(cached("a.css") && !cached("b.css"));
+        // Asked for more often than `a`, `b` is read whole and cached.
+        let mut misses = 0;
+        while !cached("b.css") {
+            misses += 1;
+            assert!(misses < 16, "b never admitted");
+            miss(&handle, "b.css", Brotli::NotAccepted);
+        }
+        let entry = handle.cached(key("b.css").borrowed()).unwrap();
+        assert!(entry.value().stored.brotli.is_some(), "cached whole");
+        drop((handle, entry));
+        running.join();
     }
 }

@@ -302,6 +302,7 @@ mod tests {
         let offer = |asset: &super::super::Asset, seen| Offer {
             asset: asset.clone(),
             seen,
+            counted: false,
         };
         s.offer(offer(&asset, before));
         assert!(cached(&s, "a"), "offered under the current count");

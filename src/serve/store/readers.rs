@@ -87,6 +87,9 @@ pub(super) const HELD_WEIGHT: u64 = 64 << 10;
 pub(super) struct Offer {
     pub(super) asset: Asset,
     pub(super) seen: u64,
+    /// The miss's access was counted when the cache was asked whether it
+    /// would refuse it (`Cache::refuses`).
+    pub(super) counted: bool,
 }
 
 /// What became of a slot's offers once a worker left one.
@@ -115,12 +118,14 @@ impl Outbox<'_> {
         self.seen
     }
 
-    /// Leaves `asset`, of cache weight `weight`, in the slot.
-    pub(super) fn offer(&mut self, asset: Asset, weight: u64) {
+    /// Leaves `asset`, of cache weight `weight`, in the slot; `counted`
+    /// says its access was counted already.
+    pub(super) fn offer(&mut self, asset: Asset, weight: u64, counted: bool) {
         self.heavy = weight > HELD_WEIGHT;
         self.offers.push(Offer {
             asset,
             seen: self.seen,
+            counted,
         });
     }
 
@@ -164,7 +169,10 @@ pub(super) fn admit(cache: &mut Cache<AssetKey, Prepared>, offer: Offer, changes
         .peek(offer.asset.key())
         .is_none_or(|cached| fuller(cached.value()))
     {
-        cache.admit(offer.asset);
+        match offer.counted {
+            true => cache.admit_counted(offer.asset),
+            false => cache.admit(offer.asset),
+        };
     }
 }
 
@@ -502,7 +510,7 @@ mod tests {
             let asset = asset(&cache, weight);
             readers
                 .read(|_, outbox| {
-                    outbox.offer(asset, weight);
+                    outbox.offer(asset, weight, false);
                     Ok(outbox.kept())
                 })
                 .unwrap()
@@ -539,6 +547,7 @@ mod tests {
             Offer {
                 asset: stale,
                 seen: 0,
+                counted: false,
             },
             readers.changes(),
         );
