@@ -302,16 +302,9 @@ impl FileIndex {
 mod tests {
     use crate::actor::Actor;
     use crate::catalog::digest::xxh3_digest;
-    use crate::serve::store::testing::{catalog_with, key, publish_at, store};
+    use crate::serve::store::testing::{catalog_with, css, key, publish_at, store};
     use crate::serve::store::{Asset, owner::Store};
     use sha2::Digest;
-
-    /// A stylesheet that gzip and brotli both shrink.
-    fn css() -> Vec<u8> {
-        (0..400)
-            .flat_map(|i| format!(".c{i} {{ color: #{:06x} }}\n", i * 7919).into_bytes())
-            .collect()
-    }
 
     fn get(s: &mut Store, path: &str) -> Asset {
         s.get(key(path)).unwrap().expect("the file is there")
@@ -330,7 +323,7 @@ mod tests {
     fn a_file_missed_again_is_read_through_its_record() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("cdn.db");
-        publish_at(&db, "1.0.0", &[("a.css", css())]);
+        publish_at(&db, "1.0.0", &[("a.css", css(0))]);
         let mut s = store(db, 0, 1 << 20);
         let first = streams(&get(&mut s, "a.css"));
         assert!(first.1.is_some(), "a brotli stream too");
@@ -382,13 +375,13 @@ mod tests {
     fn a_stream_changed_since_its_record_is_looked_up_again() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("cdn.db");
-        publish_at(&db, "1.0.0", &[("a.css", css())]);
+        publish_at(&db, "1.0.0", &[("a.css", css(0))]);
         let mut s = store(db.clone(), 0, 1 << 20);
         let (_, old) = streams(&get(&mut s, "a.css"));
         let mut new = Vec::new();
         {
             let mut writer = brotli::CompressorWriter::new(&mut new, 4096, 1, 22);
-            std::io::Write::write_all(&mut writer, &css()).unwrap();
+            std::io::Write::write_all(&mut writer, &css(0)).unwrap();
         }
         assert_ne!(Some(&new), old.as_ref());
         let writer = rusqlite::Connection::open(&db).unwrap();
@@ -440,8 +433,8 @@ mod tests {
     fn records_of_removed_versions_are_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("cdn.db");
-        publish_at(&db, "1.0.0", &[("a.css", css())]);
-        publish_at(&db, "1.1.0", &[("a.css", css())]);
+        publish_at(&db, "1.0.0", &[("a.css", css(0))]);
+        publish_at(&db, "1.1.0", &[("a.css", css(0))]);
         let mut s = store(db.clone(), 0, 1 << 20);
         get(&mut s, "a.css");
         get(&mut s, "a.css");

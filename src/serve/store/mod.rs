@@ -615,7 +615,7 @@ impl Shared {
 
 #[cfg(test)]
 mod tests {
-    use super::testing::{catalog_with, key, store};
+    use super::testing::{catalog_with, css, key, store};
     use super::*;
     use crate::catalog::{Access, Catalog};
 
@@ -669,13 +669,6 @@ mod tests {
         );
         drop(handle);
         other.join();
-    }
-
-    /// A stylesheet that gzip and brotli both shrink, different per `seed`.
-    fn css(seed: usize) -> Vec<u8> {
-        (0..400)
-            .flat_map(|i| format!(".c{i} {{ color: #{:06x} }}\n", (i + seed) * 7919).into_bytes())
-            .collect()
     }
 
     /// The worker's miss of `path` (a pooled read), for a client that

@@ -40,6 +40,13 @@ pub(super) fn publish_at(db: &Path, version: &str, files: &[(&str, Vec<u8>)]) {
     .unwrap();
 }
 
+/// A stylesheet that gzip and brotli both shrink, different per `seed`.
+pub(super) fn css(seed: usize) -> Vec<u8> {
+    (0..400)
+        .flat_map(|i| format!(".c{i} {{ color: #{:06x} }}\n", (i + seed) * 7919).into_bytes())
+        .collect()
+}
+
 /// Incompressible bytes, so stored sizes equal raw sizes.
 pub(super) fn noise(len: usize) -> Vec<u8> {
     let mut x = len as u64 | 1;
