@@ -69,11 +69,13 @@ pub(super) enum Keep {
 }
 
 /// A loaded asset: its responses prepared, the weight the cache would
-/// count (0 with the cache off), and the in-flight memory its bodies hold
-/// until the response that asked for them is sent. An asset with a coding
-/// left in the catalog is cached too, as what nginx's `open_file_cache`
-/// keeps of a file: its headers, piece digests and verified-once marks,
-/// its bytes read from the catalog for each response.
+/// count (0 when it is not offered: the cache is off, or would refuse
+/// it), what the cache is told of it, and the in-flight memory its
+/// bodies hold until the response that asked for them is sent. An asset
+/// with a coding left in the catalog is cached too, as what nginx's
+/// `open_file_cache` keeps of a file: its headers, piece digests and
+/// verified-once marks, its bytes read from the catalog for each
+/// response.
 pub(super) struct Loaded {
     pub prepared: Prepared,
     pub weight: u64,
@@ -82,9 +84,9 @@ pub(super) struct Loaded {
 }
 
 impl Loaded {
-    /// `stored` prepared, weighed for the cache of `shared` under `key`.
-    /// With the cache off nothing is kept. Either way the response builds
-    /// the lines of the coding it sends, and only those
+    /// `stored` prepared, weighed for the cache of `shared` under `key`
+    /// unless it is not to be offered (`keep`). Either way the response
+    /// builds the lines of the coding it sends, and only those
     /// (`Prepared::weight` charges every set without building one).
     fn new(
         stored: StoredAsset,
