@@ -16,8 +16,9 @@
 //! inserts every miss and evicts an entry for it, paying an insertion, an
 //! eviction and a freshly allocated body for an entry that is unlikely to
 //! be asked again before it is evicted in turn. With the filter, a miss
-//! enters a full cache only when it has been asked for more often than the
-//! entry it would push out (bench/RPS.md measures what that saves).
+//! enters a full cache only when it has been asked for clearly more often
+//! than the entry it would push out (the cache's `LEAD`; bench/RPS.md
+//! measures what that saves).
 
 /// Counters per row for a cache of `entries`: eight per entry, as a power
 /// of two between 64 and 2^20 (4 MiB for the four rows). Eight, not one:

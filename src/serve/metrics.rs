@@ -132,7 +132,7 @@ pub(crate) fn render(
     );
     r.counter(
         "ccc_cache_rejections",
-        "Misses not cached: the entry they would have evicted was asked for as often lately",
+        "Misses not cached: not asked for lately three more times than the entry they would have evicted",
         cache.rejections,
     );
     r.counter(

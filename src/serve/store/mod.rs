@@ -121,8 +121,9 @@ pub struct CacheStats {
     pub hits: u64,
     pub misses: u64,
     pub evictions: u64,
-    /// Misses not cached: the cache was full and the entry they would
-    /// have evicted had been asked for as often lately (see `cache`).
+    /// Misses not cached: the cache was full and they had not been asked
+    /// for lately three more times than the entry they would have evicted
+    /// (see `cache`).
     pub rejections: u64,
     /// Entries dropped because their version was deleted or replaced, or
     /// the whole catalog file was.
