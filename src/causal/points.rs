@@ -10,10 +10,12 @@ use super::{Latency, Progress, Site};
 /// HTTP worker: looking a key up in the shared asset cache (a hit then
 /// needs no call on the store actor).
 pub static CACHE_LOOKUP: Site = Site::new(0, "cache-lookup");
-/// Store actor: preparing a fetched asset's responses and inserting it into
-/// the cache (and evicting).
+/// A miss, on the thread that reads it: preparing the read asset's
+/// responses, then offering it to the cache (the admission contest, and
+/// evicting). Two visits a miss.
 pub static CACHE_INSERT: Site = Site::new(1, "cache-insert");
-/// Store actor: the prepared asset query, body copied out of SQLite.
+/// A miss, on the thread that reads it: the catalog read, body copied out
+/// of SQLite.
 pub static SQLITE_QUERY: Site = Site::new(2, "sqlite-query");
 /// HTTP worker: decoding a stored gzip body for a client without gzip.
 pub static GZIP_DECODE: Site = Site::new(3, "gzip-decode");

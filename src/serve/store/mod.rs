@@ -297,6 +297,7 @@ impl Handle {
                 return Ok(None);
             };
             let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
+            let _s = causal::site!(CACHE_INSERT);
             let kept = match loaded.keep {
                 Keep::Offer { counted } if shared.cache.is_on() => {
                     outbox.offer(asset.clone(), loaded.weight, counted);
@@ -336,6 +337,7 @@ impl Handle {
                 return Ok(None);
             };
             let asset = shared.cache.wrap(key, loaded.prepared, loaded.weight);
+            let _s = causal::site!(CACHE_INSERT);
             let kept = shared.cache.is_on().then(|| {
                 outbox.offer(asset.clone(), loaded.weight, false);
                 shared.admit_waiting(outbox)
