@@ -379,13 +379,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         }
         let asked = self.frequency.record(self.reader.hasher.hash_one(key));
         self.replay();
-        if self.reader.peek(key).is_some() || !self.full_for(weight) {
-            return false;
-        }
-        let refused = self
-            .order
-            .peek_lru()
-            .is_some_and(|(_, victim)| !self.outweighs(asked, victim));
+        let refused = self.reader.peek(key).is_none() && self.loses(asked, weight);
         self.rejections += u64::from(refused);
         refused
     }
@@ -400,10 +394,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
             // new entry takes its place, without an admission contest.
             self.order.pop(&old.id);
             self.unpublish(&old);
-        } else if self.full_for(weight)
-            && let Some((_, victim)) = self.order.peek_lru()
-            && !self.outweighs(asked, victim)
-        {
+        } else if self.loses(asked, weight) {
             self.rejections += 1;
             return false;
         }
@@ -427,11 +418,15 @@ impl<K: Hash + Eq, V> Cache<K, V> {
         true
     }
 
-    /// Whether a miss whose estimate is `asked` earns the place of
-    /// `victim` in a full cache: it must have been asked for [`LEAD`] more
-    /// times lately.
-    fn outweighs(&self, asked: u8, victim: &Entry<K, V>) -> bool {
-        asked >= self.frequency.estimate(victim.hash).saturating_add(LEAD)
+    /// Whether a new entry of `weight`, whose estimate is `asked`, loses
+    /// the admission contest: the cache is full for it, and it was not
+    /// asked for [`LEAD`] more times lately than the least recently used
+    /// entry it would evict.
+    fn loses(&self, asked: u8, weight: u64) -> bool {
+        self.full_for(weight)
+            && self.order.peek_lru().is_some_and(|(_, victim)| {
+                asked < self.frequency.estimate(victim.hash).saturating_add(LEAD)
+            })
     }
 
     /// Sizes the frequency sketch anew, twice as large, once the cache
