@@ -10,10 +10,11 @@
 //! miss of an indexed file reads the blob's streams by its id, one search
 //! of each table by rowid ([`Catalog::stored_streams`]), checks them
 //! against the recorded lengths and digests, and prepares its responses as
-//! any miss does; a miss the cache would refuse, for a client that does
-//! not take brotli, reads and checks the stored stream alone (`load`). This is what nginx's `open_file_cache` keeps of a file
+//! any miss does. This is what nginx's `open_file_cache` keeps of a file
 //! (its descriptor, size and modification time) while the page cache keeps
-//! its bytes; here SQLite's pages are the page cache.
+//! its bytes; here SQLite's pages are the page cache. A miss the cache
+//! would refuse, for a client that does not take brotli, reads and checks
+//! the stored stream alone (`load`).
 //!
 //! Only files whose streams are each at most a piece (read whole by the
 //! lookup) and carry XXH3 digests are indexed: longer ones are read in

@@ -405,6 +405,7 @@ impl Store {
         let Some(loaded) = load(catalog, &key, &workers, want, Brotli::Accepted, seen)? else {
             return Ok(None);
         };
+        let _s = causal::site!(CACHE_INSERT);
         let asset = self.cache().insert(key, loaded.prepared, loaded.weight);
         Ok(Some((asset, loaded.reserved)))
     }
@@ -423,6 +424,7 @@ impl Store {
         let Some(loaded) = load_delta(self.catalog()?, &key, plain, &workers)? else {
             return Ok(None);
         };
+        let _s = causal::site!(CACHE_INSERT);
         let asset = self.cache().insert(key, loaded.prepared, loaded.weight);
         Ok(Some((asset, loaded.reserved)))
     }
@@ -506,7 +508,7 @@ mod tests {
             size(&mut s, "b");
         }
         assert_eq!(s.stats().entries, 1, "two entries of 600 bytes do not fit");
-        size(&mut s, "b"); // asked three times more than a now: replaces it
+        size(&mut s, "b"); // asked three more times than a now: replaces it
         assert!(cached(&s, "b") && !cached(&s, "a"));
         assert_eq!((s.stats().bytes, s.stats().evictions), (weight, 1));
         assert_eq!(size(&mut s, "big"), 5000);
@@ -632,6 +634,9 @@ mod tests {
             .execute("UPDATE brotli SET body = ?1", [other])
             .unwrap();
         assert_eq!(changed, 1);
+        // The store's read transaction may still hold the snapshot from
+        // before the change.
+        s.end_shared();
         let err = s.get(key("app.js")).unwrap_err().to_string();
         assert!(err.contains("app@1.0.0/app.js"), "{err}");
         assert!(err.contains("brotli stream: stored bytes hash to"), "{err}");
