@@ -108,7 +108,7 @@ fn table(catalog: &Catalog, rounds: usize) {
                     .prepare_cached(&select)
                     .and_then(|mut s| s.query_row([id], |r| r.get(0)))
                     .expect("body");
-                black_box(xxhash_rust::xxh3::xxh3_128(&body));
+                black_box(twox_hash::XxHash3_128::oneshot(&body));
             }));
             samples[2].push(timed(batch, || {
                 black_box(catalog.load_stream(id, coding, len).expect("load"));

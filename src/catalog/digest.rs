@@ -64,7 +64,7 @@ pub(super) fn check_whole(
 
 /// The XXH3-128 of `body` as the catalog records it (big-endian).
 pub fn xxh3_digest(body: &[u8]) -> [u8; 16] {
-    xxhash_rust::xxh3::xxh3_128(body).to_be_bytes()
+    twox_hash::XxHash3_128::oneshot(body).to_be_bytes()
 }
 
 /// Compares stored bytes with their recorded XXH3-128: `None` when they
@@ -144,4 +144,33 @@ pub(super) fn check_blob(
         return Ok(Some(format!("content hashes to {}", hex::encode(digest))));
     }
     Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The digests that catalogs already hold were written by another
+    /// XXH3 implementation: this one must agree with it on every length
+    /// class (short, mid, the stripes and blocks of long inputs, and the
+    /// AVX2 and SSE2 loops alike), or every older body would fail its
+    /// check.
+    #[test]
+    fn the_check_agrees_with_the_digests_catalogs_hold() {
+        let bytes: Vec<u8> = (0..70_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let lengths = (0..=300).chain([1_023, 1_024, 3_000, 4_096, 65_535, 65_536, 70_000]);
+        for len in lengths {
+            let body = &bytes[..len];
+            let recorded = xxhash_rust::xxh3::xxh3_128(body).to_be_bytes();
+            assert_eq!(xxh3_digest(body), recorded, "{len} bytes");
+            assert_eq!(check_xxh3(&recorded, body), None, "{len} bytes");
+        }
+        // XXH3-128 of nothing, as its reference implementation gives it.
+        assert_eq!(
+            u128::from_be_bytes(xxh3_digest(b"")),
+            0x99aa_06d3_0147_98d8_6001_c324_468d_497f
+        );
+    }
 }
