@@ -55,7 +55,7 @@ pub struct StoredAsset {
     pub deltas: Arc<[[u8; 32]]>,
     /// The bodies of the deltas against the dictionary a request named,
     /// in the asset's entry for that dictionary; None in its own entry.
-    pub delta: Option<DeltaBodies>,
+    pub delta: Option<Box<DeltaBodies>>,
     /// `Use-As-Dictionary` of its responses, when it is offered as a
     /// dictionary (`http::dictionary`), checked as the content type is.
     pub use_as_dictionary: Option<HeaderValue>,
@@ -236,7 +236,7 @@ impl StoredAsset {
             published_at: self.published_at,
             chunks: self.chunks,
             deltas: self.deltas.clone(),
-            delta: Some(bodies),
+            delta: Some(Box::new(bodies)),
             use_as_dictionary: self.use_as_dictionary.clone(),
         }
     }
