@@ -157,11 +157,6 @@ impl FileRecord {
         self.blob_id
     }
 
-    /// Whether the file has a brotli stream.
-    pub(super) fn has_brotli(&self) -> bool {
-        self.brotli.is_some()
-    }
-
     /// The least the cache would count for the asset read through the
     /// record: its streams and its key (the prepared responses add more).
     pub(super) fn least_weight(&self, key: &AssetKey) -> u64 {

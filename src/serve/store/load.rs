@@ -120,11 +120,12 @@ impl Loaded {
 /// `seen` is the count of catalog changes its read began under
 /// (`readers`), for the index.
 ///
-/// A miss the index answers, for a whole body its client takes without
-/// brotli, first asks the cache whether it would keep the asset. When it
-/// would not (the cache is off, or a full cache prefers what it holds),
-/// only the stored stream is read and checked, and nothing is offered: a
-/// cached entry holds every coding, and this response sends one.
+/// A miss the index answers, for a whole body, first asks the cache
+/// whether it would keep the asset. When it would not (the cache is off,
+/// or a full cache prefers what it holds), nothing is offered, and only
+/// the coding the response may send is read and checked: the brotli
+/// stream stays in the catalog for a client that does not take brotli,
+/// since a cached entry holds every coding and this response sends one.
 pub(super) fn load(
     catalog: &Catalog,
     key: &AssetKey,
@@ -139,7 +140,7 @@ pub(super) fn load(
     let indexed = match shared.index.get(key) {
         Some(entry) => {
             let record = entry.value();
-            if brotli == Brotli::NotAccepted && want == Want::Whole && record.has_brotli() {
+            if want == Want::Whole {
                 keep = match shared.refuses(key, record.least_weight(key)) {
                     Some(true) => Keep::Refused,
                     Some(false) => Keep::Offer { counted: true },
@@ -147,7 +148,7 @@ pub(super) fn load(
                 };
             }
             let _s = causal::site!(SQLITE_QUERY);
-            record.load(catalog, keep != Keep::Refused)?
+            record.load(catalog, keep != Keep::Refused || brotli == Brotli::Accepted)?
         }
         None => None,
     };
@@ -406,7 +407,14 @@ impl Store {
             return Ok(None);
         };
         let _s = causal::site!(CACHE_INSERT);
-        let asset = self.cache().insert(key, loaded.prepared, loaded.weight);
+        let asset = workers.cache.wrap(key, loaded.prepared, loaded.weight);
+        if let Keep::Offer { counted } = loaded.keep {
+            let mut cache = self.cache();
+            match counted {
+                true => cache.admit_counted(asset.clone()),
+                false => cache.admit(asset.clone()),
+            };
+        }
         Ok(Some((asset, loaded.reserved)))
     }
 
