@@ -10,9 +10,11 @@ use super::{Latency, Progress, Site};
 /// HTTP worker: looking a key up in the shared asset cache (a hit then
 /// needs no call on the store actor).
 pub static CACHE_LOOKUP: Site = Site::new(0, "cache-lookup");
-/// A miss, on the thread that reads it: preparing the read asset's
-/// responses, then offering it to the cache (the admission contest, and
-/// evicting). Two visits a miss.
+/// A miss, on the thread that reads it: asking the cache whether it would
+/// keep the asset (a miss the file index answers, for a whole body),
+/// preparing the read asset's responses, then offering it to the cache
+/// (the admission contest, and evicting). Two visits a miss, three when
+/// it asks first.
 pub static CACHE_INSERT: Site = Site::new(1, "cache-insert");
 /// A miss, on the thread that reads it: the catalog read, body copied out
 /// of SQLite.

@@ -141,6 +141,7 @@ pub(super) fn load(
         Some(entry) => {
             let record = entry.value();
             if want == Want::Whole {
+                let _s = causal::site!(CACHE_INSERT);
                 keep = match shared.refuses(key, record.least_weight(key)) {
                     Some(true) => Keep::Refused,
                     Some(false) => Keep::Offer { counted: true },
