@@ -350,20 +350,19 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// recently used entries to stay within both budgets; an entry for a
     /// key already cached replaces it. Says whether it was cached.
     pub(crate) fn admit(&mut self, entry: Arc<Entry<K, V>>) -> bool {
-        if !self.fits(entry.weight) {
-            return false;
-        }
-        let asked = self.frequency.record(entry.hash);
-        self.admit_asked(entry, asked)
+        self.admit_miss(entry, false)
     }
 
-    /// [`Cache::admit`] for an entry whose miss [`Cache::refuses`] counted
-    /// already: its access is not counted twice.
-    pub(crate) fn admit_counted(&mut self, entry: Arc<Entry<K, V>>) -> bool {
+    /// [`Cache::admit`] for a miss whose access [`Cache::refuses`] counted
+    /// already when `counted`: its access is not counted twice.
+    pub(crate) fn admit_miss(&mut self, entry: Arc<Entry<K, V>>, counted: bool) -> bool {
         if !self.fits(entry.weight) {
             return false;
         }
-        let asked = self.frequency.estimate(entry.hash);
+        let asked = match counted {
+            true => self.frequency.estimate(entry.hash),
+            false => self.frequency.record(entry.hash),
+        };
         self.admit_asked(entry, asked)
     }
 
@@ -371,7 +370,7 @@ impl<K: Hash + Eq, V> Cache<K, V> {
     /// at least `weight`: a miss that learns this before it is read need
     /// read and prepare only what its own response sends. The miss's
     /// access is counted here, as admitting counts it, so an entry offered
-    /// after all is admitted with [`Cache::admit_counted`]. A refusal is
+    /// after all is admitted with [`Cache::admit_miss`]. A refusal is
     /// counted as one.
     pub(crate) fn refuses<Q: Lookup<K> + ?Sized>(&mut self, key: &Q, weight: u64) -> bool {
         if !self.fits(weight) {

@@ -410,11 +410,7 @@ impl Store {
         let _s = causal::site!(CACHE_INSERT);
         let asset = workers.cache.wrap(key, loaded.prepared, loaded.weight);
         if let Keep::Offer { counted } = loaded.keep {
-            let mut cache = self.cache();
-            match counted {
-                true => cache.admit_counted(asset.clone()),
-                false => cache.admit(asset.clone()),
-            };
+            self.cache().admit_miss(asset.clone(), counted);
         }
         Ok(Some((asset, loaded.reserved)))
     }

@@ -169,10 +169,7 @@ pub(super) fn admit(cache: &mut Cache<AssetKey, Prepared>, offer: Offer, changes
         .peek(offer.asset.key())
         .is_none_or(|cached| fuller(cached.value()))
     {
-        match offer.counted {
-            true => cache.admit_counted(offer.asset),
-            false => cache.admit(offer.asset),
-        };
+        cache.admit_miss(offer.asset, offer.counted);
     }
 }
 
