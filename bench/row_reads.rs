@@ -28,27 +28,16 @@ use std::time::Instant;
 const READS: usize = 200_000;
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
-    let Some(db) = args.first() else {
-        eprintln!("usage: cargo bench --bench row_reads -- CDN_DB [--rounds N]");
+    let (db, rounds) = arguments().unwrap_or_else(|problem| {
+        eprintln!(
+            "row_reads: {problem}\nusage: cargo bench --bench row_reads -- CDN_DB [--rounds N]"
+        );
         std::process::exit(2);
-    };
-    let rounds = match args.iter().position(|a| a == "--rounds") {
-        Some(i) => args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(5),
-        None => 5,
-    };
-    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .unwrap_or_else(|e| panic!("{db}: {e}"));
-    conn.pragma_update(None, "mmap_size", 1i64 << 40)
-        .expect("mmap_size");
-    let ids: Vec<i64> = conn
-        .prepare("SELECT id FROM blobs")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
-        .expect("blob ids");
-    assert!(!ids.is_empty(), "{db} holds no blobs");
+    });
+    let (conn, ids) = open(&db).unwrap_or_else(|problem| {
+        eprintln!("row_reads: the catalog {db}: {problem}");
+        std::process::exit(1);
+    });
     conn.execute_batch("BEGIN").expect("begin");
     // A stride prime to any catalog's count scatters the visits.
     let id = |i: usize| ids[i.wrapping_mul(7_919) % ids.len()];
@@ -101,6 +90,44 @@ fn main() {
             per_round.join(", ")
         );
     }
+}
+
+/// The catalog opened as serve's readers open it (read-only, mapped
+/// whole), and its blobs' ids.
+fn open(db: &str) -> Result<(Connection, Vec<i64>), String> {
+    let conn = Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| e.to_string())?;
+    conn.pragma_update(None, "mmap_size", 1i64 << 40)
+        .map_err(|e| e.to_string())?;
+    let ids: Vec<i64> = conn
+        .prepare("SELECT id FROM blobs")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .map_err(|e| format!("{e} (is it a ccc catalog?)"))?;
+    if ids.is_empty() {
+        return Err("it holds no blobs".into());
+    }
+    Ok((conn, ids))
+}
+
+/// The catalog's path and the number of rounds (at least one, 5 unless
+/// `--rounds` says otherwise).
+fn arguments() -> Result<(String, usize), String> {
+    let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
+    let (mut db, mut rounds) = (None, 5);
+    while let Some(arg) = args.next() {
+        if arg == "--rounds" {
+            let n = args.next().ok_or("--rounds needs a number")?;
+            rounds = match n.parse() {
+                Ok(n) if n > 0 => n,
+                _ => return Err(format!("--rounds {n}: give a whole number of at least 1")),
+            };
+        } else if db.is_none() {
+            db = Some(arg);
+        } else {
+            return Err(format!("unexpected argument `{arg}`"));
+        }
+    }
+    Ok((db.ok_or("no catalog given")?, rounds))
 }
 
 /// The blob's bytes, read straight into the `Arc` that would hold them.
