@@ -98,7 +98,7 @@ fn main() {
             body: asset.body.clone(),
             stored,
             brotli: None,
-            content_type: asset.content_type.clone(),
+            content_type: asset.content_type,
             ..asset
         };
         let legacy = older(StoredDigests::default());

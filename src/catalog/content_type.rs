@@ -30,8 +30,12 @@
 //!   a known extension stays `application/octet-stream`.
 //! - Text types carry `charset=utf-8`.
 
-/// The `Content-Type` of the file at `path` (its extension, any case).
-pub(crate) fn for_path(path: &str) -> String {
+use std::sync::{Mutex, PoisonError};
+
+/// The `Content-Type` of the file at `path` (its extension, any case): a
+/// static string, so that every asset of a type shares one value and a
+/// miss or an index record holds none of its own.
+pub(crate) fn for_path(path: &str) -> &'static str {
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     // Lowercased only when it has to be: almost every extension is already.
@@ -63,23 +67,39 @@ pub(crate) fn for_path(path: &str) -> String {
             }
         }),
     };
-    let texty = mime.starts_with("text/")
-        || matches!(
-            mime,
-            "application/json"
-                | "application/manifest+json"
-                | "application/xml"
-                | "image/svg+xml"
-                | "application/javascript"
-        );
-    // Sized once: the store builds one for every asset it loads.
-    const CHARSET: &str = "; charset=utf-8";
-    let mut content_type = String::with_capacity(mime.len() + CHARSET.len() * usize::from(texty));
-    content_type.push_str(mime);
-    if texty {
-        content_type.push_str(CHARSET);
+    with_charset(mime)
+}
+
+/// `mime` as sent: text types carry `; charset=utf-8`. The common ones are
+/// spelled out; any other text type mime_guess knows is joined once and
+/// kept for the life of the process (mime_guess's table bounds them).
+fn with_charset(mime: &'static str) -> &'static str {
+    match mime {
+        "text/javascript" => "text/javascript; charset=utf-8",
+        "text/plain" => "text/plain; charset=utf-8",
+        "text/css" => "text/css; charset=utf-8",
+        "text/html" => "text/html; charset=utf-8",
+        "text/markdown" => "text/markdown; charset=utf-8",
+        "application/json" => "application/json; charset=utf-8",
+        "application/manifest+json" => "application/manifest+json; charset=utf-8",
+        "image/svg+xml" => "image/svg+xml; charset=utf-8",
+        "application/xml" => "application/xml; charset=utf-8",
+        "application/javascript" => "application/javascript; charset=utf-8",
+        text if text.starts_with("text/") => joined(text),
+        other => other,
     }
-    content_type
+}
+
+/// `text` followed by `; charset=utf-8`, made once per type.
+fn joined(text: &'static str) -> &'static str {
+    static JOINED: Mutex<Vec<(&str, &str)>> = Mutex::new(Vec::new());
+    let mut joined = JOINED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, with)) = joined.iter().find(|(mime, _)| *mime == text) {
+        return with;
+    }
+    let with: &'static str = Box::leak(format!("{text}; charset=utf-8").into_boxed_str());
+    joined.push((text, with));
+    with
 }
 
 /// The names, without an extension, of the text files packages carry by
@@ -112,6 +132,14 @@ fn plain_text_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn other_text_types_are_joined_once_and_shared() {
+        let csv = for_path("data/table.csv");
+        assert_eq!(csv, "text/csv; charset=utf-8");
+        assert!(std::ptr::eq(csv, for_path("other/TABLE.CSV")));
+        assert_eq!(for_path("a.png"), "image/png");
+    }
 
     #[test]
     fn what_front_end_builds_contain() {

@@ -28,7 +28,7 @@ pub(crate) struct Side {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct OneSided {
     pub path: String,
-    pub content_type: String,
+    pub content_type: &'static str,
     #[serde(flatten)]
     pub side: Side,
 }
@@ -37,7 +37,7 @@ pub(crate) struct OneSided {
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Changed {
     pub path: String,
-    pub content_type: String,
+    pub content_type: &'static str,
     pub from: Side,
     pub to: Side,
     /// `to` minus `from`.

@@ -63,7 +63,7 @@ pub(crate) struct PackageVersions {
 pub(crate) struct AssetRow {
     pub path: String,
     /// From the path, by the running ccc's table ([`content_type`]).
-    pub content_type: String,
+    pub content_type: &'static str,
     pub encoding: Encoding,
     /// The file's size.
     pub raw_bytes: u64,
@@ -105,7 +105,7 @@ impl Serialize for AssetRow {
         }
         File {
             path: &self.path,
-            content_type: &self.content_type,
+            content_type: self.content_type,
             encoding: self.encoding,
             raw_bytes: self.raw_bytes,
             stored_bytes: self.stored_bytes,

@@ -113,7 +113,7 @@ fn summary(catalog: &Catalog, v: VersionRow, title: &str, json: bool) -> Result<
     for a in &listing.files {
         table.add_row([
             a.path.clone(),
-            media_type(&a.content_type).to_string(),
+            media_type(a.content_type).to_string(),
             human_size(a.raw_bytes),
             human_size(a.stored_bytes),
             ratio(a.stored_bytes, a.raw_bytes),
@@ -151,7 +151,7 @@ fn asset(
     }
     output::print_heading(title, "")?;
     let mut table = Table::pairs(Column::path(""));
-    table.add_row(["content type".into(), a.content_type.clone()]);
+    table.add_row(["content type".into(), a.content_type.to_string()]);
     table.add_row([
         "raw".into(),
         format!(

@@ -108,7 +108,7 @@ pub(crate) fn run(db: &Path, args: LsArgs) -> Result<ExitCode> {
     for f in &listing.files {
         table.add_row([
             f.path.clone(),
-            media_type(&f.content_type).to_string(),
+            media_type(f.content_type).to_string(),
             human_size(f.raw_bytes),
             human_size(f.stored_bytes),
             ratio(f.stored_bytes, f.raw_bytes),

@@ -554,7 +554,7 @@ mod tests {
             .enumerate()
             .map(|(i, path)| AssetRow {
                 path: path.clone(),
-                content_type: "text/javascript; charset=utf-8".into(),
+                content_type: "text/javascript; charset=utf-8",
                 encoding: if i % 2 == 0 {
                     Encoding::Gzip
                 } else {

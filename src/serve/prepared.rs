@@ -324,7 +324,8 @@ impl Prepared {
     }
 
     /// What the asset holds on the heap, for the cache's byte budget: the
-    /// bodies, the text of its lines and the content type, and every head
+    /// bodies, the text of its lines and `Use-As-Dictionary` (the content
+    /// type is static), and every head
     /// it may come to hold, none of which is built here. Each head is at
     /// most 8 bytes longer than the smallest coding's (`Content-Encoding:
     /// gzip` against `br`), and is charged now, as that bound: the cache's
@@ -355,11 +356,6 @@ impl Prepared {
         // it (its buffer, capacity and count).
         let texts = allocation(self.text.len())
             + allocation(3 * size_of::<usize>())
-            + self
-                .stored
-                .content_type
-                .as_ref()
-                .map_or(0, line_value_bytes)
             + self
                 .stored
                 .use_as_dictionary
@@ -548,7 +544,7 @@ mod tests {
     use super::*;
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
     use crate::http::header_lines::map_heap_bytes;
-    use crate::serve::stored::line_value;
+    use crate::serve::stored::{line_value, static_line_value};
     use std::sync::Arc;
 
     /// The ETag of every representation held, in their order.
@@ -564,7 +560,7 @@ mod tests {
             encoding,
             sha256: [0xab; 32],
             brotli: brotli.then(|| Stream::Memory(Arc::from(&b"01234567"[..]))),
-            content_type: line_value("text/javascript; charset=utf-8".into()),
+            content_type: static_line_value("text/javascript; charset=utf-8"),
             raw_size: 40,
             published_at: 1_700_000_000,
             chunks: None,

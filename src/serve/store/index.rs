@@ -41,14 +41,14 @@ use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use crate::error::Result;
 use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader, allocation};
-use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
+use crate::serve::stored::{StoredAsset, Stream, line_value_bytes, static_line_value};
 use http::HeaderValue;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 /// Default `--index-bytes`, as `--help` shows it (parsed like the flag).
-/// A record of a typical front-end file weighs about 630 bytes with its
-/// key and the index's own bookkeeping, so 64 MiB indexes about 100,000
-/// files.
+/// A record of a typical front-end file (a script offered as a
+/// dictionary) weighs about 650 bytes with its key and the index's own
+/// bookkeeping, so 64 MiB indexes about 100,000 files.
 pub(crate) const DEFAULT_INDEX_BYTES: &str = "64MiB";
 
 /// What the index keeps of one file: everything a miss needs but its
@@ -61,39 +61,50 @@ pub(super) struct FileRecord {
     sha256: [u8; 32],
     raw_size: u64,
     published_at: i64,
-    content_type: Option<HeaderValue>,
+    content_type: &'static str,
     stored: Checked,
     brotli: Option<Checked>,
     deltas: Arc<[[u8; 32]]>,
     use_as_dictionary: Option<HeaderValue>,
 }
 
-/// A stored stream's length and recorded XXH3-128.
+/// A stored stream's length and recorded XXH3-128. An indexed stream is
+/// at most a piece long, so its length fits 32 bits.
 #[derive(Debug, Clone, Copy)]
 struct Checked {
-    len: usize,
+    len: u32,
     xxh3: [u8; 16],
 }
 
 impl Checked {
+    fn of(bytes: &[u8], xxh3: [u8; 16]) -> Option<Checked> {
+        Some(Checked {
+            len: u32::try_from(bytes.len()).ok()?,
+            xxh3,
+        })
+    }
+
     /// Whether `bytes` are the stream recorded.
     fn matches(&self, bytes: &[u8]) -> bool {
-        bytes.len() == self.len && xxh3_digest(bytes) == self.xxh3
+        bytes.len() == self.len as usize && xxh3_digest(bytes) == self.xxh3
     }
 }
 
-/// The XXH3-128 of a checked row's streams, taken before the row becomes
-/// a [`StoredAsset`]: what [`FileRecord::of`] records. None when a stream
-/// was not loaded (longer than a piece) or has no XXH3 digest.
-pub(super) struct RowDigests {
+/// What a record takes of a checked row before the row becomes a
+/// [`StoredAsset`] ([`FileRecord::of`]): the XXH3-128 of its streams (None
+/// when a stream was not loaded, being longer than a piece, or has no
+/// XXH3 digest), and its content type as the static text it is.
+pub(super) struct RowParts {
     stored: Option<[u8; 16]>,
     brotli: Option<Option<[u8; 16]>>,
+    content_type: &'static str,
 }
 
-impl RowDigests {
-    pub(super) fn of(row: &AssetRecord) -> RowDigests {
+impl RowParts {
+    pub(super) fn of(row: &AssetRecord) -> RowParts {
         let loaded = |body: &Option<Arc<[u8]>>, xxh3: Option<[u8; 16]>| body.as_ref().and(xxh3);
-        RowDigests {
+        RowParts {
+            content_type: row.content_type,
             stored: loaded(&row.body, row.stored.xxh3),
             brotli: row
                 .brotli
@@ -106,17 +117,12 @@ impl RowDigests {
 impl FileRecord {
     /// The record of an asset a miss loaded and checked, whose streams had
     /// `digests`; None when it cannot be indexed (module doc).
-    pub(super) fn of(asset: &StoredAsset, digests: &RowDigests) -> Option<FileRecord> {
+    pub(super) fn of(asset: &StoredAsset, row: &RowParts) -> Option<FileRecord> {
         if asset.chunks.is_some() || asset.delta.is_some() {
             return None;
         }
-        let checked = |stream: &Stream, xxh3: Option<[u8; 16]>| {
-            Some(Checked {
-                len: stream.bytes()?.len(),
-                xxh3: xxh3?,
-            })
-        };
-        let brotli = match (&asset.brotli, digests.brotli) {
+        let checked = |stream: &Stream, xxh3: Option<[u8; 16]>| Checked::of(stream.bytes()?, xxh3?);
+        let brotli = match (&asset.brotli, row.brotli) {
             (None, None) => None,
             (Some(stream), Some(xxh3)) => Some(checked(stream, xxh3)?),
             _ => return None,
@@ -128,8 +134,8 @@ impl FileRecord {
             sha256: asset.sha256,
             raw_size: asset.raw_size,
             published_at: asset.published_at,
-            content_type: asset.content_type.clone(),
-            stored: checked(&asset.body, digests.stored)?,
+            content_type: row.content_type,
+            stored: checked(&asset.body, row.stored)?,
             brotli,
             deltas: asset.deltas.clone(),
             use_as_dictionary: asset.use_as_dictionary.clone(),
@@ -137,14 +143,17 @@ impl FileRecord {
     }
 
     /// The heap the record and its key hold, for the index's byte budget
-    /// (the index adds what it spends on the entry). The content type and
-    /// `Use-As-Dictionary` are shared with the assets made from the record,
-    /// and charged to each as well: an upper bound.
+    /// (the index adds what it spends on the entry). `Use-As-Dictionary`
+    /// and the dictionaries are shared with the assets made from the
+    /// record, and charged to each as well: an upper bound. The content
+    /// type is static, and every file without dictionaries shares one
+    /// empty list.
     fn weight(&self, key: &AssetKey) -> u64 {
-        key.weight()
-            + self.content_type.as_ref().map_or(0, line_value_bytes)
-            + allocation(self.deltas.len() * size_of::<[u8; 32]>() + 16)
-            + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
+        let deltas = match self.deltas.len() {
+            0 => 0,
+            n => allocation(n * size_of::<[u8; 32]>() + 16),
+        };
+        key.weight() + deltas + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
     }
 
     /// The version the record is of.
@@ -160,8 +169,8 @@ impl FileRecord {
     /// The least the cache would count for the asset read through the
     /// record: its streams and its key (the prepared responses add more).
     pub(super) fn least_weight(&self, key: &AssetKey) -> u64 {
-        let streams = self.stored.len + self.brotli.map_or(0, |b| b.len);
-        streams as u64 + key.weight()
+        let streams = u64::from(self.stored.len) + self.brotli.map_or(0, |b| u64::from(b.len));
+        streams + key.weight()
     }
 
     /// The asset, its streams read from `catalog` by the blob's id and
@@ -189,7 +198,7 @@ impl FileRecord {
             encoding: self.encoding,
             sha256: self.sha256,
             brotli,
-            content_type: self.content_type.clone(),
+            content_type: static_line_value(self.content_type),
             raw_size: self.raw_size,
             published_at: self.published_at,
             chunks: None,
@@ -330,6 +339,36 @@ mod tests {
         assert_eq!((stats.misses, stats.index.hits), (3, 2));
         assert_eq!(stats.index.entries, 1);
         assert!(stats.index.bytes > 0 && stats.index.bytes <= stats.index.max_bytes);
+    }
+
+    /// A script of a front-end build, offered as a dictionary, is what
+    /// the index holds most: its record weighs no more than the default
+    /// budget's share for 100,000 files, as README's memory section says.
+    #[test]
+    fn a_script_s_record_fits_the_default_budget_s_share() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        let script: Vec<u8> = (0..120u64)
+            .flat_map(|i| {
+                format!("export const v{i} = {};\n", i * 2_654_435_761 % 1_000_003).into_bytes()
+            })
+            .collect();
+        let path = "dist/chunks/chunk-15.7031113d.js";
+        publish_at(&db, "1.4.0", &[(path, script)]);
+        let mut s = store(db, 0, 1 << 20);
+        let key = crate::serve::store::AssetKey::new("app", "1.4.0", path);
+        for _ in 0..2 {
+            let asset = s.get(key.clone()).unwrap().expect("the file is there");
+            assert!(asset.value().stored.use_as_dictionary.is_some());
+        }
+        let stats = s.stats();
+        assert_eq!((stats.index.entries, stats.index.hits), (1, 1));
+        let budget: u64 = crate::units::parse_size(super::DEFAULT_INDEX_BYTES).unwrap();
+        assert!(
+            stats.index.bytes <= budget / 100_000,
+            "{} bytes a record",
+            stats.index.bytes
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //!
 //! [`AssetRecord::check`]: crate::catalog::lookup::AssetRecord::check
 
-use super::index::{FileRecord, RowDigests};
+use super::index::{FileRecord, RowParts};
 use super::owner::Store;
 use super::{AssetKey, Found, Shared};
 use crate::catalog::Catalog;
@@ -288,7 +288,7 @@ impl LookedUp {
             mut digests,
             reserved,
         } = self;
-        let recorded = RowDigests::of(&row);
+        let recorded = RowParts::of(&row);
         let mut stored = StoredAsset::from_row(row, |coding| {
             digests
                 .iter()
@@ -322,7 +322,11 @@ fn dictionary_side(catalog: &Catalog, key: &AssetKey, stored: &mut StoredAsset) 
         let value = crate::http::dictionary::use_as_dictionary(key.package(), key.path(), kind);
         stored.use_as_dictionary = crate::serve::stored::line_value(value);
     }
-    stored.deltas = catalog.delta_dictionaries(stored.blob_id)?.into();
+    let dictionaries = catalog.delta_dictionaries(stored.blob_id)?;
+    // None leaves the shared empty list: no allocation to hold or count.
+    if !dictionaries.is_empty() {
+        stored.deltas = dictionaries.into();
+    }
     Ok(())
 }
 
