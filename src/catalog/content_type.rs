@@ -30,12 +30,44 @@
 //!   a known extension stays `application/octet-stream`.
 //! - Text types carry `charset=utf-8`.
 
+use http::HeaderValue;
 use std::sync::{Mutex, PoisonError};
 
-/// The `Content-Type` of the file at `path` (its extension, any case): a
-/// static string, so that every asset of a type shares one value and a
-/// miss or an index record holds none of its own.
-pub(crate) fn for_path(path: &str) -> &'static str {
+/// A content type as sent: its text and its header value, made once for
+/// the life of the process, so that every asset of a type shares them and
+/// a miss neither allocates nor checks one.
+#[derive(Debug, Clone, Copy)]
+pub struct ContentType(&'static Known);
+
+#[derive(Debug)]
+struct Known {
+    text: &'static str,
+    value: HeaderValue,
+}
+
+impl ContentType {
+    pub(crate) fn as_str(self) -> &'static str {
+        self.0.text
+    }
+
+    pub(crate) fn header_value(self) -> &'static HeaderValue {
+        &self.0.value
+    }
+}
+
+/// The [`ContentType`] of a literal, checked when ccc is compiled.
+macro_rules! known {
+    ($text:literal) => {{
+        static KNOWN: Known = Known {
+            text: $text,
+            value: HeaderValue::from_static($text),
+        };
+        ContentType(&KNOWN)
+    }};
+}
+
+/// The `Content-Type` of the file at `path` (its extension, any case).
+pub(crate) fn for_path(path: &str) -> ContentType {
     let name = path.rsplit('/').next().unwrap_or(path);
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     // Lowercased only when it has to be: almost every extension is already.
@@ -67,39 +99,58 @@ pub(crate) fn for_path(path: &str) -> &'static str {
             }
         }),
     };
-    with_charset(mime)
+    as_sent(mime)
 }
 
-/// `mime` as sent: text types carry `; charset=utf-8`. The common ones are
-/// spelled out; any other text type mime_guess knows is joined once and
-/// kept for the life of the process (mime_guess's table bounds them).
-fn with_charset(mime: &'static str) -> &'static str {
+/// `mime` as sent: text types carry `; charset=utf-8`. The types of
+/// front-end builds are spelled out; any other type mime_guess knows is
+/// made once and kept (mime_guess's table bounds them).
+fn as_sent(mime: &'static str) -> ContentType {
     match mime {
-        "text/javascript" => "text/javascript; charset=utf-8",
-        "text/plain" => "text/plain; charset=utf-8",
-        "text/css" => "text/css; charset=utf-8",
-        "text/html" => "text/html; charset=utf-8",
-        "text/markdown" => "text/markdown; charset=utf-8",
-        "application/json" => "application/json; charset=utf-8",
-        "application/manifest+json" => "application/manifest+json; charset=utf-8",
-        "image/svg+xml" => "image/svg+xml; charset=utf-8",
-        "application/xml" => "application/xml; charset=utf-8",
-        "application/javascript" => "application/javascript; charset=utf-8",
-        text if text.starts_with("text/") => joined(text),
-        other => other,
+        "text/javascript" => known!("text/javascript; charset=utf-8"),
+        "text/plain" => known!("text/plain; charset=utf-8"),
+        "text/css" => known!("text/css; charset=utf-8"),
+        "text/html" => known!("text/html; charset=utf-8"),
+        "text/markdown" => known!("text/markdown; charset=utf-8"),
+        "application/json" => known!("application/json; charset=utf-8"),
+        "application/manifest+json" => known!("application/manifest+json; charset=utf-8"),
+        "image/svg+xml" => known!("image/svg+xml; charset=utf-8"),
+        "application/xml" => known!("application/xml; charset=utf-8"),
+        "application/javascript" => known!("application/javascript; charset=utf-8"),
+        "application/wasm" => known!("application/wasm"),
+        "application/octet-stream" => known!("application/octet-stream"),
+        "font/woff" => known!("font/woff"),
+        "font/woff2" => known!("font/woff2"),
+        "font/ttf" => known!("font/ttf"),
+        "font/otf" => known!("font/otf"),
+        "image/png" => known!("image/png"),
+        "image/jpeg" => known!("image/jpeg"),
+        "image/gif" => known!("image/gif"),
+        "image/webp" => known!("image/webp"),
+        "image/avif" => known!("image/avif"),
+        other => made_once(other),
     }
 }
 
-/// `text` followed by `; charset=utf-8`, made once per type.
-fn joined(text: &'static str) -> &'static str {
-    static JOINED: Mutex<Vec<(&str, &str)>> = Mutex::new(Vec::new());
-    let mut joined = JOINED.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, with)) = joined.iter().find(|(mime, _)| *mime == text) {
-        return with;
+/// [`as_sent`] for a type it does not spell out.
+fn made_once(mime: &'static str) -> ContentType {
+    static MADE: Mutex<Vec<(&str, ContentType)>> = Mutex::new(Vec::new());
+    let mut made = MADE.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, known)) = made.iter().find(|(m, _)| *m == mime) {
+        return *known;
     }
-    let with: &'static str = Box::leak(format!("{text}; charset=utf-8").into_boxed_str());
-    joined.push((text, with));
-    with
+    let text: &'static str = if mime.starts_with("text/") {
+        Box::leak(format!("{mime}; charset=utf-8").into_boxed_str())
+    } else {
+        mime
+    };
+    let known = match HeaderValue::from_str(text) {
+        Ok(value) => ContentType(Box::leak(Box::new(Known { text, value }))),
+        // Not a type mime_guess gives; sent as bytes rather than as is.
+        Err(_) => known!("application/octet-stream"),
+    };
+    made.push((mime, known));
+    known
 }
 
 /// The names, without an extension, of the text files packages carry by
@@ -134,11 +185,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn other_text_types_are_joined_once_and_shared() {
+    fn every_type_is_made_once_and_shared() {
         let csv = for_path("data/table.csv");
-        assert_eq!(csv, "text/csv; charset=utf-8");
-        assert!(std::ptr::eq(csv, for_path("other/TABLE.CSV")));
-        assert_eq!(for_path("a.png"), "image/png");
+        assert_eq!(csv.as_str(), "text/csv; charset=utf-8");
+        assert_eq!(csv.header_value(), "text/csv; charset=utf-8");
+        let again = for_path("other/TABLE.CSV");
+        assert!(std::ptr::eq(csv.header_value(), again.header_value()));
+        let js = for_path("a.js");
+        assert!(std::ptr::eq(
+            js.header_value(),
+            for_path("b.mjs").header_value()
+        ));
+        assert_eq!(for_path("a.pdf").header_value(), "application/pdf");
     }
 
     #[test]
@@ -197,7 +255,8 @@ mod tests {
             ("Makefile", "application/octet-stream"),
             ("v1.2/noext", "application/octet-stream"),
         ] {
-            assert_eq!(for_path(path), expected, "{path}");
+            assert_eq!(for_path(path).as_str(), expected, "{path}");
+            assert_eq!(for_path(path).header_value(), expected, "{path}");
         }
     }
 }

@@ -109,7 +109,7 @@ impl Catalog {
         let rows = stmt
             .query_map([from.id, to.id], |r| {
                 let path = r.get::<_, String>(0)?;
-                let content_type = content_type::for_path(&path);
+                let content_type = content_type::for_path(&path).as_str();
                 Ok((path, content_type, side(r, 1)?, side(r, 5)?))
             })
             .at(self)?;

@@ -69,7 +69,7 @@ pub struct AssetRecord {
     pub stored: StoredDigests,
     /// The brotli stream of a gzip body, when the catalog holds one.
     pub brotli: Option<BrotliBody>,
-    pub content_type: &'static str,
+    pub content_type: content_type::ContentType,
     pub raw_size: u64,
     pub published_at: i64,
     /// Where the bytes are when they are in chunks (a big file, whose

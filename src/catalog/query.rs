@@ -763,7 +763,7 @@ fn asset_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AssetRow> {
     }
     let path: String = r.get(0)?;
     Ok(AssetRow {
-        content_type: content_type::for_path(&path),
+        content_type: content_type::for_path(&path).as_str(),
         path,
         raw_bytes: r.get::<_, i64>(1)? as u64,
         stored_bytes: r.get::<_, i64>(2)? as u64,

@@ -544,7 +544,7 @@ mod tests {
     use super::*;
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
     use crate::http::header_lines::map_heap_bytes;
-    use crate::serve::stored::{line_value, static_line_value};
+    use crate::serve::stored::line_value;
     use std::sync::Arc;
 
     /// The ETag of every representation held, in their order.
@@ -560,7 +560,7 @@ mod tests {
             encoding,
             sha256: [0xab; 32],
             brotli: brotli.then(|| Stream::Memory(Arc::from(&b"01234567"[..]))),
-            content_type: static_line_value("text/javascript; charset=utf-8"),
+            content_type: Some(HeaderValue::from_static("text/javascript; charset=utf-8")),
             raw_size: 40,
             published_at: 1_700_000_000,
             chunks: None,

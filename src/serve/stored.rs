@@ -66,22 +66,12 @@ pub struct StoredAsset {
 /// is left out rather than sent): its bytes taken, not copied, and shared
 /// by every head that sends it, none of which checks it again.
 pub fn line_value(text: String) -> Option<HeaderValue> {
-    // At its exact size (a no-op when it is): `bytes` would keep the
-    // whole capacity, which the weight does not count.
-    sendable(Bytes::from(text.into_boxed_str().into_boxed_bytes()))
-}
-
-/// [`line_value`] of a static text (a content type): no heap at all, so
-/// nothing for an entry or an index record to count.
-pub(crate) fn static_line_value(text: &'static str) -> Option<HeaderValue> {
-    sendable(Bytes::from_static(text.as_bytes()))
-}
-
-fn sendable(bytes: Bytes) -> Option<HeaderValue> {
-    if !bytes.iter().all(|b| matches!(b, b' '..=b'~' | b'\t')) {
+    if !text.bytes().all(|b| matches!(b, b' '..=b'~' | b'\t')) {
         return None;
     }
-    HeaderValue::from_maybe_shared(bytes).ok()
+    // At its exact size (a no-op when it is): `bytes` would keep the
+    // whole capacity, which the weight does not count.
+    HeaderValue::from_maybe_shared(Bytes::from(text.into_boxed_str().into_boxed_bytes())).ok()
 }
 
 /// The heap a value made by [`line_value`] holds: its bytes, and the
@@ -220,7 +210,7 @@ impl StoredAsset {
             encoding: row.encoding,
             sha256: row.sha256,
             brotli,
-            content_type: static_line_value(row.content_type),
+            content_type: Some(row.content_type.header_value().clone()),
             raw_size: row.raw_size,
             published_at: row.published_at,
             chunks: row.chunks,

@@ -287,7 +287,7 @@ pub(super) fn write_version(
             version_id,
             path,
             blob_id,
-            content_type::for_path(path)
+            content_type::for_path(path).as_str()
         ])?;
         written.raw_bytes += raw_size;
         written.stored_bytes += stored;

@@ -36,12 +36,13 @@
 
 use super::AssetKey;
 use crate::catalog::Catalog;
+use crate::catalog::content_type::ContentType;
 use crate::catalog::digest::xxh3_digest;
 use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use crate::error::Result;
 use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader, allocation};
-use crate::serve::stored::{StoredAsset, Stream, line_value_bytes, static_line_value};
+use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
 use http::HeaderValue;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
@@ -61,7 +62,7 @@ pub(super) struct FileRecord {
     sha256: [u8; 32],
     raw_size: u64,
     published_at: i64,
-    content_type: &'static str,
+    content_type: ContentType,
     stored: Checked,
     brotli: Option<Checked>,
     deltas: Arc<[[u8; 32]]>,
@@ -93,11 +94,11 @@ impl Checked {
 /// What a record takes of a checked row before the row becomes a
 /// [`StoredAsset`] ([`FileRecord::of`]): the XXH3-128 of its streams (None
 /// when a stream was not loaded, being longer than a piece, or has no
-/// XXH3 digest), and its content type as the static text it is.
+/// XXH3 digest), and its content type.
 pub(super) struct RowParts {
     stored: Option<[u8; 16]>,
     brotli: Option<Option<[u8; 16]>>,
-    content_type: &'static str,
+    content_type: ContentType,
 }
 
 impl RowParts {
@@ -198,7 +199,7 @@ impl FileRecord {
             encoding: self.encoding,
             sha256: self.sha256,
             brotli,
-            content_type: static_line_value(self.content_type),
+            content_type: Some(self.content_type.header_value().clone()),
             raw_size: self.raw_size,
             published_at: self.published_at,
             chunks: None,
