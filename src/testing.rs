@@ -70,7 +70,7 @@ pub mod causal {
 pub mod serve {
     pub use crate::encoding::Encoding;
     pub use crate::serve::prepared::Prepared;
-    pub use crate::serve::stored::{StoredAsset, Stream, line_value};
+    pub use crate::serve::stored::{Dictionaries, StoredAsset, Stream, line_value};
 
     /// The store actor that owns the server's catalog connection.
     pub mod store {

@@ -2,7 +2,7 @@
 //! code (`serve::prepared`), for the ceiling servers: they put the same
 //! bytes on the wire as ccc does for a cache hit, whatever ccc's lines are.
 
-use ccc::testing::serve::{Encoding, Prepared, StoredAsset, Stream, line_value};
+use ccc::testing::serve::{Dictionaries, Encoding, Prepared, StoredAsset, Stream, line_value};
 use std::sync::Arc;
 
 /// The head of a 200 for a gzip asset of `size` stored bytes,
@@ -22,7 +22,7 @@ pub fn gzip_asset_lines(size: usize) -> http::HeaderMap {
         raw_size: 4 * size as u64,
         published_at: published,
         chunks: None,
-        deltas: Arc::new([]),
+        deltas: Dictionaries::default(),
         delta: None,
         use_as_dictionary: None,
     });

@@ -351,7 +351,7 @@ impl Prepared {
         let lines: u64 = (0..self.held.len())
             .map(|i| allocation(self.lines_heap_bytes(i)))
             .sum();
-        let offers = allocation(self.stored.deltas.len() * size_of::<[u8; 32]>());
+        let offers = self.stored.deltas.heap_bytes();
         // The text, and the record `bytes` adds once the first head shares
         // it (its buffer, capacity and count).
         let texts = allocation(self.text.len())
@@ -544,7 +544,7 @@ mod tests {
     use super::*;
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
     use crate::http::header_lines::map_heap_bytes;
-    use crate::serve::stored::line_value;
+    use crate::serve::stored::{Dictionaries, line_value};
     use std::sync::Arc;
 
     /// The ETag of every representation held, in their order.
@@ -564,7 +564,7 @@ mod tests {
             raw_size: 40,
             published_at: 1_700_000_000,
             chunks: None,
-            deltas: Arc::new([]),
+            deltas: Dictionaries::default(),
             delta: None,
             use_as_dictionary: None,
         }
@@ -746,7 +746,7 @@ mod tests {
     fn a_miss_sends_the_head_a_hit_keeps() {
         let mut dictionary = stored(Gzip, true);
         dictionary.use_as_dictionary = line_value("match=\"/a/*\"".into());
-        dictionary.deltas = Arc::new([[1; 32]]);
+        dictionary.deltas = Dictionaries::new(vec![[1; 32]]);
         for asset in [stored(Gzip, true), stored(Identity, false), dictionary] {
             let p = Prepared::new(asset);
             for encoding in p.offered().to_vec() {

@@ -49,16 +49,49 @@ pub struct StoredAsset {
     pub published_at: i64,
     /// A big file's chunks, sent as they are read (`body` is empty).
     pub chunks: Option<ChunkedBlob>,
-    /// The sha256 of each dictionary the catalog holds deltas of this
-    /// content against, sorted: no bodies, what negotiation needs to know
-    /// whether a request's dictionary is one of them.
-    pub deltas: Arc<[[u8; 32]]>,
+    /// The dictionaries the catalog holds deltas of this content against:
+    /// no bodies, what negotiation needs to know whether a request's
+    /// dictionary is one of them.
+    pub deltas: Dictionaries,
     /// The bodies of the deltas against the dictionary a request named,
     /// in the asset's entry for that dictionary; None in its own entry.
     pub delta: Option<Box<DeltaBodies>>,
     /// `Use-As-Dictionary` of its responses, when it is offered as a
     /// dictionary (`http::dictionary`), checked as the content type is.
     pub use_as_dictionary: Option<HeaderValue>,
+}
+
+/// The sha256 of each dictionary the catalog holds deltas of an asset's
+/// content against, sorted, shared by every copy of the asset. Most files
+/// have none: that holds no allocation, and no count that every miss of
+/// every file would take and give back on one shared cache line.
+#[derive(Debug, Clone, Default)]
+pub struct Dictionaries(Option<Arc<[[u8; 32]]>>);
+
+impl Dictionaries {
+    /// The list of `sorted` hashes, as `Catalog::delta_dictionaries`
+    /// gives them.
+    pub(crate) fn new(sorted: Vec<[u8; 32]>) -> Dictionaries {
+        debug_assert!(sorted.is_sorted());
+        Dictionaries((!sorted.is_empty()).then(|| sorted.into()))
+    }
+
+    pub(crate) fn contains(&self, sha256: &[u8; 32]) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|hashes| hashes.binary_search(sha256).is_ok())
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_none()
+    }
+
+    /// The heap the list holds: its hashes and the `Arc`'s counts.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        self.0
+            .as_ref()
+            .map_or(0, |hashes| allocation(size_of_val(&hashes[..]) + 16))
+    }
 }
 
 /// `text` as the value of a header line, when it may be sent as is
@@ -214,7 +247,7 @@ impl StoredAsset {
             raw_size: row.raw_size,
             published_at: row.published_at,
             chunks: row.chunks,
-            deltas: Arc::default(),
+            deltas: Dictionaries::default(),
             delta: None,
             use_as_dictionary: None,
         })
@@ -244,7 +277,7 @@ impl StoredAsset {
     /// Whether the catalog holds a delta of this content against the
     /// dictionary `sha256`.
     pub(crate) fn has_delta_against(&self, sha256: &[u8; 32]) -> bool {
-        self.deltas.binary_search(sha256).is_ok()
+        self.deltas.contains(sha256)
     }
 
     /// The stored bytes of one coding of the asset, if held, and which of

@@ -41,8 +41,8 @@ use crate::catalog::digest::xxh3_digest;
 use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use crate::error::Result;
-use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader, allocation};
-use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
+use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader};
+use crate::serve::stored::{Dictionaries, StoredAsset, Stream, line_value_bytes};
 use http::HeaderValue;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
@@ -65,7 +65,7 @@ pub(super) struct FileRecord {
     content_type: ContentType,
     stored: Checked,
     brotli: Option<Checked>,
-    deltas: Arc<[[u8; 32]]>,
+    deltas: Dictionaries,
     use_as_dictionary: Option<HeaderValue>,
 }
 
@@ -147,14 +147,11 @@ impl FileRecord {
     /// (the index adds what it spends on the entry). `Use-As-Dictionary`
     /// and the dictionaries are shared with the assets made from the
     /// record, and charged to each as well: an upper bound. The content
-    /// type is static, and every file without dictionaries shares one
-    /// empty list.
+    /// type is static.
     fn weight(&self, key: &AssetKey) -> u64 {
-        let deltas = match self.deltas.len() {
-            0 => 0,
-            n => allocation(n * size_of::<[u8; 32]>() + 16),
-        };
-        key.weight() + deltas + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
+        key.weight()
+            + self.deltas.heap_bytes()
+            + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
     }
 
     /// The version the record is of.

@@ -322,11 +322,8 @@ fn dictionary_side(catalog: &Catalog, key: &AssetKey, stored: &mut StoredAsset) 
         let value = crate::http::dictionary::use_as_dictionary(key.package(), key.path(), kind);
         stored.use_as_dictionary = crate::serve::stored::line_value(value);
     }
-    let dictionaries = catalog.delta_dictionaries(stored.blob_id)?;
-    // None leaves the shared empty list: no allocation to hold or count.
-    if !dictionaries.is_empty() {
-        stored.deltas = dictionaries.into();
-    }
+    stored.deltas =
+        crate::serve::stored::Dictionaries::new(catalog.delta_dictionaries(stored.blob_id)?);
     Ok(())
 }
 
