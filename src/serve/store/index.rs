@@ -116,8 +116,8 @@ impl RowParts {
 }
 
 impl FileRecord {
-    /// The record of an asset a miss loaded and checked, whose streams had
-    /// `digests`; None when it cannot be indexed (module doc).
+    /// The record of an asset a miss loaded and checked, with what `row`
+    /// kept of its row; None when it cannot be indexed (module doc).
     pub(super) fn of(asset: &StoredAsset, row: &RowParts) -> Option<FileRecord> {
         if asset.chunks.is_some() || asset.delta.is_some() {
             return None;
