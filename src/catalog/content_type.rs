@@ -147,7 +147,7 @@ fn made_once(mime: &'static str) -> ContentType {
     let known = match HeaderValue::from_str(text) {
         Ok(value) => ContentType(Box::leak(Box::new(Known { text, value }))),
         // Not a type mime_guess gives; sent as bytes rather than as is.
-        Err(_) => known!("application/octet-stream"),
+        Err(_) => as_sent("application/octet-stream"),
     };
     made.push((mime, known));
     known

@@ -325,11 +325,11 @@ impl Prepared {
 
     /// What the asset holds on the heap, for the cache's byte budget: the
     /// bodies, the text of its lines and `Use-As-Dictionary` (the content
-    /// type is static), and every head
-    /// it may come to hold, none of which is built here. Each head is at
-    /// most 8 bytes longer than the smallest coding's (`Content-Encoding:
-    /// gzip` against `br`), and is charged now, as that bound: the cache's
-    /// bytes then bound its memory however the asset is asked for later.
+    /// type is static), and every head it may come to hold, none of which
+    /// is built here. Each head is at most 8 bytes longer than the
+    /// smallest coding's (`Content-Encoding: gzip` against `br`), and is
+    /// charged now, as that bound: the cache's bytes then bound its memory
+    /// however the asset is asked for later.
     pub(crate) fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         // A coding left in the catalog holds its piece digests and marks.

@@ -63,8 +63,7 @@ pub struct StoredAsset {
 
 /// The sha256 of each dictionary the catalog holds deltas of an asset's
 /// content against, sorted, shared by every copy of the asset. Most files
-/// have none: that holds no allocation, and no count that every miss of
-/// every file would take and give back on one shared cache line.
+/// have none, which holds no allocation and no reference count.
 #[derive(Debug, Clone, Default)]
 pub struct Dictionaries(Option<Arc<[[u8; 32]]>>);
 
