@@ -30,7 +30,8 @@ pub(crate) const EVERY_RESPONSE: [(&str, &str); 5] = [
     ("X-Content-Type-Options", "nosniff"),
 ];
 
-/// [`EVERY_RESPONSE`] with its names parsed once, for heads kept long.
+/// [`EVERY_RESPONSE`] with its names parsed once, for the templates of
+/// asset heads.
 pub(crate) static EVERY_RESPONSE_NAMED: std::sync::LazyLock<Vec<(http::HeaderName, &'static str)>> =
     std::sync::LazyLock::new(|| {
         EVERY_RESPONSE

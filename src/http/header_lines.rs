@@ -2,10 +2,9 @@
 //!
 //! [`HeaderLines`] are the lines of a response made for one request (an
 //! error, a listing), kept as the names and values the transport sends,
-//! checked once. The head of an asset's response is kept as the header
-//! map itself (`crate::serve::prepared`), so a response clones it whole
-//! instead of inserting line by line; [`map_heap_bytes`] says what such a
-//! head holds, for the cache's budget.
+//! checked once. The head of an asset's response is a header map cloned
+//! from a template (`crate::serve::prepared`), not inserted line by line;
+//! an answer that changes it (a range, a site's headers) takes its lines.
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -89,61 +88,16 @@ impl HeaderLines {
         }
     }
 
-    /// The lines of a kept head that `keep` accepts, to add to.
-    pub(crate) fn from_map(map: &HeaderMap, keep: impl Fn(&HeaderName) -> bool) -> HeaderLines {
+    /// The lines of a prepared head, to add to.
+    pub(crate) fn from_map(map: &HeaderMap) -> HeaderLines {
         HeaderLines {
-            lines: map
-                .iter()
-                .filter(|(n, _)| keep(n))
-                .map(|(n, v)| (n.clone(), v.clone()))
-                .collect(),
+            lines: map.iter().map(|(n, v)| (n.clone(), v.clone())).collect(),
         }
     }
 
     pub(crate) fn len(&self) -> usize {
         self.lines.len()
     }
-}
-
-/// About the heap bytes a kept head holds (a map cloned at its exact
-/// count): its entries, its index, and the values' text with its
-/// allocation's overhead (constants, and text shared with the asset,
-/// counted as if copied: an upper bound).
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "only unit tests measure a kept head with it")
-)]
-pub(crate) fn map_heap_bytes(map: &HeaderMap) -> usize {
-    heap_bytes(
-        map.len(),
-        map.capacity(),
-        map.values().map(HeaderValue::len).sum(),
-    )
-}
-
-/// [`map_heap_bytes`] of a kept head of `lines` lines whose values take
-/// `text` bytes, without building it.
-pub(crate) fn built_heap_bytes(lines: usize, text: usize) -> usize {
-    // A built head's capacity is that of a map made for its line count.
-    static CAPACITY: std::sync::OnceLock<[usize; 33]> = std::sync::OnceLock::new();
-    let capacity = CAPACITY.get_or_init(|| {
-        std::array::from_fn(|n| HeaderMap::<HeaderValue>::with_capacity(n).capacity())
-    });
-    let capacity = match capacity.get(lines) {
-        Some(&known) => known,
-        None => HeaderMap::<HeaderValue>::with_capacity(lines).capacity(),
-    };
-    heap_bytes(lines, capacity, text)
-}
-
-fn heap_bytes(lines: usize, capacity: usize, text: usize) -> usize {
-    // http's entry: the name, the value, a hash and the links of repeated
-    // names.
-    const ENTRY: usize = size_of::<HeaderName>() + size_of::<HeaderValue>() + 32;
-    // Its index: four bytes a slot, a quarter of the slots kept free.
-    const SLOT: usize = 4;
-    const SHARED_TEXT: usize = 32;
-    lines * ENTRY + capacity.div_ceil(3) * 4 * SLOT + text + SHARED_TEXT
 }
 
 /// The name, shared when it is a standard one or one of ccc's own.
@@ -184,11 +138,14 @@ mod tests {
         head.append(http::header::VARY, HeaderValue::from_static("Accept"));
         head.append(http::header::ETAG, HeaderValue::from_static("\"x\""));
         head.append(http::header::VARY, HeaderValue::from_static("Origin"));
-        let kept = HeaderLines::from_map(&head, |name| name != "etag");
+        let kept = HeaderLines::from_map(&head);
         let mut map = HeaderMap::new();
         kept.append_to(&mut map);
-        assert_eq!(map.len(), 2);
-        assert_eq!(map.get("etag"), None);
-        assert_eq!(kept.text(), "vary: Accept\r\nvary: Origin\r\n");
+        assert_eq!(map.len(), 3);
+        assert_eq!(map.get_all("vary").iter().count(), 2);
+        assert_eq!(
+            kept.text(),
+            "vary: Accept\r\nvary: Origin\r\netag: \"x\"\r\n"
+        );
     }
 }

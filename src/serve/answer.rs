@@ -158,7 +158,6 @@ pub(super) fn asset(
         let stored = &hit.value().stored;
         want == Want::Part || stored.in_memory() || !store.could_cache(stored.stored_bytes())
     });
-    let hit = cached.is_some();
     let (asset, reserved) = match cached {
         Some(hit) => (hit, None),
         None => {
@@ -236,7 +235,6 @@ pub(super) fn asset(
                 asset,
                 ok: false,
                 encoding: send,
-                hit,
                 site: Default::default(),
             },
             body: Body::Empty,
@@ -277,7 +275,6 @@ pub(super) fn asset(
         asset,
         ok: true,
         encoding: send,
-        hit,
         site: Default::default(),
     };
     if status == 206 {

@@ -84,8 +84,6 @@ pub(crate) enum Headers {
         ok: bool,
         /// The representation sent.
         encoding: Encoding,
-        /// A cache hit: the head is kept in the asset, for the next hits.
-        hit: bool,
         /// What a site sends instead of some of the prepared lines.
         site: SiteLines,
     },
@@ -152,29 +150,24 @@ impl Headers {
                 if let Some(value) = site.get(name) {
                     return Some(value);
                 }
-                let sent = *ok
-                    || http::HeaderName::from_bytes(name.as_bytes())
-                        .is_ok_and(|n| prepared::in_304(&n));
-                let value = asset.value().lines(*encoding).get(name);
-                value.and_then(|v| v.to_str().ok()).filter(|_| sent)
+                asset.value().line(*encoding, *ok, name)
             }
             Headers::Built(lines) => lines.get(name),
         }
     }
 
-    /// Makes `map` the lines sent, sharing names and values: a 200's
-    /// prepared head is cloned whole, `Content-Length` and all, once a
-    /// response built it ([`crate::serve::prepared::Prepared::write_head`]).
+    /// Makes `map` the lines sent, sharing names and values: an asset's
+    /// head is its template with the asset's values, `Content-Length` and
+    /// all ([`crate::serve::prepared::Prepared::head`]).
     fn fill(&self, map: &mut http::HeaderMap) {
         match self {
             Headers::Prepared {
                 asset,
                 ok,
                 encoding,
-                hit,
                 site,
             } => {
-                asset.value().write_head(*encoding, *ok, *hit, map);
+                *map = asset.value().head(*encoding, *ok);
                 site.insert_into(map);
             }
             Headers::Built(lines) => {
@@ -229,9 +222,8 @@ impl Headers {
             ..
         } = self
         {
-            let ok = *ok;
-            let head = asset.value().lines(*encoding);
-            let mut lines = HeaderLines::from_map(head, |name| ok || prepared::in_304(name));
+            let head = asset.value().head(*encoding, *ok);
+            let mut lines = HeaderLines::from_map(&head);
             site.set_in(&mut lines);
             *self = Headers::Built(lines);
         }

@@ -491,14 +491,11 @@ mod tests {
             s.get(key(p)).unwrap().unwrap().value().stored.body.len() as usize
         };
         // What one 600-byte asset weighs: its body, and what the budget
-        // counts beside it (its names, validators, header lines, the
-        // cache's index), which for a small file is more than the body.
+        // counts beside it (its names, validators, the cache's index).
         let mut roomy = store(db.clone(), 100, 1 << 20);
-        let asset = roomy.get(key("a")).unwrap().unwrap();
+        roomy.get(key("a")).unwrap().unwrap();
         let weight = roomy.stats().bytes;
-        let lines = asset.value().lines(asset.value().offered()[0]);
-        let beside = crate::http::header_lines::map_heap_bytes(lines) as u64
-            + (key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES);
+        let beside = key("a").weight() + Cache::<AssetKey, Prepared>::ENTRY_BYTES;
         assert!(
             weight >= 600 + beside,
             "{weight} counts only part of {beside}"
