@@ -246,24 +246,12 @@ impl Prepared {
     /// `encoding`: `Server` first and, for a 200, `Content-Length` last.
     pub fn head(&self, encoding: Encoding, ok: bool) -> HeaderMap {
         let index = self.index(encoding);
-        let representation = &self.held[index];
-        let [tag, length, date] = representation.values.get_or_init(|| self.values(index));
-        let mut head = self.template(representation.encoding, ok).map.clone();
-        let dictionary = self.stored.use_as_dictionary.as_ref();
+        let values = self.values_at(index);
+        let mut head = self.template(self.held[index].encoding, ok).map.clone();
         for (name, value) in head.iter_mut() {
-            *value = match *name {
-                header::ETAG => tag.clone(),
-                header::LAST_MODIFIED => date.clone(),
-                header::CONTENT_LENGTH => length.clone(),
-                header::CONTENT_TYPE => match &self.stored.content_type {
-                    Some(content_type) => content_type.clone(),
-                    None => continue,
-                },
-                _ => match dictionary {
-                    Some(dictionary) if *name == USE_AS_DICTIONARY => dictionary.clone(),
-                    _ => continue,
-                },
-            };
+            if let Some(own) = self.own(values, name) {
+                *value = own.clone();
+            }
         }
         head
     }
@@ -277,17 +265,32 @@ impl Prepared {
             .template(self.held[index].encoding, ok)
             .map
             .get(&name)?;
-        fn text(value: Option<&HeaderValue>) -> Option<&str> {
-            value.and_then(|v| v.to_str().ok())
+        let value = self.own(self.values_at(index), &name).unwrap_or(constant);
+        value.to_str().ok()
+    }
+
+    /// The asset's value of the line `name`, for a representation whose
+    /// [`values`](Prepared::values) are `values`; None for a line whose
+    /// value is the template's.
+    fn own<'a>(
+        &'a self,
+        values: &'a [HeaderValue; 3],
+        name: &HeaderName,
+    ) -> Option<&'a HeaderValue> {
+        let [tag, length, date] = values;
+        match *name {
+            header::ETAG => Some(tag),
+            header::CONTENT_LENGTH => Some(length),
+            header::LAST_MODIFIED => Some(date),
+            header::CONTENT_TYPE => self.stored.content_type.as_ref(),
+            _ => (self.stored.use_as_dictionary.as_ref()).filter(|_| *name == USE_AS_DICTIONARY),
         }
-        match name {
-            header::ETAG => Some(self.tag_at(index)),
-            header::LAST_MODIFIED => Some(self.str_at(self.date_range())),
-            header::CONTENT_LENGTH => Some(self.str_at(self.length_range(index))),
-            header::CONTENT_TYPE => text(self.stored.content_type.as_ref()),
-            _ if name == USE_AS_DICTIONARY => text(self.stored.use_as_dictionary.as_ref()),
-            _ => text(Some(constant)),
-        }
+    }
+
+    /// The values of the representation at `index`, made by the first
+    /// response that sends it.
+    fn values_at(&self, index: usize) -> &[HeaderValue; 3] {
+        self.held[index].values.get_or_init(|| self.values(index))
     }
 
     /// The values of the representation at `index`, shared with the text.
