@@ -128,6 +128,50 @@ fn reader(base: String, published: Published, seen: Arc<Seen>, stop: Arc<AtomicB
     }
 }
 
+/// A reader thread per replica, stopped before the replicas are: a test
+/// that fails stops them first, so that its one panic is the failure, not
+/// the readers' on servers gone.
+struct Readers {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Readers {
+    fn start(replicas: &[Replica], published: &Published, seen: &Arc<Seen>) -> Readers {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = replicas
+            .iter()
+            .map(|r| {
+                let (base, published, seen, stop) = (
+                    r.server.base.clone(),
+                    published.clone(),
+                    seen.clone(),
+                    stop.clone(),
+                );
+                std::thread::spawn(move || reader(base, published, seen, stop))
+            })
+            .collect();
+        Readers { stop, threads }
+    }
+
+    /// Stops the readers; a reader's panic fails the test.
+    fn finish(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in std::mem::take(&mut self.threads) {
+            thread.join().expect("a reader");
+        }
+    }
+}
+
+impl Drop for Readers {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// How a replica's follower keeps its catalog.
 #[derive(Clone, Copy, Debug)]
 enum Follow {
@@ -171,6 +215,29 @@ impl Replica {
             follower,
             log,
         }
+    }
+
+    /// What the replica says of itself and what its follower and server
+    /// logged, and what Litestream logged: to tell, when a change does not
+    /// arrive, whether it was shipped, applied, or not seen by the server.
+    fn describe(&self) -> String {
+        let health = Client::new().get(&self.server.url("/healthz"), &[]).text();
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).unwrap_or_else(|e| format!("({}: {e})", path.display()))
+        };
+        let dir = self.db.parent().expect("the replica's folder");
+        let litestream = dir.with_file_name("litestream.log");
+        format!(
+            "replica {} ({:?}), /healthz: {health}\nserver's log:\n{}\nfollower's log:\n{}{}\nLitestream's log:\n{}",
+            dir.display(),
+            self.how,
+            self.server.stderr(),
+            read(&self.log),
+            std::fs::read_to_string(self.log.with_file_name("follow-again.log"))
+                .map(|again| format!("after its restart:\n{again}"))
+                .unwrap_or_default(),
+            read(&litestream),
+        )
     }
 
     /// Kills the follower at once (SIGKILL) and starts another, which
@@ -310,8 +377,12 @@ fn the_release_script_publishes_only_into_a_catalog_and_waits_for_every_origin()
 fn converge(what: &str, replicas: &[Replica], check: impl Fn(&Server) -> bool) -> Duration {
     let started = Instant::now();
     for replica in replicas {
-        poll_until(CONVERGENCE_BOUND, || check(&replica.server))
-            .unwrap_or_else(|| panic!("{what}: not served by a replica within the bound"));
+        if poll_until(CONVERGENCE_BOUND, || check(&replica.server)).is_none() {
+            panic!(
+                "{what}: not served by a replica within the bound\n{}",
+                replica.describe()
+            );
+        }
     }
     let took = started.elapsed();
     println!("{what}: every replica converged in {took:.2?}");
@@ -435,20 +506,8 @@ fn follow_the_writer(target: &Target, kinds: [Follow; 2]) {
         Replica::start(&ws, "edge2", &replica_url, kinds[1]),
     ];
 
-    let stop = Arc::new(AtomicBool::new(false));
     let seen = Arc::new(Seen::default());
-    let readers: Vec<_> = replicas
-        .iter()
-        .map(|r| {
-            let (base, published, seen, stop) = (
-                r.server.base.clone(),
-                published.clone(),
-                seen.clone(),
-                stop.clone(),
-            );
-            std::thread::spawn(move || reader(base, published, seen, stop))
-        })
-        .collect();
+    let readers = Readers::start(&replicas, &published, &seen);
 
     let first = &v1[0].0;
     converge("the first catalog", &replicas, |s| {
@@ -497,10 +556,7 @@ fn follow_the_writer(target: &Target, kinds: [Follow; 2]) {
             .all(|(p, b)| body(s, &format!("/assets/app/1.2.0/{p}")).as_ref() == Some(b))
     }));
 
-    stop.store(true, Ordering::Relaxed);
-    for r in readers {
-        r.join().expect("a reader");
-    }
+    readers.finish();
 
     // Both replicas serve exactly the writer's bytes, every file.
     for version in ["1.1.0", "1.2.0"] {
@@ -537,7 +593,11 @@ fn follow_the_writer(target: &Target, kinds: [Follow; 2]) {
     // page by page from then on, through its restart.
     let first = std::fs::read_to_string(&replicas[0].log).expect("edge1's log");
     let again = std::fs::read_to_string(&restarted_log).expect("edge1's second log");
-    print!("edge1, ccc follow:\n{first}edge1, ccc follow after kill -9:\n{again}");
+    let second = std::fs::read_to_string(&replicas[1].log).expect("edge2's log");
+    print!(
+        "edge1, ccc follow:\n{first}edge1, ccc follow after kill -9:\n{again}edge2, {:?}:\n{second}",
+        replicas[1].how
+    );
     assert_eq!(first.matches("from a snapshot").count(), 1, "{first}");
     assert!(
         first.contains("made") && first.contains("from transaction"),
