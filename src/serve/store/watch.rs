@@ -437,11 +437,14 @@ impl Watch<'_> {
         };
         let now = catalog.data_version()?;
         if now != self.served.data_version {
-            self.served.data_version = now;
             // Before the drop: no worker's read from before it is cached
             // after it (`readers`).
             self.workers.readers.changed();
             self.drop_stale()?;
+            // Only now: a drop that failed is tried again at the next
+            // check, instead of leaving deleted versions cached until
+            // the catalog changes again.
+            self.served.data_version = now;
         }
         Ok(())
     }
@@ -573,6 +576,38 @@ mod tests {
         s.housekeeping();
         assert_eq!(s.stats().invalidations, 1);
         assert!(!cached(&s, "a"), "gone from the workers' view too");
+        assert!(s.get(key("a")).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_change_whose_check_failed_is_checked_again() {
+        use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+        let dir = tempfile::tempdir().unwrap();
+        let db = catalog_with(dir.path(), &[("a", 100)]);
+        let mut s = store(db.clone(), 10, 1 << 20);
+        s.get(key("a")).unwrap().unwrap();
+        let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
+        let id = writer.versions("app").unwrap()[0].id;
+        writer.remove_versions(&[id], false).unwrap();
+        // The store's connection may not read `versions` for one check.
+        let deny = |ctx: AuthContext<'_>| match ctx.action {
+            AuthAction::Read {
+                table_name: "versions",
+                ..
+            } => Authorization::Deny,
+            _ => Authorization::Allow,
+        };
+        fn conn(s: &mut Store) -> &mut rusqlite::Connection {
+            s.served.catalog.as_mut().unwrap().conn_mut()
+        }
+        conn(&mut s).authorizer(Some(deny)).unwrap();
+        s.housekeeping();
+        assert!(cached(&s, "a"), "not dropped by a check that failed");
+        conn(&mut s)
+            .authorizer(None::<fn(AuthContext<'_>) -> Authorization>)
+            .unwrap();
+        s.housekeeping();
+        assert!(!cached(&s, "a"), "dropped at the next check");
         assert!(s.get(key("a")).unwrap().is_none());
     }
 
