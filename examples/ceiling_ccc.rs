@@ -87,6 +87,7 @@ fn main() {
     runtime.block_on(async move {
         let transport = Transport::start(
             vec![listener],
+            true,
             Limits::default(),
             None,
             Arc::new(ConnStats::default()),

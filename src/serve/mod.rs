@@ -251,10 +251,13 @@ impl Server {
         });
         let runtime = runtime(config.threads)
             .map_err(|e| Error::system("cannot start the server's threads", e))?;
+        // Sockets no other process accepts on are shut at stop.
+        let sole = !inherited && !config.reuse_port;
         let transport = {
             let _entered = runtime.enter();
             Transport::start(
                 listeners,
+                sole,
                 config.limits,
                 acceptor,
                 counters.connections.clone(),
@@ -271,8 +274,14 @@ impl Server {
                     acme_dir: config.acme_dir.clone(),
                 });
                 let stats = Arc::new(transport::ConnStats::default());
-                let started =
-                    Transport::start(redirect_listeners, config.limits, None, stats, redirector);
+                let started = Transport::start(
+                    redirect_listeners,
+                    sole,
+                    config.limits,
+                    None,
+                    stats,
+                    redirector,
+                );
                 Some(
                     started
                         .map_err(|e| Error::system("cannot serve on the redirecting socket", e))?,

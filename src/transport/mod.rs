@@ -282,14 +282,20 @@ pub struct Transport {
     addrs: Vec<SocketAddr>,
     stop: signal::Sender<bool>,
     accepting: tokio::task::JoinSet<()>,
+    /// The listening sockets, when no other process accepts on them: shut
+    /// at stop by the thread that stops the server.
+    sole: Vec<socket2::Socket>,
     registry: Arc<Registry>,
 }
 
 impl Transport {
     /// Starts accepting on `listeners` (from [`listen`]); call it within
-    /// the tokio runtime that is to serve them.
+    /// the tokio runtime that is to serve them. `sole`: no other process
+    /// accepts on them (they were not passed by systemd, nor bound with
+    /// `SO_REUSEPORT`), so a stop shuts them at once ([`Transport::shutdown`]).
     pub fn start<H: Handler>(
         listeners: Vec<std::net::TcpListener>,
+        sole: bool,
         limits: Limits,
         tls: Option<tls::Acceptor>,
         stats: Arc<ConnStats>,
@@ -297,9 +303,13 @@ impl Transport {
     ) -> io::Result<Transport> {
         let mut addrs = Vec::new();
         let mut bound = Vec::new();
+        let mut own = Vec::new();
         for listener in listeners {
             listener.set_nonblocking(true)?;
             addrs.push(listener.local_addr()?);
+            if sole {
+                own.push(socket2::Socket::from(listener.try_clone()?));
+            }
             bound.push(TcpListener::from_std(listener)?);
         }
         let registry = Arc::new(Registry::default());
@@ -323,6 +333,7 @@ impl Transport {
             addrs,
             stop,
             accepting,
+            sole: own,
             registry,
         })
     }
@@ -338,6 +349,12 @@ impl Transport {
     /// then cuts off the rest; returns how many were cut off.
     pub(crate) async fn shutdown(mut self, patience: Duration) -> usize {
         let _ = self.stop.send(true);
+        // Refused from now on, however long the accept loops wait for a
+        // thread busy with a slow answer; a socket other processes accept
+        // on closes when its loop lets go of it.
+        for socket in self.sole.drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Read);
+        }
         while self.accepting.join_next().await.is_some() {}
         self.registry.close_all(watch::DRAIN);
         let deadline = tokio::time::Instant::now() + patience;
