@@ -221,7 +221,12 @@ impl Replica {
     /// logged, and what Litestream logged: to tell, when a change does not
     /// arrive, whether it was shipped, applied, or not seen by the server.
     fn describe(&self) -> String {
-        let health = Client::new().get(&self.server.url("/healthz"), &[]).text();
+        // Not `Client`, which panics on a server gone: the logs say why.
+        let health = crate::serve_util::agent()
+            .get(&self.server.url("/healthz"))
+            .call()
+            .and_then(|r| r.into_body().read_to_string())
+            .unwrap_or_else(|e| format!("(no answer: {e})"));
         let read = |path: &Path| {
             std::fs::read_to_string(path).unwrap_or_else(|e| format!("({}: {e})", path.display()))
         };
