@@ -187,7 +187,7 @@ pub(crate) fn target_path(target: &str) -> &str {
         Some(rest) => rest.find('/').map_or("/", |i| &rest[i..]),
         None => target,
     };
-    match origin_form.bytes().position(|b| b == b'?' || b == b'#') {
+    match memchr::memchr2(b'?', b'#', origin_form.as_bytes()) {
         Some(end) => &origin_form[..end],
         None => origin_form,
     }
@@ -214,40 +214,22 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
     if trimmed.is_empty() {
         return Err(unknown_path());
     }
-    // Bytes, not chars: every byte that matters here is ASCII.
-    for seg in trimmed.as_bytes().split(|&b| b == b'/') {
-        match seg {
-            b"" => return Err(bad("the path has an empty segment")),
-            b"." | b".." => return Err(bad("the path has a `.` or `..` segment")),
-            _ if seg.contains(&0) => return Err(bad("the path contains NUL")),
-            _ => {}
-        }
-    }
+    let slashes = checked_segments(trimmed.as_bytes())?;
     // Segments are never empty now: the package is one segment, or two
     // for a scope, and the version the next one; the rest is the path.
-    let segment_end = |from: usize| {
-        trimmed[from..]
-            .find('/')
-            .map_or(trimmed.len(), |i| from + i)
-    };
-    let package_len = if trimmed.starts_with('@') {
-        let scope_end = segment_end(1);
-        if scope_end == trimmed.len() {
-            return Err(bad("a scoped package looks like @scope/name"));
-        }
-        segment_end(scope_end + 1)
-    } else {
-        segment_end(0)
-    };
+    let scoped = trimmed.starts_with('@');
+    if scoped && slashes[0] == trimmed.len() {
+        return Err(bad("a scoped package looks like @scope/name"));
+    }
+    let package_len = slashes[usize::from(scoped)];
     let package = &trimmed[..package_len];
     // `react@18.3.1`, `@scope/name@1.0.0`: the version in the package's
     // own segment, as unpkg writes it; the path follows.
-    let name_start = trimmed[..package_len].rfind('/').map_or(0, |i| i + 1);
-    if let Some(at) = trimmed[name_start..package_len]
-        .find('@')
-        .filter(|&i| i > 0)
-        .map(|i| name_start + i)
-    {
+    let name_start = if scoped { slashes[0] + 1 } else { 0 };
+    let at = trimmed.as_bytes()[name_start..package_len]
+        .iter()
+        .position(|&b| b == b'@');
+    if let Some(at) = at.filter(|&i| i > 0).map(|i| name_start + i) {
         let (named, version) = (&trimmed[..at], &trimmed[at + 1..package_len]);
         let path = trimmed[package_len..].strip_prefix('/').unwrap_or("");
         crate::spec::package_name(named).map_err(|e| bad_name(path, &e))?;
@@ -260,16 +242,47 @@ fn split_asset_path(decoded: &str) -> Result<Route<'_>, RouteError> {
         return version_route(named, version, path, trailing_slash);
     }
     crate::spec::package_name(package).map_err(|e| bad_name("", &e))?;
-    let Some(rest) = trimmed[package_len..].strip_prefix('/') else {
+    if package_len == trimmed.len() {
         let package = Cow::Borrowed(package);
         return Ok(if trailing_slash {
             Route::Package { package }
         } else {
             Route::PackageRoot { package }
         });
-    };
-    let (version, path) = rest.split_once('/').unwrap_or((rest, ""));
+    }
+    let version_end = slashes[usize::from(scoped) + 1];
+    let version = &trimmed[package_len + 1..version_end];
+    let path = trimmed.get(version_end + 1..).unwrap_or("");
     version_route(package, version, path, trailing_slash)
+}
+
+/// Checks every segment of `path` (no empty, `.` or `..` segment, no NUL),
+/// in one pass, and gives where its first three `/` are (the path's
+/// length for each it lacks).
+fn checked_segments(path: &[u8]) -> Result<[usize; 3], RouteError> {
+    let mut slashes = [path.len(); 3];
+    let mut found = 0;
+    let mut start = 0;
+    // Bytes, not chars: every byte that matters here is ASCII.
+    for (i, &b) in path.iter().chain(b"/").enumerate() {
+        match b {
+            b'/' => {
+                match &path[start..i] {
+                    b"" => return Err(bad("the path has an empty segment")),
+                    b"." | b".." => return Err(bad("the path has a `.` or `..` segment")),
+                    _ => {}
+                }
+                if let Some(at) = slashes.get_mut(found) {
+                    *at = i;
+                    found += 1;
+                }
+                start = i + 1;
+            }
+            0 => return Err(bad("the path contains NUL")),
+            _ => {}
+        }
+    }
+    Ok(slashes)
 }
 
 /// The route of `path` (empty: the version itself) in `package@version`.
@@ -506,6 +519,22 @@ mod tests {
             route("GET", "/assets/app/^1.2/a.js?x=1"),
             asset("app", "^1.2", "a.js")
         );
+        assert_eq!(
+            route("GET", "/assets/@s/app@1.0.0/a/b/c.js"),
+            asset("@s/app", "1.0.0", "a/b/c.js")
+        );
+        let version = |package: &'static str| Route::VersionRoot {
+            package: package.into(),
+            version: "1.0.0".into(),
+        };
+        assert_eq!(route("GET", "/assets/@s/app/1.0.0"), Ok(version("@s/app")));
+        assert_eq!(route("GET", "/assets/@s/app@1.0.0"), Ok(version("@s/app")));
+        assert_eq!(route("GET", "/assets/app@1.0.0"), Ok(version("app")));
+        let listing = Route::Listing {
+            package: "@s/app".into(),
+            version: "1.0.0".into(),
+        };
+        assert_eq!(route("GET", "/assets/@s/app/1.0.0/"), Ok(listing));
     }
 
     #[test]
@@ -535,6 +564,11 @@ mod tests {
             "/assets/app/1.0.0/%FF",
             "/assets/@S/app/1.0.0/a",
             "/assets//1.0.0/a",
+            "/assets/@s",
+            "/assets/@s/",
+            "/assets/app/1.0.0/a/..",
+            "/assets/a%00pp/1.0.0/a",
+            "/assets/app/./1.0.0/a",
         ] {
             assert!(
                 matches!(route("GET", target), Err(RouteError::BadRequest(_))),
