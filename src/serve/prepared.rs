@@ -245,11 +245,26 @@ impl Prepared {
     /// The head of a 200 (`ok`) or of a 304 of the representation of
     /// `encoding`: `Server` first and, for a 200, `Content-Length` last.
     pub fn head(&self, encoding: Encoding, ok: bool) -> HeaderMap {
+        self.head_dated(encoding, ok, None)
+    }
+
+    /// [`Prepared::head`], with `date` among its lines when one is given:
+    /// for HTTP/2, whose transport adds `Date` to the head (hyper writes
+    /// its own on HTTP/1.1). A head is cloned at its exact size, so a line
+    /// added after would grow it.
+    pub(crate) fn head_dated(
+        &self,
+        encoding: Encoding,
+        ok: bool,
+        date: Option<&HeaderValue>,
+    ) -> HeaderMap {
         let index = self.index(encoding);
         let values = self.values_at(index);
-        let mut head = self.template(self.held[index].encoding, ok).map.clone();
+        let template = self.template(self.held[index].encoding, ok, date.is_some());
+        let mut head = template.map.clone();
         for (name, value) in head.iter_mut() {
-            if let Some(own) = self.own(values, name) {
+            let own = self.own(values, name);
+            if let Some(own) = own.or_else(|| date.filter(|_| *name == header::DATE)) {
                 *value = own.clone();
             }
         }
@@ -262,7 +277,7 @@ impl Prepared {
         let index = self.index(encoding);
         let name = HeaderName::from_bytes(name.as_bytes()).ok()?;
         let constant = self
-            .template(self.held[index].encoding, ok)
+            .template(self.held[index].encoding, ok, false)
             .map
             .get(&name)?;
         let value = self.own(self.values_at(index), &name).unwrap_or(constant);
@@ -307,10 +322,12 @@ impl Prepared {
         ]
     }
 
-    /// The template of the heads of `encoding` of this asset.
-    fn template(&self, encoding: Encoding, ok: bool) -> &'static Template {
+    /// The template of the heads of `encoding` of this asset, with a
+    /// `Date` line to fill when `dated`.
+    fn template(&self, encoding: Encoding, ok: bool, dated: bool) -> &'static Template {
         Template::of(Shape {
             ok,
+            dated,
             encoding,
             vary_dictionary: !self.stored.deltas.is_empty(),
             content_type: self.stored.content_type.is_some(),
@@ -359,6 +376,8 @@ impl Prepared {
 struct Shape {
     /// A 200, else a 304.
     ok: bool,
+    /// Has a `Date` line, its value the response's.
+    dated: bool,
     encoding: Encoding,
     /// `Vary` names `Available-Dictionary` too.
     vary_dictionary: bool,
@@ -375,7 +394,7 @@ struct Template {
 }
 
 impl Template {
-    const SHAPES: usize = 2 * Encoding::ALL.len() * 2 * 2 * 2;
+    const SHAPES: usize = 2 * Encoding::ALL.len() * 2 * 2 * 2 * 2;
 
     fn of(shape: Shape) -> &'static Template {
         static TEMPLATES: [OnceLock<Template>; Template::SHAPES] =
@@ -386,6 +405,7 @@ impl Template {
             .unwrap_or(0);
         let index = [
             shape.ok,
+            shape.dated,
             shape.vary_dictionary,
             shape.content_type,
             shape.dictionary,
@@ -403,6 +423,9 @@ impl Template {
             false => "Accept-Encoding",
         };
         let mut lines = vec![(header::SERVER, SERVER)];
+        if shape.dated {
+            lines.push((header::DATE, OWN));
+        }
         if shape.content_type {
             lines.push((header::CONTENT_TYPE, OWN));
         }
@@ -617,6 +640,24 @@ mod tests {
         assert_eq!(p.weight(), weight, "sending holds nothing more");
         // The rest is the text's record and the content type.
         assert!(weight < held + 256, "{weight} charged, {held} held");
+    }
+
+    #[test]
+    fn a_dated_head_is_the_head_with_its_date_and_room_for_it() {
+        let p = Prepared::new(stored(Gzip, true));
+        let date = HeaderValue::from_static("Sun, 06 Dec 2026 06:40:00 GMT");
+        for ok in [true, false] {
+            let plain = p.head(Gzip, ok);
+            let mut dated = p.head_dated(Gzip, ok, Some(&date));
+            assert!(plain.get(header::DATE).is_none());
+            assert_eq!(
+                dated.get_all(header::DATE).iter().collect::<Vec<_>>(),
+                [&date]
+            );
+            assert_eq!(dated.len(), plain.len() + 1);
+            dated.remove(header::DATE);
+            assert_eq!(dated, plain, "the same lines but the date");
+        }
     }
 
     #[test]

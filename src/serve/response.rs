@@ -159,7 +159,8 @@ impl Headers {
     /// Makes `map` the lines sent, sharing names and values: an asset's
     /// head is its template with the asset's values, `Content-Length` and
     /// all ([`crate::serve::prepared::Prepared::head`]).
-    fn fill(&self, map: &mut http::HeaderMap) {
+    /// With `date`, an asset's head has its `Date` line already.
+    fn fill(&self, map: &mut http::HeaderMap, date: Option<&http::HeaderValue>) {
         match self {
             Headers::Prepared {
                 asset,
@@ -167,7 +168,7 @@ impl Headers {
                 encoding,
                 site,
             } => {
-                *map = asset.value().head(*encoding, *ok);
+                *map = asset.value().head_dated(*encoding, *ok, date);
                 site.insert_into(map);
             }
             Headers::Built(lines) => {
@@ -238,7 +239,7 @@ impl Headers {
     #[cfg(test)]
     pub(super) fn text(&self) -> String {
         let mut map = http::HeaderMap::new();
-        self.fill(&mut map);
+        self.fill(&mut map, None);
         map.iter()
             .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap_or_default()))
             .collect()
@@ -322,11 +323,22 @@ impl Answer {
     /// known: `Content-Length` is always sent (with a HEAD or a 304 it is
     /// the length a GET would get), so no response is chunked.
     pub(super) fn into_response(self) -> http::Response<transport::Payload> {
+        self.into_response_over(http::Version::HTTP_11)
+    }
+
+    /// [`Answer::into_response`] for a request of `version`: over HTTP/2
+    /// an asset's head comes with its `Date` line, which the transport
+    /// adds to every head and would otherwise have to grow it for.
+    pub(super) fn into_response_over(
+        self,
+        version: http::Version,
+    ) -> http::Response<transport::Payload> {
         let mut response = http::Response::new(self.body.into_payload());
         *response.status_mut() = http::StatusCode::from_u16(self.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
-        self.headers.fill(headers);
+        let date = (version == http::Version::HTTP_2).then(transport::now_date);
+        self.headers.fill(headers, date.as_ref());
         // A prepared 200's head holds its length already.
         let prepared_length = match &self.headers {
             Headers::Prepared {

@@ -256,7 +256,7 @@ impl Service {
             peer: *peer,
             logged,
         };
-        (answer.into_response(), ticket)
+        (answer.into_response_over(parts.version), ticket)
     }
 }
 

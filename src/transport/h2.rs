@@ -473,18 +473,19 @@ impl<T> Stream<T> {
 
 /// Makes a response head fit for HTTP/2: without `Connection` (RFC 9113
 /// 8.2.2; the only connection-specific line ccc's answers carry, on
-/// refusals that close an HTTP/1 connection), with `date` and with
+/// refusals that close an HTTP/1 connection), with `date` (an asset's
+/// head is made with it, `Answer::into_response_over`) and with
 /// `content-length` (which a HEAD's or a 304's answer already carries).
 fn finish_head(headers: &mut HeaderMap, body: &Payload) {
     headers.remove(header::CONNECTION);
-    headers.insert(header::DATE, now_date());
+    headers.entry(header::DATE).or_insert_with(now_date);
     if !headers.contains_key(header::CONTENT_LENGTH) {
         headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
     }
 }
 
 /// The `Date` of a response sent now, formatted once a second per thread.
-fn now_date() -> HeaderValue {
+pub(crate) fn now_date() -> HeaderValue {
     thread_local! {
         static DATE: RefCell<(u64, HeaderValue)> =
             const { RefCell::new((u64::MAX, HeaderValue::from_static(""))) };

@@ -51,6 +51,7 @@ mod watch;
 mod watched;
 
 pub(crate) use body::{BodyError, RequestBody};
+pub(crate) use h2::now_date;
 pub use limits::Limits;
 pub(crate) use limits::OpenFiles;
 
