@@ -643,7 +643,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dated_head_is_the_head_with_its_date_and_room_for_it() {
+    fn a_dated_head_is_the_head_and_its_date() {
         let p = Prepared::new(stored(Gzip, true));
         let date = HeaderValue::from_static("Sun, 06 Dec 2026 06:40:00 GMT");
         for ok in [true, false] {

@@ -159,8 +159,8 @@ impl Headers {
     /// Makes `map` the lines sent, sharing names and values: an asset's
     /// head is its template with the asset's values, `Content-Length` and
     /// all ([`crate::serve::prepared::Prepared::head`]).
-    /// With `date`, an asset's head has its `Date` line already.
-    fn fill(&self, map: &mut http::HeaderMap, date: Option<&http::HeaderValue>) {
+    /// When `dated` (HTTP/2), an asset's head has its `Date` line already.
+    fn fill(&self, map: &mut http::HeaderMap, dated: bool) {
         match self {
             Headers::Prepared {
                 asset,
@@ -168,7 +168,8 @@ impl Headers {
                 encoding,
                 site,
             } => {
-                *map = asset.value().head_dated(*encoding, *ok, date);
+                let date = dated.then(transport::now_date);
+                *map = asset.value().head_dated(*encoding, *ok, date.as_ref());
                 site.insert_into(map);
             }
             Headers::Built(lines) => {
@@ -239,7 +240,7 @@ impl Headers {
     #[cfg(test)]
     pub(super) fn text(&self) -> String {
         let mut map = http::HeaderMap::new();
-        self.fill(&mut map, None);
+        self.fill(&mut map, false);
         map.iter()
             .map(|(n, v)| format!("{n}: {}\r\n", v.to_str().unwrap_or_default()))
             .collect()
@@ -337,8 +338,7 @@ impl Answer {
         *response.status_mut() = http::StatusCode::from_u16(self.status)
             .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
         let headers = response.headers_mut();
-        let date = (version == http::Version::HTTP_2).then(transport::now_date);
-        self.headers.fill(headers, date.as_ref());
+        self.headers.fill(headers, version == http::Version::HTTP_2);
         // A prepared 200's head holds its length already.
         let prepared_length = match &self.headers {
             Headers::Prepared {
