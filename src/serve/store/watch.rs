@@ -563,16 +563,23 @@ mod tests {
         assert!(mapped > 1 << 31);
     }
 
-    #[test]
-    fn deleted_versions_leave_the_cache() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = catalog_with(dir.path(), &[("a", 100)]);
+    /// A store that has cached `a`, whose version a writer has just
+    /// removed from the catalog in `dir`; the store has not looked yet.
+    fn store_after_a_removal(dir: &Path) -> Store {
+        let db = catalog_with(dir, &[("a", 100)]);
         let mut s = store(db.clone(), 10, 1 << 20);
         s.get(key("a")).unwrap().unwrap();
-        assert!(cached(&s, "a"));
         let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
         let id = writer.versions("app").unwrap()[0].id;
         writer.remove_versions(&[id], false).unwrap();
+        s
+    }
+
+    #[test]
+    fn deleted_versions_leave_the_cache() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = store_after_a_removal(dir.path());
+        assert!(cached(&s, "a"));
         s.housekeeping();
         assert_eq!(s.stats().invalidations, 1);
         assert!(!cached(&s, "a"), "gone from the workers' view too");
@@ -583,12 +590,7 @@ mod tests {
     fn a_change_whose_check_failed_is_checked_again() {
         use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
         let dir = tempfile::tempdir().unwrap();
-        let db = catalog_with(dir.path(), &[("a", 100)]);
-        let mut s = store(db.clone(), 10, 1 << 20);
-        s.get(key("a")).unwrap().unwrap();
-        let mut writer = Catalog::open(&db, Access::ReadWrite).unwrap();
-        let id = writer.versions("app").unwrap()[0].id;
-        writer.remove_versions(&[id], false).unwrap();
+        let mut s = store_after_a_removal(dir.path());
         // The store's connection may not read `versions` for one check.
         let deny = |ctx: AuthContext<'_>| match ctx.action {
             AuthAction::Read {
