@@ -105,7 +105,7 @@ pub(crate) struct ServerArgs {
 
     /// Most bytes the file index holds in memory, like 64MiB; 0 turns it
     /// off. It keeps what the catalog said of each file a miss read (where
-    /// its bytes are, their digests, its headers' inputs), so the file's
+    /// its bytes are, their digests, its headers' values), so the file's
     /// next miss reads only its bytes, as nginx's open_file_cache does.
     #[arg(long, env = "CCC_INDEX_BYTES", default_value = crate::serve::store::DEFAULT_INDEX_BYTES, value_parser = parse_size, value_name = "SIZE")]
     pub index_bytes: u64,

@@ -1,10 +1,12 @@
 //! An asset with its responses prepared: everything about a response that
-//! does not depend on the request is computed once, when the store loads
-//! the asset, and shared by every response that sends it.
+//! does not depend on the request is computed once, when the store first
+//! loads the file, and shared by every response that sends it.
 //!
 //! The store writes the values of the lines ccc makes for the asset
-//! (tags, lengths, date) into one text when it loads the asset; the
-//! content type and `Use-As-Dictionary` come checked from the store. A
+//! (tags, lengths, date) into one text when it looks the file up
+//! ([`Lines`]); the file index keeps them with its record of the file, so
+//! the file's later misses share them and format nothing. The content
+//! type and `Use-As-Dictionary` come checked from the store. A
 //! response's head is the template of its shape (a 200 or a 304, coding,
 //! `Vary`, which lines the asset has), made once per process, cloned, with
 //! the asset's values put in its empty ones: a clone and a few shared
@@ -43,7 +45,7 @@ use crate::transport::SERVER;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use std::ops::Range;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Whether a 304 sends the line named `name`: its validators and caching
 /// headers do, content headers do not (RFC 9110 15.4.5).
@@ -58,15 +60,25 @@ pub(crate) fn in_304(name: &HeaderName) -> bool {
 pub(crate) const IMMUTABLE: &str = "public, max-age=31536000, immutable";
 
 /// A stored asset and its prepared responses.
+#[derive(Debug)]
+pub struct Prepared {
+    pub stored: StoredAsset,
+    /// The values of its lines: made when the asset is loaded, or shared
+    /// with the file index's record of the file (`store::index`), so that
+    /// a miss read through the record makes none.
+    lines: Arc<Lines>,
+}
+
+/// The values of the header lines ccc writes for an asset, for each
+/// representation it holds.
 ///
 /// Few allocations, each at its exact size: a cache under a uniform load
 /// admits and drops assets all the time, and every block an asset keeps
 /// beside the short-lived ones of a miss fragments glibc's heap (bench/RPS.md
-/// measured its bins costing the cache its gain). So the values of its
-/// header lines share one text, and the codings sit inline.
+/// measured its bins costing the cache its gain). So the values share one
+/// text, and the representations sit inline.
 #[derive(Debug)]
-pub struct Prepared {
-    pub stored: StoredAsset,
+pub(crate) struct Lines {
     /// The values of the header lines ccc writes for the asset, one after
     /// the other: the ETags of the representations held, in their order,
     /// their `Content-Length`s, then `Last-Modified`. Each representation
@@ -74,8 +86,9 @@ pub struct Prepared {
     /// sharing it.
     text: Bytes,
     /// The representations held, smallest first; the decoded one
-    /// (identity) always, last.
-    held: Vec<Representation>,
+    /// (identity) always, last. An asset has three at most but for its
+    /// entries with deltas.
+    held: smallvec::SmallVec<[Representation; 3]>,
     /// Their codings, for negotiation: the first `held.len()`.
     offered: [Encoding; 5],
 }
@@ -107,62 +120,23 @@ impl Prepared {
     /// Computes the validators and the values of the asset's header
     /// lines.
     pub fn new(stored: StoredAsset) -> Prepared {
-        let mut hex = [0u8; 64];
-        // Cannot fail: 64 bytes hold 32 in hex, and hex digits are UTF-8.
-        let _ = hex::encode_to_slice(stored.sha256, &mut hex);
-        let sha = std::str::from_utf8(&hex).unwrap_or_default();
-        let length = |encoding| match encoding {
-            Encoding::Identity => Some(stored.raw_size as usize),
-            coded => stored.body(coded).map(|(body, _)| body.len() as usize),
-        };
-        // What a client that accepts brotli gets without a delta.
-        let baseline = Encoding::PREFERENCE
-            .into_iter()
-            .find_map(length)
-            .unwrap_or(usize::MAX);
-        // At most five, on the stack: a miss allocates only what it keeps.
-        let mut codings: smallvec::SmallVec<[(Encoding, usize); 5]> =
-            [Encoding::Dcb, Encoding::Dcz]
-                .into_iter()
-                .chain(Encoding::PREFERENCE)
-                .filter_map(|e| length(e).map(|len| (e, len)))
-                .filter(|(e, len)| !e.is_delta() || *len < baseline)
-                .collect();
-        // Smallest first, the decoded bytes last; ties in the order above.
-        codings.sort_by_key(|(e, len)| (*e == Encoding::Identity, *len));
-        let mut text = String::with_capacity(
-            codings
-                .iter()
-                .map(|(e, len)| tag_len(sha, *e, &stored) + decimal_len(*len))
-                .sum::<usize>()
-                + HTTP_DATE_LEN,
-        );
-        let mut held = Vec::with_capacity(codings.len());
-        let mut offered = [Encoding::Identity; 5];
-        for &(encoding, length) in &codings {
-            push_tag(&mut text, sha, encoding, &stored);
-            offered[held.len()] = encoding;
-            held.push(Representation {
-                encoding,
-                length,
-                tag_end: text.len(),
-                length_end: 0,
-                values: OnceLock::new(),
-            });
-        }
-        for r in &mut held {
-            push_decimal(&mut text, r.length);
-            r.length_end = text.len();
-        }
-        push_http_date(&mut text, stored.published_at);
         Prepared {
-            // At its exact size, as the weight counts it: the lengths
-            // above are exact, so this copies nothing.
-            text: Bytes::from(text.into_boxed_str().into_boxed_bytes()),
-            held,
-            offered,
+            lines: Arc::new(Lines::of(&stored)),
             stored,
         }
+    }
+
+    /// The asset with the values `lines` made of the same file, shared
+    /// (a miss read through the file index). They are of every coding the
+    /// file has, even when a stream was left in the catalog for a response
+    /// that does not send it (`store::index`).
+    pub(crate) fn with_lines(stored: StoredAsset, lines: Arc<Lines>) -> Prepared {
+        Prepared { stored, lines }
+    }
+
+    /// The values of its lines, to share with another asset of the file.
+    pub(crate) fn lines(&self) -> &Arc<Lines> {
+        &self.lines
     }
 
     /// Whether the catalog holds a delta of the asset against the
@@ -186,18 +160,18 @@ impl Prepared {
         self.offered()
             .iter()
             .position(|e| *e == encoding)
-            .unwrap_or(self.held.len() - 1)
+            .unwrap_or(self.lines.held.len() - 1)
     }
 
     /// The representation of `encoding`, or the decoded one when the asset
     /// has no such coding.
     fn representation(&self, encoding: Encoding) -> &Representation {
-        &self.held[self.index(encoding)]
+        &self.lines.held[self.index(encoding)]
     }
 
     /// The codings the asset can be sent in, smallest first; identity last.
     pub(crate) fn offered(&self) -> &[Encoding] {
-        &self.offered[..self.held.len()]
+        &self.lines.offered[..self.lines.held.len()]
     }
 
     fn tag_at(&self, index: usize) -> &str {
@@ -206,28 +180,30 @@ impl Prepared {
 
     /// Where the ETag of the representation at `index` sits in the text.
     fn tag_range(&self, index: usize) -> Range<usize> {
-        let start = index.checked_sub(1).map_or(0, |i| self.held[i].tag_end);
-        start..self.held[index].tag_end
+        let start = index
+            .checked_sub(1)
+            .map_or(0, |i| self.lines.held[i].tag_end);
+        start..self.lines.held[index].tag_end
     }
 
     /// Where the `Content-Length` of the representation at `index` sits.
     fn length_range(&self, index: usize) -> Range<usize> {
         let start = match index.checked_sub(1) {
-            Some(i) => self.held[i].length_end,
-            None => self.held.last().map_or(0, |r| r.tag_end),
+            Some(i) => self.lines.held[i].length_end,
+            None => self.lines.held.last().map_or(0, |r| r.tag_end),
         };
-        start..self.held[index].length_end
+        start..self.lines.held[index].length_end
     }
 
     /// Where `Last-Modified` sits: last.
     fn date_range(&self) -> Range<usize> {
-        self.held.last().map_or(0, |r| r.length_end)..self.text.len()
+        self.lines.held.last().map_or(0, |r| r.length_end)..self.lines.text.len()
     }
 
     fn str_at(&self, range: Range<usize>) -> &str {
         // Cannot fail: the text was written as a String, and every range
         // ends where a whole value ends.
-        std::str::from_utf8(&self.text[range]).unwrap_or_default()
+        std::str::from_utf8(&self.lines.text[range]).unwrap_or_default()
     }
 
     /// The ETag of the representation of `encoding` (the decoded one's
@@ -260,7 +236,7 @@ impl Prepared {
     ) -> HeaderMap {
         let index = self.index(encoding);
         let values = self.values_at(index);
-        let template = self.template(self.held[index].encoding, ok, date.is_some());
+        let template = self.template(self.lines.held[index].encoding, ok, date.is_some());
         let mut head = template.map.clone();
         for (name, value) in head.iter_mut() {
             let own = self.own(values, name);
@@ -277,7 +253,7 @@ impl Prepared {
         let index = self.index(encoding);
         let name = HeaderName::from_bytes(name.as_bytes()).ok()?;
         let constant = self
-            .template(self.held[index].encoding, ok, false)
+            .template(self.lines.held[index].encoding, ok, false)
             .map
             .get(&name)?;
         let value = self.own(self.values_at(index), &name).unwrap_or(constant);
@@ -305,14 +281,16 @@ impl Prepared {
     /// The values of the representation at `index`, made by the first
     /// response that sends it.
     fn values_at(&self, index: usize) -> &[HeaderValue; 3] {
-        self.held[index].values.get_or_init(|| self.values(index))
+        self.lines.held[index]
+            .values
+            .get_or_init(|| self.values(index))
     }
 
     /// The values of the representation at `index`, shared with the text.
     fn values(&self, index: usize) -> [HeaderValue; 3] {
         // Cannot fail: ccc wrote the tags, lengths and date in ASCII.
         let value = |range| {
-            HeaderValue::from_maybe_shared(self.text.slice(range))
+            HeaderValue::from_maybe_shared(self.lines.text.slice(range))
                 .unwrap_or_else(|_| HeaderValue::from_static(""))
         };
         [
@@ -336,9 +314,10 @@ impl Prepared {
     }
 
     /// What the asset holds on the heap, for the cache's byte budget: the
-    /// bodies, the text of its lines and `Use-As-Dictionary` (the content
-    /// type is static). The values of its lines share the text; its heads
-    /// live only as long as their responses.
+    /// bodies, its lines ([`Lines::weight`]) and `Use-As-Dictionary` (the
+    /// content type is static). Lines shared with the file index are
+    /// charged to each: an upper bound. The values of its lines share the
+    /// text; its heads live only as long as their responses.
     pub(crate) fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         // A coding left in the catalog holds its piece digests and marks.
@@ -357,17 +336,85 @@ impl Prepared {
         });
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc) + deltas;
         let offers = self.stored.deltas.heap_bytes();
-        // The text, and the record `bytes` adds once the first head shares
-        // it (its buffer, capacity and count).
-        let texts = allocation(self.text.len())
+        let dictionary = (self.stored.use_as_dictionary.as_ref()).map_or(0, line_value_bytes);
+        bodies + offers + self.lines.weight() + dictionary
+    }
+}
+
+impl Lines {
+    /// The validators and the values of the lines of `stored`.
+    pub(crate) fn of(stored: &StoredAsset) -> Lines {
+        let mut hex = [0u8; 64];
+        // Cannot fail: 64 bytes hold 32 in hex, and hex digits are UTF-8.
+        let _ = hex::encode_to_slice(stored.sha256, &mut hex);
+        let sha = std::str::from_utf8(&hex).unwrap_or_default();
+        let length = |encoding| match encoding {
+            Encoding::Identity => Some(stored.raw_size as usize),
+            coded => stored.body(coded).map(|(body, _)| body.len() as usize),
+        };
+        // What a client that accepts brotli gets without a delta.
+        let baseline = Encoding::PREFERENCE
+            .into_iter()
+            .find_map(length)
+            .unwrap_or(usize::MAX);
+        // At most five, on the stack: a miss allocates only what it keeps.
+        let mut codings: smallvec::SmallVec<[(Encoding, usize); 5]> =
+            [Encoding::Dcb, Encoding::Dcz]
+                .into_iter()
+                .chain(Encoding::PREFERENCE)
+                .filter_map(|e| length(e).map(|len| (e, len)))
+                .filter(|(e, len)| !e.is_delta() || *len < baseline)
+                .collect();
+        // Smallest first, the decoded bytes last; ties in the order above.
+        codings.sort_by_key(|(e, len)| (*e == Encoding::Identity, *len));
+        let mut text = String::with_capacity(
+            codings
+                .iter()
+                .map(|(e, len)| tag_len(sha, *e, stored) + decimal_len(*len))
+                .sum::<usize>()
+                + HTTP_DATE_LEN,
+        );
+        let mut held: smallvec::SmallVec<[Representation; 3]> = smallvec::SmallVec::new();
+        let mut offered = [Encoding::Identity; 5];
+        for &(encoding, length) in &codings {
+            push_tag(&mut text, sha, encoding, stored);
+            offered[held.len()] = encoding;
+            held.push(Representation {
+                encoding,
+                length,
+                tag_end: text.len(),
+                length_end: 0,
+                values: OnceLock::new(),
+            });
+        }
+        for r in &mut held {
+            push_decimal(&mut text, r.length);
+            r.length_end = text.len();
+        }
+        push_http_date(&mut text, stored.published_at);
+        Lines {
+            // At its exact size, as the weight counts it: the lengths
+            // above are exact, so this copies nothing.
+            text: Bytes::from(text.into_boxed_str().into_boxed_bytes()),
+            held,
+            offered,
+        }
+    }
+
+    /// What the lines hold on the heap, for the byte budgets of the cache
+    /// and of the file index: the text, the record `bytes` adds once the
+    /// first head shares it (its buffer, capacity and count), and the
+    /// representations (inline, but for an entry with deltas).
+    pub(crate) fn weight(&self) -> u64 {
+        use crate::serve::cache::allocation;
+        let spilled = match self.held.spilled() {
+            true => allocation(self.held.capacity() * size_of::<Representation>()),
+            false => 0,
+        };
+        allocation(2 * size_of::<usize>() + size_of::<Lines>())
+            + allocation(self.text.len())
             + allocation(3 * size_of::<usize>())
-            + self
-                .stored
-                .use_as_dictionary
-                .as_ref()
-                .map_or(0, line_value_bytes);
-        let held = allocation(self.held.capacity() * size_of::<Representation>());
-        bodies + offers + texts + held
+            + spilled
     }
 }
 
@@ -534,7 +581,7 @@ mod tests {
 
     /// The ETag of every representation held, in their order.
     fn tags(p: &Prepared) -> Vec<&str> {
-        (0..p.held.len()).map(|i| p.tag_at(i)).collect()
+        (0..p.lines.held.len()).map(|i| p.tag_at(i)).collect()
     }
 
     fn stored(encoding: Encoding, brotli: bool) -> StoredAsset {
@@ -633,8 +680,8 @@ mod tests {
                 .map_or(0, |b| allocation(b.len() as usize + 16));
         // The tags and the date share one text.
         let texts = allocation(tags(p).iter().map(|t| t.len()).sum::<usize>() + 29);
-        // Each holds the values its responses send.
-        let representations = allocation(p.held.len() * size_of::<Representation>());
+        // Each representation holds the values its responses send, inline.
+        let representations = allocation(2 * size_of::<usize>() + size_of::<Lines>());
         let held = bodies + texts + representations;
         assert!(held <= weight, "{held} held, {weight} charged");
         assert_eq!(p.weight(), weight, "sending holds nothing more");
@@ -670,7 +717,7 @@ mod tests {
         let again = p.head(Identity, false);
         let tag = |head: &HeaderMap| head["etag"].as_bytes().as_ptr();
         assert_eq!(tag(&first), tag(&again), "made once");
-        let text = p.text.as_ptr_range();
+        let text = p.lines.text.as_ptr_range();
         assert!(text.contains(&tag(&first)), "a slice of the text");
         for encoding in [Brotli, Gzip] {
             assert!(p.representation(encoding).values.get().is_none());

@@ -6,13 +6,15 @@
 //! stream), the dictionaries it has deltas against, its content type and
 //! `Use-As-Dictionary`. None of that changes while the version exists, so
 //! the index keeps it ([`FileRecord`]): the blob's id, each stored stream's
-//! length and XXH3-128, and what the asset's responses are built from. A
-//! miss of an indexed file reads the blob's streams by its id, one search
-//! of each table by rowid ([`Catalog::stored_streams`]), checks them
-//! against the recorded lengths and digests, and prepares its responses as
-//! any miss does. This is what nginx's `open_file_cache` keeps of a file
-//! (its descriptor, size and modification time) while the page cache keeps
-//! its bytes; here SQLite's pages are the page cache. A miss the cache
+//! length and XXH3-128, what the asset's responses are built from, and the
+//! values of its header lines as the miss that made the record prepared
+//! them (tags, lengths, `Last-Modified`: [`Lines`]). A miss of an indexed
+//! file reads the blob's streams by its id, one search of each table by
+//! rowid ([`Catalog::stored_streams`]), checks them against the recorded
+//! lengths and digests, and shares the record's lines: it formats no
+//! value. This is what nginx's `open_file_cache` keeps of a file (its
+//! descriptor, size and modification time) while the page cache keeps its
+//! bytes; here SQLite's pages are the page cache. A miss the cache
 //! would refuse, for a client that does not take brotli, reads and checks
 //! the stored stream alone (`load`).
 //!
@@ -42,14 +44,15 @@ use crate::catalog::lookup::AssetRecord;
 use crate::encoding::Encoding;
 use crate::error::Result;
 use crate::serve::cache::{Cache, Counts, Entry, Lookup, Reader};
+use crate::serve::prepared::{Lines, Prepared};
 use crate::serve::stored::{Dictionaries, StoredAsset, Stream, line_value_bytes};
 use http::HeaderValue;
 use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 /// Default `--index-bytes`, as `--help` shows it (parsed like the flag).
 /// A record of a typical front-end file (a script offered as a
-/// dictionary) weighs about 650 bytes with its key and the index's own
-/// bookkeeping, so 64 MiB indexes about 100,000 files.
+/// dictionary) weighs about 1,400 bytes with its key, its lines and the
+/// index's own bookkeeping, so 64 MiB indexes about 45,000 files.
 pub(crate) const DEFAULT_INDEX_BYTES: &str = "64MiB";
 
 /// What the index keeps of one file: everything a miss needs but its
@@ -67,6 +70,9 @@ pub(super) struct FileRecord {
     brotli: Option<Checked>,
     deltas: Dictionaries,
     use_as_dictionary: Option<HeaderValue>,
+    /// The values of the asset's lines, shared with every asset read
+    /// through the record.
+    lines: Arc<Lines>,
 }
 
 /// A stored stream's length and recorded XXH3-128. An indexed stream is
@@ -118,7 +124,8 @@ impl RowParts {
 impl FileRecord {
     /// The record of an asset a miss loaded and checked, with what `row`
     /// kept of its row; None when it cannot be indexed (module doc).
-    pub(super) fn of(asset: &StoredAsset, row: &RowParts) -> Option<FileRecord> {
+    pub(super) fn of(prepared: &Prepared, row: &RowParts) -> Option<FileRecord> {
+        let asset = &prepared.stored;
         if asset.chunks.is_some() || asset.delta.is_some() {
             return None;
         }
@@ -140,18 +147,20 @@ impl FileRecord {
             brotli,
             deltas: asset.deltas.clone(),
             use_as_dictionary: asset.use_as_dictionary.clone(),
+            lines: prepared.lines().clone(),
         })
     }
 
     /// The heap the record and its key hold, for the index's byte budget
-    /// (the index adds what it spends on the entry). `Use-As-Dictionary`
-    /// and the dictionaries are shared with the assets made from the
-    /// record, and charged to each as well: an upper bound. The content
-    /// type is static.
+    /// (the index adds what it spends on the entry). `Use-As-Dictionary`,
+    /// the dictionaries and the lines are shared with the assets made from
+    /// the record, and charged to each as well: an upper bound. The
+    /// content type is static.
     fn weight(&self, key: &AssetKey) -> u64 {
         key.weight()
             + self.deltas.heap_bytes()
             + self.use_as_dictionary.as_ref().map_or(0, line_value_bytes)
+            + self.lines.weight()
     }
 
     /// The version the record is of.
@@ -172,11 +181,12 @@ impl FileRecord {
     }
 
     /// The asset, its streams read from `catalog` by the blob's id and
-    /// checked against the record; None when they no longer match it (or
-    /// the blob is gone): the miss then looks the file up again. Without
-    /// `brotli`, the brotli stream is left in the catalog and the asset
-    /// has none: for a response that does not send it, never cached.
-    pub(super) fn load(&self, catalog: &Catalog, brotli: bool) -> Result<Option<StoredAsset>> {
+    /// checked against the record, its lines the record's; None when they
+    /// no longer match it (or the blob is gone): the miss then looks the
+    /// file up again. Without `brotli`, the brotli stream is left in the
+    /// catalog and the asset has none (its lines still name it): for a
+    /// response that does not send it, never cached.
+    pub(super) fn load(&self, catalog: &Catalog, brotli: bool) -> Result<Option<Prepared>> {
         let want_brotli = brotli && self.brotli.is_some();
         let Some((body, read)) = catalog.stored_streams(self.blob_id, want_brotli)? else {
             return Ok(None);
@@ -189,7 +199,7 @@ impl FileRecord {
             (Some(checked), Some(bytes)) if checked.matches(&bytes) => Some(Stream::Memory(bytes)),
             _ => return Ok(None),
         };
-        Ok(Some(StoredAsset {
+        let stored = StoredAsset {
             version_id: self.version_id,
             blob_id: self.blob_id,
             body: Stream::Memory(body),
@@ -203,7 +213,8 @@ impl FileRecord {
             deltas: self.deltas.clone(),
             delta: None,
             use_as_dictionary: self.use_as_dictionary.clone(),
-        }))
+        };
+        Ok(Some(Prepared::with_lines(stored, self.lines.clone())))
     }
 }
 
@@ -339,9 +350,38 @@ mod tests {
         assert!(stats.index.bytes > 0 && stats.index.bytes <= stats.index.max_bytes);
     }
 
+    /// A miss read through a record makes no values of its own: its lines
+    /// are the record's, made by the miss that looked the file up, and a
+    /// value the first response made is the next miss's too.
+    #[test]
+    fn a_miss_read_through_a_record_shares_its_lines() {
+        use crate::encoding::Encoding::Gzip;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cdn.db");
+        publish_at(&db, "1.0.0", &[("a.css", css(0))]);
+        let mut s = store(db, 0, 1 << 20);
+        let looked_up = get(&mut s, "a.css");
+        let (first, second) = (get(&mut s, "a.css"), get(&mut s, "a.css"));
+        assert_eq!(s.stats().index.hits, 2);
+        for read in [&first, &second] {
+            assert!(!std::sync::Arc::ptr_eq(read, &looked_up), "not cached");
+            assert!(std::sync::Arc::ptr_eq(
+                read.value().lines(),
+                looked_up.value().lines()
+            ));
+        }
+        let tag = |asset: &Asset| asset.value().head(Gzip, true)["etag"].as_bytes().as_ptr();
+        assert_eq!(tag(&first), tag(&second), "made once, by the first");
+        assert_eq!(
+            first.value().head(Gzip, true),
+            looked_up.value().head(Gzip, true)
+        );
+    }
+
     /// A script of a front-end build, offered as a dictionary, is what
-    /// the index holds most: its record weighs no more than the default
-    /// budget's share for 100,000 files, as README's memory section says.
+    /// the index holds most: its record, with its lines, weighs no more
+    /// than the default budget's share for 45,000 files, as README's memory
+    /// section says.
     #[test]
     fn a_script_s_record_fits_the_default_budget_s_share() {
         let dir = tempfile::tempdir().unwrap();
@@ -363,7 +403,7 @@ mod tests {
         assert_eq!((stats.index.entries, stats.index.hits), (1, 1));
         let budget: u64 = crate::units::parse_size(super::DEFAULT_INDEX_BYTES).unwrap();
         assert!(
-            stats.index.bytes <= budget / 100_000,
+            stats.index.bytes <= budget / 45_000,
             "{} bytes a record",
             stats.index.bytes
         );

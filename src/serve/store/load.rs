@@ -84,18 +84,15 @@ pub(super) struct Loaded {
 }
 
 impl Loaded {
-    /// `stored` prepared, weighed for the cache of `shared` under `key`
-    /// unless it is not to be offered (`keep`). Either way the response
-    /// builds the lines of the coding it sends, and only those
-    /// (`Prepared::weight` charges every set without building one).
+    /// `prepared`, weighed for the cache of `shared` under `key` unless it
+    /// is not to be offered (`keep`).
     fn new(
-        stored: StoredAsset,
+        prepared: Prepared,
         key: &AssetKey,
         shared: &Shared,
         reserved: Option<Reservation>,
         keep: Keep,
     ) -> Loaded {
-        let prepared = Prepared::new(stored);
         let weight = if shared.cache.is_on() && keep != Keep::Refused {
             prepared.weight() + key.weight()
         } else {
@@ -166,8 +163,8 @@ pub(super) fn load(
         },
     };
     let _s = causal::site!(CACHE_INSERT);
-    let (stored, reserved) = match read {
-        Read::Indexed(stored) => (stored, None),
+    let (prepared, reserved) = match read {
+        Read::Indexed(prepared) => (prepared, None),
         Read::LookedUp(found) => found.into_asset(catalog, key, shared, seen)?,
     };
     if let Some(started) = started {
@@ -176,17 +173,18 @@ pub(super) fn load(
             key.package(),
             key.version(),
             key.path(),
-            stored.body.len(),
+            prepared.stored.body.len(),
             started.elapsed().as_micros()
         ));
     }
-    Ok(Some(Loaded::new(stored, key, shared, reserved, keep)))
+    Ok(Some(Loaded::new(prepared, key, shared, reserved, keep)))
 }
 
 /// How a miss found its file.
 enum Read {
-    /// Through the file index: its streams read by the blob's id.
-    Indexed(StoredAsset),
+    /// Through the file index: its streams read by the blob's id, its
+    /// lines the record's.
+    Indexed(Prepared),
     /// By the lookup.
     LookedUp(LookedUp),
 }
@@ -274,15 +272,15 @@ fn look_up(
 }
 
 impl LookedUp {
-    /// The asset of the row, with its dictionary side, and its record
-    /// offered to the index (`seen`: see [`load`]).
+    /// The asset of the row, with its dictionary side, prepared, and its
+    /// record offered to the index (`seen`: see [`load`]).
     fn into_asset(
         self,
         catalog: &Catalog,
         key: &AssetKey,
         shared: &Shared,
         seen: u64,
-    ) -> Result<(StoredAsset, Option<Reservation>)> {
+    ) -> Result<(Prepared, Option<Reservation>)> {
         let LookedUp {
             row,
             mut digests,
@@ -296,12 +294,13 @@ impl LookedUp {
                 .map(|i| digests.swap_remove(i).1)
         })?;
         dictionary_side(catalog, key, &mut stored)?;
-        if let Some(record) = FileRecord::of(&stored, &recorded) {
+        let prepared = Prepared::new(stored);
+        if let Some(record) = FileRecord::of(&prepared, &recorded) {
             shared
                 .index
                 .admit(key, record, seen, || shared.readers.changes());
         }
-        Ok((stored, reserved))
+        Ok((prepared, reserved))
     }
 }
 
@@ -389,9 +388,15 @@ pub(super) fn load_delta(
         }
     }
     let _s = causal::site!(CACHE_INSERT);
-    let stored = plain.stored.with_delta(delta);
+    let prepared = Prepared::new(plain.stored.with_delta(delta));
     let keep = Keep::Offer { counted: false };
-    Ok(Some(Loaded::new(stored, key, shared, Some(reserved), keep)))
+    Ok(Some(Loaded::new(
+        prepared,
+        key,
+        shared,
+        Some(reserved),
+        keep,
+    )))
 }
 
 impl Store {
