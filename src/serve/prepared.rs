@@ -105,14 +105,14 @@ const VARY_WITH_DICTIONARY: &str = "Accept-Encoding, Available-Dictionary";
 struct Representation {
     encoding: Encoding,
     length: usize,
-    /// Where its ETag ends in [`Prepared::text`] (it starts where the
+    /// Where its ETag ends in [`Lines::text`] (it starts where the
     /// previous one ends).
     tag_end: usize,
     /// Where its `Content-Length` ends there (it starts where the
     /// previous one ends, the first where the last tag ends).
     length_end: usize,
     /// Its ETag, `Content-Length` and `Last-Modified`, as sent: slices
-    /// of [`Prepared::text`], made by the first response that sends it.
+    /// of [`Lines::text`], made by the first response that sends it.
     values: OnceLock<[HeaderValue; 3]>,
 }
 
