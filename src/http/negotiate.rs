@@ -1,6 +1,6 @@
 //! Content negotiation (RFC 9110 12.5).
 //!
-//! - `Accept-Encoding` ([`choose`]): an asset is held in one to five
+//! - `Accept-Encoding` ([`Accepted::choose`]): an asset is held in one to five
 //!   codings (identity always, since gzip decodes to it; gzip for
 //!   compressible files; brotli for those where it beat gzip by 5%; the
 //!   deltas `dcb` and `dcz` against the dictionary the request named, in
@@ -15,40 +15,41 @@
 
 use crate::encoding::Encoding;
 
-/// Chooses the coding to send among `offered`, smallest first (identity
-/// is always available, listed or not), from the request's
-/// `Accept-Encoding` values (all of them, in order).
-///
-/// - No header: identity (RFC 9110 12.5.3: any coding is acceptable, but a
-///   client that says nothing is safest served plain).
-/// - A coding is acceptable with its own q > 0 (`gzip`, `x-gzip`, `br`),
-///   or, when not named, with `*`'s q > 0.
-/// - identity is acceptable unless `identity;q=0`, or `*;q=0` without an
-///   `identity` entry; it outranks a compressed coding only when the
-///   client gave it a higher q explicitly (or through `*`).
-/// - A delta (`dcb`, `dcz`) is acceptable only when named with q > 0.
-/// - The acceptable coding with the highest q wins; equal q-values go to
-///   the one `offered` lists first, the smaller. When nothing is
-///   acceptable the server sends identity rather than 406, as the RFC
-///   allows.
-pub(crate) fn choose<'a>(
-    accept_encoding: impl IntoIterator<Item = &'a str>,
-    offered: &[Encoding],
-) -> Encoding {
-    let mut seen_header = false;
-    // q-values by Encoding::ALL index, and `*`.
-    let mut named = [None::<f32>; 5];
-    let mut star = None::<f32>;
-    for value in accept_encoding {
-        seen_header = true;
-        for item in value.split(',') {
+/// What a request's `Accept-Encoding` lines accept: the q-value each
+/// coding ccc knows is given, and `*`'s. Read as the lines come
+/// ([`Accepted::add`]), once a request: a miss chooses twice (which
+/// streams to read, then what to send).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Accepted {
+    /// Whether the request has the header at all.
+    sent: bool,
+    /// q-values by [`Encoding::ALL`] index.
+    named: [Option<f32>; 5],
+    star: Option<f32>,
+}
+
+impl Accepted {
+    /// The values of `lines`, in order.
+    #[cfg(test)]
+    pub(crate) fn of<'a>(lines: impl IntoIterator<Item = &'a str>) -> Accepted {
+        let mut accepted = Accepted::default();
+        for line in lines {
+            accepted.add(line);
+        }
+        accepted
+    }
+
+    /// Reads one more `Accept-Encoding` line.
+    pub(crate) fn add(&mut self, line: &str) {
+        self.sent = true;
+        for item in line.split(',') {
             let Some((coding, q)) = weighted(item) else {
                 continue;
             };
             let slot = if coding == "*" {
-                &mut star
+                &mut self.star
             } else if let Some(encoding) = Encoding::from_token(coding) {
-                &mut named[rank(encoding)]
+                &mut self.named[rank(encoding)]
             } else {
                 continue;
             };
@@ -56,24 +57,43 @@ pub(crate) fn choose<'a>(
             *slot = Some(slot.map_or(q, |old: f32| old.max(q)));
         }
     }
-    if !seen_header {
-        return Encoding::Identity;
-    }
-    let mut best = (Encoding::Identity, 0.0f32);
-    let identity = (!offered.contains(&Encoding::Identity)).then_some(Encoding::Identity);
-    for &encoding in offered.iter().chain(identity.iter()) {
-        // Identity is always acceptable unless refused, but ranks only
-        // with a q the client gave it; a delta only with its own.
-        let q = match encoding.is_delta() {
-            true => named[rank(encoding)].unwrap_or(0.0),
-            false => named[rank(encoding)].or(star).unwrap_or(0.0),
-        };
-        // Strictly greater: among equals the earlier, smaller coding stays.
-        if q > best.1 {
-            best = (encoding, q);
+
+    /// Chooses the coding to send among `offered`, smallest first
+    /// (identity is always available, listed or not).
+    ///
+    /// - No header: identity (RFC 9110 12.5.3: any coding is acceptable, but a
+    ///   client that says nothing is safest served plain).
+    /// - A coding is acceptable with its own q > 0 (`gzip`, `x-gzip`, `br`),
+    ///   or, when not named, with `*`'s q > 0.
+    /// - identity is acceptable unless `identity;q=0`, or `*;q=0` without an
+    ///   `identity` entry; it outranks a compressed coding only when the
+    ///   client gave it a higher q explicitly (or through `*`).
+    /// - A delta (`dcb`, `dcz`) is acceptable only when named with q > 0.
+    /// - The acceptable coding with the highest q wins; equal q-values go to
+    ///   the one `offered` lists first, the smaller. When nothing is
+    ///   acceptable the server sends identity rather than 406, as the RFC
+    ///   allows.
+    pub(crate) fn choose(&self, offered: &[Encoding]) -> Encoding {
+        if !self.sent {
+            return Encoding::Identity;
         }
+        let mut best = (Encoding::Identity, 0.0f32);
+        let identity = (!offered.contains(&Encoding::Identity)).then_some(Encoding::Identity);
+        for &encoding in offered.iter().chain(identity.iter()) {
+            // Identity is always acceptable unless refused, but ranks only
+            // with a q the client gave it; a delta only with its own.
+            let q = match encoding.is_delta() {
+                true => self.named[rank(encoding)].unwrap_or(0.0),
+                false => self.named[rank(encoding)].or(self.star).unwrap_or(0.0),
+            };
+            // Strictly greater: among equals the earlier, smaller coding
+            // stays.
+            if q > best.1 {
+                best = (encoding, q);
+            }
+        }
+        best.0
     }
-    best.0
 }
 
 /// `encoding`'s place in [`Encoding::ALL`].
@@ -147,16 +167,16 @@ pub(crate) fn format<'a>(accept: impl IntoIterator<Item = &'a str>) -> Format {
 /// malformed, which makes the element meaningless: it is skipped.
 fn weighted(item: &str) -> Option<(&str, f32)> {
     let mut parts = item.split(';');
-    let value = parts.next().unwrap_or("").trim();
+    let value = parts.next().unwrap_or("").trim_ascii();
     if value.is_empty() {
         return None;
     }
     let q = parts
         .find_map(|p| {
             let (k, v) = p.split_once('=')?;
-            k.trim()
+            k.trim_ascii()
                 .eq_ignore_ascii_case("q")
-                .then(|| parse_q(v.trim()))
+                .then(|| parse_q(v.trim_ascii()))
         })
         .unwrap_or(Some(1.0))?;
     Some((value, q))
@@ -176,6 +196,10 @@ fn parse_q(v: &str) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn choose<'a>(lines: impl IntoIterator<Item = &'a str>, offered: &[Encoding]) -> Encoding {
+        Accepted::of(lines).choose(offered)
+    }
     use crate::encoding::Encoding::{Brotli, Gzip, Identity};
 
     /// For a gzip-stored asset without brotli.

@@ -211,7 +211,7 @@ pub(super) fn asset(
         None => (asset, reserved),
     };
     let prepared = asset.value();
-    let send = negotiate::choose(ask.accept_encoding.iter().copied(), prepared.offered());
+    let send = ask.accept_encoding.choose(prepared.offered());
     let sent = Some(Sent {
         encoding: send,
         length: prepared.length(send),
@@ -298,7 +298,7 @@ pub(super) fn asset(
 /// it (and prefers it to identity), or names a dictionary, whose delta's
 /// entry is made from the whole asset.
 fn brotli_taken(ask: &Ask<'_>) -> store::Brotli {
-    let accepted = negotiate::choose(ask.accept_encoding.iter().copied(), &[Encoding::Brotli]);
+    let accepted = ask.accept_encoding.choose(&[Encoding::Brotli]);
     match accepted == Encoding::Brotli || ask.available_dictionary.is_some() {
         true => store::Brotli::Accepted,
         false => store::Brotli::NotAccepted,
@@ -318,7 +318,8 @@ fn dictionary_asked(ask: &Ask<'_>, prepared: &prepared::Prepared) -> Option<[u8;
         return None;
     }
     let deltas = [Encoding::Dcb, Encoding::Dcz];
-    negotiate::choose(ask.accept_encoding.iter().copied(), &deltas)
+    ask.accept_encoding
+        .choose(&deltas)
         .is_delta()
         .then_some(sha)
 }
@@ -614,7 +615,7 @@ mod tests {
             target,
             host: first("Host"),
             tls: false,
-            accept_encoding: first("Accept-Encoding").into_iter().collect(),
+            accept_encoding: negotiate::Accepted::of(first("Accept-Encoding")),
             accept: first("Accept").into_iter().collect(),
             if_none_match: first("If-None-Match"),
             if_modified_since: first("If-Modified-Since"),

@@ -7,7 +7,7 @@
 use crate::encoding::Encoding;
 use crate::http::cors;
 use crate::http::header_lines::HeaderLines;
-use crate::http::negotiate::{self};
+use crate::http::negotiate::Accepted;
 use crate::http::range::{self};
 use crate::serve::browse;
 use crate::serve::counters::{RouteClass, Sent};
@@ -38,7 +38,8 @@ pub(crate) struct Ask<'a> {
     pub host: Option<&'a str>,
     /// Whether it came over TLS (a site's HSTS).
     pub tls: bool,
-    pub accept_encoding: Values<'a>,
+    /// `Accept-Encoding`, read as its lines came.
+    pub accept_encoding: Accepted,
     /// `Accept`: only the listings look at it (HTML for browsers).
     pub accept: Values<'a>,
     pub if_none_match: Option<&'a str>,
@@ -399,10 +400,10 @@ impl Answer {
     pub(super) fn html(status: u16, ask: &Ask<'_>, cache_control: &str, page: String) -> Answer {
         // Pages are made per request: gzip (cheap at its default level) is
         // offered, brotli is not.
-        let gzip = negotiate::choose(
-            ask.accept_encoding.iter().copied(),
-            &[Encoding::Gzip, Encoding::Identity],
-        ) == Encoding::Gzip;
+        let gzip = ask
+            .accept_encoding
+            .choose(&[Encoding::Gzip, Encoding::Identity])
+            == Encoding::Gzip;
         let mut headers = with_cors([
             ("Content-Type", "text/html; charset=utf-8"),
             (

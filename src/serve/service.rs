@@ -21,6 +21,7 @@ use crate::http::access_log;
 use crate::http::forwarded::TrustedProxies;
 use crate::http::host;
 use crate::http::log_skip::LogSkip;
+use crate::http::negotiate::Accepted;
 use crate::log;
 use crate::serve::alias;
 use crate::serve::answer::answer;
@@ -278,7 +279,7 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Box<Answer>> {
         target,
         host: None,
         tls,
-        accept_encoding: Values::new(),
+        accept_encoding: Accepted::default(),
         accept: Values::new(),
         if_none_match: None,
         if_modified_since: None,
@@ -306,7 +307,7 @@ fn read_head(parts: &Parts, tls: bool) -> Result<Ask<'_>, Box<Answer>> {
             continue;
         };
         match *name {
-            header::ACCEPT_ENCODING => ask.accept_encoding.push(text),
+            header::ACCEPT_ENCODING => ask.accept_encoding.add(text),
             header::ACCEPT => ask.accept.push(text),
             header::IF_NONE_MATCH => _ = ask.if_none_match.get_or_insert(text),
             header::IF_MODIFIED_SINCE => _ = ask.if_modified_since.get_or_insert(text),
