@@ -187,10 +187,7 @@ pub(super) fn asset(
     // answered from the asset's entry for it (RFC 9842).
     let (asset, reserved) = match dictionary_asked(ask, asset.value()) {
         Some(dictionary) => {
-            let key = AssetKeyRef {
-                dictionary: Some(dictionary),
-                ..key
-            };
+            let key = key.with_dictionary(Some(dictionary));
             match store.delta(key, &asset) {
                 Ok(Some((entry, more))) => {
                     let reserved = match (reserved, more) {
