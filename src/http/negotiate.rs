@@ -196,11 +196,12 @@ fn parse_q(v: &str) -> Option<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::encoding::Encoding::{Brotli, Gzip, Identity};
 
+    /// The coding chosen among `offered` for these `Accept-Encoding` lines.
     fn choose<'a>(lines: impl IntoIterator<Item = &'a str>, offered: &[Encoding]) -> Encoding {
         Accepted::of(lines).choose(offered)
     }
-    use crate::encoding::Encoding::{Brotli, Gzip, Identity};
 
     /// For a gzip-stored asset without brotli.
     fn c(header: &str) -> Encoding {

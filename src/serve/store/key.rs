@@ -38,13 +38,15 @@ pub struct AssetKey {
 }
 
 /// An [`AssetKey`] borrowed from a request: what a cache hit is looked up
-/// with, so a hit copies no names. It hashes as its key does.
+/// with, so a hit copies no names. It hashes as its key does. Its fields
+/// are set only with its digest (by [`AssetKeyRef::of`], and by
+/// `with_dictionary`), so the two always agree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AssetKeyRef<'a> {
-    pub package: &'a str,
-    pub version: &'a str,
-    pub path: &'a str,
-    pub dictionary: Option<[u8; 32]>,
+    package: &'a str,
+    version: &'a str,
+    path: &'a str,
+    dictionary: Option<[u8; 32]>,
     digest: u64,
 }
 
