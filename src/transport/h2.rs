@@ -186,11 +186,14 @@ where
     fn poll(&mut self, cx: &mut Context<'_>) -> Poll<End> {
         self.cork.hold();
         loop {
+            // One reading of the clock for what this pass starts and sends:
+            // marks of progress, which only the send timeout reads.
+            let now = now_ms();
             // Reads the connection's frames; writes them once released.
             if let Poll::Ready(next) = self.conn.poll_accept(cx) {
                 self.cork.hold();
                 match next {
-                    Some(Ok((request, respond))) => self.start(request, respond),
+                    Some(Ok((request, respond))) => self.start(request, respond, now),
                     Some(Err(e)) => {
                         self.cut_short_all();
                         return Poll::Ready(End::Done(Err(e.into())));
@@ -206,8 +209,8 @@ where
                 }
                 continue;
             }
-            let answered = !self.later.is_empty() && self.answer_later(cx);
-            if self.send(cx) || answered {
+            let answered = !self.later.is_empty() && self.answer_later(cx, now);
+            if self.send(cx, now) || answered {
                 self.cork.hold();
                 continue;
             }
@@ -222,9 +225,14 @@ where
 
     /// Answers a request and starts sending its response; a deferred one
     /// (an upload) gets its body, and is answered once its future is done.
-    fn start(&mut self, request: http::Request<h2::RecvStream>, respond: SendResponse<Bytes>) {
+    fn start(
+        &mut self,
+        request: http::Request<h2::RecvStream>,
+        respond: SendResponse<Bytes>,
+        now: u64,
+    ) {
         self.watch.request_began();
-        self.last_progress = now_ms();
+        self.last_progress = now;
         let (head, body) = request.into_parts();
         let handler = &self.shared.handler;
         if super::may_defer(&**handler, &head) {
@@ -236,11 +244,11 @@ where
         // The body is never read: dropping it gives its window back.
         drop(body);
         let answered = handler.handle(head, self.peer);
-        self.respond(answered, respond);
+        self.respond(answered, respond, now);
     }
 
     /// Polls the deferred answers; true if any was sent.
-    fn answer_later(&mut self, cx: &mut Context<'_>) -> bool {
+    fn answer_later(&mut self, cx: &mut Context<'_>, now: u64) -> bool {
         let mut answered = false;
         let mut i = 0;
         while i < self.later.len() {
@@ -250,8 +258,8 @@ where
                 continue;
             };
             let (_, respond) = self.later.swap_remove(i);
-            self.last_progress = now_ms();
-            self.respond(response, respond);
+            self.last_progress = now;
+            self.respond(response, respond, now);
             answered = true;
         }
         answered
@@ -262,6 +270,7 @@ where
         &mut self,
         (response, ticket): (Response<Payload>, H::Ticket),
         mut respond: SendResponse<Bytes>,
+        now: u64,
     ) {
         let (mut parts, body) = response.into_parts();
         finish_head(&mut parts.headers, &body);
@@ -274,29 +283,29 @@ where
                 chunk: Bytes::new(),
                 remaining,
                 sent: 0,
-                progress: now_ms(),
+                progress: now,
                 ticket,
             }),
             sent => self.finished(ticket, 0, sent.is_ok()),
         }
     }
 
-    /// Gives every stream a turn; true if any sent data (which the
-    /// connection then writes).
-    fn send(&mut self, cx: &mut Context<'_>) -> bool {
+    /// Gives every stream a turn, marking the progress of those that send
+    /// at `now`; true if any sent data (which the connection then writes).
+    fn send(&mut self, cx: &mut Context<'_>, now: u64) -> bool {
         let mut sent = false;
         let mut i = 0;
         while i < self.streams.len() {
-            match self.streams[i].step(cx) {
+            match self.streams[i].step(cx, now) {
                 Step::Sent => {
                     sent = true;
-                    self.last_progress = now_ms();
+                    self.last_progress = now;
                     i += 1;
                 }
                 Step::Waiting => i += 1,
                 Step::Done { complete } => {
                     sent = true;
-                    self.last_progress = now_ms();
+                    self.last_progress = now;
                     let stream = self.streams.swap_remove(i);
                     self.finished(stream.ticket, stream.sent, complete);
                 }
@@ -395,10 +404,11 @@ where
 }
 
 impl<T> Stream<T> {
-    /// Sends what the window allows of the next chunk. The next piece of
-    /// a body is made only once the window has room for some of it, so a
-    /// stream the client gives no window holds no piece.
-    fn step(&mut self, cx: &mut Context<'_>) -> Step {
+    /// Sends what the window allows of the next chunk, marking progress at
+    /// `now`. The next piece of a body is made only once the window has
+    /// room for some of it, so a stream the client gives no window holds
+    /// no piece.
+    fn step(&mut self, cx: &mut Context<'_>, now: u64) -> Step {
         let wanted = if self.chunk.is_empty() {
             self.remaining.min(limits::H2_MAX_SEND_BUF as u64) as usize
         } else {
@@ -438,7 +448,7 @@ impl<T> Stream<T> {
             return Step::Done { complete: false };
         }
         self.sent += n;
-        self.progress = now_ms();
+        self.progress = now;
         if last {
             Step::Done { complete: true }
         } else {
