@@ -1,7 +1,7 @@
 //! Content negotiation (RFC 9110 12.5).
 //!
-//! - `Accept-Encoding` ([`Accepted::choose`]): an asset is held in one to five
-//!   codings (identity always, since gzip decodes to it; gzip for
+//! - `Accept-Encoding` ([`Accepted::choose`]): an asset is held in one to
+//!   five codings (identity always, since gzip decodes to it; gzip for
 //!   compressible files; brotli for those where it beat gzip by 5%; the
 //!   deltas `dcb` and `dcz` against the dictionary the request named, in
 //!   the asset's entry for it): which of those this client takes best,
@@ -61,16 +61,16 @@ impl Accepted {
     /// Chooses the coding to send among `offered`, smallest first
     /// (identity is always available, listed or not).
     ///
-    /// - No header: identity (RFC 9110 12.5.3: any coding is acceptable, but a
-    ///   client that says nothing is safest served plain).
-    /// - A coding is acceptable with its own q > 0 (`gzip`, `x-gzip`, `br`),
-    ///   or, when not named, with `*`'s q > 0.
-    /// - identity is acceptable unless `identity;q=0`, or `*;q=0` without an
-    ///   `identity` entry; it outranks a compressed coding only when the
-    ///   client gave it a higher q explicitly (or through `*`).
+    /// - No header: identity (RFC 9110 12.5.3: any coding is acceptable,
+    ///   but a client that says nothing is safest served plain).
+    /// - A coding is acceptable with its own q > 0 (`gzip`, `x-gzip`,
+    ///   `br`), or, when not named, with `*`'s q > 0.
+    /// - identity is acceptable unless `identity;q=0`, or `*;q=0` without
+    ///   an `identity` entry; it outranks a compressed coding only when
+    ///   the client gave it a higher q explicitly (or through `*`).
     /// - A delta (`dcb`, `dcz`) is acceptable only when named with q > 0.
-    /// - The acceptable coding with the highest q wins; equal q-values go to
-    ///   the one `offered` lists first, the smaller. When nothing is
+    /// - The acceptable coding with the highest q wins; equal q-values go
+    ///   to the one `offered` lists first, the smaller. When nothing is
     ///   acceptable the server sends identity rather than 406, as the RFC
     ///   allows.
     pub(crate) fn choose(&self, offered: &[Encoding]) -> Encoding {
