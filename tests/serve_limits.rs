@@ -60,9 +60,9 @@ fn read_until_closed(stream: &mut TcpStream) -> Vec<u8> {
     }
 }
 
-/// Reads one response with a `Content-Length` body off a kept-alive
-/// connection.
-fn read_response(stream: &mut TcpStream) -> RawResp {
+/// Reads one response off a kept-alive connection: its body is as long as
+/// `Content-Length` says, and absent for a HEAD, a 204 or a 304.
+fn read_answer(stream: &mut TcpStream, head_only: bool) -> RawResp {
     let mut all = Vec::new();
     let mut byte = [0u8; 1];
     while !all.ends_with(b"\r\n\r\n") {
@@ -71,10 +71,14 @@ fn read_response(stream: &mut TcpStream) -> RawResp {
         all.push(byte[0]);
     }
     let head = parse_raw(&all).expect("an HTTP head");
-    let length: usize = head
-        .header("content-length")
-        .and_then(|l| l.parse().ok())
-        .expect("Content-Length");
+    let length: usize = match head.status {
+        204 | 304 => 0,
+        _ if head_only => 0,
+        _ => head
+            .header("content-length")
+            .and_then(|l| l.parse().ok())
+            .expect("Content-Length"),
+    };
     let mut body = vec![0u8; length];
     stream.read_exact(&mut body).expect("the body");
     all.extend_from_slice(&body);
@@ -222,13 +226,13 @@ fn at_the_cap_connections_without_a_request_make_room_oldest_first() {
         let mut oldest = connect(server.addr);
         oldest.write_all(start).expect("a start");
         if start.ends_with(b"\r\n\r\n") {
-            assert_eq!(read_response(&mut oldest).status, 200);
+            assert_eq!(read_answer(&mut oldest, false).status, 200);
         }
         std::thread::sleep(Duration::from_millis(100));
         let mut younger = connect(server.addr);
         younger.write_all(start).expect("a start");
         if start.ends_with(b"\r\n\r\n") {
-            assert_eq!(read_response(&mut younger).status, 200);
+            assert_eq!(read_answer(&mut younger, false).status, 200);
         }
         std::thread::sleep(Duration::from_millis(100));
         let (answer, took) = exchange(
@@ -336,7 +340,7 @@ fn an_idle_keep_alive_connection_is_closed_after_the_keepalive_timeout() {
         stream
             .write_all(b"GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\n\r\n")
             .expect("request");
-        let r = read_response(&mut stream);
+        let r = read_answer(&mut stream, false);
         assert_eq!((r.status, r.body()), (200, b"1.0.0".to_vec()));
         std::thread::sleep(Duration::from_millis(500));
     }
@@ -567,7 +571,7 @@ fn request_bodies_on_get_are_never_buffered() {
                     s.write_all(head.as_bytes()).expect("head");
                     // The server may answer and close before taking it all.
                     let _ = s.write_all(&body);
-                    let r = read_response(&mut s);
+                    let r = read_answer(&mut s, false);
                     assert_eq!((r.status, r.body()), (200, b"1.0.0".to_vec()));
                 }
             })
@@ -638,7 +642,7 @@ fn pipelined_requests_are_answered_in_order() {
     let expected = Rng::new(7).bytes(BIG);
     let statuses: Vec<u16> = (0..5)
         .map(|i| {
-            let r = read_response(&mut stream);
+            let r = read_answer(&mut stream, false);
             if i == 0 || i == 3 {
                 assert!(r.body() == expected, "response {i}: the large body intact");
             }
@@ -649,6 +653,68 @@ fn pipelined_requests_are_answered_in_order() {
         })
         .collect();
     assert_eq!(statuses, [200, 200, 404, 200, 200]);
+}
+
+/// Requests of every kind pipelined on one connection: the plain GETs and
+/// HEADs ccc reads itself, and what it leaves to hyper (another method, a
+/// body, a GET that declares an empty one, HTTP/1.0, bytes that are not
+/// HTTP), are answered in order, each framed as sent, as the connection
+/// goes from one reader to the other and back.
+#[test]
+fn requests_of_every_kind_on_one_connection_are_answered_in_order() {
+    let ws = Workspace::new();
+    site(&ws, false);
+    let server = Server::start(&ws, &[]);
+    let get = "GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\n\r\n";
+    let burst = [
+        get,
+        "OPTIONS /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+        get,
+        "POST /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello",
+        "GET /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+        "HEAD /assets/site/1.0.0/v.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET /assets/site/1.0.0/nope.txt HTTP/1.1\r\nHost: x\r\n\r\n",
+        get,
+        "GET /assets/site/1.0.0/v.txt HTTP/1.0\r\nHost: x\r\n\r\n",
+    ]
+    .concat();
+    let mut stream = connect(server.addr);
+    stream
+        .write_all(burst.as_bytes())
+        .expect("pipelined requests");
+    let mut seen = Vec::new();
+    for head_only in [false, false, false, false, false, true, false, false, false] {
+        let r = read_answer(&mut stream, head_only);
+        let body = String::from_utf8_lossy(&r.body()).into_owned();
+        seen.push((
+            r.status,
+            r.header("content-length").map(str::to_string),
+            body,
+        ));
+    }
+    let v = |status| (status, Some("5".to_string()), "1.0.0".to_string());
+    assert_eq!(seen[0], v(200));
+    assert_eq!(seen[1].0, 204);
+    assert_eq!(seen[2], v(200));
+    assert_eq!(seen[3].0, 405);
+    assert_eq!(seen[4], v(200));
+    assert_eq!(seen[5], (200, Some("5".to_string()), String::new()));
+    assert_eq!(seen[6].0, 404);
+    assert_eq!(seen[7], v(200));
+    assert_eq!(seen[8], v(200));
+    // HTTP/1.0 without keep-alive: the connection ends with it.
+    assert!(read_until_closed(&mut stream).is_empty());
+
+    // A GET, then bytes that are not HTTP: the GET is answered, the rest
+    // refused, and the connection closed.
+    let mut stream = connect(server.addr);
+    let mut wire = get.as_bytes().to_vec();
+    wire.extend_from_slice(b"\x16\x03\x01 not http\r\n\r\n");
+    stream.write_all(&wire).expect("a GET and garbage");
+    assert_eq!(read_answer(&mut stream, false).status, 200);
+    let refused = parse_raw(&read_until_closed(&mut stream));
+    assert_eq!(refused.map(|r| r.status), Some(400));
+    still_serving(&server);
 }
 
 /// A head is gathered whole before hyper gets the connection: one that
@@ -668,9 +734,9 @@ fn heads_in_pieces_are_answered_and_broken_ones_at_once() {
         stream.write_all(piece).expect("a piece of the head");
         std::thread::sleep(Duration::from_millis(5));
     }
-    let first = read_response(&mut stream);
+    let first = read_answer(&mut stream, false);
     assert_eq!((first.status, first.body()), (200, b"1.0.0".to_vec()));
-    assert_eq!(read_response(&mut stream).status, 200);
+    assert_eq!(read_answer(&mut stream, false).status, 200);
 
     let started = Instant::now();
     let (answer, _) = exchange(

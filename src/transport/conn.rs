@@ -1,15 +1,17 @@
 //! One connection's life: an optional TLS handshake, the protocol (ALPN,
-//! or the HTTP/2 preface in cleartext), then HTTP/1 by hyper ([`super::h1`])
-//! or HTTP/2 on the h2 crate ([`super::h2`]), under the deadlines and close
-//! requests of its [`Watch`].
+//! or the HTTP/2 preface in cleartext), then HTTP/1 (plain GETs by
+//! [`super::h1_get`], the rest by hyper, [`super::h1`]) or HTTP/2 on the
+//! h2 crate ([`super::h2`]), under the deadlines and close requests of its
+//! [`Watch`].
 //!
 //! Nothing here polls: the task sleeps until the socket is readable, a
 //! deadline is due or the accept loop or shutdown asks it to close. A
 //! client that closes is noticed at once, whatever it had sent (part of a
 //! head, of the HTTP/2 preface or of a TLS handshake).
 //!
-//! An HTTP/1 connection (cleartext or TLS) gets hyper's state and buffers
-//! only once it has sent a whole request head, and gives them back after
+//! An HTTP/1 connection (cleartext or TLS) gets its reader's state and
+//! buffers (hyper's, or `h1_get`'s for a plain GET) only once it has sent
+//! a whole request head, and gives them back after
 //! [`super::watch::PARK_AFTER`] idle (hyper lets it go without closing the
 //! socket; the next request starts a new one), so an idle connection costs
 //! its socket, its TLS state and a small task.
@@ -102,8 +104,9 @@ async fn serve_cleartext<H: Handler>(
     serve_h1(io, peer, watch, shared).await;
 }
 
-/// HTTP/1 on `io` until the connection ends: hyper while requests come,
-/// parked (hyper's state dropped) while the client is idle.
+/// HTTP/1 on `io` until the connection ends: `h1_get` while plain GETs
+/// come, hyper for any other head, parked (their state dropped) while the
+/// client is idle.
 async fn serve_h1<H, IO>(mut io: Watched<IO>, peer: Peer, watch: &Arc<Watch>, shared: &Shared<H>)
 where
     H: Handler,
@@ -115,9 +118,13 @@ where
         if let Err(end) = gather_head(&mut io, watch).await {
             break end;
         }
-        // Boxed: hyper's state lives only while it serves, not in the
-        // connection's task for as long as the connection is open.
-        let (end, parked) = Box::pin(super::h1::run(io, peer, watch, shared, &ledger)).await;
+        // Boxed: a protocol's state lives only while it serves, not in
+        // the connection's task for as long as the connection is open.
+        let (end, parked) = if super::h1_get::takes(&io.unread) {
+            Box::pin(super::h1_get::run(io, peer, watch, shared)).await
+        } else {
+            Box::pin(super::h1::run(io, peer, watch, shared, &ledger)).await
+        };
         let Some(parked) = parked else {
             break end;
         };

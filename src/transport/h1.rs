@@ -1,7 +1,9 @@
-//! HTTP/1.1 by hyper: one hyper connection while requests come, parked
-//! while the client is idle ([`super::conn`]), under the [`Watch`]'s
-//! deadlines; and the [`Ledger`] that learns, from the bytes the socket
-//! takes, how much of each response's body reached the client.
+//! HTTP/1 by hyper, for every head [`super::h1_get`] does not take (other
+//! methods, bodies, HTTP/1.0, what must be refused): one hyper connection
+//! while requests come, parked while the client is idle
+//! ([`super::conn`]), under the [`Watch`]'s deadlines; and the [`Ledger`]
+//! that learns, from the bytes the socket takes, how much of each
+//! response's body reached the client.
 //!
 //! hyper writes a response's head and then its body, in request order,
 //! and adds lines of its own (`date`, sometimes `connection`), so a

@@ -7,8 +7,9 @@
 //!  or passed by systemd) ------------> EMFILE backoff, 503 past the cap
 //!                                         |
 //!                     one task per connection ([`conn`]): TLS handshake
-//!                     ([`tls`]), HTTP/1 or HTTP/2 by ALPN or preface,
-//!                     hyper's connection, parked while idle
+//!                     ([`tls`]), HTTP/1 or HTTP/2 by ALPN or preface;
+//!                     HTTP/1: plain GETs read here ([`h1_get`]), the rest
+//!                     by hyper; parked while idle
 //!                                         |      ^ deadlines, close requests
 //!                                         |      | ([`watch`]: head, keep-alive,
 //!                                         v      | send; drain, reclaim)
@@ -25,6 +26,11 @@
 //! - **hyper** reads and writes HTTP: framing on raw bytes (a header that
 //!   is not UTF-8 never hides a `Content-Length`), head size limits
 //!   answered 431/400, HTTP/2 with its stream and reset limits.
+//! - **[`h1_get`]** answers the one request a CDN gets nearly always, an
+//!   HTTP/1.1 GET or HEAD with no body, without hyper's dispatcher and
+//!   header map: the handler writes the head's lines as text
+//!   ([`Handler::handle_h1`]). Any head that is anything else goes to
+//!   hyper, which alone decides framing and refusals.
 //! - **tokio** multiplexes every connection onto a few threads, so an idle
 //!   or slow connection costs a few KiB and no thread.
 //! - **rustls** terminates TLS (1.2 and 1.3, ALPN `h2` and `http/1.1`),
@@ -42,6 +48,7 @@ mod body;
 mod conn;
 mod cork;
 mod h1;
+mod h1_get;
 mod h2;
 pub(crate) mod holder;
 pub(crate) mod limits;
@@ -145,6 +152,20 @@ pub trait Handler: Send + Sync + 'static {
     /// [`Handler::finished`] gets back.
     fn handle(&self, head: http::request::Parts, peer: Peer) -> (Response<Payload>, Self::Ticket);
 
+    /// [`Handler::handle`] for an HTTP/1.1 GET or HEAD: the response's
+    /// header lines are written into `lines` as HTTP/1.1 text, without a
+    /// header map. By default the response is made by `handle` and its
+    /// map written out.
+    fn handle_h1(
+        &self,
+        head: http::request::Parts,
+        peer: Peer,
+        lines: &mut Vec<u8>,
+    ) -> (H1Response, Self::Ticket) {
+        let (response, ticket) = self.handle(head, peer);
+        (H1Response::written(response, lines), ticket)
+    }
+
     /// Whether the request `head` (never a GET or a HEAD) is answered by
     /// [`Handler::handle_later`], with its body; false by default.
     fn defers(&self, _head: &http::request::Parts) -> bool {
@@ -178,6 +199,60 @@ pub trait Handler: Send + Sync + 'static {
     /// Counts (and logs) a response the transport gave itself to `peer`:
     /// 503 past the cap, or hyper's answer to a head it refused (431, 400).
     fn record_refused(&self, status: u16, peer: &Peer);
+}
+
+/// A response whose header lines are already HTTP/1.1 text
+/// ([`Handler::handle_h1`]); the transport writes its status line before
+/// them and, after them, what they lack of `Content-Length`, `Date` and
+/// `Connection`.
+pub struct H1Response {
+    pub status: http::StatusCode,
+    pub body: Payload,
+    /// What the lines hold of the ones the transport would add.
+    pub wrote: WrittenLines,
+}
+
+/// Which of the lines the transport adds a handler wrote itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WrittenLines {
+    pub content_length: bool,
+    pub date: bool,
+    pub connection: bool,
+    /// A `Connection` line says `close`: the connection ends after it.
+    pub close: bool,
+}
+
+impl H1Response {
+    /// `response`, its header map written into `lines`.
+    pub fn written(response: Response<Payload>, lines: &mut Vec<u8>) -> H1Response {
+        let (head, body) = response.into_parts();
+        let mut wrote = WrittenLines::default();
+        for (name, value) in &head.headers {
+            match *name {
+                http::header::CONTENT_LENGTH => wrote.content_length = true,
+                http::header::DATE => wrote.date = true,
+                http::header::CONNECTION => {
+                    wrote.connection = true;
+                    wrote.close |= h1_get::has_token(value.as_bytes(), b"close");
+                }
+                _ => {}
+            }
+            write_line(lines, name.as_str(), value.as_bytes());
+        }
+        H1Response {
+            status: head.status,
+            body,
+            wrote,
+        }
+    }
+}
+
+/// Appends the header line `name: value` to `lines`.
+pub(crate) fn write_line(lines: &mut Vec<u8>, name: &str, value: &[u8]) {
+    lines.extend_from_slice(name.as_bytes());
+    lines.extend_from_slice(b": ");
+    lines.extend_from_slice(value);
+    lines.extend_from_slice(b"\r\n");
 }
 
 /// How much of a response's body reached the connection: over HTTP/1 the
