@@ -41,7 +41,7 @@ use crate::encoding::Encoding;
 use crate::http::conditional::{HTTP_DATE_LEN, etag_len, push_etag, push_http_date};
 use crate::http::cors;
 use crate::serve::stored::{StoredAsset, Stream, line_value_bytes};
-use crate::transport::SERVER;
+use crate::transport::{self, SERVER};
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use std::ops::Range;
@@ -245,6 +245,18 @@ impl Prepared {
             }
         }
         head
+    }
+
+    /// [`Prepared::head`] written as HTTP/1.1 header lines into `lines`:
+    /// the template's lines with the asset's values, neither cloned.
+    pub(crate) fn write_head(&self, encoding: Encoding, ok: bool, lines: &mut Vec<u8>) {
+        let index = self.index(encoding);
+        let values = self.values_at(index);
+        let template = self.template(self.lines.held[index].encoding, ok, false);
+        for (name, value) in &template.map {
+            let value = self.own(values, name).unwrap_or(value);
+            transport::write_line(lines, name.as_str(), value.as_bytes());
+        }
     }
 
     /// The value of the line `name` (any case) in [`Prepared::head`], if

@@ -30,7 +30,7 @@ use crate::serve::counters::{Counters, Method, RouteClass};
 use crate::serve::response::{Answer, Ask, Values};
 use crate::serve::site;
 use crate::serve::store;
-use crate::transport::{Delivery, Handler, Later, Payload, Peer, RequestBody, limits};
+use crate::transport::{Delivery, H1Response, Handler, Later, Payload, Peer, RequestBody, limits};
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Response, Version, header};
@@ -55,15 +55,12 @@ impl Handler for Service {
     type Ticket = Ticket;
 
     fn handle(&self, head: Parts, peer: Peer) -> (Response<Payload>, Ticket) {
-        causal::check();
-        causal::receive_external(Some(&peer.addr));
-        let in_flight = causal::latency!(REQUEST);
-        let received = Instant::now();
-        self.counters.begin();
-        let answer = self.decide(&head, &peer);
-        let response = self.respond(&head, answer, received, &peer);
-        in_flight.end();
-        response
+        let version = head.version;
+        self.handle_as(head, peer, |answer| answer.into_response_over(version))
+    }
+
+    fn handle_h1(&self, head: Parts, peer: Peer, lines: &mut Vec<u8>) -> (H1Response, Ticket) {
+        self.handle_as(head, peer, |answer| answer.into_h1(lines))
     }
 
     fn defers(&self, head: &Parts) -> bool {
@@ -200,6 +197,21 @@ impl Service {
         self.api.stats_refusal(parts, peer)
     }
 
+    /// The answer to the request `head`, counted, and made into a
+    /// response by `into`.
+    fn handle_as<R>(&self, head: Parts, peer: Peer, into: impl FnOnce(Answer) -> R) -> (R, Ticket) {
+        causal::check();
+        causal::receive_external(Some(&peer.addr));
+        let in_flight = causal::latency!(REQUEST);
+        let received = Instant::now();
+        self.counters.begin();
+        let answer = self.decide(&head, &peer);
+        let ticket = self.ticket(&head, &answer, received, &peer);
+        let response = into(answer);
+        in_flight.end();
+        (response, ticket)
+    }
+
     /// Counts the answer, keeps what its log line needs, and makes it the
     /// response.
     fn respond(
@@ -209,6 +221,13 @@ impl Service {
         received: Instant,
         peer: &Peer,
     ) -> (Response<Payload>, Ticket) {
+        let ticket = self.ticket(parts, &answer, received, peer);
+        (answer.into_response_over(parts.version), ticket)
+    }
+
+    /// Counts the answer to `parts` and keeps what the access log writes
+    /// once it has left.
+    fn ticket(&self, parts: &Parts, answer: &Answer, received: Instant, peer: &Peer) -> Ticket {
         let method = parts.method.as_str();
         let status = answer.status;
         // Counted before the response leaves, so a client that has its
@@ -252,12 +271,11 @@ impl Service {
         if served_asset {
             causal::progress!(ASSET_SERVED);
         }
-        let ticket = Ticket {
+        Ticket {
             received,
             peer: *peer,
             logged,
-        };
-        (answer.into_response_over(parts.version), ticket)
+        }
     }
 }
 
