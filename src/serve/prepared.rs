@@ -248,15 +248,20 @@ impl Prepared {
     }
 
     /// [`Prepared::head`] written as HTTP/1.1 header lines into `lines`:
-    /// the template's lines with the asset's values, neither cloned.
+    /// the template's text with the asset's values in its holes.
     pub(crate) fn write_head(&self, encoding: Encoding, ok: bool, lines: &mut Vec<u8>) {
         let index = self.index(encoding);
         let values = self.values_at(index);
         let template = self.template(self.lines.held[index].encoding, ok, false);
-        for (name, value) in &template.map {
-            let value = self.own(values, name).unwrap_or(value);
-            transport::write_line(lines, name.as_str(), value.as_bytes());
+        let mut from = 0;
+        for (at, name) in &template.holes {
+            lines.extend_from_slice(&template.text[from..*at]);
+            if let Some(value) = self.own(values, name) {
+                lines.extend_from_slice(value.as_bytes());
+            }
+            from = *at;
         }
+        lines.extend_from_slice(&template.text[from..]);
     }
 
     /// The value of the line `name` (any case) in [`Prepared::head`], if
@@ -447,9 +452,13 @@ struct Shape {
 }
 
 /// The lines of every head of one [`Shape`], in the order sent, the
-/// values of the asset's own lines left empty.
+/// values of the asset's own lines left empty: as a header map, and as
+/// HTTP/1.1 text with a hole where each own value goes.
 struct Template {
     map: HeaderMap,
+    text: Vec<u8>,
+    /// Where each of the asset's own values goes in `text`, and its line.
+    holes: smallvec::SmallVec<[(usize, HeaderName); 6]>,
 }
 
 impl Template {
@@ -503,10 +512,18 @@ impl Template {
         lines.push((header::CONTENT_LENGTH, OWN));
         lines.retain(|(name, _)| shape.ok || in_304(name));
         let mut map = HeaderMap::with_capacity(lines.len());
+        let mut text = Vec::new();
+        let mut holes = smallvec::SmallVec::new();
         for (name, value) in lines {
+            if value == OWN {
+                transport::write_line(&mut text, name.as_str(), b"");
+                holes.push((text.len() - 2, name.clone()));
+            } else {
+                transport::write_line(&mut text, name.as_str(), value.as_bytes());
+            }
             map.append(name, HeaderValue::from_static(value));
         }
-        Template { map }
+        Template { map, text, holes }
     }
 }
 
@@ -675,6 +692,31 @@ mod tests {
             ]
         );
         assert_held_within_weight(&p);
+    }
+
+    #[test]
+    fn the_http1_text_of_a_head_is_its_map_written_out() {
+        let mut dictionary = stored(Identity, false);
+        dictionary.content_type = None;
+        dictionary.use_as_dictionary = Some(HeaderValue::from_static("match=\"/a/*.js\""));
+        for asset in [stored(Gzip, true), stored(Identity, false), dictionary] {
+            let p = Prepared::new(asset);
+            for encoding in [Brotli, Gzip, Identity] {
+                for ok in [true, false] {
+                    let mut want = Vec::new();
+                    for (name, value) in &p.head(encoding, ok) {
+                        transport::write_line(&mut want, name.as_str(), value.as_bytes());
+                    }
+                    let mut text = Vec::new();
+                    p.write_head(encoding, ok, &mut text);
+                    assert_eq!(
+                        String::from_utf8_lossy(&text),
+                        String::from_utf8_lossy(&want),
+                        "{encoding:?}, ok {ok}"
+                    );
+                }
+            }
+        }
     }
 
     /// Checks that the heap `p` holds, once every representation has been
