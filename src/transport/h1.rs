@@ -157,15 +157,13 @@ fn hand_over<H: Handler>(
 /// then; the answer says so too (RFC 9112 9.6), or a client that reuses
 /// connections finds out only when its next request fails.
 fn asks_to_close(head: &http::request::Parts) -> bool {
-    let has = |option: &str| {
+    let has = |option: &[u8]| {
         head.headers
             .get_all(http::header::CONNECTION)
             .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|token| token.trim().eq_ignore_ascii_case(option))
+            .any(|v| super::h1_get::has_token(v.as_bytes(), option))
     };
-    has("close") || (head.version == http::Version::HTTP_10 && !has("keep-alive"))
+    has(b"close") || (head.version == http::Version::HTTP_10 && !has(b"keep-alive"))
 }
 
 /// Runs a hyper connection under the watch's deadlines and close requests:
