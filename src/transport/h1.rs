@@ -12,8 +12,9 @@
 //! before that has delivered only part of the body, and the handler is
 //! told so ([`Delivery`]).
 
-use super::watch::{ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Watch};
-use super::watch::{instant_of, now_ms};
+use super::watch::{
+    ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Waits, Watch,
+};
 use super::watched::{BoxError, End, Watched, Wire};
 use super::{Delivery, Handler, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
@@ -28,7 +29,7 @@ use std::io;
 use std::pin::{Pin, pin};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
@@ -180,9 +181,9 @@ where
     S::ResBody: 'static,
     <S::ResBody as Body>::Error: Into<BoxError>,
 {
-    let mut armed = u64::MAX;
-    let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
-    let mut asked = pin!(watch.notify.notified());
+    let sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
+    let asked = pin!(watch.notify.notified());
+    let mut waits = Waits::new(watch, sleep, asked);
     // hyper was asked to finish; to park, or for being idle too long.
     let mut finishing = false;
     let mut parking = false;
@@ -197,10 +198,9 @@ where
                     result => End::Done(result.map_err(Into::into)),
                 });
             }
-            if asked.as_mut().poll(cx).is_ready() {
-                asked.set(watch.notify.notified());
+            if let Poll::Ready(how) = waits.poll_asked(cx) {
                 parking = false;
-                match watch.close.load(Ordering::Relaxed) {
+                match how {
                     ABORT => return Poll::Ready(End::Aborted),
                     // Reclaimed at the cap while it has no request: closed
                     // now (one that has just begun one finishes it).
@@ -218,16 +218,7 @@ where
             let Some((due, reason)) = watch.due(!finishing) else {
                 return Poll::Pending;
             };
-            if due < armed || sleep.is_elapsed() {
-                armed = due;
-                sleep.as_mut().reset(instant_of(due));
-            }
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if now_ms() < due {
-                continue;
-            }
+            ready!(waits.poll_until(cx, due));
             match reason {
                 Reason::Park if !finishing => {
                     finishing = true;

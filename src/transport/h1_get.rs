@@ -27,14 +27,15 @@
 //! [`super::watch::PARK_AFTER`] idle.
 
 use super::limits::{MAX_HEAD, MAX_HEADERS};
-use super::watch::{ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Watch};
-use super::watch::{instant_of, now_ms};
+use super::watch::{
+    ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Waits, Watch,
+};
 use super::watched::{End, Watched};
 use super::{Delivery, H1Response, Handler, Payload, Peer, Shared, WrittenLines, write_line};
 use bytes::{Buf, Bytes};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Uri, Version};
-use std::future::{Future, poll_fn};
+use std::future::poll_fn;
 use std::io::{self, IoSlice, Write};
 use std::mem::MaybeUninit;
 use std::pin::{Pin, pin};
@@ -43,8 +44,6 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
-use tokio::sync::futures::Notified;
-use tokio::time::Sleep;
 
 /// How much of a head is read at once at first; grown up to [`MAX_HEAD`]
 /// for a longer head.
@@ -72,9 +71,7 @@ where
     let asked = pin!(watch.notify.notified());
     let mut guard = Guard {
         watch,
-        sleep,
-        armed: u64::MAX,
-        asked,
+        waits: Waits::new(watch, sleep, asked),
     };
     let mut conn = Conn {
         input: Input::from(std::mem::take(&mut io.unread)),
@@ -365,13 +362,10 @@ impl<'a> Out<'a> {
 }
 
 /// The watch's deadlines and close requests, around one piece of work at
-/// a time; its timer and its wait for a close request last across
-/// requests, so a request that neither waits nor blocks arms neither.
+/// a time.
 struct Guard<'a, 'w> {
     watch: &'w Watch,
-    sleep: Pin<&'a mut Sleep>,
-    armed: u64,
-    asked: Pin<&'a mut Notified<'w>>,
+    waits: Waits<'a, 'w>,
 }
 
 impl Guard<'_, '_> {
@@ -394,43 +388,30 @@ impl Guard<'_, '_> {
 
     fn poll_due(&mut self, cx: &mut Context<'_>, park: bool) -> Poll<End> {
         let watch = self.watch;
-        loop {
-            if self.asked.as_mut().poll(cx).is_ready() {
-                self.asked.set(watch.notify.notified());
-                match watch.close.load(Ordering::Relaxed) {
-                    ABORT => return Poll::Ready(End::Aborted),
-                    // Reclaimed at the cap: closed now, or once the
-                    // response being written has left.
-                    RECLAIM if !watch.answering() => return Poll::Ready(End::Aborted),
-                    RECLAIM => watch.closing(CLOSING_GRACE),
-                    // Draining: a request that comes within the linger is
-                    // answered, with `Connection: close`.
-                    DRAIN => watch.closing(DRAIN_LINGER),
-                    _ => {}
-                }
-                continue;
+        while let Poll::Ready(how) = self.waits.poll_asked(cx) {
+            match how {
+                ABORT => return Poll::Ready(End::Aborted),
+                // Reclaimed at the cap: closed now, or once the response
+                // being written has left.
+                RECLAIM if !watch.answering() => return Poll::Ready(End::Aborted),
+                RECLAIM => watch.closing(CLOSING_GRACE),
+                // Draining: a request that comes within the linger is
+                // answered, with `Connection: close`.
+                DRAIN => watch.closing(DRAIN_LINGER),
+                _ => {}
             }
-            let Some((due, reason)) = watch.due(park) else {
-                return Poll::Pending;
-            };
-            if due < self.armed || self.sleep.is_elapsed() {
-                self.armed = due;
-                self.sleep.as_mut().reset(instant_of(due));
-            }
-            if self.sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if now_ms() < due {
-                continue;
-            }
-            return Poll::Ready(match reason {
-                Reason::Park => End::Parked,
-                // Asked to close, with nothing in flight: closed as the
-                // protocol asks.
-                Reason::Closing => End::Done(Ok(())),
-                reason => End::TimedOut(reason),
-            });
         }
+        let Some((due, reason)) = watch.due(park) else {
+            return Poll::Pending;
+        };
+        ready!(self.waits.poll_until(cx, due));
+        Poll::Ready(match reason {
+            Reason::Park => End::Parked,
+            // Asked to close, with nothing in flight: closed as the
+            // protocol asks.
+            Reason::Closing => End::Done(Ok(())),
+            reason => End::TimedOut(reason),
+        })
     }
 }
 

@@ -22,7 +22,7 @@
 
 use super::cork::{Cork, Corked};
 use super::limits;
-use super::watch::{ABORT, CLOSING_GRACE, Reason, Watch, instant_of, now_ms};
+use super::watch::{ABORT, CLOSING_GRACE, Reason, Waits, Watch, now_ms};
 use super::watched::{End, Watched, until_due};
 use super::{ConnStats, Delivery, Handler, Later, Payload, Peer, RequestBody, Shared};
 use bytes::Bytes;
@@ -30,11 +30,10 @@ use h2::server::{Connection, SendResponse};
 use h2::{Reason as H2Reason, SendStream};
 use http::{HeaderMap, HeaderValue, Response, header};
 use std::cell::RefCell;
-use std::future::{Future, poll_fn};
+use std::future::poll_fn;
 use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -81,20 +80,18 @@ where
         going_away: false,
         idle_closed: false,
     };
-    let mut sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
-    let mut armed = u64::MAX;
-    let mut asked = pin!(watch.notify.notified());
+    let sleep = pin!(tokio::time::sleep(Duration::from_secs(3600)));
+    let asked = pin!(watch.notify.notified());
+    let mut waits = Waits::new(watch, sleep, asked);
     poll_fn(|cx| {
         loop {
-            if asked.as_mut().poll(cx).is_ready() {
-                asked.set(watch.notify.notified());
-                if watch.close.load(Ordering::Relaxed) == ABORT {
+            while let Poll::Ready(how) = waits.poll_asked(cx) {
+                if how == ABORT {
                     return Poll::Ready(driver.abort());
                 }
                 // A drain, or reclaimed at the cap: GOAWAY, and streams in
                 // flight finish.
                 driver.go_away();
-                continue;
             }
             if let Poll::Ready(end) = driver.poll(cx) {
                 return Poll::Ready(end);
@@ -102,16 +99,7 @@ where
             let Some((due, reason)) = driver.due() else {
                 return Poll::Pending;
             };
-            if due < armed || sleep.is_elapsed() {
-                armed = due;
-                sleep.as_mut().reset(instant_of(due));
-            }
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            if now_ms() < due {
-                continue;
-            }
+            ready!(waits.poll_until(cx, due));
             if let Some(end) = driver.deadline(reason) {
                 return Poll::Ready(end);
             }

@@ -25,12 +25,16 @@
 
 use super::limits::Limits;
 use std::collections::HashMap;
+use std::future::Future;
 use std::io;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::task::Poll;
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
+use tokio::time::Sleep;
 
 /// An HTTP/1 connection idle this long gives hyper's buffers back; a
 /// client that keeps sending never waits for a new connection state.
@@ -229,6 +233,56 @@ impl Watch {
     pub(super) fn closing(&self, grace: Duration) {
         self.due.store(now_ms() + ms(grace), Ordering::Relaxed);
         self.phase.store(CLOSING, Ordering::Relaxed);
+    }
+}
+
+/// What a connection's task waits on besides its socket: a close request
+/// on its [`Watch`], and the next deadline. The timer and the wait last
+/// across requests, so a request that neither waits nor blocks arms
+/// neither. The sleep and the wait are the caller's, pinned on its
+/// stack.
+pub(super) struct Waits<'a, 'w> {
+    watch: &'w Watch,
+    sleep: Pin<&'a mut Sleep>,
+    /// The deadline the sleep is set for (ms).
+    armed: u64,
+    asked: Pin<&'a mut Notified<'w>>,
+}
+
+impl<'a, 'w> Waits<'a, 'w> {
+    pub(super) fn new(
+        watch: &'w Watch,
+        sleep: Pin<&'a mut Sleep>,
+        asked: Pin<&'a mut Notified<'w>>,
+    ) -> Self {
+        Waits {
+            watch,
+            sleep,
+            armed: u64::MAX,
+            asked,
+        }
+    }
+
+    /// Ready with the watch's close request (KEEP, DRAIN, RECLAIM or
+    /// ABORT) each time one is made.
+    pub(super) fn poll_asked(&mut self, cx: &mut Context<'_>) -> Poll<u8> {
+        ready!(self.asked.as_mut().poll(cx));
+        self.asked.set(self.watch.notify.notified());
+        Poll::Ready(self.watch.close.load(Ordering::Relaxed))
+    }
+
+    /// Ready once `due` (ms, see [`now_ms`]) has passed.
+    pub(super) fn poll_until(&mut self, cx: &mut Context<'_>, due: u64) -> Poll<()> {
+        loop {
+            if due < self.armed || self.sleep.is_elapsed() {
+                self.armed = due;
+                self.sleep.as_mut().reset(instant_of(due));
+            }
+            ready!(self.sleep.as_mut().poll(cx));
+            if now_ms() >= due {
+                return Poll::Ready(());
+            }
+        }
     }
 }
 
