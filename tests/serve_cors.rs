@@ -167,10 +167,14 @@ fn a_connection_past_the_cap_is_refused_with_the_same_headers() {
             let mut s = TcpStream::connect(server.addr).expect("connect");
             s.write_all(b"GET /assets/big/1.0.0/big.bin HTTP/1.1\r\nHost: x\r\n\r\n")
                 .expect("a request");
+            // Its answer has begun: the request holds its place.
+            s.set_read_timeout(Some(Duration::from_secs(15)))
+                .expect("timeout");
+            s.read_exact(&mut [0; 12])
+                .expect("the answer's first bytes");
             s
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(300));
     let refused = send_raw(&server, b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n");
     check_headers(&refused, 503, "past the connection cap");
     drop(held);
