@@ -12,10 +12,13 @@
 //! the asset's values put in its empty ones: a clone and a few shared
 //! values, not a line-by-line build, and no ETag formatted from the sha256
 //! nor `Last-Modified` from the time. A 304 sends the 200's lines less the
-//! content headers ([`in_304`]). The values of a representation are made
-//! (checked as header values) by the first response that sends it, and
-//! kept. An asset keeps no head of its own: the templates are few and stay
-//! in the CPU's caches, where a head for each of thousands of assets would
+//! content headers ([`in_304`]). An HTTP/1.1 head is the template's text
+//! with the asset's text in its holes; a head as a header map (HTTP/2,
+//! hyper) takes header values, which the first such response makes of
+//! the text (checked) and the asset keeps, not its lines, so that the
+//! file index's records, which share the lines, stay small. An asset
+//! keeps no head of its own: the templates are few and stay in the CPU's
+//! caches, where a head for each of thousands of assets would
 //! not, and such a head would weigh more than a small file's body.
 //! Every held representation's ETag is kept: `If-None-Match` is compared
 //! with the one the request selects (see [`crate::http`]).
@@ -67,6 +70,10 @@ pub struct Prepared {
     /// with the file index's record of the file (`store::index`), so that
     /// a miss read through the record makes none.
     lines: Arc<Lines>,
+    /// The header values of each held representation (its ETag,
+    /// `Content-Length` and `Last-Modified`), slices of the lines' text,
+    /// made by the first head built as a header map.
+    values: OnceLock<Box<[[HeaderValue; 3]]>>,
 }
 
 /// The values of the header lines ccc writes for an asset, for each
@@ -111,9 +118,6 @@ struct Representation {
     /// Where its `Content-Length` ends there (it starts where the
     /// previous one ends, the first where the last tag ends).
     length_end: usize,
-    /// Its ETag, `Content-Length` and `Last-Modified`, as sent: slices
-    /// of [`Lines::text`], made by the first response that sends it.
-    values: OnceLock<[HeaderValue; 3]>,
 }
 
 impl Prepared {
@@ -123,6 +127,7 @@ impl Prepared {
         Prepared {
             lines: Arc::new(Lines::of(&stored)),
             stored,
+            values: OnceLock::new(),
         }
     }
 
@@ -131,7 +136,11 @@ impl Prepared {
     /// file has, even when a stream was left in the catalog for a response
     /// that does not send it (`store::index`).
     pub(crate) fn with_lines(stored: StoredAsset, lines: Arc<Lines>) -> Prepared {
-        Prepared { stored, lines }
+        Prepared {
+            stored,
+            lines,
+            values: OnceLock::new(),
+        }
     }
 
     /// The values of its lines, to share with another asset of the file.
@@ -251,13 +260,18 @@ impl Prepared {
     /// the template's text with the asset's values in its holes.
     pub(crate) fn write_head(&self, encoding: Encoding, ok: bool, lines: &mut Vec<u8>) {
         let index = self.index(encoding);
-        let values = self.values_at(index);
         let template = self.template(self.lines.held[index].encoding, ok, false);
         let mut from = 0;
         for (at, name) in &template.holes {
             lines.extend_from_slice(&template.text[from..*at]);
-            if let Some(value) = self.own(values, name) {
-                lines.extend_from_slice(value.as_bytes());
+            let own = match *name {
+                header::ETAG => Some(&self.lines.text[self.tag_range(index)]),
+                header::CONTENT_LENGTH => Some(&self.lines.text[self.length_range(index)]),
+                header::LAST_MODIFIED => Some(&self.lines.text[self.date_range()]),
+                _ => self.stored_line(name).map(HeaderValue::as_bytes),
+            };
+            if let Some(value) = own {
+                lines.extend_from_slice(value);
             }
             from = *at;
         }
@@ -290,17 +304,25 @@ impl Prepared {
             header::ETAG => Some(tag),
             header::CONTENT_LENGTH => Some(length),
             header::LAST_MODIFIED => Some(date),
+            _ => self.stored_line(name),
+        }
+    }
+
+    /// The value of the line `name` that the store checked: the content
+    /// type, `Use-As-Dictionary`.
+    fn stored_line(&self, name: &HeaderName) -> Option<&HeaderValue> {
+        match *name {
             header::CONTENT_TYPE => self.stored.content_type.as_ref(),
             _ => (self.stored.use_as_dictionary.as_ref()).filter(|_| *name == USE_AS_DICTIONARY),
         }
     }
 
-    /// The values of the representation at `index`, made by the first
-    /// response that sends it.
+    /// The values of the representation at `index`, made for every
+    /// representation by the first head built as a header map.
     fn values_at(&self, index: usize) -> &[HeaderValue; 3] {
-        self.lines.held[index]
+        &self
             .values
-            .get_or_init(|| self.values(index))
+            .get_or_init(|| (0..self.lines.held.len()).map(|i| self.values(i)).collect())[index]
     }
 
     /// The values of the representation at `index`, shared with the text.
@@ -331,10 +353,11 @@ impl Prepared {
     }
 
     /// What the asset holds on the heap, for the cache's byte budget: the
-    /// bodies, its lines ([`Lines::weight`]) and `Use-As-Dictionary` (the
+    /// bodies, its lines ([`Lines::weight`]), its header values (charged
+    /// before they are made, as they may be) and `Use-As-Dictionary` (the
     /// content type is static). Lines shared with the file index are
-    /// charged to each: an upper bound. The values of its lines share the
-    /// text; its heads live only as long as their responses.
+    /// charged to each: an upper bound. The values share the lines' text;
+    /// its heads live only as long as their responses.
     pub(crate) fn weight(&self) -> u64 {
         use crate::serve::cache::allocation;
         // A coding left in the catalog holds its piece digests and marks.
@@ -354,7 +377,8 @@ impl Prepared {
         let bodies = arc(&self.stored.body) + self.stored.brotli.as_ref().map_or(0, arc) + deltas;
         let offers = self.stored.deltas.heap_bytes();
         let dictionary = (self.stored.use_as_dictionary.as_ref()).map_or(0, line_value_bytes);
-        bodies + offers + self.lines.weight() + dictionary
+        let values = allocation(self.lines.held.len() * size_of::<[HeaderValue; 3]>());
+        bodies + offers + self.lines.weight() + values + dictionary
     }
 }
 
@@ -401,7 +425,6 @@ impl Lines {
                 length,
                 tag_end: text.len(),
                 length_end: 0,
-                values: OnceLock::new(),
             });
         }
         for r in &mut held {
@@ -734,9 +757,12 @@ mod tests {
                 .map_or(0, |b| allocation(b.len() as usize + 16));
         // The tags and the date share one text.
         let texts = allocation(tags(p).iter().map(|t| t.len()).sum::<usize>() + 29);
-        // Each representation holds the values its responses send, inline.
+        // The representations sit in the lines; their header values, made
+        // by the heads above, in one block.
         let representations = allocation(2 * size_of::<usize>() + size_of::<Lines>());
-        let held = bodies + texts + representations;
+        let values = allocation(p.offered().len() * size_of::<[HeaderValue; 3]>());
+        assert!(p.values.get().is_some());
+        let held = bodies + texts + representations + values;
         assert!(held <= weight, "{held} held, {weight} charged");
         assert_eq!(p.weight(), weight, "sending holds nothing more");
         // The rest is the text's record and the content type.
@@ -762,20 +788,22 @@ mod tests {
     }
 
     #[test]
-    fn a_representation_s_values_are_made_once_and_share_the_text() {
+    fn header_values_are_made_once_for_a_header_map_and_share_the_text() {
         let p = Prepared::new(stored(Gzip, true));
+        let mut text = Vec::new();
         for encoding in Encoding::PREFERENCE {
-            assert!(p.representation(encoding).values.get().is_none());
+            p.write_head(encoding, true, &mut text);
         }
+        assert!(p.values.get().is_none(), "HTTP/1.1 heads make none");
         let first = p.head(Identity, true);
         let again = p.head(Identity, false);
         let tag = |head: &HeaderMap| head["etag"].as_bytes().as_ptr();
         assert_eq!(tag(&first), tag(&again), "made once");
         let text = p.lines.text.as_ptr_range();
         assert!(text.contains(&tag(&first)), "a slice of the text");
-        for encoding in [Brotli, Gzip] {
-            assert!(p.representation(encoding).values.get().is_none());
-        }
+        // The file index's record shares the lines, not the values.
+        let shared = Prepared::with_lines(stored(Gzip, true), p.lines().clone());
+        assert!(shared.values.get().is_none());
     }
 
     #[test]

@@ -51,9 +51,9 @@ use std::sync::{Arc, Mutex, PoisonError, TryLockError};
 
 /// Default `--index-bytes`, as `--help` shows it (parsed like the flag).
 /// A record of a typical front-end file (a script offered as a
-/// dictionary) weighs about 1,400 bytes with its key, its lines and the
-/// index's own bookkeeping, so 64 MiB indexes about 45,000 files.
-pub(crate) const DEFAULT_INDEX_BYTES: &str = "64MiB";
+/// dictionary) weighs about 1,050 bytes with its key, its lines and the
+/// index's own bookkeeping, so 128 MiB indexes about 125,000 files.
+pub(crate) const DEFAULT_INDEX_BYTES: &str = "128MiB";
 
 /// What the index keeps of one file: everything a miss needs but its
 /// stored bytes.
@@ -380,7 +380,7 @@ mod tests {
 
     /// A script of a front-end build, offered as a dictionary, is what
     /// the index holds most: its record, with its lines, weighs no more
-    /// than the default budget's share for 45,000 files, as README's memory
+    /// than the default budget's share for 125,000 files, as README's memory
     /// section says.
     #[test]
     fn a_script_s_record_fits_the_default_budget_s_share() {
@@ -403,7 +403,7 @@ mod tests {
         assert_eq!((stats.index.entries, stats.index.hits), (1, 1));
         let budget: u64 = crate::units::parse_size(super::DEFAULT_INDEX_BYTES).unwrap();
         assert!(
-            stats.index.bytes <= budget / 45_000,
+            stats.index.bytes <= budget / 125_000,
             "{} bytes a record",
             stats.index.bytes
         );
