@@ -371,41 +371,36 @@ impl Answer {
     /// `lines`: an asset's prepared head is written from its template
     /// ([`prepared::Prepared::write_head`]) with no header map between.
     pub(super) fn into_h1(self, lines: &mut Vec<u8>) -> transport::H1Response {
-        let status = http::StatusCode::from_u16(self.status)
-            .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
-        let Headers::Prepared {
+        if let Headers::Prepared {
             asset,
             ok,
             encoding,
             site,
         } = &self.headers
-        else {
-            return transport::H1Response::written(
-                self.into_response_over(http::Version::HTTP_11),
-                lines,
-            );
-        };
-        let prepared = asset.value();
-        // A length other than its representation's, or a site's lines:
-        // the map's way, which replaces lines.
-        let own_length = self
-            .length
-            .filter(|_| !matches!(self.status, 100..=199 | 204));
-        if site.overrides() || own_length.is_some_and(|l| l != prepared.length(*encoding)) {
-            let response = self.into_response_over(http::Version::HTTP_11);
-            return transport::H1Response::written(response, lines);
+        {
+            let prepared = asset.value();
+            let own_length = self
+                .length
+                .filter(|_| !matches!(self.status, 100..=199 | 204));
+            if !site.overrides() && own_length.is_none_or(|l| l == prepared.length(*encoding)) {
+                // The template has the representation's `Content-Length`,
+                // a 304's too.
+                prepared.write_head(*encoding, *ok, lines);
+                return transport::H1Response {
+                    status: http::StatusCode::from_u16(self.status)
+                        .unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR),
+                    body: self.body.into_payload(),
+                    wrote: transport::WrittenLines {
+                        content_length: true,
+                        ..Default::default()
+                    },
+                };
+            }
         }
-        // The template has the representation's `Content-Length`, a
-        // 304's too.
-        prepared.write_head(*encoding, *ok, lines);
-        transport::H1Response {
-            status,
-            body: self.body.into_payload(),
-            wrote: transport::WrittenLines {
-                content_length: true,
-                ..Default::default()
-            },
-        }
+        // Not a prepared head, or one with a length other than its
+        // representation's or a site's lines: the map's way, which
+        // replaces lines.
+        transport::H1Response::written(self.into_response_over(http::Version::HTTP_11), lines)
     }
 
     pub(super) fn json(status: u16, cache_control: &str, value: &impl Serialize) -> Answer {
