@@ -162,7 +162,7 @@ fn asks_to_close(head: &http::request::Parts) -> bool {
         head.headers
             .get_all(http::header::CONNECTION)
             .iter()
-            .any(|v| super::h1_get::has_token(v.as_bytes(), option))
+            .any(|v| super::has_token(v.as_bytes(), option))
     };
     has(b"close") || (head.version == http::Version::HTTP_10 && !has(b"keep-alive"))
 }

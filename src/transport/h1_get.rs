@@ -31,7 +31,9 @@ use super::watch::{
     ABORT, CLOSING_GRACE, DRAIN, DRAIN_LINGER, KEEP, RECLAIM, Reason, Waits, Watch,
 };
 use super::watched::{End, Watched};
-use super::{Delivery, H1Response, Handler, Payload, Peer, Shared, WrittenLines, write_line};
+use super::{
+    Delivery, H1Response, Handler, Payload, Peer, Shared, WrittenLines, has_token, write_line,
+};
 use bytes::{Buf, Bytes};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode, Uri, Version};
@@ -498,13 +500,6 @@ fn parse(buf: &[u8]) -> Parsed {
 /// Where `part`, a slice of `buf`, starts in it.
 fn offset_in(buf: &[u8], part: &[u8]) -> usize {
     part.as_ptr() as usize - buf.as_ptr() as usize
-}
-
-/// Whether the comma-separated `value` holds `token` (any case).
-pub(super) fn has_token(value: &[u8], token: &[u8]) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 /// Whether a response with `status` sends a body (RFC 9110 6.4.1).

@@ -233,7 +233,7 @@ impl H1Response {
                 http::header::DATE => wrote.date = true,
                 http::header::CONNECTION => {
                     wrote.connection = true;
-                    wrote.close |= h1_get::has_token(value.as_bytes(), b"close");
+                    wrote.close |= has_token(value.as_bytes(), b"close");
                 }
                 _ => {}
             }
@@ -245,6 +245,14 @@ impl H1Response {
             wrote,
         }
     }
+}
+
+/// Whether the comma-separated header `value` holds `token` (any case),
+/// as a `Connection` line names its options.
+pub(crate) fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
 }
 
 /// Appends the header line `name: value` to `lines`.
