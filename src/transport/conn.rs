@@ -120,8 +120,8 @@ where
         }
         // Boxed: a protocol's state lives only while it serves, not in
         // the connection's task for as long as the connection is open.
-        let (end, parked) = if super::h1_get::takes(&io.unread) {
-            Box::pin(super::h1_get::run(io, peer, watch, shared)).await
+        let (end, parked) = if let Some(first) = super::h1_get::first(&io.unread) {
+            Box::pin(super::h1_get::run(io, first, peer, watch, shared)).await
         } else {
             Box::pin(super::h1::run(io, peer, watch, shared, &ledger)).await
         };

@@ -51,15 +51,20 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
 /// for a longer head.
 const FIRST_READ: usize = 4096;
 
-/// Whether the head at the start of `buf` is one this module answers.
-pub(super) fn takes(buf: &[u8]) -> bool {
-    matches!(parse(buf), Parsed::Get(_))
+/// The head at the start of `buf`, if it is one this module answers.
+pub(super) fn first(buf: &[u8]) -> Option<Get> {
+    match parse(buf) {
+        Parsed::Get(get) => Some(get),
+        Parsed::Partial | Parsed::Other => None,
+    }
 }
 
-/// Serves GETs on `io` while they come; hands the connection back parked
-/// (idle, or at a head hyper must answer, left in `io.unread`) or ends it.
+/// Answers `first`, the head at the start of `io.unread`, then serves
+/// GETs on `io` while they come; hands the connection back parked (idle,
+/// or at a head hyper must answer, left in `io.unread`) or ends it.
 pub(super) async fn run<H, IO>(
     mut io: Watched<IO>,
+    first: Get,
     peer: Peer,
     watch: &Arc<Watch>,
     shared: &Shared<H>,
@@ -80,8 +85,9 @@ where
         status: Vec::new(),
         lines: Vec::new(),
     };
+    let mut next = Some(Parsed::Get(first));
     let end = loop {
-        match parse(conn.input.filled()) {
+        match next.take().unwrap_or_else(|| parse(conn.input.filled())) {
             Parsed::Get(get) => {
                 if let Err(end) = conn.answer(&mut io, get, peer, &mut guard, shared).await {
                     break end;
@@ -418,7 +424,7 @@ impl Guard<'_, '_> {
 }
 
 /// A GET or HEAD this module answers.
-struct Get {
+pub(super) struct Get {
     parts: http::request::Parts,
     /// Where its head ends in the input.
     head_len: usize,
